@@ -1,0 +1,78 @@
+"""reliab: failure-log statistics and reliability analytics for large GPU training clusters.
+
+Public names are listed here, once; implementation modules are private and may move.
+Imports are lazy so that ``import reliab`` stays fast and the CLI starts quickly.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from reliab._version import __version__
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    # errors
+    "ReliabError": "reliab.errors",
+    "ParseError": "reliab.errors",
+    "SchemaError": "reliab.errors",
+    "InsufficientDataError": "reliab.errors",
+    "UnknownFormatError": "reliab.errors",
+    "InputFileError": "reliab.errors",
+    "ReliabWarning": "reliab.errors",
+    # schema
+    "validate": "reliab.schema",
+    # ingest
+    "ingest": "reliab.ingest",
+    "IngestResult": "reliab.ingest",
+    "available_sources": "reliab.ingest",
+    # taxonomy
+    "classify": "reliab.taxonomy",
+    "explain": "reliab.taxonomy",
+    "load_rules": "reliab.taxonomy",
+    "attribute": "reliab.taxonomy",
+    "table5": "reliab.taxonomy.vocabulary",
+    # datasets
+    "simulate_cluster": "reliab.datasets",
+    "load_llama3_sample": "reliab.datasets",
+    # models: rates and MTBF
+    "estimate_mtbf": "reliab.models",
+    "estimate_rates": "reliab.models",
+    "compare_rates": "reliab.models",
+    "build_exposure": "reliab.prepare",
+    # models: survival
+    "fit_weibull": "reliab.models",
+    "fit_parametric": "reliab.models",
+    "compare_distributions": "reliab.models",
+    "estimate_kaplan_meier": "reliab.models",
+    "estimate_nelson_aalen": "reliab.models",
+    "fit_cox": "reliab.models",
+    "cumulative_incidence": "reliab.models",
+    # models: recurrent events and trends
+    "estimate_mcf": "reliab.models",
+    "compare_mcf": "reliab.models",
+    "crow_amsaa": "reliab.models",
+    "trend_test": "reliab.models",
+    "find_lemons": "reliab.models",
+    # report
+    "demo": "reliab.demo",
+    "build_report": "reliab.report",
+    "write_html": "reliab.report",
+    "write_pdf": "reliab.report",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reliab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

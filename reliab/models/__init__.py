@@ -1,0 +1,47 @@
+"""Statistical models of reliab: rates, survival, competing risks, recurrent events, lemons.
+
+Every function returns a frozen result object with ``summary()``, ``to_dict()`` and
+``_repr_html_()``.  Names are resolved lazily from the private modules below.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    "estimate_mtbf": "reliab.models.mtbf",
+    "MTBFResult": "reliab.models.mtbf",
+    "estimate_rates": "reliab.models.rates",
+    "RatesResult": "reliab.models.rates",
+    "compare_rates": "reliab.models.rates",
+    "RateComparison": "reliab.models.rates",
+    "fit_weibull": "reliab.models.weibull",
+    "WeibullFit": "reliab.models.weibull",
+    "fit_parametric": "reliab.models.parametric",
+    "compare_distributions": "reliab.models.parametric",
+    "estimate_kaplan_meier": "reliab.models.nonparametric",
+    "estimate_nelson_aalen": "reliab.models.nonparametric",
+    "fit_cox": "reliab.models.cox",
+    "cumulative_incidence": "reliab.models.competing",
+    "estimate_mcf": "reliab.models.mcf",
+    "compare_mcf": "reliab.models.mcf",
+    "crow_amsaa": "reliab.models.growth",
+    "trend_test": "reliab.models.trend",
+    "find_lemons": "reliab.models.lemons",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reliab.models' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

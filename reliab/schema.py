@@ -1,0 +1,252 @@
+"""Canonical tables of reliab as column specifications, validated once at the boundary.
+
+Every table that crosses a module boundary (``signals``, ``jobs``, ``interruptions``,
+``exposure``, ``telemetry`` and the ingest bookkeeping tables ``quarantine`` and
+``accounting``) is described here as a tuple of :class:`Column`.  :func:`validate` checks a
+frame against its spec and reports *every* problem in one :class:`~reliab.errors.SchemaError`
+(column, check, count, example).  :func:`conform` casts a frame to the declared dtypes.
+
+Conventions (ARCHITECTURE.md): timestamps are tz-aware UTC, durations are float hours,
+units are in column names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from reliab.errors import SchemaError
+
+UTC = "datetime64[ns, UTC]"
+SEVERITIES = ("info", "warning", "error", "critical")
+COMPONENTS = ("GPU", "Host", "Network", "Dependency", "Unplanned Maintenance", "Unknown", "Planned")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a canonical table."""
+
+    name: str
+    dtype: str
+    nullable: bool = False
+    check: Callable[[pd.Series], pd.Series] | None = None
+    doc: str = ""
+
+
+def _nonneg(s: pd.Series) -> pd.Series:
+    return s >= 0
+
+
+def _in(values: tuple[str, ...]) -> Callable[[pd.Series], pd.Series]:
+    def check(s: pd.Series) -> pd.Series:
+        return s.isin(values) | s.isna()
+
+    check.__name__ = f"in {values}"
+    return check
+
+
+def _nonempty(s: pd.Series) -> pd.Series:
+    return s.str.len() > 0
+
+
+SIGNALS = (
+    Column("time", UTC, doc="when the evidence was logged (UTC)"),
+    Column("host", "string", nullable=True, doc="host name, when the line names one"),
+    Column("gpu", "string", nullable=True, doc="GPU index or PCI bus id, when known"),
+    Column("job_id", "string", nullable=True, doc="scheduler job id, when the source names one"),
+    Column("source", "string", doc="parser that produced the row"),
+    Column("signal", "string", check=_nonempty, doc="normalized key, e.g. 'xid:79'"),
+    Column("severity", "string", check=_in(SEVERITIES), doc="info, warning, error, critical"),
+    Column("message", "string", nullable=True, doc="free text of the evidence"),
+    Column("origin", "string", doc="file:line the row was parsed from"),
+)
+
+JOBS = (
+    Column("job_id", "string", doc="scheduler job id (JobID, steps excluded)"),
+    Column("name", "string", nullable=True),
+    Column("user", "string", nullable=True),
+    Column("partition", "string", nullable=True),
+    Column("state", "string", doc="normalized end state, e.g. NODE_FAIL, CANCELLED"),
+    Column("state_raw", "string", nullable=True, doc="state as printed, e.g. 'CANCELLED by 0'"),
+    Column("exit_code", "string", nullable=True, doc="'exit:signal'"),
+    Column("submit", UTC, nullable=True),
+    Column("start", UTC, nullable=True),
+    Column("end", UTC, nullable=True),
+    Column("nnodes", "Int64", nullable=True, check=_nonneg),
+    Column("ngpus", "Int64", nullable=True, check=_nonneg),
+    Column("nodelist", "string", nullable=True, doc="Slurm hostlist, e.g. node[0001-0016]"),
+    Column("failed_node", "string", nullable=True),
+    Column("restarts", "Int64", nullable=True, check=_nonneg),
+    Column("origin", "string"),
+)
+
+INTERRUPTIONS = (
+    Column("time", UTC, doc="when the job was interrupted (job end)"),
+    Column("job_id", "string"),
+    Column("hosts", "string", nullable=True, doc="comma-separated hosts of the root-cause evidence"),
+    Column("gpu", "string", nullable=True, doc="GPU of the root-cause evidence, when known"),
+    Column("planned", "bool"),
+    Column("category", "string", doc="Table-5-level category, 'Planned' or 'Unclassified'"),
+    Column("component", "string", check=_in(COMPONENTS)),
+    Column("root_signal", "string", nullable=True, doc="signal key that decided the category"),
+    Column("evidence", "string", nullable=True, doc="origins (file:line) of all evidence, ';'-joined"),
+    Column("attribution", "string", doc="which rule decided, e.g. 'rule:xid-79'"),
+    Column("job_state", "string", nullable=True),
+    Column("downtime_h", "float64", nullable=True, check=_nonneg),
+    Column("lost_gpu_hours", "float64", nullable=True, check=_nonneg),
+)
+
+EXPOSURE = (
+    Column("unit", "string", doc="unit id, e.g. node0001/gpu3"),
+    Column("kind", "string", doc="gpu, node, link, ..."),
+    Column("entry", UTC, doc="start of the period at risk"),
+    Column("exit", UTC, doc="end of the period at risk"),
+    Column("hours", "float64", check=_nonneg),
+    Column("failed", "bool", doc="the period ended in a failure"),
+    Column("truncated", "bool", doc="unit was in service before the window (left truncation)"),
+)
+
+TELEMETRY = (
+    Column("time", UTC),
+    Column("host", "string"),
+    Column("gpu", "string", nullable=True),
+)
+
+QUARANTINE = (
+    Column("path", "string"),
+    Column("lineno", "Int64", check=_nonneg),
+    Column("source", "string", nullable=True),
+    Column("reason", "string"),
+    Column("text", "string", nullable=True),
+)
+
+ACCOUNTING = (
+    Column("path", "string"),
+    Column("source", "string"),
+    Column("lines", "int64", check=_nonneg),
+    Column("parsed", "int64", check=_nonneg),
+    Column("irrelevant", "int64", check=_nonneg),
+    Column("malformed", "int64", check=_nonneg),
+)
+
+TABLES: dict[str, tuple[Column, ...]] = {
+    "signals": SIGNALS,
+    "jobs": JOBS,
+    "interruptions": INTERRUPTIONS,
+    "exposure": EXPOSURE,
+    "telemetry": TELEMETRY,
+    "quarantine": QUARANTINE,
+    "accounting": ACCOUNTING,
+}
+
+# telemetry is open-ended: measurement columns must be numeric and carry a unit suffix
+TELEMETRY_UNITS = ("_c", "_w", "_mhz", "_pct", "_j", "_mj", "_count", "_ms", "_s", "_gbps",
+                   "_mib", "_gib", "_bytes", "_tflops", "_per_s", "_hz", "_v", "_a", "_flag")
+
+
+def empty(table: str) -> pd.DataFrame:
+    """An empty frame with the columns and dtypes of ``table``."""
+    return pd.DataFrame({c.name: pd.Series(dtype=c.dtype) for c in TABLES[table]})
+
+
+def conform(df: pd.DataFrame, table: str) -> pd.DataFrame:
+    """Return a copy of ``df`` with the declared columns cast to their dtypes.
+
+    Missing nullable columns are added as all-NA; extra columns are kept at the end.
+    Naive timestamps are taken to be UTC; aware ones are converted to UTC.
+    """
+    out = df.copy()
+    for col in TABLES[table]:
+        if col.name not in out.columns:
+            if col.nullable:
+                out[col.name] = pd.Series(pd.NA, index=out.index, dtype=col.dtype if col.dtype != UTC else "object")
+            else:
+                continue
+        s = out[col.name]
+        if col.dtype == UTC:
+            s = pd.to_datetime(s, utc=True, format="mixed") if not isinstance(s.dtype, pd.DatetimeTZDtype) else s.dt.tz_convert("UTC")
+            out[col.name] = s.astype(UTC)
+        elif str(s.dtype) != col.dtype:
+            out[col.name] = s.astype(col.dtype)
+    names = [c.name for c in TABLES[table]]
+    return out[[n for n in names if n in out.columns] + [c for c in out.columns if c not in names]]
+
+
+def _problems(df: pd.DataFrame, columns: tuple[Column, ...]) -> list[tuple]:
+    problems: list[tuple] = []
+    for col in columns:
+        if col.name not in df.columns:
+            problems.append((col.name, "present", len(df), None))
+            continue
+        s = df[col.name]
+        if str(s.dtype) != col.dtype:
+            problems.append((col.name, f"dtype == {col.dtype}", len(s), str(s.dtype)))
+            continue
+        na = s.isna()
+        if not col.nullable and na.any():
+            problems.append((col.name, "no missing values", int(na.sum()), None))
+        if col.check is not None and len(s):
+            ok = col.check(s[~na])
+            bad = ~ok.fillna(False).astype(bool)
+            if bad.any():
+                name = getattr(col.check, "__name__", "check").lstrip("_")
+                problems.append((col.name, f"value check {name}", int(bad.sum()), s[~na][bad].iloc[0]))
+    return problems
+
+
+def _telemetry_problems(df: pd.DataFrame) -> list[tuple]:
+    problems = []
+    for name in df.columns:
+        if name in ("time", "host", "gpu") or name.startswith("_"):
+            continue
+        if not any(name.endswith(u) for u in TELEMETRY_UNITS) and name not in ("phase", "source", "origin", "pstate"):
+            problems.append((name, "unit suffix in name", len(df), name))
+        elif name not in ("phase", "source", "origin") and not pd.api.types.is_numeric_dtype(df[name]):
+            problems.append((name, "numeric dtype", len(df), str(df[name].dtype)))
+    return problems
+
+
+def validate(df: pd.DataFrame, table: str) -> pd.DataFrame:
+    """Return ``df`` unchanged if it matches the spec of ``table``; else raise once.
+
+    Raises
+    ------
+    SchemaError
+        With a ``problems`` frame (column, check, n_failing, example) listing every failure.
+    """
+    if table not in TABLES:
+        raise ValueError(f"unknown table {table!r}; known: {', '.join(TABLES)}")
+    problems = _problems(df, TABLES[table])
+    if table == "telemetry":
+        problems += _telemetry_problems(df)
+    if problems:
+        frame = pd.DataFrame(problems, columns=["column", "check", "n_failing", "example"])
+        raise SchemaError(table, frame)
+    return df
+
+
+def describe(table: str) -> pd.DataFrame:
+    """The spec of ``table`` as a frame (for docs and reports)."""
+    rows = [(c.name, c.dtype, c.nullable, c.doc) for c in TABLES[table]]
+    return pd.DataFrame(rows, columns=["column", "dtype", "nullable", "doc"])
+
+
+def write_parquet(df: pd.DataFrame, path: str, table: str) -> None:
+    """Validate and write a canonical table to Parquet (dtypes and UTC kept)."""
+    validate(df, table).to_parquet(path, index=False)
+
+
+def read_parquet(path: str, table: str) -> pd.DataFrame:
+    """Read a canonical table from Parquet and validate it."""
+    df = pd.read_parquet(path)
+    for col in TABLES[table]:
+        if col.name in df.columns and col.dtype == "string" and df[col.name].dtype == object:
+            df[col.name] = df[col.name].astype("string")
+    return validate(df, table)
+
+
+__all__ = ["Column", "TABLES", "SIGNALS", "JOBS", "INTERRUPTIONS", "EXPOSURE", "TELEMETRY",
+           "QUARANTINE", "ACCOUNTING", "empty", "conform", "validate", "describe",
+           "write_parquet", "read_parquet"]
