@@ -1,0 +1,70 @@
+"""Opening input files: compression by magic bytes, clear errors for missing/broken files."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+from pathlib import Path
+from typing import BinaryIO
+
+from reliab.errors import InputFileError
+
+_MAGIC = (
+    (b"\x1f\x8b", "gzip"),
+    (b"BZh", "bz2"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+)
+
+
+def compression_of(path: str | Path) -> str | None:
+    """``gzip``, ``bz2``, ``xz``, ``zstd`` or ``None``, read from the file's magic bytes."""
+    with open(path, "rb") as fh:
+        head = fh.read(6)
+    for magic, name in _MAGIC:
+        if head.startswith(magic):
+            return name
+    return None
+
+
+def open_binary(path: str | Path) -> BinaryIO:
+    """Open ``path`` for binary reading, decompressing transparently.
+
+    Raises
+    ------
+    InputFileError
+        If the file does not exist, is a directory or cannot be read.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InputFileError(f"{p}: no such file")
+    if p.is_dir():
+        raise InputFileError(f"{p}: is a directory")
+    try:
+        kind = compression_of(p)
+    except OSError as exc:
+        raise InputFileError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+    if kind == "gzip":
+        return gzip.open(p, "rb")  # type: ignore[return-value]
+    if kind == "bz2":
+        return bz2.open(p, "rb")  # type: ignore[return-value]
+    if kind == "xz":
+        return lzma.open(p, "rb")  # type: ignore[return-value]
+    if kind == "zstd":
+        import zstandard
+
+        return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(open(p, "rb")))  # type: ignore[return-value]
+    return open(p, "rb")
+
+
+def head_lines(path: str | Path, n: int = 20, max_bytes: int = 65536) -> list[str]:
+    """The first ``n`` lines of a (possibly compressed) file, decoded leniently."""
+    try:
+        with open_binary(path) as fh:
+            data = fh.read(max_bytes)
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        raise InputFileError(f"{path}: cannot read the start of the file ({exc})") from exc
+    text = data.decode("utf-8", errors="replace")
+    return text.splitlines()[:n]
