@@ -1,0 +1,335 @@
+"""Interruption rates per exposure, with exact Poisson intervals, and two-rate comparison.
+
+Counts of job interruptions by category (or component, or both) are turned into the
+figures large-cluster reports quote — rate per 1000 GPU-days and per 1000 node-days
+(Kokolis et al. 2025, ``shared/reference/domain.md`` §2.4), GPU-level MTBF, job-level mean
+time to interruption (Llama 3 §3.3.4), and Backblaze's annualized failure rate
+``failures / (GPU-days / 365) × 100`` (domain.md §6.2). Every interval is the exact
+(Garwood 1936) Poisson interval for the count, computed with
+``statsmodels.stats.rates.confint_poisson(method="exact-c")`` and scaled to each unit; for
+the MTBF it equals the time-terminated chi-square interval of
+:func:`reliab.models.estimate_mtbf`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from statsmodels.stats.proportion import proportion_confint
+from statsmodels.stats.rates import (
+    confint_poisson,
+    confint_poisson_2indep,
+    test_poisson_2indep,
+)
+
+from reliab.errors import InsufficientDataError
+from reliab.models._result import ResultMixin
+
+#: Days per year in the Backblaze AFR formula (domain.md §6.2).
+DAYS_PER_YEAR = 365.0
+TOTAL = "Total"
+
+
+@dataclass(frozen=True)
+class RatesResult(ResultMixin):
+    """Interruption counts and rates by group; ``summary()`` is the rate table."""
+
+    table: pd.DataFrame = field(repr=False)
+    by: tuple[str, ...]
+    n: int
+    gpu_days: float
+    node_days: float
+    job_hours: float | None
+    conf_level: float
+    method: str
+    notes: tuple[str, ...] = ()
+
+    def summary(self) -> pd.DataFrame:
+        """The rate table: the ``by`` column(s), ``count``, ``share_pct``, rates and intervals."""
+        return self.table.copy()
+
+    def _meta(self) -> dict[str, Any]:
+        meta = super()._meta()
+        meta["by"] = list(self.by)
+        meta["notes"] = list(self.notes)
+        return meta
+
+
+def _poisson_bounds(counts: np.ndarray, conf_level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Exact-c Poisson bounds on the expected count (exposure 1)."""
+    low, high = confint_poisson(counts, np.ones_like(counts), method="exact-c",
+                                alpha=1.0 - conf_level)
+    return np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+
+
+def _exposures(gpu_days: float | None, node_days: float | None, gpus_per_node: int,
+               exposure: pd.DataFrame | None) -> tuple[float, float, str]:
+    """GPU-days, node-days and a sentence saying where they came from."""
+    if exposure is not None:
+        from reliab.prepare import exposure_totals
+
+        tot = exposure_totals(exposure, gpus_per_node=gpus_per_node)
+        return float(tot["gpu_days"]), float(tot["node_days"]), "exposure table"
+    if gpu_days is None and node_days is None:
+        raise ValueError("give gpu_days, node_days or an exposure table")
+    if gpu_days is None:
+        return float(node_days) * gpus_per_node, float(node_days), (
+            f"node_days given; GPU-days = node-days x {gpus_per_node}")
+    if node_days is None:
+        return float(gpu_days), float(gpu_days) / gpus_per_node, (
+            f"gpu_days given; node-days = GPU-days / {gpus_per_node}")
+    return float(gpu_days), float(node_days), "gpu_days and node_days given"
+
+
+def _count(interruptions: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    missing = [c for c in by if c not in interruptions.columns]
+    if missing:
+        raise ValueError(f"interruptions has no column(s) {missing}")
+    counts = interruptions.groupby(by, dropna=False, observed=True).size().rename("count")
+    return counts.reset_index().sort_values(["count", *by], ascending=[False] + [True] * len(by),
+                                           kind="stable").reset_index(drop=True)
+
+
+def _add_rate(table: pd.DataFrame, name: str, scale: float, lo: np.ndarray, hi: np.ndarray) -> None:
+    """``name``, ``name_low``, ``name_high`` = count (or its bounds) x ``scale``."""
+    table[name] = table["count"] * scale
+    table[f"{name}_low"] = lo * scale
+    table[f"{name}_high"] = hi * scale
+
+
+def _add_time(table: pd.DataFrame, name: str, total: float | None, lo: np.ndarray,
+              hi: np.ndarray) -> None:
+    """``name`` = total / count with bounds total / upper and total / lower (NaN if no total)."""
+    if total is None:
+        table[name] = table[f"{name}_low"] = table[f"{name}_high"] = np.nan
+        return
+    with np.errstate(divide="ignore"):
+        table[name] = total / table["count"].to_numpy(dtype=float)
+        table[f"{name}_low"] = total / hi
+        table[f"{name}_high"] = total / lo
+
+
+def rate_table(counts: pd.DataFrame, *, gpu_days: float, node_days: float,
+               job_hours: float | None, conf_level: float) -> pd.DataFrame:
+    """Rates with exact Poisson intervals for a frame with a ``count`` column.
+
+    Columns added, in order: ``share_pct``, ``gpu_days``, ``rate_per_1k_gpu_days`` (+``_low``,
+    ``_high``), ``rate_per_1k_node_days`` (+…), ``mtbf_gpu_hours`` (+…), ``mtti_job_hours``
+    (+…), ``afr_pct`` (+…). ``share_pct`` is relative to the non-Total rows.
+    """
+    table = counts.copy()
+    c = table["count"].to_numpy(dtype=float)
+    lo, hi = _poisson_bounds(c, conf_level)
+    is_total = table.get("_total", pd.Series(False, index=table.index)).to_numpy(dtype=bool)
+    table["share_pct"] = 100.0 * c / c[~is_total].sum() if c[~is_total].sum() > 0 else np.nan
+    table["gpu_days"] = gpu_days
+    _add_rate(table, "rate_per_1k_gpu_days", 1000.0 / gpu_days, lo, hi)
+    _add_rate(table, "rate_per_1k_node_days", 1000.0 / node_days, lo, hi)
+    _add_time(table, "mtbf_gpu_hours", gpu_days * 24.0, lo, hi)
+    _add_time(table, "mtti_job_hours", job_hours, lo, hi)
+    _add_rate(table, "afr_pct", 100.0 * DAYS_PER_YEAR / gpu_days, lo, hi)
+    return table.drop(columns="_total", errors="ignore")
+
+
+def estimate_rates(
+    interruptions: pd.DataFrame,
+    *,
+    by: str | Sequence[str] = "category",
+    gpu_days: float | None = None,
+    node_days: float | None = None,
+    gpus_per_node: int = 8,
+    job_hours: float | None = None,
+    exposure: pd.DataFrame | None = None,
+    conf_level: float = 0.95,
+    include_total: bool = True,
+    unexpected_only: bool = True,
+) -> RatesResult:
+    """Interruption counts, shares and rates by group, with exact Poisson intervals.
+
+    Parameters
+    ----------
+    interruptions : pandas.DataFrame
+        One row per interruption with at least ``category``, ``component`` and ``planned``.
+    by : str or sequence of str
+        Grouping column(s), e.g. ``"category"``, ``"component"`` or both.
+    gpu_days, node_days : float, optional
+        Exposure. Give either (the other follows from ``gpus_per_node``), both, or
+        ``exposure``.
+    gpus_per_node : int
+        GPUs per node (8 for H100 HGX nodes).
+    job_hours : float, optional
+        Wall-clock hours of the job(s) the interruptions hit, for the job-level mean time to
+        interruption ``job_hours / count``; NaN columns when not given.
+    exposure : pandas.DataFrame, optional
+        An ``EXPOSURE`` table; GPU- and node-days are taken from it
+        (:func:`reliab.prepare.exposure_totals`).
+    conf_level : float
+        Confidence level of the two-sided intervals.
+    include_total : bool
+        Append a ``"Total"`` row.
+    unexpected_only : bool
+        Drop planned interruptions (``planned == True``) first, as Llama 3 Table 5 does.
+
+    Returns
+    -------
+    RatesResult
+        ``summary()`` columns: the ``by`` column(s), ``count``, ``share_pct``, ``gpu_days``,
+        ``rate_per_1k_gpu_days``, ``rate_per_1k_node_days``, ``mtbf_gpu_hours``,
+        ``mtti_job_hours``, ``afr_pct``, each rate with ``_low`` and ``_high``.
+
+    Notes
+    -----
+    Intervals are exact Poisson ("exact-c", Garwood 1936) intervals for each count, scaled
+    to the unit of each column. All groups share one denominator (the whole fleet was at
+    risk of every category), and the rates assume a constant hazard over the window; the
+    notes of the result state the exposure used. AFR uses a 365-day year (Backblaze).
+    """
+    by_cols = [by] if isinstance(by, str) else list(by)
+    if not 0.0 < conf_level < 1.0:
+        raise ValueError(f"conf_level must be in (0, 1), got {conf_level}")
+    gdays, ndays, source = _exposures(gpu_days, node_days, gpus_per_node, exposure)
+    if not (gdays > 0 and ndays > 0):
+        raise ValueError(f"exposure must be positive, got {gdays} GPU-days, {ndays} node-days")
+    data = interruptions
+    notes = [f"exposure: {gdays:,.1f} GPU-days, {ndays:,.1f} node-days ({source}); every group "
+             "uses the whole fleet as denominator and a constant hazard over the window"]
+    if unexpected_only:
+        if "planned" not in data.columns:
+            raise ValueError("interruptions has no 'planned' column (needed for unexpected_only)")
+        planned = data["planned"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+        notes.append(f"{int(planned.sum())} planned interruption(s) excluded")
+        data = data[~planned]
+    counts = _count(data, by_cols)
+    counts["_total"] = False
+    if include_total:
+        total = pd.DataFrame({**{c: [TOTAL] for c in by_cols}, "count": [len(data)], "_total": [True]})
+        counts = pd.concat([counts.astype({c: object for c in by_cols}), total], ignore_index=True)
+    if len(data) == 0:
+        notes.append("no interruptions: rates are 0 with an upper bound only; MTBF is infinite")
+    if job_hours is None:
+        notes.append("job_hours not given: mtti_job_hours is NaN")
+    table = rate_table(counts, gpu_days=gdays, node_days=ndays, job_hours=job_hours,
+                       conf_level=conf_level)
+    return RatesResult(
+        table=table, by=tuple(by_cols), n=len(data), gpu_days=gdays, node_days=ndays,
+        job_hours=job_hours, conf_level=conf_level,
+        method="counts / exposure; exact Poisson intervals (statsmodels confint_poisson "
+               "'exact-c', Garwood 1936)", notes=tuple(notes))
+
+
+@dataclass(frozen=True)
+class RateComparison(ResultMixin):
+    """Ratio of two Poisson rates, its interval and a two-sided p-value."""
+
+    count1: int
+    exposure1: float
+    count2: int
+    exposure2: float
+    rate1: float
+    rate2: float
+    ratio: float
+    low: float
+    high: float
+    pvalue: float
+    conf_level: float
+    method: str
+    notes: tuple[str, ...] = ()
+
+    def summary(self) -> pd.DataFrame:
+        """One row: counts, exposures, rates, ``ratio``, ``low``, ``high``, ``pvalue``."""
+        keys = ("count1", "exposure1", "rate1", "count2", "exposure2", "rate2", "ratio", "low",
+                "high", "pvalue")
+        return pd.DataFrame([{k: getattr(self, k) for k in keys}])
+
+    def _meta(self) -> dict[str, Any]:
+        meta = super()._meta()
+        meta["notes"] = list(self.notes)
+        return meta
+
+
+def _exact_cond_ratio_ci(c1: int, e1: float, c2: int, e2: float,
+                         conf_level: float) -> tuple[float, float]:
+    """Clopper–Pearson interval for the conditional binomial, mapped to the rate ratio.
+
+    Given ``c1 + c2 = n``, ``c1 ~ Binomial(n, p)`` with ``p = ρ e1 / (ρ e1 + e2)``, so
+    ``ρ = p e2 / ((1 − p) e1)`` (Cox 1953; Lehmann & Romano, *Testing Statistical
+    Hypotheses*, §4.5).
+    """
+    n = c1 + c2
+    if n == 0:
+        return 0.0, math.inf
+    p_lo, p_hi = proportion_confint(c1, n, alpha=1.0 - conf_level, method="beta")
+    lo = 0.0 if p_lo <= 0 else p_lo * e2 / ((1.0 - p_lo) * e1)
+    hi = math.inf if p_hi >= 1 else p_hi * e2 / ((1.0 - p_hi) * e1)
+    return float(lo), float(hi)
+
+
+def compare_rates(
+    count1: int,
+    exposure1: float,
+    count2: int,
+    exposure2: float,
+    *,
+    conf_level: float = 0.95,
+    method: str = "exact-cond",
+) -> RateComparison:
+    """Compare two Poisson rates: ratio ``(count1/exposure1) / (count2/exposure2)``.
+
+    Parameters
+    ----------
+    count1, exposure1, count2, exposure2
+        Event counts and exposures (any common unit) of the two groups.
+    conf_level : float
+        Confidence level of the two-sided interval on the ratio.
+    method : str
+        ``"exact-cond"`` (default): conditional binomial test
+        (``statsmodels.stats.rates.test_poisson_2indep``) and the matching Clopper–Pearson
+        interval mapped to the ratio. Any other method name accepted by both
+        ``test_poisson_2indep`` and ``confint_poisson_2indep`` (e.g. ``"score"``,
+        ``"wald-log"``) is passed to statsmodels.
+
+    Returns
+    -------
+    RateComparison
+        ``ratio``, ``low``, ``high``, ``pvalue`` (two-sided, H0 ratio = 1).
+
+    Notes
+    -----
+    statsmodels 0.14/0.15 has no "exact-cond" confidence interval, hence the Clopper–
+    Pearson construction (Cox 1953), which inverts the same conditional test.
+    """
+    for name, c in (("count1", count1), ("count2", count2)):
+        if c < 0 or int(c) != c:
+            raise ValueError(f"{name} must be a non-negative integer, got {c}")
+    if not (exposure1 > 0 and exposure2 > 0):
+        raise ValueError(f"exposures must be positive, got {exposure1}, {exposure2}")
+    c1, c2, e1, e2 = int(count1), int(count2), float(exposure1), float(exposure2)
+    if c1 == c2 == 0:
+        raise InsufficientDataError("no events in either group: the rate ratio is undefined")
+    notes: list[str] = []
+    with np.errstate(divide="ignore", invalid="ignore"):
+        test = test_poisson_2indep(c1, e1, c2, e2, method=method, compare="ratio")
+    if method == "exact-cond":
+        lo, hi = _exact_cond_ratio_ci(c1, e1, c2, e2, conf_level)
+    else:
+        lo, hi = (float(v) for v in confint_poisson_2indep(
+            c1, e1, c2, e2, method=method, compare="ratio", alpha=1.0 - conf_level))
+    if c2 == 0:
+        notes.append("count2 = 0: the ratio is infinite and only its lower bound is informative")
+        ratio = math.inf
+    else:
+        ratio = (c1 / e1) / (c2 / e2)
+    return RateComparison(
+        count1=c1, exposure1=e1, count2=c2, exposure2=e2, rate1=c1 / e1, rate2=c2 / e2,
+        ratio=ratio, low=lo, high=hi, pvalue=float(test.pvalue), conf_level=conf_level,
+        method=f"rate ratio; {method} test (statsmodels test_poisson_2indep) and interval",
+        notes=tuple(notes))
+
+
+__all__ = ["estimate_rates", "RatesResult", "compare_rates", "RateComparison", "rate_table",
+           "DAYS_PER_YEAR"]

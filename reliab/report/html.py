@@ -1,0 +1,181 @@
+"""Render a :class:`~reliab.report.document.Report` as one self-contained HTML page.
+
+The page needs nothing else: the stylesheet is inlined, figures are inline SVG, there are no
+scripts and no external URLs.  Text from the data (category names, log lines) is escaped by
+jinja2's autoescaping; only the SVG produced here and the package's own CSS are trusted.
+Rendering only: nothing here computes a statistic.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+from matplotlib.figure import Figure as MplFigure
+
+from reliab.report.document import Block, Callout, Figure, Report, Table, Text
+
+_CI = re.compile(r"^(.*\S) (\[[^\]]*\])$")
+_SVG_IDS = re.compile(r'\sid="([^"]+)"')
+_SVG_REFS = re.compile(r'(\sid="|href="#|url\(#)([^")]+)')
+
+
+def figure_to_svg(fig: MplFigure, *, id_prefix: str = "", alt: str = "") -> str:
+    """Serialise a matplotlib figure to an inline ``<svg>`` element.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure (left unchanged).
+    id_prefix : str
+        Prepended to every ``id`` and internal reference, so that several figures can live
+        in one page without their clip paths and glyph definitions colliding.
+    alt : str
+        Accessible name (``aria-label``) of the image.
+
+    Returns
+    -------
+    str
+        An ``<svg>`` element without XML prolog, doctype or metadata.
+    """
+    buf = io.BytesIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None})
+    svg = buf.getvalue().decode("utf-8")
+    svg = svg[svg.index("<svg"):]
+    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
+    if id_prefix:
+        ids = set(_SVG_IDS.findall(svg))
+        svg = _SVG_REFS.sub(
+            lambda m: m.group(1) + (id_prefix + m.group(2) if m.group(2) in ids else m.group(2)),
+            svg)
+    label = jinja2.utils.markupsafe.escape(alt)
+    return svg.replace("<svg ", f'<svg role="img" aria-label="{label}" class="chart" ', 1).strip()
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
+
+
+def _cell(value: Any, column: str, table: Table) -> dict[str, Any]:
+    text = "" if value is None else str(value)
+    classes = []
+    ci = ""
+    if column in table.numeric:
+        classes.append("num")
+        m = _CI.match(text)
+        if m:
+            text, ci = m.group(1), m.group(2)
+    if column in table.monospace:
+        classes.append("mono")
+    if text.startswith("✓"):
+        classes.append("ok")
+    elif text.startswith("✗"):
+        classes.append("bad")
+    swatch = dict(table.swatches).get(text) if column == table.swatch_column else None
+    return {"text": text, "ci": ci, "cls": " ".join(classes), "swatch": swatch}
+
+
+def _table_view(table: Table) -> dict[str, Any]:
+    cols = [str(c) for c in table.data.columns]
+    kinds = table.row_kinds or ("",) * len(table.data)
+    rows = [{"cls": kind, "cells": [_cell(v, c, table) for v, c in zip(rec, cols, strict=True)]}
+            for rec, kind in zip(table.data.itertuples(index=False, name=None), kinds, strict=True)]
+    headers = [{"text": c, "cls": "num" if c in table.numeric else ""} for c in cols]
+    return {"kind": "table", "title": table.title, "caption": table.caption,
+            "headers": headers, "rows": rows}
+
+
+def _blocks_view(blocks: tuple[Block, ...], prefix: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for i, block in enumerate(blocks):
+        if isinstance(block, Callout):
+            if out and out[-1]["kind"] == "callouts":
+                out[-1]["items"].append(block)
+            else:
+                out.append({"kind": "callouts", "items": [block]})
+        elif isinstance(block, Table):
+            out.append(_table_view(block))
+        elif isinstance(block, Figure):
+            svg = figure_to_svg(block.figure, id_prefix=f"{prefix}f{i}-", alt=block.alt or block.title)
+            # trusted: produced by matplotlib from our own figure, text drawn as paths
+            out.append({"kind": "figure", "title": block.title, "caption": block.caption,
+                        "svg": Markup(svg)})
+        elif isinstance(block, Text):
+            out.append({"kind": "text", "body": block.body, "items": block.items,
+                        "note": block.kind == "note"})
+        else:
+            raise TypeError(f"cannot render a {type(block).__name__} block")
+    return out
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("reliab.report", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+
+
+def stylesheet() -> str:
+    """The report's CSS (screen and print rules in one sheet)."""
+    return files("reliab.report").joinpath("templates", "report.css").read_text(encoding="utf-8")
+
+
+def render_html(report: Report) -> str:
+    """Render ``report`` as one self-contained HTML5 document.
+
+    Parameters
+    ----------
+    report : Report
+        The document to render.
+
+    Returns
+    -------
+    str
+        ``<!DOCTYPE html>`` page with inline CSS and inline SVG figures; no scripts, no
+        external references.
+
+    Examples
+    --------
+    >>> from reliab.report.document import Report, Section, Text
+    >>> page = render_html(Report("Demo", (Section("Notes", (Text("<b>safe</b>"),)),)))
+    >>> "&lt;b&gt;safe&lt;/b&gt;" in page
+    True
+    """
+    sections = []
+    seen: set[str] = set()
+    for n, s in enumerate(report.sections):
+        anchor = _slug(s.key or s.title)
+        if anchor in seen:
+            anchor = f"{anchor}-{n}"
+        seen.add(anchor)
+        sections.append({"title": s.title, "anchor": anchor,
+                         "blocks": _blocks_view(s.blocks, prefix=f"s{n}")})
+    template = _environment().get_template("page.html.j2")
+    # the stylesheet is our own file; marking it safe keeps quotes intact inside <style>
+    return template.render(title=report.title, subtitle=report.subtitle, meta=report.meta,
+                           sections=sections, css=Markup(stylesheet()))
+
+
+def write_html(report: Report, path: str | Path) -> Path:
+    """Write ``render_html(report)`` to ``path`` (UTF-8), creating parent folders.
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+    """
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_html(report), encoding="utf-8")
+    return out
+
+
+__all__ = ["figure_to_svg", "render_html", "stylesheet", "write_html"]
