@@ -15,6 +15,7 @@ from contextlib import contextmanager
 
 import matplotlib as mpl
 import matplotlib.dates as mdates
+import matplotlib.ticker as mticker
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
@@ -76,14 +77,14 @@ def _style() -> Iterator[None]:
         yield
 
 
-def _new_axes(ax: Axes | None, height_in: float) -> tuple[Figure, Axes]:
+def _new_axes(ax: Axes | None, height_in: float) -> tuple[Figure, Axes, bool]:
+    """The figure and axes to draw on, and whether the figure is ours (made here)."""
     if ax is not None:
-        fig = ax.get_figure()
-        if not isinstance(fig, Figure):  # a SubFigure: walk up to the root figure
-            fig = ax.figure.get_figure(root=True)  # type: ignore[union-attr]
-        return fig, ax
+        fig = ax.get_figure(root=True)
+        assert isinstance(fig, Figure)
+        return fig, ax, False
     fig = Figure(figsize=(_WIDTH_IN, height_in), layout="constrained")
-    return fig, fig.add_subplot()
+    return fig, fig.add_subplot(), True
 
 
 def _naive_utc(times: pd.Series) -> pd.Series:
@@ -118,8 +119,20 @@ def _category_order(interruptions: pd.DataFrame) -> pd.DataFrame:
     return counts.drop(columns="_ct").reset_index(drop=True)
 
 
-def _component_legend(ax: Axes, components: list[str], *, kind: str = "patch",
-                      loc: str = "lower left", ncol: int | None = None) -> None:
+def _legend(ax: Axes, handles: list[Patch | Line2D], *, owned: bool) -> None:
+    """Legend above the plot; on a figure we own it sits outside the axes in full width."""
+    if not handles:
+        return
+    ncol = len(handles) if len(handles) <= 5 else -(-len(handles) // 2)
+    kwargs = {"handles": handles, "ncol": ncol, "handlelength": 1.0, "columnspacing": 1.4,
+              "borderaxespad": 0.2}
+    if owned:
+        ax.get_figure(root=True).legend(loc="outside upper left", **kwargs)  # type: ignore[union-attr]
+    else:
+        ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), **kwargs)
+
+
+def _component_handles(components: list[str], *, kind: str = "patch") -> list[Patch | Line2D]:
     handles: list[Patch | Line2D] = []
     for c in components:
         if kind == "patch":
@@ -127,8 +140,7 @@ def _component_legend(ax: Axes, components: list[str], *, kind: str = "patch",
         else:
             handles.append(Line2D([], [], color=colour_of(c), marker="|", linestyle="none",
                                   markersize=8, markeredgewidth=2, label=c))
-    ax.legend(handles=handles, loc=loc, bbox_to_anchor=(0.0, 1.0), ncol=ncol or len(handles),
-              handlelength=1.0, columnspacing=1.2, borderaxespad=0.3)
+    return handles
 
 
 def plot_timeline(interruptions: pd.DataFrame, ax: Axes | None = None) -> Figure:
@@ -150,7 +162,7 @@ def plot_timeline(interruptions: pd.DataFrame, ax: Axes | None = None) -> Figure
     with _style():
         order = _category_order(interruptions)
         n = max(len(order), 1)
-        fig, ax = _new_axes(ax, height_in=0.9 + 0.19 * n)
+        fig, ax, owned = _new_axes(ax, height_in=0.9 + 0.19 * n)
         times = _naive_utc(interruptions["time"])
         cats = interruptions["category"].astype("string").fillna("Unclassified")
         ypos = {c: n - 1 - i for i, c in enumerate(order["category"])}
@@ -177,7 +189,7 @@ def plot_timeline(interruptions: pd.DataFrame, ax: Axes | None = None) -> Figure
             ax.set_xlim(times.min() - pad, times.max() + pad)
         present = [c for c in COMPONENT_ORDER if c in set(order["component"]) | (
             {"Planned"} if order["is_planned"].any() else set())]
-        _component_legend(ax, present, kind="marker")
+        _legend(ax, _component_handles(present, kind="marker"), owned=owned)
         ax.set_xlabel("Time (UTC)")
     return fig
 
@@ -201,7 +213,7 @@ def plot_daily_counts(interruptions: pd.DataFrame, ax: Axes | None = None, *,
         Days without interruptions show as gaps (zero), not as missing.
     """
     with _style():
-        fig, ax = _new_axes(ax, height_in=2.7)
+        fig, ax, owned = _new_axes(ax, height_in=2.7)
         df = pd.DataFrame({
             "day": _naive_utc(interruptions["time"]).dt.floor("D"),
             "component": np.where(interruptions["planned"].astype(bool), "Planned",
@@ -233,9 +245,8 @@ def plot_daily_counts(interruptions: pd.DataFrame, ax: Axes | None = None, *,
         ax.grid(axis="y")
         ax.set_axisbelow(True)
         ax.set_ylabel("Interruptions per day")
-        handles, labels = ax.get_legend_handles_labels()
-        ax.legend(handles, labels, loc="lower left", bbox_to_anchor=(0.0, 1.0),
-                  ncol=len(labels), handlelength=1.0, columnspacing=1.2, borderaxespad=0.3)
+        handles, _ = ax.get_legend_handles_labels()
+        _legend(ax, handles, owned=owned)
     return fig
 
 
@@ -270,7 +281,7 @@ def plot_rates(rates_summary: pd.DataFrame, ax: Axes | None = None, *,
         is_total = df["category"].astype(str).eq("Total").to_numpy()
         df = pd.concat([df[~is_total], df[is_total]], ignore_index=True)
         n = max(len(df), 1)
-        fig, ax = _new_axes(ax, height_in=0.8 + 0.2 * n)
+        fig, ax, owned = _new_axes(ax, height_in=0.8 + 0.2 * n)
         if components is None and "component" in df.columns:
             components = dict(zip(df["category"], df["component"], strict=True))
         components = components or {}
@@ -303,6 +314,8 @@ def plot_rates(rates_summary: pd.DataFrame, ax: Axes | None = None, *,
             ax.axhline(0.5, color="#BBBBBB", linewidth=0.6)
         ax.set_ylim(-0.7, n - 0.3)
         ax.set_xscale("log")
+        # plain decimals (0.001, 0.01, 0.1) read faster than powers of ten
+        ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:,g}"))
         ax.grid(axis="x", which="major")
         ax.grid(axis="x", which="minor", color="#F0F0F0", linewidth=0.4)
         ax.set_axisbelow(True)
@@ -314,8 +327,7 @@ def plot_rates(rates_summary: pd.DataFrame, ax: Axes | None = None, *,
             label += f"  (point and {conf_level:.0%} interval, log scale)"
         ax.set_xlabel(label)
         present = [c for c in COMPONENT_ORDER if c in set(components.get(str(k)) for k in df["category"])]
-        if present:
-            _component_legend(ax, present)
+        _legend(ax, _component_handles(present), owned=owned)
     return fig
 
 
@@ -342,7 +354,7 @@ def plot_category_bars(interruptions: pd.DataFrame, ax: Axes | None = None, *,
         order = _category_order(unexpected) if len(unexpected) else pd.DataFrame(
             columns=["category", "component", "count"])
         n = max(len(order), 1)
-        fig, ax = _new_axes(ax, height_in=0.8 + 0.18 * n)
+        fig, ax, _ = _new_axes(ax, height_in=0.6 + 0.15 * n)
         y = np.arange(len(order))[::-1]
         ax.barh(y, order["count"].to_numpy(dtype=float), height=0.72,
                 color=[colour_of(c) for c in order["component"]], linewidth=0)

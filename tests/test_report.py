@@ -82,7 +82,7 @@ def make_ingest() -> FakeIngest:
     })
     q = [("logs/kern.log", i * 97 + 3, "xid", "no Xid code", f"NVRM: Xid (PCI:0000:{i:02x}:00): ")
          for i in range(20)]
-    q.append(("logs/tickets.csv", 17, "tickets", "unparseable time", SCRIPT))
+    q.insert(2, ("logs/tickets.csv", 17, "tickets", "unparseable time", SCRIPT))
     quarantine = pd.DataFrame(q, columns=["path", "lineno", "source", "reason", "text"])
     return FakeIngest(signals=pd.DataFrame(), interruptions=make_interruptions(),
                       accounting=accounting, quarantine=quarantine)

@@ -3,25 +3,32 @@
 Every physical line ends up counted exactly once as *parsed* (it produced one or more
 rows), *irrelevant* (recognised as noise, a header or a continuation) or *malformed*
 (the parser raised :class:`~reliab.errors.ParseError`; the line goes to quarantine with
-``file:line`` and the reason).  Lines are never held in memory all at once.
+``file:line`` and the reason).  Lines are never held in memory all at once, and a line
+longer than :data:`MAX_LINE_BYTES` is never held whole either: it is quarantined.
+
+A ``finish`` hook may resolve rows once the whole file is read (years of syslog lines,
+boot-relative dmesg times).  A row it cannot resolve carries the key ``_reject`` with the
+reason; the driver then moves that row's line from *parsed* to *malformed* and quarantines
+it, so the accounting identity still holds.
 """
 
 from __future__ import annotations
 
 import lzma
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 import pandas as pd
 
 from reliab import schema
-from reliab.errors import InputFileError, ParseError
+from reliab.errors import InputFileError, Origin, ParseError
 from reliab.ingest._io import open_binary
 from reliab.ingest._registry import FileResult
 
 MAX_LINE_BYTES = 1 << 20  # longer lines are quarantined, not parsed
+_CHUNK = 1 << 16
 
 
 @dataclass
@@ -36,12 +43,46 @@ class LineContext:
 
     @property
     def origin(self) -> str:
+        """``file:line`` of the current line."""
         return f"{self.path}:{self.lineno}"
 
 
 Row = dict[str, Any]
 #: parse_line(text, ctx) -> row | list of rows | None (irrelevant); raises ParseError if malformed
 LineParser = Callable[[str, LineContext], Row | list[Row] | None]
+
+
+def _stream_errors() -> tuple[type[BaseException], ...]:
+    errors: tuple[type[BaseException], ...] = (EOFError, lzma.LZMAError, zlib.error, OSError)
+    try:
+        import zstandard
+
+        errors += (zstandard.ZstdError,)
+    except ImportError:  # pragma: no cover - zstandard is a declared dependency
+        pass
+    return errors
+
+
+def iter_raw_lines(fh: BinaryIO) -> Iterator[tuple[bytes, int]]:
+    """Yield ``(head, size)`` per physical line, never reading more than a bounded chunk.
+
+    ``head`` is the whole line when ``size <= MAX_LINE_BYTES``; for longer lines it is the
+    first ``MAX_LINE_BYTES + 1`` bytes and the rest is skipped without being kept.
+    """
+    readline = fh.readline
+    limit = MAX_LINE_BYTES + 1
+    while True:
+        raw = readline(limit)
+        if not raw:
+            return
+        size = len(raw)
+        if size == limit and not raw.endswith(b"\n"):
+            while True:
+                more = readline(_CHUNK)
+                size += len(more)
+                if not more or more.endswith(b"\n"):
+                    break
+        yield raw, size
 
 
 def scan_lines(
@@ -60,54 +101,71 @@ def scan_lines(
 
     Parameters
     ----------
+    path : str
+        File to read (compressed files are opened transparently, see ``_io``).
+    source : str
+        Parser name written to the ``source`` column and to quarantine rows.
+    parse_line : callable
+        ``parse_line(text, ctx)`` returns a row, a list of rows, or ``None`` (irrelevant);
+        it raises :class:`ParseError` for a line it recognises but cannot read.
+    table : str
+        Canonical table the rows belong to.
     literals : iterable of bytes, optional
         Literal prefilter: a line containing none of them is counted irrelevant without
         being decoded or parsed (the biggest speed lever on large logs).
+    options, state : dict, optional
+        Reader options and initial per-file state, exposed on the :class:`LineContext`.
     strict : bool
         Raise the first :class:`ParseError` (with its origin) instead of quarantining.
     finish : callable, optional
         Post-processes the rows once the whole file is read (e.g. to resolve years).
+
+    Returns
+    -------
+    FileResult
+        Rows as ``tables[table]``, quarantine and the line accounting.
     """
     ctx = LineContext(path=str(path), source=source, options=dict(options or {}), state=dict(state or {}))
     lits = tuple(literals) if literals else None
     rows: list[Row] = []
     quarantine: list[tuple] = []
     lines = parsed = irrelevant = malformed = 0
+
+    def reject(reason: str, text: str | None) -> None:
+        nonlocal malformed
+        if strict:
+            raise ParseError(reason, Origin(ctx.path, ctx.lineno, text or ""))
+        quarantine.append((ctx.path, ctx.lineno, source, reason, text))
+        malformed += 1
+
     try:
         with open_binary(path) as fh:
-            for lines, raw in enumerate(fh, 1):  # noqa: B007 - lines is the running count
+            for raw, size in iter_raw_lines(fh):
+                lines += 1
                 ctx.lineno = lines
+                if size > MAX_LINE_BYTES:
+                    reject(f"line of {size} bytes exceeds the {MAX_LINE_BYTES}-byte limit",
+                           raw[:200].decode("utf-8", "replace"))
+                    continue
                 if lits is not None and not any(lit in raw for lit in lits):
                     irrelevant += 1
-                    continue
-                if len(raw) > MAX_LINE_BYTES:
-                    reason = f"line of {len(raw)} bytes exceeds the {MAX_LINE_BYTES}-byte limit"
-                    if strict:
-                        raise ParseError(reason, _origin(ctx, raw[:200]))
-                    quarantine.append((ctx.path, lines, source, reason, raw[:200].decode("utf-8", "replace")))
-                    malformed += 1
                     continue
                 text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
                 try:
                     out = parse_line(text, ctx)
                 except ParseError as exc:
-                    if strict:
-                        raise ParseError(exc.message, _origin(ctx, raw)) from None
-                    quarantine.append((ctx.path, lines, source, exc.message, text[:2000]))
-                    malformed += 1
+                    reject(exc.message, text[:2000])
                     continue
                 if out is None:
                     irrelevant += 1
-                elif isinstance(out, list):
-                    for row in out:
-                        row.setdefault("origin", ctx.origin)
-                    rows.extend(out)
-                    parsed += 1
-                else:
-                    out.setdefault("origin", ctx.origin)
-                    rows.append(out)
-                    parsed += 1
-    except (EOFError, lzma.LZMAError, zlib.error, OSError) as exc:
+                    continue
+                batch = out if isinstance(out, list) else [out]
+                for row in batch:
+                    row.setdefault("origin", ctx.origin)
+                    row.setdefault("_lineno", lines)
+                rows.extend(batch)
+                parsed += 1
+    except _stream_errors() as exc:
         # truncated or corrupt compressed stream: keep what was read, quarantine the rest
         reason = f"stream ended abnormally after line {lines}: {exc}"
         if strict:
@@ -117,17 +175,28 @@ def scan_lines(
         lines += 1
     if finish is not None:
         rows = finish(rows, ctx)
+        rejected: dict[int, tuple[str, str | None]] = {}
+        kept: list[Row] = []
+        for row in rows:
+            if row.get("_reject"):
+                rejected.setdefault(row["_lineno"], (row["_reject"], row.get("_text")))
+            else:
+                kept.append(row)
+        for lineno, (reason, text) in sorted(rejected.items()):
+            ctx.lineno = lineno
+            parsed -= 1
+            reject(reason, text)
+        rows = kept
+        quarantine.sort(key=lambda q: q[1])
+    for row in rows:
+        for key in [k for k in row if k.startswith("_")]:
+            del row[key]
     frame = schema.conform(pd.DataFrame(rows), table) if rows else schema.empty(table)
     return FileResult(
         path=ctx.path, source=source, lines=lines, parsed=parsed, irrelevant=irrelevant,
         malformed=malformed, tables={table: frame}, quarantine=quarantine_frame(quarantine),
+        notes=tuple(ctx.state.get("notes", ())),
     )
-
-
-def _origin(ctx: LineContext, raw: bytes):
-    from reliab.errors import Origin
-
-    return Origin(ctx.path, ctx.lineno, raw.decode("utf-8", "replace"))
 
 
 def quarantine_frame(rows: list[tuple]) -> pd.DataFrame:

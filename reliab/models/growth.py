@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -120,6 +121,7 @@ def _prepare(times: Any, end: float | None) -> tuple[np.ndarray, float, str]:
     return t, float(end), "time"
 
 
+@lru_cache(maxsize=256)
 def _product_chi2_ppf(q: float, df1: float, df2: float) -> float:
     """q-quantile of ``W V`` with independent ``W ~ χ²(df1)``, ``V ~ χ²(df2)``."""
 

@@ -194,9 +194,9 @@ def _check_cell(count: int, ref: pd.Series | None) -> tuple[str, bool]:
         return "not in reference", True
     problems = []
     if count != int(ref["count"]):
-        problems.append(f"count ≠ published ({count - int(ref['count']):+d})")
+        problems.append(f"count {count - int(ref['count']):+d}")
     if abs(float(ref["pct_printed"]) - float(ref["pct_from_count"])) > 0.051:
-        problems.append("printed % ≠ % from count")
+        problems.append("misprinted share")
     return ("✗ " + "; ".join(problems), True) if problems else ("✓", False)
 
 
@@ -248,7 +248,7 @@ def _categories_section(df: pd.DataFrame, reference: pd.DataFrame | None) -> Sec
             out.append(cells)
             kinds.append(kind)
         if len(group) > 1 or ref is not None:
-            sub = {"Category": f"{component} subtotal", "Component": str(component),
+            sub = {"Category": "Subtotal", "Component": str(component),
                    "Count": fmt_int(group["count"].sum()), "Share %": share(group["count"].sum())}
             if ref is not None:
                 rsub = ref[ref["component"] == component]
@@ -349,7 +349,7 @@ def _daily_section(df: pd.DataFrame) -> Section:
     cap = ("Bars: interruptions per UTC day, stacked by component class (grey: planned). "
            "Line: centred 7-day mean of the daily total.")
     return Section("Interruptions per day",
-                   (text, Figure("Interruptions per day", fig, cap,
+                   (text, Figure("Daily interruptions by component", fig, cap,
                                  alt="Stacked bar chart of interruptions per day")), key="daily")
 
 

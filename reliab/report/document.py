@@ -41,7 +41,7 @@ class Callout:
     tone: Tone = "neutral"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # eq=False: a DataFrame has no single truth value
 class Table:
     """A table of already-formatted cells.
 
@@ -77,7 +77,7 @@ class Table:
     monospace: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared by identity, like the matplotlib figure
 class Figure:
     """A matplotlib figure with a title and a caption.
 

@@ -1,0 +1,181 @@
+"""Kernel message bodies -> normalized signal keys (the message half of ``kernel``).
+
+:func:`match_signal` looks at the text after a line's timestamp and returns the signal
+it carries, ``None`` for noise, or raises :class:`~reliab.errors.ParseError` when the text
+announces a signal it then fails to state (e.g. ``NVRM: Xid (PCI:0000:18:00): garbage``).
+Cheap substring tests guard every regular expression, and :data:`LITERALS` is the byte
+prefilter that lets the line driver skip all other lines undecoded.
+
+Sources of the message formats: NVIDIA driver ``NVRM: Xid`` lines (NVIDIA "Xid Errors"
+documentation; gpud testdata, domain.md §5.1), ``nvidia-nvswitch`` SXid (gpud sxid), Linux
+``drivers/net/ethernet/mellanox/mlx5/core/{en_main,events,health}.c``,
+``drivers/nvme/host/core.c``, ``block/blk-core.c``, ``arch/x86/kernel/cpu/mce/core.c``,
+``drivers/edac/edac_mc.c``, ``drivers/pci/pcie/aer.c`` and systemd-networkd.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from reliab.errors import ParseError
+
+#: XIDs whose documented resolution is a GPU reset/reboot or RMA (domain.md §4.2)
+CRITICAL_XIDS = frozenset({48, 62, 64, 74, 79, 95, 119, 120, 121, 122, 123, 140, 143, 144, 145,
+                           146, 147, 148, 149, 150, 155, 158, 167, 171, 172})
+#: informational or secondary XIDs (IGNORE bucket, GCM non-critical list, 45/154 follow others)
+WARNING_XIDS = frozenset({45, 63, 92, 154})
+
+#: a line containing none of these bytes cannot carry a kernel signal (or a boot anchor)
+LITERALS: tuple[bytes, ...] = (
+    b"NVRM: Xid", b"SXid", b"mlx5", b"Lost carrier", b"controller is down", b"I/O error, dev",
+    b"Hardware Error", b"EDAC", b"AER:", b"setting system clock",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class KernelSignal:
+    """A signal found in a kernel message."""
+
+    signal: str
+    severity: str
+    message: str
+    gpu: str | None = None
+
+
+_XID = re.compile(r"NVRM: Xid \(([^)]*)\):?\s*(.*)", re.S)
+_PCI = re.compile(r"(?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})(?:\.[0-7])?")
+_CODE = re.compile(r"(\d+)(?:,\s*|\s*$)(.*)", re.S)
+_PID_NAME = re.compile(r"(?:pid=(?:'<unknown>'|<unknown>|\d+),\s*)?(?:name=(?:'[^']*'|[^,]*),\s*)?")
+_SXID = re.compile(r"(nvidia-nvswitch\d+): SXid \(([^)]*)\):?\s*(\d+)(?:,\s*|\s*$)(.*)", re.S)
+_LINK_DOWN = re.compile(r"mlx5_core (\S+) (\S+?): Link down")
+_MLX5_DEV = re.compile(r"mlx5_core (\S+?):? ")
+_PORT_MODULE = re.compile(r"Port module event\[error\]: (.*)", re.S)
+_CARRIER = re.compile(r"(\S+): Lost carrier")
+_NVME = re.compile(r"nvme (nvme\d+): controller is down(.*)", re.S)
+_BLK = re.compile(r"I/O error, dev (\S+?),(.*)", re.S)
+_MCE = re.compile(r"CPU (\d+): Machine Check( Exception)?: (.*)", re.S)
+_EDAC = re.compile(r"EDAC (?:\S+ )?(MC\d+): (\d+) UE\b(.*)", re.S)
+_AER = re.compile(r"(?:pcieport (\S+?): )?AER: (?:Multiple )?Uncorrected \(Fatal\) error received:?\s*(\S*)")
+
+
+def _xid(body: str) -> KernelSignal:
+    m = _XID.search(body)
+    if m is None:
+        raise ParseError("NVRM Xid line without a '(PCI:dddd:bb:dd)' device")
+    dev = _PCI.fullmatch(m.group(1).strip())
+    if dev is None:
+        raise ParseError(f"NVRM Xid line with an unreadable PCI id {m.group(1)[:40]!r}")
+    code = _CODE.match(m.group(2))
+    if code is None:
+        raise ParseError(f"NVRM Xid line without a numeric Xid code (found {m.group(2)[:40]!r})")
+    number = int(code.group(1))
+    text = code.group(2)
+    text = text[_PID_NAME.match(text).end():].strip()  # type: ignore[union-attr]
+    severity = "critical" if number in CRITICAL_XIDS else "warning" if number in WARNING_XIDS else "error"
+    return KernelSignal(f"xid:{number}", severity, text, dev.group(1).lower())
+
+
+def _sxid(body: str) -> KernelSignal | None:
+    if "nvidia-nvswitch" not in body:
+        return None
+    m = _SXID.search(body)
+    if m is None:
+        raise ParseError("NVSwitch SXid line without a '(PCI:…): <code>' part")
+    text = m.group(4).strip()
+    fatal = text.lower().startswith("fatal") or ", fatal" in text.lower()
+    return KernelSignal(f"sxid:{int(m.group(3))}", "critical" if fatal else "warning",
+                        f"{m.group(1)} ({m.group(2)}): {text}")
+
+
+def _mlx5(body: str) -> KernelSignal | None:
+    if "Link down" in body:
+        m = _LINK_DOWN.search(body)
+        where = f"{m.group(2)} ({m.group(1)})" if m else "mlx5"
+        return KernelSignal("nic:link_down", "warning", f"{where}: Link down")
+    if "Port module event[error]" in body:
+        m = _PORT_MODULE.search(body)
+        return KernelSignal("nic:port_module_error", "error", f"Port module event[error]: {m.group(1).strip()}"
+                            if m else body.strip())
+    if "health compromised" in body:
+        m = _MLX5_DEV.search(body)
+        dev = m.group(1) if m else "mlx5"
+        return KernelSignal("nic:health_compromised", "critical",
+                            f"{dev}: device's health compromised")
+    return None
+
+
+def _carrier(body: str) -> KernelSignal | None:
+    m = _CARRIER.search(body)
+    return None if m is None else KernelSignal("nic:lost_carrier", "warning", f"{m.group(1)}: Lost carrier")
+
+
+def _nvme(body: str) -> KernelSignal | None:
+    m = _NVME.search(body)
+    if m is None:
+        return None
+    return KernelSignal("nvme:controller_down", "critical", f"{m.group(1)}: controller is down{m.group(2)}".strip())
+
+
+def _blk(body: str) -> KernelSignal | None:
+    m = _BLK.search(body)
+    if m is None:
+        return None
+    return KernelSignal("block:io_error", "error", f"I/O error, dev {m.group(1)},{m.group(2)}".strip())
+
+
+def _mce(body: str) -> KernelSignal | None:
+    if "mce" not in body:
+        return None
+    m = _MCE.search(body)
+    if m is None:
+        return None  # the detail lines of an MCE report (TSC, ADDR, PROCESSOR …)
+    severity = "critical" if m.group(2) else "error"
+    return KernelSignal("mce:hardware_error", severity, f"CPU {m.group(1)}: Machine Check{m.group(2) or ''}: {m.group(3).strip()}")
+
+
+def _edac(body: str) -> KernelSignal | None:
+    m = _EDAC.search(body)
+    if m is None:
+        return None
+    return KernelSignal("edac:uncorrectable", "critical", f"{m.group(1)}: {m.group(2)} UE{m.group(3)}".rstrip())
+
+
+def _aer(body: str) -> KernelSignal | None:
+    if "Fatal" not in body:
+        return None
+    m = _AER.search(body)
+    if m is None:
+        return None
+    port = f"{m.group(1)}: " if m.group(1) else ""
+    return KernelSignal("pcie:aer_fatal", "critical", f"{port}AER: Uncorrected (Fatal) error received: {m.group(2)}".strip())
+
+
+_MATCHERS: tuple[tuple[str, Callable[[str], KernelSignal | None]], ...] = (
+    ("NVRM: Xid", _xid),
+    ("SXid", _sxid),
+    ("mlx5", _mlx5),
+    ("Lost carrier", _carrier),
+    ("controller is down", _nvme),
+    ("I/O error, dev", _blk),
+    ("Hardware Error", _mce),
+    ("EDAC", _edac),
+    ("AER:", _aer),
+)
+
+
+def match_signal(body: str) -> KernelSignal | None:
+    """The signal in a kernel message body, ``None`` if it carries none.
+
+    Raises
+    ------
+    ParseError
+        If the body announces a signal (``NVRM: Xid``, ``SXid``) it does not state.
+    """
+    for literal, matcher in _MATCHERS:
+        if literal in body:
+            found = matcher(body)
+            if found is not None:
+                return found
+    return None

@@ -1,0 +1,478 @@
+"""Slurm accounting (``sacct --parsable``/``--parsable2``) -> ``jobs`` rows and ``slurm:<state>`` signals.
+
+Format (``sacct(1)``, Slurm 25.11 ``doc/man/man1/sacct.1``): ``-P/--parsable2`` prints fields
+delimited by ``|``, ``-p/--parsable`` adds a trailing ``|``; the first line is a header of
+field names unless ``-n/--noheader`` is given (then pass ``fields=``).  Times follow
+``SLURM_TIME_FORMAT`` (default ``YYYY-MM-DDTHH:MM:SS``, local time without an offset), with
+``Unknown``/``None`` for times not reached.  ``JobID`` is ``JobID[.JobStep]`` with arrays
+``ArrayJobID_ArrayTaskID`` and heterogeneous jobs ``HetJobID+Offset``; step rows
+(``123.batch``, ``123.extern``, ``123.0``) are counted as irrelevant.  ``State`` is a job state
+code (JOB STATE CODES in the man page), ``CANCELLED by <uid>``, possibly truncated with ``+``.
+
+Besides the ``jobs`` table, every allocation that ended yields a signal ``slurm:<state>`` at
+its End time (for example ``slurm:node_fail``, ``slurm:cancelled`` with message
+``CANCELLED by 0``).  ``sacct --json`` is read by :func:`read_sacct_json` (source
+``sacct_json``) into the same two tables.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import json
+import re
+from collections.abc import Iterator, Sequence
+from datetime import datetime, tzinfo
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import pandas as pd
+
+from reliab import schema
+from reliab.errors import Origin, ParseError
+from reliab.ingest._io import open_binary
+from reliab.ingest._lines import LineContext, quarantine_frame, scan_lines
+from reliab.ingest._registry import FileResult, register_parser
+from reliab.ingest.hostlist import expand_hostlist
+
+SOURCE = "sacct"
+REQUIRED = ("jobid", "state", "start", "end")
+
+#: JOB STATE CODES of sacct(1): abbreviation -> name
+STATE_CODES = {
+    "BF": "BOOT_FAIL", "CA": "CANCELLED", "CD": "COMPLETED", "DL": "DEADLINE", "F": "FAILED",
+    "NF": "NODE_FAIL", "OOM": "OUT_OF_MEMORY", "PD": "PENDING", "PR": "PREEMPTED",
+    "R": "RUNNING", "RQ": "REQUEUED", "RS": "RESIZING", "RV": "REVOKED", "S": "SUSPENDED",
+    "TO": "TIMEOUT",
+}
+#: states of an allocation that has not ended: no ``slurm:*`` signal
+NOT_ENDED = frozenset({"RUNNING", "PENDING", "SUSPENDED", "RESIZING", "REQUEUE_HOLD"})
+_SEVERITY = {
+    "NODE_FAIL": "critical", "BOOT_FAIL": "critical", "FAILED": "error", "OUT_OF_MEMORY": "error",
+    "TIMEOUT": "error", "DEADLINE": "error", "LAUNCH_FAILED": "error", "COMPLETED": "info",
+}
+_STATE = re.compile(r"^(?P<state>[A-Z][A-Z_]*)\+?(?: by (?P<by>\S+))?\+?$")
+_GPU_TRES = re.compile(r"(?:^|,)gres/gpu(?::(?P<type>[^=,]+))?=(?P<n>\d+)")
+_UNSET_TIMES = frozenset({"", "unknown", "none", "n/a"})
+
+
+def normalize_state(raw: str) -> str:
+    """``'CANCELLED by 0'`` -> ``'CANCELLED'``; ``'CA'`` -> ``'CANCELLED'``; ``'FAILED+'`` -> ``'FAILED'``.
+
+    Raises
+    ------
+    ParseError
+        If ``raw`` is not a state code of the form of sacct(1) JOB STATE CODES.
+    """
+    m = _STATE.match(raw.strip())
+    if m is None:
+        raise ParseError(f"State {raw!r} is not a Slurm job state")
+    return STATE_CODES.get(m["state"], m["state"])
+
+
+def parse_slurm_time(text: str, tz: tzinfo) -> datetime | None:
+    """A sacct time (``2016-09-23T18:44:37``) in zone ``tz`` -> aware UTC datetime.
+
+    ``Unknown``, ``None`` and empty give ``None``; an explicit offset in the text wins over
+    ``tz``.  Raises :class:`ParseError` for anything else.
+    """
+    text = text.strip()
+    if text.lower() in _UNSET_TIMES:
+        return None
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise ParseError(f"time {text!r} is not SLURM_TIME_FORMAT YYYY-MM-DDTHH:MM:SS") from None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=tz)
+    return value.astimezone(ZoneInfo("UTC"))
+
+
+def gpus_from_tres(tres: str) -> int | None:
+    """GPU count of a TRES string (``billing=8,cpu=8,gres/gpu=8,node=1``); ``None`` if absent.
+
+    An untyped ``gres/gpu=N`` is the total; otherwise typed counts (``gres/gpu:h100=4``) add up.
+    """
+    untyped: int | None = None
+    typed = 0
+    found = False
+    for m in _GPU_TRES.finditer(tres):
+        found = True
+        if m["type"] is None:
+            untyped = int(m["n"])
+        else:
+            typed += int(m["n"])
+    if not found:
+        return None
+    return untyped if untyped is not None else typed
+
+
+def _int_or_none(text: str, field: str) -> int | None:
+    text = text.strip()
+    if text == "":
+        return None
+    if not text.isdigit():
+        raise ParseError(f"{field} {text!r} is not a non-negative integer")
+    return int(text)
+
+
+def _is_header(cells: Sequence[str]) -> bool:
+    names = {c.strip().lower() for c in cells}
+    return "jobid" in names and "state" in names
+
+
+def _none_if_blank(text: str | None) -> str | None:
+    if text is None:
+        return None
+    text = text.strip()
+    return text or None
+
+
+def _set_header(cells: list[str], ctx: LineContext) -> None:
+    names = [c.strip().lower() for c in cells]
+    if names and names[-1] == "":
+        names = names[:-1]  # --parsable: trailing delimiter
+    missing = [f for f in REQUIRED if f not in names]
+    if missing:
+        ctx.state["fields"] = None
+        raise ParseError(f"sacct header lacks required field(s) {', '.join(missing)}")
+    ctx.state["fields"] = names
+
+
+def job_record(values: dict[str, str], tz: tzinfo, gpus_per_node: int | None) -> dict[str, Any]:
+    """One allocation's sacct fields (lower-case names) -> a ``jobs`` row (without origin)."""
+    state_raw = values["state"].strip()
+    state = normalize_state(state_raw)
+    nnodes = _int_or_none(values.get("nnodes", values.get("allocnodes", "")), "NNodes")
+    ngpus = gpus_from_tres(values.get("alloctres", ""))
+    if ngpus is None and gpus_per_node is not None and nnodes is not None:
+        ngpus = nnodes * gpus_per_node
+    nodelist = _none_if_blank(values.get("nodelist"))
+    if nodelist is not None and nodelist.lower() == "none assigned":
+        nodelist = None
+    return {
+        "job_id": values["jobid"].strip(),
+        "name": _none_if_blank(values.get("jobname")),
+        "user": _none_if_blank(values.get("user")),
+        "partition": _none_if_blank(values.get("partition")),
+        "state": state,
+        "state_raw": state_raw,
+        "exit_code": _none_if_blank(values.get("exitcode")),
+        "submit": parse_slurm_time(values.get("submit", ""), tz),
+        "start": parse_slurm_time(values["start"], tz),
+        "end": parse_slurm_time(values["end"], tz),
+        "nnodes": nnodes,
+        "ngpus": ngpus,
+        "nodelist": nodelist,
+        "failed_node": _none_if_blank(values.get("failednode")),
+        "restarts": _int_or_none(values.get("restarts", ""), "Restarts"),
+    }
+
+
+def end_signal(job: dict[str, Any], source: str, origin: str) -> dict[str, Any] | None:
+    """The ``slurm:<state>`` signal of an ended allocation, or ``None`` if it has not ended."""
+    if job["end"] is None or job["state"] in NOT_ENDED:
+        return None
+    state = job["state"]
+    return {
+        "time": job["end"], "host": job["failed_node"], "gpu": None, "job_id": job["job_id"],
+        "source": source, "signal": f"slurm:{state.lower()}",
+        "severity": _SEVERITY.get(state, "warning"), "message": job["state_raw"], "origin": origin,
+    }
+
+
+def _parse_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
+    delimiter: str = ctx.options["delimiter"]
+    if not text.strip():
+        return None
+    cells = text.split(delimiter)
+    if _is_header(cells):
+        if ctx.options["fields"] is None:
+            _set_header(cells, ctx)
+        return None
+    fields: list[str] | None = ctx.state.get("fields")
+    if fields is None:
+        if set(text.strip()) <= {"-", " "}:
+            return None  # the dashed rule under a fixed-width header
+        raise ParseError("sacct line before a usable header line (give fields=... for sacct -n)")
+    if len(cells) == len(fields) + 1 and cells[-1] == "":
+        cells = cells[:-1]
+    if len(cells) != len(fields):
+        raise ParseError(f"expected {len(fields)} '{delimiter}'-separated fields, got {len(cells)}")
+    values = dict(zip(fields, cells, strict=True))
+    job_id = values["jobid"].strip()
+    if not job_id:
+        raise ParseError("empty JobID")
+    if "." in job_id:
+        return None  # a job step (123.batch, 123.extern, 123.0): not an allocation
+    job = job_record(values, ctx.options["tz"], ctx.options["gpus_per_node"])
+    signal = end_signal(job, SOURCE, ctx.origin)
+    if signal is not None:
+        ctx.state["signals"].append(signal)
+    return job
+
+
+def _sniff(path: str, lines: Sequence[str]) -> float:
+    for line in lines[:3]:
+        if "|" in line and _is_header(line.split("|")):
+            return 0.95
+    if "sacct" in path.lower() and any(line.count("|") >= 3 for line in lines):
+        return 0.5
+    return 0.0
+
+
+@register_parser(SOURCE, sniff=_sniff, table="jobs")
+def read_sacct(
+    path: str,
+    *,
+    tz: str = "UTC",
+    fields: Sequence[str] | str | None = None,
+    gpus_per_node: int | None = None,
+    delimiter: str = "|",
+    strict: bool = False,
+) -> FileResult:
+    """Slurm ``sacct --parsable``/``--parsable2`` output -> jobs (+ ``slurm:<state>`` signals).
+
+    Parameters
+    ----------
+    path : str
+        A file of ``sacct -p``/``-P`` output (possibly compressed).
+    tz : str
+        IANA zone of the printed times (Slurm prints local time without an offset).
+    fields : sequence of str or str, optional
+        Field names for output without a header (``sacct -n --format=...``), either a list or
+        the ``--format`` string ``"JobID,State,Start,End"``.  JobID, State, Start, End are
+        required.
+    gpus_per_node : int, optional
+        GPUs per node, used as ``NNodes * gpus_per_node`` when AllocTRES has no ``gres/gpu``.
+    delimiter : str
+        The ``--delimiter`` of the capture.
+    strict : bool
+        Raise the first malformed line instead of quarantining it.
+
+    Returns
+    -------
+    FileResult
+        ``tables`` holds ``jobs`` (allocations only) and ``signals`` (one per ended allocation).
+
+    References
+    ----------
+    ``sacct(1)``, Slurm 25.11: options ``-p``, ``-P``, ``-n``, JOB STATE CODES, field list.
+    """
+    try:
+        zone = ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(f"tz={tz!r} is not an IANA time zone") from exc
+    names = None
+    if fields is not None:
+        seq = fields.split(",") if isinstance(fields, str) else list(fields)
+        names = [f.strip().lower().split("%")[0] for f in seq]
+        missing = [f for f in REQUIRED if f not in names]
+        if missing:
+            raise ValueError(f"fields= lacks required field(s) {', '.join(missing)}")
+    signals: list[dict[str, Any]] = []
+    options = {"tz": zone, "fields": names, "gpus_per_node": gpus_per_node, "delimiter": delimiter}
+    result = scan_lines(
+        path, SOURCE, _parse_line, table="jobs", options=options,
+        state={"fields": names, "signals": signals}, strict=strict,
+    )
+    return with_signals(result, signals)
+
+
+def with_signals(result: FileResult, signals: list[dict[str, Any]]) -> FileResult:
+    """``result`` with a conformed ``signals`` table added next to its ``jobs`` table."""
+    frame = schema.conform(pd.DataFrame(signals), "signals") if signals else schema.empty("signals")
+    return dataclasses.replace(result, tables={**result.tables, "signals": frame})
+
+
+
+# --- sacct --json -------------------------------------------------------------------------
+
+
+def _number(value: Any) -> int | None:
+    """A plain int, or the ``{"set": true, "number": n}`` form of data_parser >= v0.0.39."""
+    if isinstance(value, dict):
+        return int(value["number"]) if value.get("set") and value.get("number") is not None else None
+    if isinstance(value, bool) or value is None:
+        return None
+    return int(value)
+
+
+def _epoch(value: Any) -> pd.Timestamp | None:
+    seconds = _number(value)
+    return None if not seconds else pd.Timestamp(seconds, unit="s", tz="UTC")
+
+
+def _json_gpus(tres: Any) -> int | None:
+    for key in ("allocated", "requested"):
+        items = tres.get(key) if isinstance(tres, dict) else None
+        if isinstance(items, list):
+            counts = [int(t.get("count", 0)) for t in items
+                      if t.get("type") == "gres" and str(t.get("name", "")).split(":")[0] == "gpu"]
+            if counts:
+                return sum(counts)
+    return None
+
+
+def _json_job_id(job: dict[str, Any]) -> str:
+    array, het = job.get("array") or {}, job.get("het") or {}
+    task, offset = _number(array.get("task_id")), _number(het.get("job_offset"))
+    if array.get("job_id") and task is not None:
+        return f"{array['job_id']}_{task}"
+    if het.get("job_id") and offset is not None:
+        return f"{het['job_id']}+{offset}"
+    return str(job["job_id"])
+
+
+def json_job_record(job: dict[str, Any], gpus_per_node: int | None) -> dict[str, Any]:
+    """One element of ``sacct --json`` ``jobs[]`` -> a ``jobs`` row (without origin)."""
+    state = job.get("state") or {}
+    current = state.get("current") if isinstance(state, dict) else state
+    words = current if isinstance(current, list) else [current]
+    if not words or not isinstance(words[0], str):
+        raise ParseError(f"job {job.get('job_id')!r}: state.current {current!r} is not a state")
+    exit_code = job.get("exit_code") or {}
+    rc = _number(exit_code.get("return_code"))
+    signal = exit_code.get("signal") or {}
+    sig = _number(signal.get("id") if isinstance(signal, dict) else None) or 0
+    nodes = job.get("nodes") or None
+    if nodes is not None and nodes.lower() == "none assigned":
+        nodes = None
+    nnodes = _number(job.get("allocation_nodes"))
+    if nnodes is None and nodes is not None:
+        nnodes = len(expand_hostlist(nodes))
+    ngpus = _json_gpus(job.get("tres"))
+    if ngpus is None and gpus_per_node is not None and nnodes is not None:
+        ngpus = nnodes * gpus_per_node
+    times = job.get("time") or {}
+    return {
+        "job_id": _json_job_id(job), "name": job.get("name") or None,
+        "user": job.get("user") or None, "partition": job.get("partition") or None,
+        "state": normalize_state(words[0]), "state_raw": " ".join(map(str, words)),
+        "exit_code": None if rc is None else f"{rc}:{sig}",
+        "submit": _epoch(times.get("submission")), "start": _epoch(times.get("start")),
+        "end": _epoch(times.get("end")), "nnodes": nnodes, "ngpus": ngpus, "nodelist": nodes,
+        "failed_node": job.get("failed_node") or None, "restarts": _number(job.get("restart_cnt")),
+    }
+
+
+def _skip_ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+def _json_jobs(text: str) -> Iterator[tuple[Any, int]]:
+    """Yield ``(element, start offset)`` for each element of the top-level ``jobs`` array.
+
+    Raises ``json.JSONDecodeError`` (with ``pos``) where the document stops being JSON.
+    """
+    decoder = json.JSONDecoder()
+    i = _skip_ws(text, 0)
+    if text[i:i + 1] != "{":
+        raise json.JSONDecodeError("sacct --json output is not a JSON object", text, i)
+    i = _skip_ws(text, i + 1)
+    while text[i:i + 1] != "}":
+        key, i = decoder.raw_decode(text, i)
+        i = _skip_ws(text, i)
+        if text[i:i + 1] != ":":
+            raise json.JSONDecodeError("expected ':'", text, i)
+        i = _skip_ws(text, i + 1)
+        if key == "jobs" and text[i:i + 1] == "[":
+            i = _skip_ws(text, i + 1)
+            while text[i:i + 1] != "]":
+                element, end = decoder.raw_decode(text, i)
+                yield element, i
+                i = _skip_ws(text, end)
+                if text[i:i + 1] == ",":
+                    i = _skip_ws(text, i + 1)
+                elif text[i:i + 1] != "]":
+                    raise json.JSONDecodeError("expected ',' or ']' in jobs", text, i)
+            i += 1
+        else:
+            _, i = decoder.raw_decode(text, i)
+        i = _skip_ws(text, i)
+        if text[i:i + 1] == ",":
+            i = _skip_ws(text, i + 1)
+        elif text[i:i + 1] != "}":
+            raise json.JSONDecodeError("expected ',' or '}'", text, i)
+
+
+def _sniff_json(path: str, lines: Sequence[str]) -> float:
+    head = "\n".join(lines)
+    if head.lstrip().startswith("{") and '"meta"' in head and ("slurm" in head or '"jobs"' in head):
+        return 0.9
+    return 0.0
+
+
+@register_parser("sacct_json", sniff=_sniff_json, table="jobs")
+def read_sacct_json(path: str, *, gpus_per_node: int | None = None, strict: bool = False) -> FileResult:
+    """Slurm ``sacct --json`` output -> jobs (+ ``slurm:<state>`` signals), best effort.
+
+    Reads ``jobs[]``: ``job_id`` (with ``array``/``het`` ids), ``name``, ``user``,
+    ``partition``, ``state.current``, ``exit_code``, ``time.submission/start/end`` (epoch
+    seconds, 0 = not reached), ``nodes``, ``allocation_nodes``, ``tres.allocated/requested``,
+    ``restart_cnt``, ``failed_node``; both the plain and the ``{"set", "number"}`` integer
+    forms of Slurm's data_parser plugins.  Steps are nested in their job and not read.
+
+    Accounting: the first line of each job element is parsed (or malformed if the element
+    cannot be read); every other line is irrelevant.
+
+    References
+    ----------
+    ``sacct(1)`` ``--json``; Slurm REST API data_parser schema (``v0.0.37``-``v0.0.42``).
+    """
+    source = "sacct_json"
+    with open_binary(path) as fh:
+        text = fh.read().decode("utf-8", errors="replace")
+    breaks = [m.start() for m in re.finditer("\n", text)]
+    n_lines = len(breaks) + (1 if text and not text.endswith("\n") else 0)
+    status: dict[int, str] = {}  # line -> "parsed" | reason of a malformed record
+    jobs: list[dict[str, Any]] = []
+    signals: list[dict[str, Any]] = []
+
+    def line_of(offset: int) -> int:
+        return bisect.bisect_right(breaks, offset - 1) + 1
+
+    try:
+        for element, offset in _json_jobs(text) if text.strip() else ():
+            lineno = line_of(offset)
+            origin = f"{path}:{lineno}"
+            try:
+                if not isinstance(element, dict) or "job_id" not in element:
+                    raise ParseError("jobs[] element without job_id")
+                job = json_job_record(element, gpus_per_node)
+            except (ParseError, TypeError, ValueError, KeyError, AttributeError) as exc:
+                reason = exc.message if isinstance(exc, ParseError) else f"bad job record: {exc!r}"
+                if strict:
+                    raise ParseError(reason, Origin(str(path), lineno)) from None
+                status[lineno] = reason
+                continue
+            job["origin"] = origin
+            jobs.append(job)
+            status.setdefault(lineno, "parsed")
+            signal = end_signal(job, source, origin)
+            if signal is not None:
+                signals.append(signal)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        pos, msg = (exc.pos, exc.msg) if isinstance(exc, json.JSONDecodeError) else (0, "nested too deeply")
+        lineno = min(line_of(pos), max(n_lines, 1))
+        if strict:
+            raise ParseError(f"not valid JSON: {msg}", Origin(str(path), lineno)) from None
+        status[lineno] = f"not valid JSON: {msg}"
+        n_lines = max(n_lines, lineno)
+    lines = text.splitlines() if text else []
+    bad = [(str(path), n, source, r, lines[n - 1][:2000] if n <= len(lines) else None)
+           for n, r in sorted(status.items()) if r != "parsed"]
+    parsed = sum(1 for r in status.values() if r == "parsed")
+    jobs_frame = schema.conform(pd.DataFrame(jobs), "jobs") if jobs else schema.empty("jobs")
+    result = FileResult(
+        path=str(path), source=source, lines=n_lines, parsed=parsed,
+        irrelevant=n_lines - parsed - len(bad), malformed=len(bad),
+        tables={"jobs": jobs_frame}, quarantine=quarantine_frame(bad),
+    )
+    return with_signals(result, signals)
+
+
+__all__ = ["read_sacct", "read_sacct_json", "normalize_state", "parse_slurm_time", "gpus_from_tres", "job_record",
+           "end_signal", "STATE_CODES"]

@@ -1,0 +1,203 @@
+"""Lemon nodes: hosts that fail far more often than the fleet, with the evidence behind them.
+
+Two views, reported side by side:
+
+* **Excess failures.**  Under a homogeneous fleet each node's count of hardware
+  interruptions is Poisson with mean (fleet rate × its hours at risk).  The upper tail
+  probability P(X ≥ k) is the node's p-value; Benjamini–Hochberg (1995) controls the false
+  discovery rate across nodes.
+* **Multi-signal score.**  Meta's RSC study (Kokolis et al., HPCA 2025, §V; domain.md §2.6 —
+  a secondary source [S]) found these per-node signals correlate most with lemons: distinct
+  XIDs (``xid_cnt``), tickets, times taken out of service (``out_count``), multi- and
+  single-node job failures.  Each is log-transformed and robustly standardised (median/MAD);
+  their mean is the score.  An isolation forest (Liu, Ting & Zhou 2008; scikit-learn) gives a
+  second, model-based anomaly score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from reliab.errors import InsufficientDataError
+from reliab.models._result import ResultMixin
+
+FEATURES = ("failures", "xid_cnt", "tickets", "out_count", "multi_node_node_fails",
+            "single_node_node_fails", "link_flaps")
+
+
+@dataclass(frozen=True)
+class LemonsResult(ResultMixin):
+    """Ranked nodes with excess-failure tests and the multi-signal score.
+
+    ``table`` has one row per host: ``rank``, ``host``, ``lemon`` (flagged), ``failures``,
+    ``expected``, ``ratio``, ``pvalue``, ``qvalue`` (BH), ``score``, ``anomaly_score``, the
+    feature columns and ``evidence`` (a readable sentence).
+    """
+
+    table: pd.DataFrame = field(repr=False)
+    fleet_rate_per_1k_node_days: float
+    n_nodes: int
+    n_failures: int
+    node_hours: float
+    fdr: float
+    method: str = "Poisson upper tail + Benjamini-Hochberg; robust z multi-signal score; isolation forest"
+    notes: tuple[str, ...] = ()
+
+    def summary(self) -> pd.DataFrame:
+        return self.table[self.table["lemon"]].copy() if self.table["lemon"].any() else self.table.head(10).copy()
+
+    def top(self, n: int = 10) -> pd.DataFrame:
+        """The ``n`` highest-ranked hosts."""
+        return self.table.head(n).copy()
+
+    @property
+    def lemons(self) -> list[str]:
+        """Hosts flagged as lemons, best evidence first."""
+        return self.table.loc[self.table["lemon"], "host"].tolist()
+
+    def plot(self, n: int = 20, ax=None):
+        """Bar chart of the top ``n`` scores, lemons highlighted; returns the Figure."""
+        from matplotlib.figure import Figure
+
+        fig = ax.figure if ax is not None else Figure(figsize=(7, 0.25 * n + 1))
+        ax = ax if ax is not None else fig.add_subplot()
+        top = self.table.head(n).iloc[::-1]
+        ax.barh(top["host"], top["score"], color=np.where(top["lemon"], "#c0392b", "#95a5a6"))
+        ax.set_xlabel("multi-signal score (robust z)")
+        ax.set_title("Lemon candidates")
+        return fig
+
+
+def _count_by_host(signals: pd.DataFrame, mask: pd.Series) -> pd.Series:
+    return signals.loc[mask & signals["host"].notna(), "host"].value_counts()
+
+
+def node_features(signals: pd.DataFrame, interruptions: pd.DataFrame, *, jobs: pd.DataFrame | None = None,
+                  components: tuple[str, ...] = ("GPU", "Host", "Network")) -> pd.DataFrame:
+    """Per-host evidence: the RSC lemon signals computed from reliab's canonical tables.
+
+    ``out_count`` counts distinct interruptions whose root cause named the host (each one
+    takes the node out of service); where a ``slurm:drain`` signal exists it is added.
+    """
+    sig = signals.astype({"signal": "string"})
+    key = sig["signal"].fillna("")
+    xid = sig[key.str.startswith("xid:") & sig["host"].notna()]
+    feats = pd.DataFrame({
+        "xid_cnt": xid.groupby("host")["signal"].nunique(),
+        "tickets": _count_by_host(sig, key.str.startswith("ticket:")),
+        "link_flaps": _count_by_host(sig, key.isin(["nic:link_down", "nic:lost_carrier"])),
+        "drains": _count_by_host(sig, key.str.startswith("slurm:drain")),
+    })
+    inter = interruptions[~interruptions["planned"].astype(bool)]
+    inter = inter[inter["component"].isin(components) & inter["hosts"].notna()]
+    hosts = inter.assign(host=inter["hosts"].astype(str).str.split(",")).explode("host")
+    hosts["host"] = hosts["host"].str.strip()
+    hosts = hosts.reset_index(drop=True)
+    multi = pd.Series(True, index=hosts.index)
+    if jobs is not None and "nnodes" in jobs:
+        nnodes = hosts["job_id"].map(jobs.drop_duplicates("job_id").set_index("job_id")["nnodes"])
+        multi = nnodes.fillna(2).astype(float) > 1
+    failures = pd.DataFrame({
+        "failures": hosts.groupby("host")["job_id"].nunique(),
+        "multi_node_node_fails": hosts[multi].groupby("host")["job_id"].nunique(),
+        "single_node_node_fails": hosts[~multi].groupby("host")["job_id"].nunique(),
+    })
+    feats = feats.join(failures, how="outer").fillna(0).astype(int)
+    feats["out_count"] = feats["failures"] + feats.pop("drains")
+    return feats
+
+
+def _robust_z(x: pd.Series) -> pd.Series:
+    v = np.log1p(x.astype(float))
+    med = v.median()
+    mad = (v - med).abs().median() * 1.4826
+    scale = mad if mad > 0 else (v.std(ddof=0) or 1.0)
+    return (v - med) / scale
+
+
+def _anomaly(features: pd.DataFrame, seed: int) -> np.ndarray:
+    from sklearn.ensemble import IsolationForest
+
+    if len(features) < 8:
+        return np.full(len(features), np.nan)
+    model = IsolationForest(n_estimators=100, random_state=seed).fit(np.log1p(features.to_numpy(float)))
+    return -model.score_samples(np.log1p(features.to_numpy(float)))
+
+
+def _evidence(row: pd.Series) -> str:
+    parts = [f"{int(row['failures'])} hardware interruptions vs {row['expected']:.2f} expected (q={row['qvalue']:.2g})"]
+    for name, label in (("xid_cnt", "distinct XIDs"), ("tickets", "tickets"), ("link_flaps", "link flaps")):
+        if row[name] > 0:
+            parts.append(f"{int(row[name])} {label}")
+    return "; ".join(parts)
+
+
+def find_lemons(signals: pd.DataFrame, interruptions: pd.DataFrame, *, node_hours: pd.Series | float,
+                hosts: list[str] | None = None, jobs: pd.DataFrame | None = None, fdr: float = 0.05,
+                components: tuple[str, ...] = ("GPU", "Host", "Network"), anomaly: bool = True,
+                seed: int = 0) -> LemonsResult:
+    """Rank nodes by excess hardware failures and by the RSC multi-signal score.
+
+    Parameters
+    ----------
+    signals, interruptions : DataFrame
+        Canonical tables (``reliab.ingest`` output); interruptions carry ``hosts``,
+        ``component`` and ``planned``.
+    node_hours : Series or float
+        Hours at risk per host (index = host), or one number for every host.
+    hosts : list of str, optional
+        The fleet; default every host seen in ``node_hours`` (if a Series) or the signals.
+    fdr : float
+        False discovery rate for the Benjamini–Hochberg flag.
+    components : tuple of str
+        Component classes counted as node failures (software and unknown are not).
+    anomaly : bool
+        Also compute the isolation-forest anomaly score (NaN when False).
+    seed : int
+        Seed of the isolation forest.
+
+    Returns
+    -------
+    LemonsResult
+        Ranked table: flagged lemons first (by q-value), then by score.
+
+    Raises
+    ------
+    InsufficientDataError
+        With no node failures at all (nothing to compare against).
+    """
+    from statsmodels.stats.multitest import multipletests
+
+    feats = node_features(signals, interruptions, jobs=jobs, components=components)
+    if isinstance(node_hours, pd.Series):
+        fleet = list(node_hours.index) if hosts is None else hosts
+        hours = node_hours.reindex(fleet).astype(float)
+    else:
+        fleet = hosts if hosts is not None else sorted(set(signals["host"].dropna()) | set(feats.index))
+        hours = pd.Series(float(node_hours), index=fleet)
+    if hours.isna().any():
+        raise ValueError(f"node_hours has no value for {int(hours.isna().sum())} host(s), e.g. {hours[hours.isna()].index[0]!r}")
+    feats = feats.reindex(fleet, fill_value=0)
+    total_fail, total_hours = int(feats["failures"].sum()), float(hours.sum())
+    if total_fail == 0:
+        raise InsufficientDataError(f"no hardware interruptions on {len(fleet)} nodes: cannot rank lemons")
+    expected = total_fail / total_hours * hours
+    p = stats.poisson.sf(feats["failures"].to_numpy() - 1, expected.to_numpy())
+    q = multipletests(p, alpha=fdr, method="fdr_bh")[1]
+    table = feats.assign(expected=expected, ratio=feats["failures"] / expected, pvalue=p, qvalue=q)
+    z = pd.concat([_robust_z(feats[f]) for f in FEATURES if feats[f].any()], axis=1)
+    table["score"] = z.mean(axis=1) if z.shape[1] else 0.0
+    table["anomaly_score"] = _anomaly(feats[list(FEATURES)], seed) if anomaly else np.nan
+    table["lemon"] = (table["qvalue"] < fdr) & (table["failures"] >= 2)
+    table = table.rename_axis("host").reset_index()
+    table = table.sort_values(["lemon", "qvalue", "score"], ascending=[False, True, False], kind="stable")
+    table.insert(0, "rank", np.arange(1, len(table) + 1))
+    table["evidence"] = table.apply(_evidence, axis=1)
+    table = table.reset_index(drop=True)
+    notes = ("a node needs at least 2 hardware interruptions to be flagged",)
+    return LemonsResult(table=table, fleet_rate_per_1k_node_days=1000.0 * 24 * total_fail / total_hours,
+                        n_nodes=len(fleet), n_failures=total_fail, node_hours=total_hours, fdr=fdr, notes=notes)

@@ -1,0 +1,262 @@
+"""Map signals to taxonomy categories (:func:`classify`) and say why (:func:`explain`).
+
+The first rule in match order whose signal pattern fully matches the signal key and whose
+message pattern (if any) is found in the message wins. Evaluation is vectorized over the
+unique signal keys: each key is matched against the rule patterns once, and message patterns
+are evaluated only for the rows of keys whose first candidate rule needs one, and then only on
+the unique messages of those rows.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reliab.errors import UnclassifiedSignalsWarning
+from reliab.taxonomy._rules import Rules, as_rules
+
+#: Columns that :func:`classify` adds (or overwrites).
+TAXONOMY_COLUMNS: tuple[str, ...] = (
+    "category", "component", "planned", "priority", "root_cause", "rule_id",
+)
+_UNMATCHED = -1
+_TOP_UNMATCHED = 5
+
+
+def _message_rows(
+    rules: Rules, candidates: list[int], messages: np.ndarray
+) -> np.ndarray:
+    """Winning rule position for each message, given the candidate rules of one key."""
+    out = np.full(len(messages), _UNMATCHED, dtype=np.int64)
+    codes, uniques = pd.factorize(messages, use_na_sentinel=True)
+    winner = np.full(len(uniques) + 1, _UNMATCHED, dtype=np.int64)  # last slot: NA message
+    open_ = np.ones(len(uniques) + 1, dtype=bool)
+    for pos in candidates:
+        rx = rules._message_re[pos]
+        if rx is None:
+            winner[open_] = pos
+            break
+        hit = np.fromiter((rx.search(m) is not None for m in uniques), bool, len(uniques))
+        hit = np.append(hit, False) & open_
+        winner[hit] = pos
+        open_ &= ~hit
+    out[:] = winner[codes]  # code -1 (NA) indexes the last slot
+    return out
+
+
+def rule_positions(rules: Rules, keys: pd.Series, messages: pd.Series | None) -> np.ndarray:
+    """Position (in match order) of the winning rule per row; ``-1`` where none matches."""
+    codes, uniques = pd.factorize(keys.to_numpy(dtype=object, na_value=None))
+    per_key = np.full(len(uniques) + 1, _UNMATCHED, dtype=np.int64)
+    out = np.empty(len(codes), dtype=np.int64)
+    needs_message: list[tuple[int, list[int]]] = []
+    for j, key in enumerate(uniques):
+        candidates = rules.matching(str(key))
+        if candidates and rules._message_re[candidates[0]] is not None:
+            needs_message.append((j, candidates))
+        elif candidates:
+            per_key[j] = candidates[0]
+    out[:] = per_key[codes]
+    if needs_message:
+        msg = (np.full(len(codes), None, dtype=object) if messages is None
+               else messages.to_numpy(dtype=object, na_value=None))
+        for j, candidates in needs_message:
+            rows = np.flatnonzero(codes == j)
+            out[rows] = _message_rows(rules, candidates, msg[rows])
+    return out
+
+
+def taxonomy_columns(rules: Rules, positions: np.ndarray) -> dict[str, pd.Series | Any]:
+    """The taxonomy columns for rows whose winning rule positions are ``positions``."""
+    t = rules.table
+    idx = np.where(positions < 0, len(t), positions)
+
+    def take(col: str, fill: Any) -> np.ndarray:
+        return np.append(t[col].to_numpy(dtype=object), fill)[idx]
+
+    return {
+        "category": pd.array(take("category", "Unclassified"), dtype="string"),
+        "component": pd.array(take("component", "Unknown"), dtype="string"),
+        "planned": take("planned", False).astype(bool),
+        "priority": pd.array(take("priority", pd.NA), dtype="Int64"),
+        "root_cause": take("root_cause", False).astype(bool),
+        "rule_id": pd.array(take("id", pd.NA), dtype="string"),
+    }
+
+
+def _warn_unmatched(keys: pd.Series, positions: np.ndarray, stacklevel: int) -> None:
+    miss = positions < 0
+    if not miss.any():
+        return
+    counts = keys[miss].value_counts(dropna=False)
+    top = ", ".join(f"{k} ({n})" for k, n in counts.head(_TOP_UNMATCHED).items())
+    more = f" and {len(counts) - _TOP_UNMATCHED} more key(s)" if len(counts) > _TOP_UNMATCHED else ""
+    warnings.warn(
+        f"{int(miss.sum())} of {len(keys)} signal(s) matched no taxonomy rule and are "
+        f"'Unclassified'; top keys: {top}{more}. Add rules with load_rules(path).",
+        UnclassifiedSignalsWarning, stacklevel=stacklevel + 1,
+    )
+
+
+def classify(
+    signals: pd.DataFrame, rules: Rules | str | os.PathLike[str] | None = None
+) -> pd.DataFrame:
+    """Add taxonomy columns to a signals table.
+
+    Parameters
+    ----------
+    signals : pandas.DataFrame
+        Needs a ``signal`` column (normalized key such as ``xid:79``); ``message`` is used
+        when present (schema ``signals``).
+    rules : Rules, path or None
+        Rules from :func:`load_rules`, a user rules file, or ``None`` for the shipped rules.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy of ``signals`` with ``category``, ``component`` (string), ``planned`` (bool),
+        ``priority`` (Int64), ``root_cause`` (bool) and ``rule_id`` (string). The first rule
+        in match order wins. Unmatched signals get ``Unclassified``/``Unknown``,
+        ``root_cause`` False, ``priority`` and ``rule_id`` NA.
+
+    Warns
+    -----
+    reliab.errors.UnclassifiedSignalsWarning
+        Once, listing the most frequent unmatched keys with their counts.
+
+    Notes
+    -----
+    Categories follow Llama 3 Table 5 (arXiv 2407.21783); Xid rows follow the NVIDIA Xid
+    catalog (docs.nvidia.com/deploy/xid-errors).
+    """
+    if "signal" not in signals.columns:
+        raise ValueError("signals needs a 'signal' column (schema 'signals')")
+    rules = as_rules(rules)
+    keys = signals["signal"]
+    positions = rule_positions(rules, keys, signals.get("message"))
+    out = signals.drop(columns=[c for c in TAXONOMY_COLUMNS if c in signals.columns])
+    for name, values in taxonomy_columns(rules, positions).items():
+        out[name] = values
+    _warn_unmatched(keys, positions, stacklevel=2)
+    return out
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why a signal (and message) gets its category.
+
+    Attributes
+    ----------
+    signal, message : str, str or None
+        What was explained.
+    rule_id : str or None
+        The winning rule, ``None`` when no rule matches.
+    category, component : str
+        The result (``Unclassified``/``Unknown`` when no rule matches).
+    planned, root_cause : bool
+    priority : int or None
+    matched : tuple of str
+        Every rule that matches, in match order (the first wins).
+    key_only : tuple of str
+        Rules whose signal pattern matches but whose message pattern does not.
+    rule : Mapping
+        The winning rule row (empty when no rule matches).
+    """
+
+    signal: str
+    message: str | None
+    rule_id: str | None
+    category: str
+    component: str
+    planned: bool
+    root_cause: bool
+    priority: int | None
+    matched: tuple[str, ...]
+    key_only: tuple[str, ...]
+    rule: Mapping[str, Any]
+
+    def __str__(self) -> str:
+        text = f"Signal {self.signal!r}" + (f" with message {self.message!r}" if self.message else "")
+        if self.rule_id is None:
+            text += " matches no taxonomy rule, so it is 'Unclassified' (component 'Unknown')."
+        else:
+            why = "its signal pattern" + (f" {self.rule['signal']!r} fully matches the key")
+            if self.rule["message"]:
+                why += f" and its message pattern {self.rule['message']!r} is found in the message"
+            text += (f" is classified '{self.category}' (component '{self.component}') by rule "
+                     f"{self.rule_id!r} ({self.rule['origin']}): {why}.")
+            text += (" It counts as planned." if self.planned else "")
+            text += (f" As a root cause it has priority {self.priority} (higher wins)."
+                     if self.root_cause else
+                     " It is never a root cause: it is secondary evidence or a job state.")
+            if self.rule["note"]:
+                text += f" Note: {self.rule['note']}."
+            if len(self.matched) > 1:
+                text += f" Later matching rules, not used: {', '.join(self.matched[1:])}."
+        if self.key_only:
+            text += (f" Rules matching the key but not the message: {', '.join(self.key_only)}.")
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dictionary of every field."""
+        return {
+            "signal": self.signal, "message": self.message, "rule_id": self.rule_id,
+            "category": self.category, "component": self.component,
+            "planned": self.planned, "root_cause": self.root_cause, "priority": self.priority,
+            "matched": list(self.matched), "key_only": list(self.key_only),
+            "rule": dict(self.rule),
+        }
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def explain(
+    signal: str, message: str | None = None,
+    rules: Rules | str | os.PathLike[str] | None = None,
+) -> Explanation:
+    """Explain which rule classifies ``signal`` (with ``message``) and why.
+
+    Parameters
+    ----------
+    signal : str
+        Normalized signal key, e.g. ``"xid:79"``.
+    message : str, optional
+        Free text of the evidence; rules with a message pattern match only if it is found.
+    rules : Rules, path or None
+        As for :func:`classify`.
+
+    Returns
+    -------
+    Explanation
+        Frozen; ``str()`` is a readable paragraph, ``to_dict()`` is JSON-safe.
+    """
+    rules = as_rules(rules)
+    by_key = rules.matching(signal)
+    matched = [p for p in by_key if rules.message_matches(p, message)]
+    ids = rules.table["id"]
+    key_only = tuple(str(ids.iloc[p]) for p in by_key if p not in matched)
+    if not matched:
+        return Explanation(signal, message, None, "Unclassified", "Unknown", False, False,
+                           None, (), key_only, MappingProxyType({}))
+    row = {k: _plain(v) for k, v in rules.table.iloc[matched[0]].items()}
+    return Explanation(
+        signal, message, row["id"], row["category"], row["component"], row["planned"],
+        row["root_cause"], row["priority"], tuple(str(ids.iloc[p]) for p in matched),
+        key_only, MappingProxyType(row),
+    )
+
+
+__all__ = ["classify", "explain", "Explanation", "TAXONOMY_COLUMNS"]

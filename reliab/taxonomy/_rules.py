@@ -1,0 +1,253 @@
+"""Loading and validating taxonomy rules: the shipped ``rules.csv`` plus an optional user file.
+
+A rule maps a normalized signal key (regex, full match) and, optionally, a message pattern
+(regex, case-insensitive search) to a category of the vocabulary (Llama 3 Table 5 plus
+``NVLink``, ``Planned`` and ``Unclassified``), its component class, whether the interruption
+was planned, a ``priority`` used to pick a root cause among several pieces of evidence, and
+whether the signal may be a root cause at all (``root_cause``; e.g. Xid 45 and 154 may not).
+
+Rules are data (ARCHITECTURE.md, "Taxonomy"): changing the taxonomy means editing a CSV row.
+A user file overrides and extends the shipped rules: a user row with the id of a shipped row
+replaces it, new ids are added, and every user row is tried before the shipped ones.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import os
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+
+import pandas as pd
+
+from reliab.errors import InputFileError, Origin, ParseError
+from reliab.schema import COMPONENTS
+from reliab.taxonomy.vocabulary import COMPONENT_OF
+
+#: The columns of a rules file, in order.
+RULE_COLUMNS: tuple[str, ...] = (
+    "id", "signal", "message", "category", "component", "planned", "priority", "root_cause",
+    "confidence", "note",
+)
+_CONFIDENCE = ("H", "M", "L")
+_TRUE = ("true", "1", "yes")
+_FALSE = ("false", "0", "no")
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
+_SHIPPED = "rules.csv"
+
+
+@dataclass(frozen=True, eq=False)
+class Rules:
+    """An ordered, validated set of taxonomy rules.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per rule in match order (the first matching rule wins), with the columns of
+        the rules file (``planned`` and ``root_cause`` as bool, ``priority`` as int64) and an
+        ``origin`` column (``file:line`` the rule was read from).
+    sources : tuple of str
+        The files the rules were read from, user file first.
+    """
+
+    table: pd.DataFrame
+    sources: tuple[str, ...]
+    _signal_re: tuple[re.Pattern[str], ...] = field(repr=False)
+    _message_re: tuple[re.Pattern[str] | None, ...] = field(repr=False)
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def __repr__(self) -> str:
+        return f"Rules({len(self)} rules from {', '.join(self.sources)})"
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """Rule ids in match order."""
+        return tuple(self.table["id"])
+
+    def position(self, rule_id: str) -> int:
+        """Position of ``rule_id`` in match order; ``KeyError`` if absent."""
+        try:
+            return self.ids.index(rule_id)
+        except ValueError:
+            raise KeyError(f"no taxonomy rule with id {rule_id!r}") from None
+
+    def matching(self, signal: str) -> list[int]:
+        """Positions of the rules whose signal pattern fully matches ``signal``, in order."""
+        return [i for i, rx in enumerate(self._signal_re) if rx.fullmatch(signal)]
+
+    def message_matches(self, position: int, message: str | None) -> bool:
+        """Whether the message pattern of the rule at ``position`` accepts ``message``."""
+        rx = self._message_re[position]
+        return rx is None or (message is not None and rx.search(message) is not None)
+
+
+def _flag(value: str) -> bool | None:
+    v = value.strip().lower()
+    return True if v in _TRUE else False if v in _FALSE else None
+
+
+def _check_row(row: dict[str, str]) -> list[str]:
+    """Every problem of one raw rules row (empty list if it is valid)."""
+    problems = []
+    if not _ID.fullmatch(row["id"]):
+        problems.append(f"id {row['id']!r} is empty or not a plain identifier")
+    for col, flags in (("signal", 0), ("message", re.IGNORECASE)):
+        if col == "signal" and not row[col]:
+            problems.append("signal pattern is empty")
+            continue
+        try:
+            re.compile(row[col], flags)
+        except re.error as exc:
+            problems.append(f"{col} pattern {row[col]!r} is not a valid regex ({exc})")
+    category, component = row["category"], row["component"]
+    if category not in COMPONENT_OF:
+        problems.append(f"category {category!r} is not in the vocabulary "
+                        f"({', '.join(sorted(COMPONENT_OF))})")
+    elif component != COMPONENT_OF[category]:
+        problems.append(f"component {component!r} does not match category {category!r} "
+                        f"(expected {COMPONENT_OF[category]!r})")
+    if component not in COMPONENTS:
+        problems.append(f"component {component!r} is not one of {', '.join(COMPONENTS)}")
+    for col in ("planned", "root_cause"):
+        if _flag(row[col]) is None:
+            problems.append(f"{col} {row[col]!r} is not true/false")
+    try:
+        int(row["priority"])
+    except ValueError:
+        problems.append(f"priority {row['priority']!r} is not an integer")
+    if row["confidence"] not in _CONFIDENCE:
+        problems.append(f"confidence {row['confidence']!r} is not one of H, M, L")
+    return problems
+
+
+def _read_rows(text: str, name: str) -> tuple[list[dict[str, str]], list[tuple[Origin, str]]]:
+    """Parse rules CSV text into raw rows (with ``origin``) and a list of problems."""
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if header is None or tuple(h.strip() for h in header) != RULE_COLUMNS:
+        got = "nothing" if header is None else ",".join(header)
+        origin = Origin(name, 1, got)
+        return [], [(origin, f"header must be {','.join(RULE_COLUMNS)} (got {got})")]
+    rows: list[dict[str, str]] = []
+    problems: list[tuple[Origin, str]] = []
+    seen: dict[str, int] = {}
+    start = reader.line_num + 1
+    for values in reader:
+        lineno, start = start, reader.line_num + 1
+        if not values or all(not v.strip() for v in values):
+            continue
+        origin = Origin(name, lineno, ",".join(values))
+        if len(values) != len(RULE_COLUMNS):
+            problems.append((origin, f"expected {len(RULE_COLUMNS)} fields, got {len(values)}"))
+            continue
+        row = {c: v.strip() for c, v in zip(RULE_COLUMNS, values, strict=True)}
+        problems.extend((origin, p) for p in _check_row(row))
+        if row["id"] in seen:
+            problems.append((origin, f"duplicate id {row['id']!r} (first on line {seen[row['id']]})"))
+        seen.setdefault(row["id"], lineno)
+        rows.append({**row, "origin": origin.ref})
+    return rows, problems
+
+
+def _raise(problems: list[tuple[Origin, str]]) -> None:
+    if len(problems) == 1:
+        origin, reason = problems[0]
+        raise ParseError(f"invalid taxonomy rule: {reason}", origin)
+    lines = [f"{len(problems)} problems in taxonomy rules:"]
+    lines += [f"  {origin.ref}: {reason}" for origin, reason in problems]
+    raise ParseError("\n".join(lines))
+
+
+def _build(rows: list[dict[str, str]], sources: tuple[str, ...]) -> Rules:
+    table = pd.DataFrame(rows, columns=[*RULE_COLUMNS, "origin"])
+    for col in ("planned", "root_cause"):
+        table[col] = table[col].map(_flag).astype(bool)
+    table["priority"] = table["priority"].astype("int64")
+    for col in ("id", "signal", "message", "category", "component", "confidence", "note",
+                "origin"):
+        table[col] = table[col].astype("string")
+    signal_re = tuple(re.compile(p) for p in table["signal"])
+    message_re = tuple(re.compile(p, re.IGNORECASE) if p else None for p in table["message"])
+    return Rules(table, sources, signal_re, message_re)
+
+
+@functools.cache
+def _shipped() -> tuple[tuple[dict[str, str], ...], str]:
+    ref = resources.files("reliab.taxonomy").joinpath(_SHIPPED)
+    name = f"reliab/taxonomy/{_SHIPPED}"
+    rows, problems = _read_rows(ref.read_text(encoding="utf-8"), name)
+    if problems:
+        _raise(problems)
+    return tuple(rows), name
+
+
+@functools.cache
+def _default() -> Rules:
+    rows, name = _shipped()
+    return _build(list(rows), (name,))
+
+
+def load_rules(path: str | os.PathLike[str] | None = None) -> Rules:
+    """Load the shipped taxonomy rules, optionally overridden and extended by a user file.
+
+    Parameters
+    ----------
+    path : str or path-like, optional
+        A CSV file with the columns of ``reliab/taxonomy/rules.csv`` (id, signal, message,
+        category, component, planned, priority, root_cause, confidence, note). A row whose
+        id is also a shipped id replaces the shipped row; rows with new ids are added. All
+        user rows come first in match order, in the order of the file, so a user rule wins
+        over any shipped rule that also matches.
+
+    Returns
+    -------
+    Rules
+        Frozen; ``.table`` holds the rules in match order.
+
+    Raises
+    ------
+    reliab.errors.ParseError
+        Naming ``file:line`` and the reason for every invalid row (bad header, bad regex,
+        category outside the vocabulary, component not matching the category, bad flag,
+        non-integer priority, duplicate id).
+    reliab.errors.InputFileError
+        If the user file cannot be read.
+
+    Notes
+    -----
+    The default vocabulary is Llama 3 Table 5 (arXiv 2407.21783) plus ``NVLink``,
+    ``Planned`` and ``Unclassified``; the Xid rows follow the NVIDIA Xid catalog
+    (docs.nvidia.com/deploy/xid-errors) as mapped in ``shared/reference/domain.md`` §4.3.
+    """
+    if path is None:
+        return _default()
+    name = os.fspath(path)
+    try:
+        with open(name, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise InputFileError(f"cannot read taxonomy rules {name!r}: {exc}") from exc
+    user, problems = _read_rows(text, name)
+    if problems:
+        _raise(problems)
+    shipped, shipped_name = _shipped()
+    user_ids = {r["id"] for r in user}
+    rows = user + [r for r in shipped if r["id"] not in user_ids]
+    return _build(rows, (name, shipped_name))
+
+
+def as_rules(rules: Rules | str | os.PathLike[str] | None) -> Rules:
+    """Coerce the ``rules=`` argument of the public functions to :class:`Rules`."""
+    if isinstance(rules, Rules):
+        return rules
+    if rules is None or isinstance(rules, (str, os.PathLike)):
+        return load_rules(rules)
+    raise TypeError(f"rules must be Rules, a path or None, not {type(rules).__name__}")
+
+
+__all__ = ["Rules", "load_rules", "as_rules", "RULE_COLUMNS"]

@@ -1,0 +1,99 @@
+"""Tests of reliab.models.nonparametric: Kaplan-Meier and Nelson-Aalen."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from lifelines import KaplanMeierFitter, NelsonAalenFitter
+from matplotlib.figure import Figure
+
+from reliab.errors import InsufficientDataError
+from reliab.models import estimate_kaplan_meier, estimate_nelson_aalen
+
+
+def _data(seed: int, n: int = 400):
+    """Tied integer times, censoring, and delayed entry for about half the units."""
+    rng = np.random.default_rng(seed)
+    t = np.round(100 * rng.weibull(1.5, n)) + 1
+    e = np.where(rng.random(n) < 0.5, np.floor(rng.random(n) * t), 0.0)
+    return t, rng.random(n) < 0.7, e
+
+
+def test_kaplan_meier_by_hand():
+    """Reference: product-limit values computed by hand from Kaplan & Meier (1958)."""
+    km = estimate_kaplan_meier([1, 2, 2, 3, 4, 5], [1, 1, 0, 1, 0, 1])
+    np.testing.assert_allclose(km.table["survival"], [5 / 6, 5 / 6 * 3 / 4, 5 / 6 * 3 / 4 * 1 / 2,
+                                                      5 / 16, 0.0])
+    assert km.table["at_risk"].tolist() == [6, 5, 3, 2, 1]
+    assert km.survival_at(2.5) == pytest.approx(5 / 8)
+    assert km.survival_at(0.5) == 1.0
+    assert km.median() == 3.0
+    na = estimate_nelson_aalen([1, 2, 2, 3, 4, 5], [1, 1, 0, 1, 0, 1])
+    np.testing.assert_allclose(na.table["cumhaz"], np.cumsum([1 / 6, 1 / 5, 1 / 3, 0, 1]))
+
+
+@pytest.mark.parametrize("with_entry", [False, True])
+def test_kaplan_meier_agrees_with_lifelines(with_entry):
+    """Agreement: lifelines KaplanMeierFitter estimate and exponential-Greenwood CI to 1e-6."""
+    t, d, e = _data(1)
+    entry = e if with_entry else None
+    km = estimate_kaplan_meier(t, d, entry=entry)
+    ref = KaplanMeierFitter().fit(t, d, entry=entry)
+    times = km.table["time"].to_numpy()
+    np.testing.assert_allclose(km.table["survival"], ref.survival_function_at_times(times),
+                               rtol=1e-6, atol=1e-12)
+    ci = ref.confidence_interval_.loc[times].to_numpy()
+    np.testing.assert_allclose(km.table["low"], ci[:, 0], rtol=1e-6)
+    np.testing.assert_allclose(km.table["high"], ci[:, 1], rtol=1e-6)
+    assert km.median() == ref.median_survival_time_
+
+
+@pytest.mark.parametrize("with_entry", [False, True])
+def test_nelson_aalen_agrees_with_lifelines(with_entry):
+    """Agreement: lifelines NelsonAalenFitter(nelson_aalen_smoothing=False) to 1e-6."""
+    t, d, e = _data(2)
+    entry = e if with_entry else None
+    na = estimate_nelson_aalen(t, d, entry=entry)
+    ref = NelsonAalenFitter(nelson_aalen_smoothing=False).fit(t, d, entry=entry)
+    times = na.table["time"].to_numpy()
+    np.testing.assert_allclose(na.table["cumhaz"], ref.cumulative_hazard_.loc[times].iloc[:, 0],
+                               rtol=1e-6, atol=1e-12)
+    ci = ref.confidence_interval_.loc[times].to_numpy()
+    np.testing.assert_allclose(na.table["low"], ci[:, 0], rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(na.table["high"], ci[:, 1], rtol=1e-6, atol=1e-12)
+
+
+def test_large_sample_runs_and_is_monotone():
+    """Regression: 2e5 continuous units with entry give a non-increasing curve in [0, 1]."""
+    rng = np.random.default_rng(3)
+    t = rng.weibull(0.8, 200_000) * 1000
+    km = estimate_kaplan_meier(t, rng.random(t.size) < 0.5, entry=t * rng.random(t.size) * 0.3)
+    s = km.table["survival"].to_numpy()
+    assert np.all(np.diff(s) <= 0) and 0 <= s[-1] <= 1
+    assert (km.table["low"] <= s + 1e-15).all() and (km.table["high"] >= s - 1e-15).all()
+
+
+def test_result_contract():
+    """Regression: summary, JSON-safe to_dict, HTML and Figure plots; n and exposure."""
+    km = estimate_kaplan_meier([3.0, 1.0, 2.0], [1, 0, 1])
+    na = estimate_nelson_aalen([3.0, 1.0, 2.0], [1, 0, 1])
+    for res in (km, na):
+        json.dumps(res.to_dict())
+        assert isinstance(res.plot(), Figure)
+        assert res._repr_html_().startswith("<div")
+        assert (res.n, res.n_failures, res.exposure) == (3, 2, 6.0)
+    assert na.survival_at([2.5])[0] == pytest.approx(np.exp(-0.5))
+
+
+def test_validation_and_insufficient_data():
+    """Edge case: bad inputs raise ValueError with count and index; no data is insufficient."""
+    with pytest.raises(ValueError, match=r"1 negative duration\(s\) \(first at index 1\)"):
+        estimate_kaplan_meier([1.0, -1.0], [1, 1])
+    with pytest.raises(ValueError, match=r"1 entry time\(s\) later than the duration"):
+        estimate_nelson_aalen([1.0, 2.0], [1, 1], entry=[0.0, 3.0])
+    with pytest.raises(ValueError, match="missing or not finite"):
+        estimate_kaplan_meier([1.0, np.nan], [1, 1])
+    with pytest.raises(InsufficientDataError, match="no units"):
+        estimate_kaplan_meier([], [])
