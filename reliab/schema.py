@@ -143,7 +143,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
 
 # telemetry is open-ended: measurement columns must be numeric and carry a unit suffix
 TELEMETRY_UNITS = ("_c", "_w", "_mhz", "_pct", "_j", "_mj", "_count", "_ms", "_s", "_gbps",
-                   "_mib", "_gib", "_bytes", "_tflops", "_per_s", "_hz", "_v", "_a", "_flag")
+                   "_mib", "_gib", "_bytes", "_tflops", "_per_s", "_hz", "_v", "_a", "_flag", "_mbps", "_us", "_code", "_raw", "_mw", "_kw")
 
 
 def empty(table: str) -> pd.DataFrame:

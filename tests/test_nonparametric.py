@@ -24,10 +24,10 @@ def _data(seed: int, n: int = 400):
 def test_kaplan_meier_by_hand():
     """Reference: product-limit values computed by hand from Kaplan & Meier (1958)."""
     km = estimate_kaplan_meier([1, 2, 2, 3, 4, 5], [1, 1, 0, 1, 0, 1])
-    np.testing.assert_allclose(km.table["survival"], [5 / 6, 5 / 6 * 3 / 4, 5 / 6 * 3 / 4 * 1 / 2,
-                                                      5 / 16, 0.0])
+    np.testing.assert_allclose(km.table["survival"], [5 / 6, 5 / 6 * 4 / 5, 4 / 6 * 2 / 3,
+                                                      4 / 9, 0.0])
     assert km.table["at_risk"].tolist() == [6, 5, 3, 2, 1]
-    assert km.survival_at(2.5) == pytest.approx(5 / 8)
+    assert km.survival_at(2.5) == pytest.approx(2 / 3)
     assert km.survival_at(0.5) == 1.0
     assert km.median() == 3.0
     na = estimate_nelson_aalen([1, 2, 2, 3, 4, 5], [1, 1, 0, 1, 0, 1])

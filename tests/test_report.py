@@ -83,6 +83,8 @@ def make_ingest() -> FakeIngest:
     q = [("logs/kern.log", i * 97 + 3, "xid", "no Xid code", f"NVRM: Xid (PCI:0000:{i:02x}:00): ")
          for i in range(20)]
     q.insert(2, ("logs/tickets.csv", 17, "tickets", "unparseable time", SCRIPT))
+    q.insert(4, ("logs/very/deep/directory/structure/of/the/cluster/train-rank-00017.log", 123_456,
+                 "nccl", "truncated record", "x" * 50 + "\x00\x1b[31m" + "y" * 250))
     quarantine = pd.DataFrame(q, columns=["path", "lineno", "source", "reason", "text"])
     return FakeIngest(signals=pd.DataFrame(), interruptions=make_interruptions(),
                       accounting=accounting, quarantine=quarantine)
@@ -167,6 +169,20 @@ class TestAssemble:
         assert df.loc["GPU HBM3 Memory", "Check"] == "✓"
         assert "subtotal" in table.row_kinds and table.row_kinds[-1] == "total"
 
+    def test_count_mismatch_and_unknown_category_flagged(self, ingest: FakeIngest) -> None:
+        df = ingest.interruptions.copy()
+        idx = df.index[df["category"] == "Faulty GPU"][:3]
+        df.loc[idx, "category"] = "NVLink"
+        changed = FakeIngest(ingest.signals, df, ingest.accounting, ingest.quarantine)
+        report = build_report(changed, rates=make_rates(df), reference=table5())
+        table = next(b for b in report.section("categories").blocks if isinstance(b, Table))
+        data = table.data.set_index("Category")
+        assert data.loc["Faulty GPU", "Check"] == "✗ count -3; misprinted share"
+        assert data.loc["NVLink", "Check"] == "✗ not in reference"
+        assert data.loc["NVLink", "Published"] == "—"
+        flagged = {table.data.iloc[i]["Category"] for i, k in enumerate(table.row_kinds) if k == "flag"}
+        assert flagged == {"Faulty GPU", "NVLink"}
+
     def test_faulty_gpu_note_only_with_reference(self, ingest: FakeIngest) -> None:
         rates = make_rates(ingest.interruptions)
         with_ref = render_html(build_report(ingest, rates=rates, reference=table5()))
@@ -223,6 +239,13 @@ class TestHTML:
         assert html.count("<svg") >= 4
         ids = re.findall(r'\sid="([^"]+)"', html)
         assert len(ids) == len(set(ids))
+
+    def test_long_and_binary_lines_are_cut_and_visible(self, report: Report) -> None:
+        table = [b for b in report.section("data-quality").blocks if isinstance(b, Table)][-1]
+        texts = list(table.data["Text"])
+        assert any(t.endswith("…") and len(t) == 160 for t in texts)
+        assert not any("\x00" in t for t in texts)
+        assert any("x\\x00\\x1b[31m" in t for t in texts)  # shown as \\xNN
 
     def test_write_html(self, report: Report, tmp_path: Path) -> None:
         path = write_html(report, tmp_path / "sub" / "r.html")

@@ -25,10 +25,11 @@ def hostlist(nodes: np.ndarray) -> str:
     breaks = np.flatnonzero(np.diff(idx) != 1)
     starts = np.concatenate([[idx[0]], idx[breaks + 1]])
     ends = np.concatenate([idx[breaks], [idx[-1]]])
-    parts = [f"{a:04d}" if a == b else f"{a:04d}-{b:04d}" for a, b in zip(starts, ends,
-                                                                           strict=True)]
-    return "node" + parts[0] if len(parts) == 1 and "-" not in parts[0] else \
-        "node[" + ",".join(parts) + "]"
+    parts = [f"{a:04d}" if a == b else f"{a:04d}-{b:04d}"
+             for a, b in zip(starts, ends, strict=True)]
+    if len(idx) == 1:
+        return "node" + parts[0]
+    return "node[" + ",".join(parts) + "]"
 
 
 def end_state(category: str, rng: np.random.Generator) -> tuple[str, str, bool]:

@@ -6,6 +6,7 @@ import bz2
 import gzip
 import io
 import lzma
+import zlib
 from pathlib import Path
 from typing import BinaryIO
 
@@ -59,12 +60,42 @@ def open_binary(path: str | Path) -> BinaryIO:
     return open(p, "rb")
 
 
+def _decompression_errors() -> tuple[type[BaseException], ...]:
+    errors: tuple[type[BaseException], ...] = (OSError, EOFError, lzma.LZMAError, zlib.error)
+    try:
+        import zstandard
+
+        errors += (zstandard.ZstdError,)
+    except ImportError:  # pragma: no cover - zstandard is a declared dependency
+        pass
+    return errors
+
+
 def head_lines(path: str | Path, n: int = 20, max_bytes: int = 65536) -> list[str]:
-    """The first ``n`` lines of a (possibly compressed) file, decoded leniently."""
+    """The first ``n`` lines of a (possibly compressed) file, decoded leniently.
+
+    A stream that breaks off (truncated archive) still yields the lines read before the
+    break; only a file whose start cannot be read at all raises.
+
+    Raises
+    ------
+    InputFileError
+        If the file is missing, or not a single byte of it can be decompressed.
+    """
+    chunks: list[bytes] = []
+    size = 0
     try:
         with open_binary(path) as fh:
-            data = fh.read(max_bytes)
-    except (OSError, EOFError, lzma.LZMAError) as exc:
-        raise InputFileError(f"{path}: cannot read the start of the file ({exc})") from exc
-    text = data.decode("utf-8", errors="replace")
+            while size < max_bytes:
+                block = fh.read(min(8192, max_bytes - size))
+                if not block:
+                    break
+                chunks.append(block)
+                size += len(block)
+                if sum(c.count(b"\n") for c in chunks) > n:
+                    break
+    except _decompression_errors() as exc:
+        if not chunks:
+            raise InputFileError(f"{path}: cannot read the start of the file ({exc})") from exc
+    text = b"".join(chunks).decode("utf-8", errors="replace")
     return text.splitlines()[:n]

@@ -105,7 +105,12 @@ def _inversion_pmf(r: int) -> np.ndarray:
 def reversals(times: np.ndarray) -> int:
     """Number of reversals ``#{j < k : I_j < I_k}`` of the inter-arrival times of ``times``."""
     gaps = np.diff(np.concatenate([[0.0], np.sort(np.asarray(times, dtype=float))]))
-    return int(np.sum(gaps[:, None] < gaps[None, :], where=np.triu(np.ones((gaps.size,) * 2, bool), 1)))
+    total = 0
+    for lo in range(0, gaps.size, 1024):  # row blocks keep memory O(1024 r)
+        rows = gaps[lo: lo + 1024, None]
+        later = np.arange(gaps.size)[None, :] > np.arange(lo, lo + rows.shape[0])[:, None]
+        total += int(np.sum((rows < gaps[None, :]) & later))
+    return total
 
 
 def _reverse_arrangement(t: np.ndarray) -> tuple[float, float, str, str]:

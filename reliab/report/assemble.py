@@ -191,7 +191,7 @@ def _summary_section(df: pd.DataFrame, summary: pd.DataFrame, conf: float,
 
 def _check_cell(count: int, ref: pd.Series | None) -> tuple[str, bool]:
     if ref is None:
-        return "not in reference", True
+        return "✗ not in reference", True
     problems = []
     if count != int(ref["count"]):
         problems.append(f"count {count - int(ref['count']):+d}")

@@ -10,6 +10,7 @@ the unique messages of those rows.
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ TAXONOMY_COLUMNS: tuple[str, ...] = (
 )
 _UNMATCHED = -1
 _TOP_UNMATCHED = 5
+#: From this many distinct messages on, message patterns run in polars (Rust regex).
+_POLARS_MIN = 20_000
 
 
 def _message_rows(
@@ -37,18 +40,35 @@ def _message_rows(
     out = np.full(len(messages), _UNMATCHED, dtype=np.int64)
     codes, uniques = pd.factorize(messages, use_na_sentinel=True)
     winner = np.full(len(uniques) + 1, _UNMATCHED, dtype=np.int64)  # last slot: NA message
-    open_ = np.ones(len(uniques) + 1, dtype=bool)
+    open_ = np.arange(len(uniques))  # unique non-NA messages without a winner yet
+    has_na = bool((codes < 0).any())
     for pos in candidates:
         rx = rules._message_re[pos]
         if rx is None:
             winner[open_] = pos
+            winner[-1] = pos  # a NA message matches only rules without a message pattern
             break
-        hit = np.fromiter((rx.search(m) is not None for m in uniques), bool, len(uniques))
-        hit = np.append(hit, False) & open_
-        winner[hit] = pos
-        open_ &= ~hit
+        hit = _search(rx, uniques[open_])
+        winner[open_[hit]] = pos
+        open_ = open_[~hit]
+        if not len(open_) and not has_na:
+            break
     out[:] = winner[codes]  # code -1 (NA) indexes the last slot
     return out
+
+
+def _search(rx: re.Pattern[str], texts: np.ndarray) -> np.ndarray:
+    """Boolean mask: ``rx.search`` finds the pattern in each text (polars for large sets)."""
+    if len(texts) >= _POLARS_MIN:
+        try:
+            import polars as pl
+
+            flags = "(?i)" if rx.flags & re.IGNORECASE else ""
+            found = pl.Series(texts, dtype=pl.String).str.contains(flags + rx.pattern)
+            return found.fill_null(False).to_numpy().astype(bool)
+        except Exception:  # a pattern the Rust regex engine rejects: use Python's re
+            pass
+    return np.fromiter((rx.search(m) is not None for m in texts), bool, len(texts))
 
 
 def rule_positions(rules: Rules, keys: pd.Series, messages: pd.Series | None) -> np.ndarray:

@@ -1,0 +1,123 @@
+"""The frozen result of :func:`reliab.ingest.ingest` and how it is summarised and stored."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from reliab import schema
+
+#: table name -> Parquet file written by :meth:`IngestResult.write_parquet`
+PARQUET_TABLES = ("signals", "interruptions", "accounting", "quarantine", "jobs", "telemetry")
+
+
+@dataclass(frozen=True)
+class SourceChoice:
+    """Which parser read a file, and why.
+
+    ``confidence`` is the winning sniffer's score (1.0 when forced with ``source=``);
+    ``reason`` says how the choice was made and lists runner-up scores and parser notes.
+    """
+
+    source: str
+    confidence: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """Canonical tables read from raw files, with the accounting of every input line.
+
+    Attributes
+    ----------
+    signals, jobs, interruptions, telemetry : pandas.DataFrame
+        Canonical tables (``reliab.schema``), validated.
+    quarantine : pandas.DataFrame
+        Malformed lines: path, lineno, source, reason, text.
+    accounting : pandas.DataFrame
+        One row per input file: path, source, lines, parsed, irrelevant, malformed, with
+        ``lines == parsed + irrelevant + malformed``.
+    sources : mapping of str to SourceChoice
+        Chosen format per input path.
+    notes : tuple of str
+        Run-level remarks (e.g. attribution skipped).
+    """
+
+    signals: pd.DataFrame
+    jobs: pd.DataFrame
+    interruptions: pd.DataFrame
+    telemetry: pd.DataFrame
+    quarantine: pd.DataFrame
+    accounting: pd.DataFrame
+    sources: Mapping[str, SourceChoice] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def summary(self) -> pd.DataFrame:
+        """Per source: files, line accounting and the number of signal rows produced."""
+        acc = self.accounting
+        cols = ["lines", "parsed", "irrelevant", "malformed"]
+        out = acc.groupby("source", sort=True)[cols].sum()
+        out.insert(0, "files", acc.groupby("source", sort=True).size())
+        counts = self.signals["source"].value_counts() if len(self.signals) else pd.Series(dtype="int64")
+        out["signals"] = counts.reindex(out.index).fillna(0).astype("int64")
+        out = out.reset_index()
+        return out.astype({c: "int64" for c in ["files", *cols, "signals"]})
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe digest: counts, per-source summary, per-file choices and notes."""
+        summary = [{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+                   for row in self.summary().to_dict(orient="records")]
+        return {
+            "files": len(self.accounting),
+            "lines": int(self.accounting["lines"].sum()),
+            "signals": len(self.signals),
+            "jobs": len(self.jobs),
+            "interruptions": len(self.interruptions),
+            "telemetry_rows": len(self.telemetry),
+            "quarantined": len(self.quarantine),
+            "summary": summary,
+            "sources": {p: {"source": c.source, "confidence": float(c.confidence), "reason": c.reason}
+                        for p, c in self.sources.items()},
+            "notes": list(self.notes),
+        }
+
+    def _repr_html_(self) -> str:
+        d = self.to_dict()
+        head = (f"<h4>IngestResult</h4><p>{d['files']} file(s), {d['lines']} line(s): "
+                f"{d['signals']} signal(s), {d['jobs']} job(s), {d['interruptions']} "
+                f"interruption(s), {d['telemetry_rows']} telemetry row(s), "
+                f"{d['quarantined']} quarantined line(s)</p>")
+        body = self.summary().to_html(index=False, border=0)
+        notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)
+        return head + body + (f"<ul>{notes}</ul>" if notes else "")
+
+    def __repr__(self) -> str:
+        d = self.to_dict()
+        return (f"IngestResult(files={d['files']}, lines={d['lines']}, signals={d['signals']}, "
+                f"jobs={d['jobs']}, interruptions={d['interruptions']}, "
+                f"quarantined={d['quarantined']})")
+
+    def write_parquet(self, directory: str | Path) -> dict[str, Path]:
+        """Write every table as ``<table>.parquet`` into ``directory`` (created if needed).
+
+        Dtypes, nullability and UTC time zones survive the round trip
+        (:func:`reliab.schema.read_parquet` reads a table back and validates it).
+
+        Returns
+        -------
+        dict of str to Path
+            Table name -> file written.
+        """
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        written: dict[str, Path] = {}
+        for name in PARQUET_TABLES:
+            target = out / f"{name}.parquet"
+            schema.write_parquet(getattr(self, name), str(target), name)
+            written[name] = target
+        return written

@@ -1,0 +1,289 @@
+"""GPU telemetry in NVIDIA's own text formats: ``nvidia-smi -q``, ``nvidia-smi dmon`` and
+dcgm-exporter's Prometheus exposition.
+
+Each becomes the canonical ``telemetry`` table (``time``, ``host``, ``gpu`` and numeric
+columns whose names carry their unit).  Formats as printed by the tools (nvidia-smi manual;
+dcgm-exporter ``etc/default-counters.csv`` and a real scrape, domain.md §5.5 [P]).
+Accounting: a line that yields at least one value is parsed; headers, section titles and
+text-valued fields are irrelevant; a data row that cannot be read is malformed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from reliab.errors import ParseError
+from reliab.ingest._lines import LineContext, scan_lines
+from reliab.ingest._registry import FileResult, register_parser
+
+_UNIT_SUFFIX = {"C": "_c", "W": "_w", "MHz": "_mhz", "%": "_pct", "MiB": "_mib", "MB": "_mib", "MB/s": "_mbps",
+                "mJ": "_mj", "J": "_j", "ms": "_ms", "us": "_us", "s": "_s"}
+
+
+def normalize_pci(bus_id: str) -> str:
+    """``00000000:18:00.0`` / ``0000:18:00.0`` / ``0000:18:00`` → ``0000:18:00`` (kernel-log form)."""
+    parts = bus_id.strip().lower().split(":")
+    if len(parts) < 3:
+        return bus_id.strip().lower()
+    return f"{parts[-3][-4:]}:{parts[-2]}:{parts[-1].split('.')[0]}"
+
+
+def _host_of(path: str, options: dict[str, Any]) -> str:
+    return str(options.get("host") or Path(path).name.split(".")[0])
+
+
+def _number(text: str) -> float | None:
+    text = text.strip()
+    if text in ("N/A", "[N/A]", "-", "[Not Supported]", "Not Supported", "Unknown Error"):
+        return None
+    if text in ("Yes", "No", "Enabled", "Disabled"):
+        return 1.0 if text in ("Yes", "Enabled") else 0.0
+    m = re.fullmatch(r"(-?\d+(?:\.\d+)?)\s*(?:\S.*)?", text)
+    return float(m.group(1)) if m else None
+
+
+# ---------------------------------------------------------------- nvidia-smi -q
+_Q_ALIASES = {
+    "Temperature/GPU Current Temp": "temp_c",
+    "Temperature/Memory Current Temp": "mem_temp_c",
+    "GPU Power Readings/Average Power Draw": "power_w",
+    "GPU Power Readings/Power Draw": "power_w",
+    "Power Readings/Power Draw": "power_w",
+    "GPU Power Readings/Instantaneous Power Draw": "power_instant_w",
+    "GPU Power Readings/Current Power Limit": "power_limit_w",
+    "Clocks/SM": "sm_clock_mhz",
+    "Clocks/Memory": "mem_clock_mhz",
+    "Clocks/Graphics": "graphics_clock_mhz",
+    "Utilization/GPU": "util_gpu_pct",
+    "Utilization/Memory": "util_mem_pct",
+    "FB Memory Usage/Used": "fb_used_mib",
+    "FB Memory Usage/Total": "fb_total_mib",
+    "Retired Pages/Single Bit ECC": "retired_pages_sbe_count",
+    "Retired Pages/Double Bit ECC": "retired_pages_dbe_count",
+    "Remapped Rows/Correctable Error": "remapped_rows_correctable_count",
+    "Remapped Rows/Uncorrectable Error": "remapped_rows_uncorrectable_count",
+    "Remapped Rows/Pending": "remap_pending_flag",
+    "Remapped Rows/Remapping Failure Occurred": "remap_failure_flag",
+}
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def _q_column(path: tuple[str, ...]) -> str | None:
+    key = "/".join(path)
+    if key in _Q_ALIASES:
+        return _Q_ALIASES[key]
+    if path[0] == "ECC Errors" and len(path) == 3:  # Volatile|Aggregate / SRAM Correctable ...
+        leaf = _slug(path[2])
+        if path[1] in ("Volatile", "Aggregate"):
+            return f"ecc_{path[1].lower()}_{leaf}" + ("_flag" if "exceeded" in leaf else "_count")
+        if path[1].startswith("Aggregate Uncorrectable SRAM"):
+            return f"ecc_sram_uncorrectable_{leaf.removeprefix('sram_')}_count"
+    return None
+
+
+def _parse_q_line(text: str, ctx: LineContext) -> dict | None:
+    if not text.strip() or text.startswith("="):
+        return None
+    indent = len(text) - len(text.lstrip(" "))
+    key, sep, value = text.strip().partition(":")
+    key = key.strip()
+    st = ctx.state
+    if indent == 0:
+        if re.fullmatch(r"GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(\.\d)?", text.strip()):
+            st["gpu"] = normalize_pci(text.strip()[4:])
+            st["stack"] = []
+        elif key == "Timestamp" and sep:
+            try:
+                st["time"] = pd.Timestamp(value.strip()).tz_localize(ctx.options.get("tz", "UTC")).tz_convert("UTC")
+            except ValueError as exc:
+                raise ParseError(f"unreadable nvidia-smi Timestamp {value.strip()!r}") from exc
+        return None
+    level = indent // 4 - 1
+    stack: list[str] = st.setdefault("stack", [])
+    del stack[level:]
+    if not sep or not value.strip():
+        stack.append(key)
+        return None
+    column = _q_column((*stack, key))
+    number = _number(value) if column else None
+    if column is None or number is None:
+        return None
+    if "gpu" not in st:
+        raise ParseError("value outside any 'GPU <bus id>' section")
+    return {"_gpu": st["gpu"], "_col": column, "_val": number}
+
+
+def _q_finish(rows: list[dict], ctx: LineContext) -> list[dict]:
+    if not rows:
+        return []
+    time = ctx.state.get("time") or ctx.options.get("time")
+    if time is None:
+        raise ParseError(f"{ctx.path}: nvidia-smi -q output without a Timestamp line; pass time=")
+    out: dict[str, dict] = {}
+    for r in rows:
+        rec = out.setdefault(r["_gpu"], {"time": time, "host": _host_of(ctx.path, ctx.options), "gpu": r["_gpu"],
+                                         "origin": r["origin"]})
+        rec.setdefault(r["_col"], r["_val"])
+    return list(out.values())
+
+
+def _sniff_q(path: str, first_lines: Sequence[str]) -> float:
+    return 0.98 if any("NVSMI LOG" in line for line in first_lines[:5]) else 0.0
+
+
+@register_parser("nvidia_smi_q", sniff=_sniff_q, table="telemetry")
+def read_nvidia_smi_q(path: str, *, host: str | None = None, tz: str = "UTC", strict: bool = False) -> FileResult:
+    """``nvidia-smi -q`` report → one telemetry row per GPU (ECC, remapped rows, power, clocks)."""
+    return scan_lines(path, "nvidia_smi_q", _parse_q_line, table="telemetry", strict=strict,
+                      options={"host": host, "tz": tz}, finish=_q_finish)
+
+
+# ---------------------------------------------------------------- nvidia-smi dmon
+_DMON_NAMES = {"pwr": "power", "gtemp": "temp", "mtemp": "mem_temp", "sm": "util_sm", "mem": "util_mem",
+               "enc": "util_enc", "dec": "util_dec", "jpg": "util_jpg", "ofa": "util_ofa", "mclk": "mem_clock",
+               "pclk": "sm_clock", "fb": "fb_used", "bar1": "bar1_used", "ccpm": "ccpm_used",
+               "rxpci": "pcie_rx", "txpci": "pcie_tx", "sbecc": "ecc_sbe", "dbecc": "ecc_dbe", "pci": "pcie_replay",
+               "pviol": "power_violation", "tviol": "thermal_violation"}
+
+
+def _dmon_header(text: str, ctx: LineContext) -> None:
+    tokens = text.lstrip("#").split()
+    if ctx.state.get("names") is None or any(t in ("gpu", "Date", "Time") for t in tokens[:3]):
+        ctx.state["names"] = tokens
+    else:
+        ctx.state["units"] = tokens
+
+
+def _dmon_column(name: str, unit: str) -> str:
+    base = _DMON_NAMES.get(name, name)
+    return base + _UNIT_SUFFIX.get(unit, "_count" if unit in ("-", "") else "_raw")
+
+
+def _parse_dmon_line(text: str, ctx: LineContext) -> dict | None:
+    if not text.strip():
+        return None
+    if text.startswith("#"):
+        _dmon_header(text, ctx)
+        return None
+    names, units = ctx.state.get("names"), ctx.state.get("units")
+    if not names or not units:
+        raise ParseError("dmon data row before its '# gpu ...' and units header lines")
+    values = text.split()
+    if len(values) != len(names):
+        raise ParseError(f"dmon row has {len(values)} fields, header has {len(names)}")
+    row: dict[str, Any] = {}
+    rest = list(zip(names, units, values, strict=True))
+    if names[0] == "Date":
+        stamp = f"{values[0]} {values[1]}"
+        try:
+            row["time"] = pd.Timestamp(pd.to_datetime(stamp, format="%Y%m%d %H:%M:%S")).tz_localize(ctx.options.get("tz") or "UTC")
+        except ValueError as exc:
+            raise ParseError(f"unreadable dmon date/time {stamp!r}") from exc
+        rest = rest[2:]
+    elif names[0] == "Time":
+        raise ParseError("dmon '-o T' rows carry no date; pass start= or record with -o DT")
+    else:
+        start = ctx.options.get("start")
+        if start is None:
+            raise ParseError("dmon rows without date/time columns: pass start= (first sample time) or use -o DT")
+        n = ctx.state["n"] = ctx.state.get("n", -1) + (1 if values[0] == ctx.state.get("first_gpu", values[0]) else 0)
+        ctx.state.setdefault("first_gpu", values[0])
+        row["time"] = pd.Timestamp(start, tz="UTC") + pd.Timedelta(seconds=float(ctx.options.get("interval_s", 1.0)) * n)
+    for name, unit, value in rest:
+        if name == "gpu":
+            row["gpu"] = value
+            continue
+        row[_dmon_column(name, unit)] = _number(value)
+    row["host"] = _host_of(ctx.path, ctx.options)
+    return row
+
+
+def _sniff_dmon(path: str, first_lines: Sequence[str]) -> float:
+    head = [line for line in first_lines[:4] if line.startswith("#")]
+    return 0.9 if head and re.search(r"#\s*(gpu|Date)\s", head[0]) and "pwr" in head[0] or (head and " sm " in head[0]) else 0.0
+
+
+@register_parser("nvidia_smi_dmon", sniff=_sniff_dmon, table="telemetry")
+def read_nvidia_smi_dmon(path: str, *, host: str | None = None, start: str | None = None,
+                         interval_s: float = 1.0, tz: str = "UTC", strict: bool = False) -> FileResult:
+    """``nvidia-smi dmon`` output (any ``-s`` column set; ``-o DT`` for timestamps) → telemetry."""
+    return scan_lines(path, "nvidia_smi_dmon", _parse_dmon_line, table="telemetry", strict=strict,
+                      options={"host": host, "start": start, "interval_s": interval_s, "tz": tz})
+
+
+# ---------------------------------------------------------------- dcgm-exporter (Prometheus text)
+_PROM = re.compile(r"^(?P<name>[A-Za-z_:][A-Za-z0-9_:]*)(?:\{(?P<labels>.*)\})?\s+(?P<value>\S+)(?:\s+(?P<ts>-?\d+))?\s*$")
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+_DCGM_COLUMNS = {
+    "GPU_TEMP": "temp_c", "MEMORY_TEMP": "mem_temp_c", "POWER_USAGE": "power_w",
+    "POWER_USAGE_INSTANT": "power_instant_w", "TOTAL_ENERGY_CONSUMPTION": "energy_mj",
+    "SM_CLOCK": "sm_clock_mhz", "MEM_CLOCK": "mem_clock_mhz", "GPU_UTIL": "util_gpu_pct",
+    "MEM_COPY_UTIL": "util_mem_copy_pct", "ENC_UTIL": "util_enc_pct", "DEC_UTIL": "util_dec_pct",
+    "FB_FREE": "fb_free_mib", "FB_USED": "fb_used_mib", "PCIE_REPLAY_COUNTER": "pcie_replay_count",
+    "XID_ERRORS": "last_xid_code", "ECC_SBE_VOL_TOTAL": "ecc_sbe_volatile_count",
+    "ECC_DBE_VOL_TOTAL": "ecc_dbe_volatile_count", "ECC_SBE_AGG_TOTAL": "ecc_sbe_aggregate_count",
+    "ECC_DBE_AGG_TOTAL": "ecc_dbe_aggregate_count", "UNCORRECTABLE_REMAPPED_ROWS": "remapped_rows_uncorrectable_count",
+    "CORRECTABLE_REMAPPED_ROWS": "remapped_rows_correctable_count", "ROW_REMAP_FAILURE": "remap_failure_flag",
+    # DCGM's header says ns, dcgm-exporter's help says us (domain.md §5.5): kept raw, unit unverified
+    "POWER_VIOLATION": "power_violation_raw", "THERMAL_VIOLATION": "thermal_violation_raw",
+    "PCIE_TX_THROUGHPUT": "pcie_tx_raw", "PCIE_RX_THROUGHPUT": "pcie_rx_raw",
+    "NVLINK_BANDWIDTH_TOTAL": "nvlink_bandwidth_total_raw",
+}
+
+
+def _parse_prom_line(text: str, ctx: LineContext) -> dict | None:
+    if not text.strip() or text.startswith("#"):
+        return None
+    m = _PROM.match(text)
+    if m is None:
+        raise ParseError("not a Prometheus sample line")
+    name = m["name"]
+    if not name.startswith("DCGM_FI_"):
+        return None
+    labels = dict(_LABEL.findall(m["labels"] or ""))
+    try:
+        value = float(m["value"])
+    except ValueError as exc:
+        raise ParseError(f"sample value {m['value']!r} is not a number") from exc
+    field = name.removeprefix("DCGM_FI_DEV_").removeprefix("DCGM_FI_PROF_")
+    column = _DCGM_COLUMNS.get(field, f"dcgm_{field.lower()}_raw")
+    if m["ts"] is not None:
+        time = pd.Timestamp(int(m["ts"]), unit="ms", tz="UTC")
+    elif ctx.options.get("time") is not None:
+        time = pd.Timestamp(ctx.options["time"]).tz_convert("UTC") if pd.Timestamp(ctx.options["time"]).tzinfo else pd.Timestamp(ctx.options["time"], tz="UTC")
+    else:
+        raise ParseError("sample without a timestamp: pass time= (the scrape time)")
+    host = labels.get("Hostname") or labels.get("hostname") or _host_of(ctx.path, ctx.options)
+    gpu = labels.get("gpu") or (normalize_pci(labels["pci_bus_id"]) if "pci_bus_id" in labels else None)
+    return {"time": time, "host": host, "gpu": gpu, "_col": column, "_val": value}
+
+
+def _prom_finish(rows: list[dict], ctx: LineContext) -> list[dict]:
+    if not rows:
+        return []
+    long = pd.DataFrame(rows)
+    wide = long.pivot_table(index=["time", "host", "gpu"], columns="_col", values="_val", aggfunc="last", dropna=False)
+    origins = long.groupby(["time", "host", "gpu"], dropna=False)["origin"].first()
+    wide = wide.join(origins).reset_index()
+    wide.columns.name = None
+    return wide.to_dict("records")
+
+
+def _sniff_prom(path: str, first_lines: Sequence[str]) -> float:
+    return 0.95 if any(line.startswith(("DCGM_FI_", "# HELP DCGM_FI_", "# TYPE DCGM_FI_")) for line in first_lines) else 0.0
+
+
+@register_parser("dcgm_prometheus", sniff=_sniff_prom, table="telemetry")
+def read_dcgm_prometheus(path: str, *, host: str | None = None, time: str | None = None,
+                         strict: bool = False) -> FileResult:
+    """dcgm-exporter metrics (Prometheus text; ``Hostname`` or ``hostname`` label) → telemetry."""
+    return scan_lines(path, "dcgm_prometheus", _parse_prom_line, table="telemetry", strict=strict,
+                      options={"host": host, "time": time}, finish=_prom_finish)

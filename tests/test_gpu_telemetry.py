@@ -1,0 +1,132 @@
+"""nvidia-smi -q, nvidia-smi dmon and dcgm-exporter text into the telemetry table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reliab import schema
+from reliab.ingest.gpu_telemetry import (
+    normalize_pci,
+    read_dcgm_prometheus,
+    read_nvidia_smi_dmon,
+    read_nvidia_smi_q,
+)
+
+HERE = Path(__file__).parent
+
+
+def _h200(name: str) -> Path:
+    for base in (HERE / "reference" / "h200_telemetry", HERE.parent / "data" / "h200_telemetry",
+                 HERE.parent.parent / "shared" / "data" / "h200_telemetry"):
+        if (base / name).exists():
+            return base / name
+    pytest.skip("H200 capture not found")
+
+
+def _identity(res) -> None:
+    assert res.lines == res.parsed + res.irrelevant + res.malformed
+
+
+def test_real_h200_nvidia_smi_q() -> None:
+    """Reference: the real H200 `nvidia-smi -q` capture (shared/data/h200_telemetry/SOURCE.md)."""
+    res = read_nvidia_smi_q(str(_h200("nvidia_smi_q.txt")), host="h200")
+    _identity(res)
+    tel = res.tables["telemetry"]
+    schema.validate(tel, "telemetry")
+    row = tel.iloc[0]
+    assert len(tel) == 1 and row["gpu"] == "0000:00:06"
+    assert row["time"] == pd.Timestamp("2026-11-30 01:25:14", tz="UTC")
+    assert (row["temp_c"], row["mem_temp_c"], row["power_w"], row["power_limit_w"]) == (36, 38, 77.09, 700)
+    assert (row["sm_clock_mhz"], row["mem_clock_mhz"], row["fb_total_mib"]) == (345, 3201, 143771)
+    assert row["ecc_volatile_dram_uncorrectable_count"] == 0 and row["remap_failure_flag"] == 0
+
+
+DMON_DT = """\
+#Date       Time        gpu    pwr  gtemp  mtemp     sm    mem    enc    dec    jpg    ofa   mclk   pclk
+#YYYYMMDD   HH:MM:SS    Idx      W      C      C      %      %      %      %      %      %    MHz    MHz
+ 20261130   01:25:20      0    104     37     38     32      9      0      0      0      0   3201   1725
+ 20261130   01:25:21      0    699     52     50    100     41      0      0      0      0   3201   1470
+ 20261130   01:25:22      0      -     53     51    100     41      0      0      0      0   3201   1455
+"""
+
+
+def test_dmon_with_date_columns(tmp_path: Path) -> None:
+    """Regression: `nvidia-smi dmon -o DT` rows, units from the header, '-' as missing."""
+    p = tmp_path / "node0001.dmon"
+    p.write_text(DMON_DT)
+    res = read_nvidia_smi_dmon(str(p))
+    _identity(res)
+    tel = res.tables["telemetry"]
+    schema.validate(tel, "telemetry")
+    assert (res.parsed, res.irrelevant) == (3, 2)
+    assert tel["power_w"].tolist()[:2] == [104, 699] and pd.isna(tel["power_w"].iloc[2])
+    assert tel["sm_clock_mhz"].tolist() == [1725, 1470, 1455]
+    assert tel["host"].unique().tolist() == ["node0001"]
+    assert tel["time"].iloc[1] == pd.Timestamp("2026-11-30 01:25:21", tz="UTC")
+
+
+def test_dmon_without_time_needs_start(tmp_path: Path) -> None:
+    """Regression: plain dmon rows are malformed without start=, timed with it."""
+    lines = DMON_DT.splitlines()
+    plain = "\n".join(line.split(None, 2)[-1] if not line.startswith("#") else "# " + line.split(None, 2)[-1]
+                      for line in lines) + "\n"
+    p = tmp_path / "n.dmon"
+    p.write_text(plain)
+    res = read_nvidia_smi_dmon(str(p))
+    assert res.malformed == 3 and "start=" in res.quarantine["reason"].iloc[0]
+    res = read_nvidia_smi_dmon(str(p), start="2026-11-30T01:25:20Z")
+    assert res.malformed == 0
+    assert res.tables["telemetry"]["time"].diff().dropna().dt.total_seconds().tolist() == [1.0, 1.0]
+
+
+PROM = """\
+# HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (in C).
+# TYPE DCGM_FI_DEV_GPU_TEMP gauge
+DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-c2f76b33-7953-256e-8f33-1343419b1a1c",pci_bus_id="00000000:31:00.0",device="nvidia0",modelName="NVIDIA L4",Hostname="i-030791dc5a37cd257",DCGM_FI_DRIVER_VERSION="580.105.08"} 31
+DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-x",pci_bus_id="00000000:31:00.0",device="nvidia0",Hostname="i-030791dc5a37cd257"} 16.3
+DCGM_FI_DEV_GPU_TEMP{gpu="1",UUID="GPU-y",pci_bus_id="00000000:32:00.0",device="nvidia1",hostname="node7"} 44
+DCGM_FI_DEV_XID_ERRORS{gpu="1",UUID="GPU-y",hostname="node7"} 79
+go_gc_duration_seconds 0.001
+"""
+
+
+def test_dcgm_exporter_both_hostname_labels(tmp_path: Path) -> None:
+    """Reference: a real dcgm-exporter scrape line (domain.md §5.5) and the lowercased label."""
+    p = tmp_path / "metrics.prom"
+    p.write_text(PROM)
+    res = read_dcgm_prometheus(str(p), time="2026-11-30T01:00:00Z")
+    _identity(res)
+    tel = res.tables["telemetry"].set_index(["host", "gpu"])
+    schema.validate(res.tables["telemetry"], "telemetry")
+    assert tel.loc[("i-030791dc5a37cd257", "0"), "temp_c"] == 31
+    assert tel.loc[("i-030791dc5a37cd257", "0"), "power_w"] == 16.3
+    assert tel.loc[("node7", "1"), "last_xid_code"] == 79
+    assert (res.parsed, res.irrelevant) == (4, 3)
+    assert read_dcgm_prometheus(str(p)).malformed == 4  # no scrape time given
+
+
+def test_normalize_pci() -> None:
+    """Regression: bus ids from nvidia-smi, DCGM and the kernel agree after normalization."""
+    assert normalize_pci("00000000:18:00.0") == normalize_pci("0000:18:00") == "0000:18:00"
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(max_size=300))
+def test_fuzz_never_raises(tmp_path: Path, text: str) -> None:
+    """Fuzz: arbitrary text never raises from any of the three readers; accounting holds."""
+    p = tmp_path / "x.txt"
+    p.write_bytes(text.encode("utf-8", "surrogatepass"))
+    for reader in (read_nvidia_smi_q, read_nvidia_smi_dmon, read_dcgm_prometheus):
+        try:
+            res = reader(str(p))
+        except Exception as exc:  # the contract: only ParseError for a whole-file problem
+            from reliab.errors import ParseError
+
+            assert isinstance(exc, ParseError), exc
+            continue
+        _identity(res)
