@@ -124,8 +124,13 @@ def _legend(ax: Axes, handles: list[Patch | Line2D], *, owned: bool) -> None:
     if not handles:
         return
     ncol = len(handles) if len(handles) <= 5 else -(-len(handles) // 2)
-    kwargs = {"handles": handles, "ncol": ncol, "handlelength": 1.0, "columnspacing": 1.4,
-              "borderaxespad": 0.2}
+    kwargs = {
+        "handles": handles,
+        "ncol": ncol,
+        "handlelength": 1.0,
+        "columnspacing": 1.4,
+        "borderaxespad": 0.2,
+    }
     if owned:
         ax.get_figure(root=True).legend(loc="outside upper left", **kwargs)  # type: ignore[union-attr]
     else:
@@ -138,8 +143,18 @@ def _component_handles(components: list[str], *, kind: str = "patch") -> list[Pa
         if kind == "patch":
             handles.append(Patch(facecolor=colour_of(c), edgecolor="none", label=c))
         else:
-            handles.append(Line2D([], [], color=colour_of(c), marker="|", linestyle="none",
-                                  markersize=8, markeredgewidth=2, label=c))
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    color=colour_of(c),
+                    marker="|",
+                    linestyle="none",
+                    markersize=8,
+                    markeredgewidth=2,
+                    label=c,
+                )
+            )
     return handles
 
 
@@ -171,11 +186,24 @@ def plot_timeline(interruptions: pd.DataFrame, ax: Axes | None = None) -> Figure
             if int(i) % 2 == 0:  # faint banding helps the eye follow a row
                 ax.axhspan(y - 0.5, y + 0.5, color="#F4F4F4", zorder=0, linewidth=0)
             t = times[(cats == row["category"]).to_numpy()]
-            colour = COMPONENT_COLOURS["Planned"] if row["is_planned"] else colour_of(row["component"])
-            ax.plot(t, np.full(len(t), y), linestyle="none", marker="|", markersize=7,
-                    markeredgewidth=1.3, color=colour, alpha=0.85, zorder=2)
-        ax.set_yticks([ypos[c] for c in order["category"]],
-                      [f"{c}  ({k})" for c, k in zip(order["category"], order["count"], strict=True)])
+            colour = (
+                COMPONENT_COLOURS["Planned"] if row["is_planned"] else colour_of(row["component"])
+            )
+            ax.plot(
+                t,
+                np.full(len(t), y),
+                linestyle="none",
+                marker="|",
+                markersize=7,
+                markeredgewidth=1.3,
+                color=colour,
+                alpha=0.85,
+                zorder=2,
+            )
+        ax.set_yticks(
+            [ypos[c] for c in order["category"]],
+            [f"{c}  ({k})" for c, k in zip(order["category"], order["count"], strict=True)],
+        )
         ax.set_ylim(-0.6, n - 0.4)
         ax.tick_params(axis="y", length=0)
         ax.spines["left"].set_visible(False)
@@ -187,15 +215,19 @@ def plot_timeline(interruptions: pd.DataFrame, ax: Axes | None = None) -> Figure
         if len(times):
             pad = (times.max() - times.min()) * 0.01 + pd.Timedelta(hours=1)
             ax.set_xlim(times.min() - pad, times.max() + pad)
-        present = [c for c in COMPONENT_ORDER if c in set(order["component"]) | (
-            {"Planned"} if order["is_planned"].any() else set())]
+        present = [
+            c
+            for c in COMPONENT_ORDER
+            if c in set(order["component"]) | ({"Planned"} if order["is_planned"].any() else set())
+        ]
         _legend(ax, _component_handles(present, kind="marker"), owned=owned)
         ax.set_xlabel("Time (UTC)")
     return fig
 
 
-def plot_daily_counts(interruptions: pd.DataFrame, ax: Axes | None = None, *,
-                      window_days: int = 7) -> Figure:
+def plot_daily_counts(
+    interruptions: pd.DataFrame, ax: Axes | None = None, *, window_days: int = 7
+) -> Figure:
     """Stacked bars of interruptions per UTC day by component, with a rolling mean.
 
     Parameters
@@ -214,11 +246,16 @@ def plot_daily_counts(interruptions: pd.DataFrame, ax: Axes | None = None, *,
     """
     with _style():
         fig, ax, owned = _new_axes(ax, height_in=2.7)
-        df = pd.DataFrame({
-            "day": _naive_utc(interruptions["time"]).dt.floor("D"),
-            "component": np.where(interruptions["planned"].astype(bool), "Planned",
-                                  interruptions["component"].astype("string").fillna("Unknown")),
-        })
+        df = pd.DataFrame(
+            {
+                "day": _naive_utc(interruptions["time"]).dt.floor("D"),
+                "component": np.where(
+                    interruptions["planned"].astype(bool),
+                    "Planned",
+                    interruptions["component"].astype("string").fillna("Unknown"),
+                ),
+            }
+        )
         if df.empty:
             ax.text(0.5, 0.5, "no interruptions", transform=ax.transAxes, ha="center")
             return fig
@@ -229,14 +266,26 @@ def plot_daily_counts(interruptions: pd.DataFrame, ax: Axes | None = None, *,
         bottom = np.zeros(len(table))
         x = table.index + pd.Timedelta(hours=12)  # bar centred on its day
         for c in cols:
-            ax.bar(x, table[c].to_numpy(), width=0.85, bottom=bottom, color=colour_of(c),
-                   label=c, linewidth=0)
+            ax.bar(
+                x,
+                table[c].to_numpy(),
+                width=0.85,
+                bottom=bottom,
+                color=colour_of(c),
+                label=c,
+                linewidth=0,
+            )
             bottom += table[c].to_numpy()
         total = table.sum(axis=1)
         if window_days and len(total) >= window_days:
             roll = total.rolling(window_days, center=True, min_periods=1).mean()
-            ax.plot(x, roll.to_numpy(), color=TOTAL_COLOUR, linewidth=1.3,
-                    label=f"{window_days}-day mean")
+            ax.plot(
+                x,
+                roll.to_numpy(),
+                color=TOTAL_COLOUR,
+                linewidth=1.3,
+                label=f"{window_days}-day mean",
+            )
         loc = mdates.AutoDateLocator(minticks=5, maxticks=10)
         ax.xaxis.set_major_locator(loc)
         ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(loc, show_offset=True))
@@ -250,9 +299,14 @@ def plot_daily_counts(interruptions: pd.DataFrame, ax: Axes | None = None, *,
     return fig
 
 
-def plot_rates(rates_summary: pd.DataFrame, ax: Axes | None = None, *,
-               components: Mapping[str, str] | None = None, measure: str = "rate_per_1k_gpu_days",
-               conf_level: float | None = None) -> Figure:
+def plot_rates(
+    rates_summary: pd.DataFrame,
+    ax: Axes | None = None,
+    *,
+    components: Mapping[str, str] | None = None,
+    measure: str = "rate_per_1k_gpu_days",
+    conf_level: float | None = None,
+) -> Figure:
     """Forest plot of a rate with its interval per category, on a log axis.
 
     Parameters
@@ -296,16 +350,39 @@ def plot_rates(rates_summary: pd.DataFrame, ax: Axes | None = None, *,
             colour = TOTAL_COLOUR if total else colour_of(components.get(str(row["category"])))
             lo = low[i] if np.isfinite(low[i]) and low[i] > 0 else floor
             if np.isfinite(high[i]):
-                ax.plot([lo, high[i]], [y[i], y[i]], color=colour, linewidth=1.4,
-                        solid_capstyle="butt", alpha=0.9)
+                ax.plot(
+                    [lo, high[i]],
+                    [y[i], y[i]],
+                    color=colour,
+                    linewidth=1.4,
+                    solid_capstyle="butt",
+                    alpha=0.9,
+                )
             if np.isfinite(est[i]) and est[i] > 0:
-                ax.plot(est[i], y[i], marker="D" if total else "o", markersize=5 if total else 4.5,
-                        color=colour, markeredgecolor="white", markeredgewidth=0.5, zorder=3)
+                ax.plot(
+                    est[i],
+                    y[i],
+                    marker="D" if total else "o",
+                    markersize=5 if total else 4.5,
+                    color=colour,
+                    markeredgecolor="white",
+                    markeredgewidth=0.5,
+                    zorder=3,
+                )
             elif np.isfinite(high[i]):
-                ax.plot(high[i], y[i], marker="<", markersize=5, markerfacecolor="white",
-                        markeredgecolor=colour, zorder=3)
-        labels = [f"{c}  ({int(k)})" if pd.notna(k) else str(c)
-                  for c, k in zip(df["category"], df["count"], strict=True)]
+                ax.plot(
+                    high[i],
+                    y[i],
+                    marker="<",
+                    markersize=5,
+                    markerfacecolor="white",
+                    markeredgecolor=colour,
+                    zorder=3,
+                )
+        labels = [
+            f"{c}  ({int(k)})" if pd.notna(k) else str(c)
+            for c, k in zip(df["category"], df["count"], strict=True)
+        ]
         ax.set_yticks(y, labels)
         for tick, total in zip(ax.get_yticklabels(), df["category"].eq("Total"), strict=True):
             if total:
@@ -322,17 +399,21 @@ def plot_rates(rates_summary: pd.DataFrame, ax: Axes | None = None, *,
         ax.tick_params(axis="y", length=0)
         ax.spines["left"].set_visible(False)
         label = measure.replace("rate_per_1k_gpu_days", "Interruptions per 1,000 GPU-days").replace(
-            "rate_per_1k_node_days", "Interruptions per 1,000 node-days")
+            "rate_per_1k_node_days", "Interruptions per 1,000 node-days"
+        )
         if conf_level is not None:
             label += f"  (point and {conf_level:.0%} interval, log scale)"
         ax.set_xlabel(label)
-        present = [c for c in COMPONENT_ORDER if c in set(components.get(str(k)) for k in df["category"])]
+        present = [
+            c for c in COMPONENT_ORDER if c in set(components.get(str(k)) for k in df["category"])
+        ]
         _legend(ax, _component_handles(present), owned=owned)
     return fig
 
 
-def plot_category_bars(interruptions: pd.DataFrame, ax: Axes | None = None, *,
-                       reference: pd.DataFrame | None = None) -> Figure:
+def plot_category_bars(
+    interruptions: pd.DataFrame, ax: Axes | None = None, *, reference: pd.DataFrame | None = None
+) -> Figure:
     """Horizontal bars of unexpected interruptions per category, coloured by component.
 
     Parameters
@@ -351,23 +432,40 @@ def plot_category_bars(interruptions: pd.DataFrame, ax: Axes | None = None, *,
     """
     with _style():
         unexpected = interruptions[~interruptions["planned"].astype(bool)]
-        order = _category_order(unexpected) if len(unexpected) else pd.DataFrame(
-            columns=["category", "component", "count"])
+        order = (
+            _category_order(unexpected)
+            if len(unexpected)
+            else pd.DataFrame(columns=["category", "component", "count"])
+        )
         n = max(len(order), 1)
         fig, ax, _ = _new_axes(ax, height_in=0.6 + 0.15 * n)
         y = np.arange(len(order))[::-1]
-        ax.barh(y, order["count"].to_numpy(dtype=float), height=0.72,
-                color=[colour_of(c) for c in order["component"]], linewidth=0)
+        ax.barh(
+            y,
+            order["count"].to_numpy(dtype=float),
+            height=0.72,
+            color=[colour_of(c) for c in order["component"]],
+            linewidth=0,
+        )
         top = float(order["count"].max()) if len(order) else 1.0
         for yi, k in zip(y, order["count"], strict=True):
-            ax.text(k + top * 0.01, yi, f"{int(k)}", va="center", ha="left", fontsize=7,
-                    color="#333333")
+            ax.text(
+                k + top * 0.01, yi, f"{int(k)}", va="center", ha="left", fontsize=7, color="#333333"
+            )
         if reference is not None:
             ref = dict(zip(reference["category"], reference["count"], strict=True))
             ry = [(yi, ref[c]) for yi, c in zip(y, order["category"], strict=True) if c in ref]
             if ry:
-                ax.plot([v for _, v in ry], [yi for yi, _ in ry], linestyle="none", marker="|",
-                        markersize=9, markeredgewidth=1.6, color=TOTAL_COLOUR, label="published")
+                ax.plot(
+                    [v for _, v in ry],
+                    [yi for yi, _ in ry],
+                    linestyle="none",
+                    marker="|",
+                    markersize=9,
+                    markeredgewidth=1.6,
+                    color=TOTAL_COLOUR,
+                    label="published",
+                )
                 top = max(top, max(v for _, v in ry))
         ax.set_yticks(y, list(order["category"]))
         ax.set_xlim(0, top * 1.1)
@@ -381,14 +479,34 @@ def plot_category_bars(interruptions: pd.DataFrame, ax: Axes | None = None, *,
         shares = order.groupby("component")["count"].sum() / total
         handles: list[Patch | Line2D] = [
             Patch(facecolor=colour_of(c), edgecolor="none", label=f"{c} {shares[c]:.0%}")
-            for c in COMPONENT_ORDER if c in shares.index
+            for c in COMPONENT_ORDER
+            if c in shares.index
         ]
         if reference is not None:
-            handles.append(Line2D([], [], color=TOTAL_COLOUR, marker="|", linestyle="none",
-                                  markersize=8, markeredgewidth=1.6, label="published count"))
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    color=TOTAL_COLOUR,
+                    marker="|",
+                    linestyle="none",
+                    markersize=8,
+                    markeredgewidth=1.6,
+                    label="published count",
+                )
+            )
         ax.legend(handles=handles, loc="lower right", handlelength=1.0, borderaxespad=0.3)
     return fig
 
 
-__all__ = ["COMPONENT_COLOURS", "COMPONENT_ORDER", "OTHER_COLOUR", "TOTAL_COLOUR", "colour_of",
-           "plot_category_bars", "plot_daily_counts", "plot_rates", "plot_timeline"]
+__all__ = [
+    "COMPONENT_COLOURS",
+    "COMPONENT_ORDER",
+    "OTHER_COLOUR",
+    "TOTAL_COLOUR",
+    "colour_of",
+    "plot_category_bars",
+    "plot_daily_counts",
+    "plot_rates",
+    "plot_timeline",
+]

@@ -23,26 +23,34 @@ from reliab.report.html import figure_to_svg
 
 
 def _interruptions() -> pd.DataFrame:
-    rows = [("Faulty GPU", "GPU", False)] * 6 + [("Software Bug", "Dependency", False)] * 3 \
-        + [("NIC", "Host", False)] + [("Planned", "Planned", True)] * 2
+    rows = (
+        [("Faulty GPU", "GPU", False)] * 6
+        + [("Software Bug", "Dependency", False)] * 3
+        + [("NIC", "Host", False)]
+        + [("Planned", "Planned", True)] * 2
+    )
     cat, comp, planned = zip(*rows, strict=True)
     start = pd.Timestamp("2024-03-01", tz="UTC")
-    return pd.DataFrame({
-        "time": [start + pd.Timedelta(hours=7 * i) for i in range(len(rows))],
-        "category": pd.array(cat, dtype="string"),
-        "component": pd.array(comp, dtype="string"),
-        "planned": list(planned),
-    })
+    return pd.DataFrame(
+        {
+            "time": [start + pd.Timedelta(hours=7 * i) for i in range(len(rows))],
+            "category": pd.array(cat, dtype="string"),
+            "component": pd.array(comp, dtype="string"),
+            "planned": list(planned),
+        }
+    )
 
 
 def _rates() -> pd.DataFrame:
-    return pd.DataFrame({
-        "category": ["Faulty GPU", "Software Bug", "NIC", "SSD", "Total"],
-        "count": [6, 3, 1, 0, 10],
-        "rate_per_1k_gpu_days": [0.6, 0.3, 0.1, 0.0, 1.0],
-        "rate_per_1k_gpu_days_low": [0.22, 0.06, 0.0025, 0.0, 0.48],
-        "rate_per_1k_gpu_days_high": [1.3, 0.88, 0.56, 0.37, 1.84],
-    })
+    return pd.DataFrame(
+        {
+            "category": ["Faulty GPU", "Software Bug", "NIC", "SSD", "Total"],
+            "count": [6, 3, 1, 0, 10],
+            "rate_per_1k_gpu_days": [0.6, 0.3, 0.1, 0.0, 1.0],
+            "rate_per_1k_gpu_days_low": [0.22, 0.06, 0.0025, 0.0, 0.48],
+            "rate_per_1k_gpu_days_high": [1.3, 0.88, 0.56, 0.37, 1.84],
+        }
+    )
 
 
 def _colours(ax) -> set[str]:

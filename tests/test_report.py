@@ -54,40 +54,60 @@ def make_interruptions(seed: int = 0) -> pd.DataFrame:
     offsets = np.sort(rng.uniform(0, DAYS * 24, n))
     rng.shuffle(cats)
     planned = np.array([c == "Planned" for c in cats])
-    return pd.DataFrame({
-        "time": START + pd.to_timedelta(offsets, unit="h"),
-        "job_id": pd.array([f"{1000 + i}" for i in range(n)], dtype="string"),
-        "hosts": pd.array([f"node{rng.integers(1, 2049):04d}" for _ in range(n)], dtype="string"),
-        "gpu": pd.array([str(rng.integers(0, 8)) for _ in range(n)], dtype="string"),
-        "planned": planned,
-        "category": pd.array(cats, dtype="string"),
-        "component": pd.array([COMPONENT_OF[c] for c in cats], dtype="string"),
-        "root_signal": pd.array(["xid:79"] * n, dtype="string"),
-        "evidence": pd.array(["kern.log:1"] * n, dtype="string"),
-        "attribution": pd.array(["rule:test"] * n, dtype="string"),
-        "job_state": pd.array(["NODE_FAIL"] * n, dtype="string"),
-        "downtime_h": rng.exponential(1.0, n),
-        "lost_gpu_hours": rng.exponential(5000.0, n),
-    })
+    return pd.DataFrame(
+        {
+            "time": START + pd.to_timedelta(offsets, unit="h"),
+            "job_id": pd.array([f"{1000 + i}" for i in range(n)], dtype="string"),
+            "hosts": pd.array(
+                [f"node{rng.integers(1, 2049):04d}" for _ in range(n)], dtype="string"
+            ),
+            "gpu": pd.array([str(rng.integers(0, 8)) for _ in range(n)], dtype="string"),
+            "planned": planned,
+            "category": pd.array(cats, dtype="string"),
+            "component": pd.array([COMPONENT_OF[c] for c in cats], dtype="string"),
+            "root_signal": pd.array(["xid:79"] * n, dtype="string"),
+            "evidence": pd.array(["kern.log:1"] * n, dtype="string"),
+            "attribution": pd.array(["rule:test"] * n, dtype="string"),
+            "job_state": pd.array(["NODE_FAIL"] * n, dtype="string"),
+            "downtime_h": rng.exponential(1.0, n),
+            "lost_gpu_hours": rng.exponential(5000.0, n),
+        }
+    )
 
 
 def make_ingest() -> FakeIngest:
-    accounting = pd.DataFrame({
-        "path": ["logs/kern.log", "logs/sacct.txt", "logs/train.log", "logs/tickets.csv"],
-        "source": ["xid", "slurm", "nccl", "tickets"],
-        "lines": [120_000, 5_400, 88_000, 61],
-        "parsed": [2_100, 5_390, 700, 58],
-        "irrelevant": [117_880, 0, 87_290, 0],
-        "malformed": [20, 10, 10, 2],  # tickets: 58 + 0 + 2 != 61 -> identity fails
-    })
-    q = [("logs/kern.log", i * 97 + 3, "xid", "no Xid code", f"NVRM: Xid (PCI:0000:{i:02x}:00): ")
-         for i in range(20)]
+    accounting = pd.DataFrame(
+        {
+            "path": ["logs/kern.log", "logs/sacct.txt", "logs/train.log", "logs/tickets.csv"],
+            "source": ["xid", "slurm", "nccl", "tickets"],
+            "lines": [120_000, 5_400, 88_000, 61],
+            "parsed": [2_100, 5_390, 700, 58],
+            "irrelevant": [117_880, 0, 87_290, 0],
+            "malformed": [20, 10, 10, 2],  # tickets: 58 + 0 + 2 != 61 -> identity fails
+        }
+    )
+    q = [
+        ("logs/kern.log", i * 97 + 3, "xid", "no Xid code", f"NVRM: Xid (PCI:0000:{i:02x}:00): ")
+        for i in range(20)
+    ]
     q.insert(2, ("logs/tickets.csv", 17, "tickets", "unparseable time", SCRIPT))
-    q.insert(4, ("logs/very/deep/directory/structure/of/the/cluster/train-rank-00017.log", 123_456,
-                 "nccl", "truncated record", "x" * 50 + "\x00\x1b[31m" + "y" * 250))
+    q.insert(
+        4,
+        (
+            "logs/very/deep/directory/structure/of/the/cluster/train-rank-00017.log",
+            123_456,
+            "nccl",
+            "truncated record",
+            "x" * 50 + "\x00\x1b[31m" + "y" * 250,
+        ),
+    )
     quarantine = pd.DataFrame(q, columns=["path", "lineno", "source", "reason", "text"])
-    return FakeIngest(signals=pd.DataFrame(), interruptions=make_interruptions(),
-                      accounting=accounting, quarantine=quarantine)
+    return FakeIngest(
+        signals=pd.DataFrame(),
+        interruptions=make_interruptions(),
+        accounting=accounting,
+        quarantine=quarantine,
+    )
 
 
 def _poisson(k: np.ndarray, conf: float) -> tuple[np.ndarray, np.ndarray]:
@@ -109,18 +129,32 @@ def make_rates(interruptions: pd.DataFrame, conf: float = 0.95) -> FakeRates:
     df = pd.DataFrame({"category": counts.index, "count": k.astype(int)})
     df["share_pct"] = 100 * k / k[-1]
     df["gpu_days"] = gpu_days
-    for name, expo in (("rate_per_1k_gpu_days", gpu_days / 1e3), ("rate_per_1k_node_days", node_days / 1e3)):
+    for name, expo in (
+        ("rate_per_1k_gpu_days", gpu_days / 1e3),
+        ("rate_per_1k_node_days", node_days / 1e3),
+    ):
         df[name], df[f"{name}_low"], df[f"{name}_high"] = k / expo, low / expo, high / expo
     with np.errstate(divide="ignore"):
         for name, expo in (("mtbf_gpu_hours", gpu_days * 24), ("mtti_job_hours", DAYS * 24.0)):
             df[name], df[f"{name}_low"], df[f"{name}_high"] = expo / k, expo / high, expo / low
     years = gpu_days / 365.25
-    df["afr_pct"], df["afr_pct_low"], df["afr_pct_high"] = 100 * k / years, 100 * low / years, 100 * high / years
-    return FakeRates(df, conf, ("exact Poisson (Garwood) intervals", "exposure: 16,384 GPUs × 54 days"))
+    df["afr_pct"], df["afr_pct_low"], df["afr_pct_high"] = (
+        100 * k / years,
+        100 * low / years,
+        100 * high / years,
+    )
+    return FakeRates(
+        df, conf, ("exact Poisson (Garwood) intervals", "exposure: 16,384 GPUs × 54 days")
+    )
 
 
-META = {"GPUs": "16,384", "Nodes": "2,048", "Days": "54", "Window": "2024-03-01 → 2024-04-24",
-        "Input files": "4"}
+META = {
+    "GPUs": "16,384",
+    "Nodes": "2,048",
+    "Days": "54",
+    "Window": "2024-03-01 → 2024-04-24",
+    "Input files": "4",
+}
 
 
 @pytest.fixture(scope="module")
@@ -130,8 +164,13 @@ def ingest() -> FakeIngest:
 
 @pytest.fixture(scope="module")
 def report(ingest: FakeIngest) -> Report:
-    return build_report(ingest, rates=make_rates(ingest.interruptions), reference=table5(),
-                        subtitle="Fake Llama 3 window", meta=META)
+    return build_report(
+        ingest,
+        rates=make_rates(ingest.interruptions),
+        reference=table5(),
+        subtitle="Fake Llama 3 window",
+        meta=META,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -147,8 +186,15 @@ def pdf_path(report: Report, tmp_path_factory: pytest.TempPathFactory) -> Path:
 class TestAssemble:
     def test_sections_in_order(self, report: Report) -> None:
         keys = [s.key for s in report.sections]
-        assert keys == ["summary", "categories", "timeline", "rates", "daily", "data-quality",
-                        "methods"]
+        assert keys == [
+            "summary",
+            "categories",
+            "timeline",
+            "rates",
+            "daily",
+            "data-quality",
+            "methods",
+        ]
 
     def test_summary_callouts(self, report: Report) -> None:
         callouts = [b for b in report.section("summary").blocks if isinstance(b, Callout)]
@@ -180,7 +226,9 @@ class TestAssemble:
         assert data.loc["Faulty GPU", "Check"] == "✗ count -3; misprinted share"
         assert data.loc["NVLink", "Check"] == "✗ not in reference"
         assert data.loc["NVLink", "Published"] == "—"
-        flagged = {table.data.iloc[i]["Category"] for i, k in enumerate(table.row_kinds) if k == "flag"}
+        flagged = {
+            table.data.iloc[i]["Category"] for i, k in enumerate(table.row_kinds) if k == "flag"
+        }
         assert flagged == {"Faulty GPU", "NVLink"}
 
     def test_faulty_gpu_note_only_with_reference(self, ingest: FakeIngest) -> None:
@@ -203,8 +251,11 @@ class TestAssemble:
         assert re.fullmatch(r"\d\.\d{4} \[\d\.\d{4}, \d\.\d{4}\]", cell), cell
 
     def test_methods_mention_conf_level_and_notes(self, report: Report) -> None:
-        texts = " ".join(b.body + " ".join(b.items) for b in report.section("methods").blocks
-                         if isinstance(b, Text))
+        texts = " ".join(
+            b.body + " ".join(b.items)
+            for b in report.section("methods").blocks
+            if isinstance(b, Text)
+        )
         assert "95%" in texts and "Garwood" in texts and "10 minutes before" in texts
 
     def test_figures_present(self, report: Report) -> None:
@@ -212,8 +263,12 @@ class TestAssemble:
         assert len(figs) >= 3
 
     def test_empty_tables_do_not_crash(self, ingest: FakeIngest) -> None:
-        empty = FakeIngest(pd.DataFrame(), ingest.interruptions.iloc[:0],
-                           ingest.accounting.iloc[:0], ingest.quarantine.iloc[:0])
+        empty = FakeIngest(
+            pd.DataFrame(),
+            ingest.interruptions.iloc[:0],
+            ingest.accounting.iloc[:0],
+            ingest.quarantine.iloc[:0],
+        )
         rates = make_rates(ingest.interruptions)
         out = render_html(build_report(empty, rates=rates))
         assert "No interruptions" in out
@@ -272,13 +327,28 @@ CHROMIUM = Path("/usr/bin/chromium")
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium (headless browser)")
 def test_browser_renders_without_errors(report: Report, tmp_path: Path) -> None:
     page = write_html(report, tmp_path / "report.html")
-    cmd = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-           "--no-first-run", "--disable-background-networking", "--disable-component-update",
-           "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr",
-           "--v=0", "--dump-dom", page.as_uri()]
+    cmd = [
+        str(CHROMIUM),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--dump-dom",
+        page.as_uri(),
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "Cluster reliability report" in out.stdout
-    bad = [ln for ln in out.stderr.splitlines()
-           if "Uncaught" in ln or ("CONSOLE" in ln and "report.html" in ln)]
+    bad = [
+        ln
+        for ln in out.stderr.splitlines()
+        if "Uncaught" in ln or ("CONSOLE" in ln and "report.html" in ln)
+    ]
     assert not bad, bad

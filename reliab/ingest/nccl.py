@@ -47,7 +47,7 @@ _GLOG = re.compile(
 _ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?(?=\s|$)")
 _SNIFF_ISO = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\S*\s+[A-Za-z\[]")
 _JOB = re.compile(r"slurm-(\d+(?:_\d+)?)")
-_WORK = re.compile(r"WorkNCCL\(([^)]*)\) ran for (\d+) milliseconds")
+_WORK = re.compile(r"WorkNCCL\((.*?)\) ran for (\d+) milliseconds")
 _SEQ = re.compile(r"failure detected by watchdog at work sequence id: (\d+)")
 _RANK = re.compile(r"\bRank (\d+)\]")
 _CUDA = re.compile(r"CUDA error: ([^\n]*)")
@@ -95,7 +95,8 @@ def _classify(msg: str, rank: str | None) -> tuple[str, str, str] | None:
         if "terminated with exception" in msg:
             return None
         m = _WORK.search(msg)
-        text = f"WorkNCCL({m.group(1)}) ran for {m.group(2)} milliseconds" if m else msg.strip()
+        text = (f"Watchdog caught collective operation timeout: WorkNCCL({m.group(1)}) ran for"
+                f" {m.group(2)} milliseconds" if m else msg.strip())
         return "nccl:watchdog_timeout", "error", who + text
     if "failure detected by watchdog" in msg:
         m = _SEQ.search(msg)
@@ -139,11 +140,12 @@ def parse_nccl_line(text: str, ctx: LineContext) -> Row | None:
         if g is not None:
             partial = (*(int(g.group(i)) for i in range(2, 7)), _fraction_ns(g.group(7)))
             msg = g.group(10)
-    if "Watchdog" not in msg and "watchdog" not in msg and "CUDA error: " not in msg:
-        if when is not None:
-            st["last"] = ("time", when)
-        elif partial is not None:
-            st["last"] = ("glog", partial, st.get("iso"))
+    previous = st.get("last")
+    if when is not None:
+        st["last"] = ("time", when)
+    elif partial is not None:
+        st["last"] = ("glog", partial, st.get("iso"))
+    if "atchdog" not in msg and "CUDA error: " not in msg:
         return None
     if rank is None:
         r = _RANK.search(msg)
@@ -154,16 +156,14 @@ def parse_nccl_line(text: str, ctx: LineContext) -> Row | None:
     row: Row = {"time": when, "host": None, "gpu": None, "job_id": st["job_id"], "source": SOURCE,
                 "signal": found[0], "severity": found[1], "message": found[2], "_text": text[:2000]}
     if when is not None:
-        st["last"] = ("time", when)
+        pass
     elif partial is not None:
-        st["last"] = ("glog", partial, st.get("iso"))
         row["_glog"], row["_ref"] = partial, st.get("iso")
-    elif "last" in st:
-        last = st["last"]
-        if last[0] == "time":
-            row["time"] = last[1]
+    elif previous is not None:
+        if previous[0] == "time":
+            row["time"] = previous[1]
         else:
-            row["_glog"], row["_ref"] = last[1], last[2]
+            row["_glog"], row["_ref"] = previous[1], previous[2]
     else:
         raise ParseError(f"{found[0]} line without a timestamp and no timestamped line before it")
     return row

@@ -19,9 +19,15 @@ from reliab.report.html import render_html, write_html
 from reliab.report.pdf import render_pdf, write_pdf
 
 
-def build_report(ingest: IngestLike, *, rates: RatesLike, reference: pd.DataFrame | None = None,
-                 title: str = "Cluster reliability report", subtitle: str | None = None,
-                 meta: Mapping[str, Any] | None = None) -> Report:
+def build_report(
+    ingest: IngestLike,
+    *,
+    rates: RatesLike,
+    reference: pd.DataFrame | None = None,
+    title: str = "Cluster reliability report",
+    subtitle: str | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> Report:
     """Assemble the cluster reliability report.
 
     Parameters
@@ -55,9 +61,21 @@ def build_report(ingest: IngestLike, *, rates: RatesLike, reference: pd.DataFram
     --------
     render_html, write_html, write_pdf
     """
-    return assemble(ingest, rates=rates, reference=reference, title=title, subtitle=subtitle,
-                    meta=meta)
+    return assemble(
+        ingest, rates=rates, reference=reference, title=title, subtitle=subtitle, meta=meta
+    )
 
 
-__all__ = ["Callout", "Figure", "Report", "Section", "Table", "Text", "build_report",
-           "render_html", "render_pdf", "write_html", "write_pdf"]
+__all__ = [
+    "Callout",
+    "Figure",
+    "Report",
+    "Section",
+    "Table",
+    "Text",
+    "build_report",
+    "render_html",
+    "render_pdf",
+    "write_html",
+    "write_pdf",
+]

@@ -129,8 +129,13 @@ def _component_map(interruptions: pd.DataFrame) -> dict[str, str]:
     """Category -> component: the most frequent in the data, else the default vocabulary."""
     out = dict(COMPONENT_OF)
     if len(interruptions):
-        mode = (interruptions.groupby(["category", "component"]).size().reset_index(name="n")
-                .sort_values("n", ascending=False).drop_duplicates("category"))
+        mode = (
+            interruptions.groupby(["category", "component"])
+            .size()
+            .reset_index(name="n")
+            .sort_values("n", ascending=False)
+            .drop_duplicates("category")
+        )
         out.update(zip(mode["category"], mode["component"], strict=True))
     return out
 
@@ -149,13 +154,16 @@ def _interval_detail(row: pd.Series | None, col: str, unit: str, conf: float) ->
         return DASH, "not available"
     d = _decimals(row[col], 3)
     value = f"{_fmt_with(row[col], d)} {unit}"
-    detail = f"{conf:.0%} CI {_fmt_with(row[f'{col}_low'], d)}–{_fmt_with(row[f'{col}_high'], d)} {unit}"
+    detail = (
+        f"{conf:.0%} CI {_fmt_with(row[f'{col}_low'], d)}–{_fmt_with(row[f'{col}_high'], d)} {unit}"
+    )
     return value, detail
 
 
 # ---------------------------------------------------------------------------- sections
-def _summary_section(df: pd.DataFrame, summary: pd.DataFrame, conf: float,
-                     reference: pd.DataFrame | None) -> Section:
+def _summary_section(
+    df: pd.DataFrame, summary: pd.DataFrame, conf: float, reference: pd.DataFrame | None
+) -> Section:
     n = len(df)
     unexpected = df[~df["planned"]]
     nu, npl = len(unexpected), int(df["planned"].sum())
@@ -166,24 +174,42 @@ def _summary_section(df: pd.DataFrame, summary: pd.DataFrame, conf: float,
     gpu_share = f"{100 * n_gpu / nu:.1f}%" if nu else DASH
     blocks: list[Block] = [
         Callout("Interruptions", fmt_int(n), "all causes"),
-        Callout("Unexpected", fmt_int(nu), f"{100 * nu / n:.1f}% of all" if n else "", "bad" if nu else "good"),
+        Callout(
+            "Unexpected",
+            fmt_int(nu),
+            f"{100 * nu / n:.1f}% of all" if n else "",
+            "bad" if nu else "good",
+        ),
         Callout("Planned", fmt_int(npl), "maintenance, upgrades"),
         Callout("Job-level MTTI", mtti, mtti_d),
         Callout("GPU-level MTBF", mtbf, mtbf_d),
-        Callout("GPU share of unexpected", gpu_share, f"{n_gpu:,} of {nu:,} unexpected" if nu else ""),
+        Callout(
+            "GPU share of unexpected", gpu_share, f"{n_gpu:,} of {nu:,} unexpected" if nu else ""
+        ),
     ]
     if nu:
         top = unexpected["category"].value_counts()
-        blocks.append(Text(
-            f"{nu:,} of {n:,} interruptions were unexpected. Components of class GPU caused "
-            f"{gpu_share} of them; the largest single category is {top.index[0]} "
-            f"({top.iloc[0]:,}, {100 * top.iloc[0] / nu:.1f}%)."))
-        blocks.append(Figure(
-            "What interrupted jobs", plots.plot_category_bars(df, reference=reference),
-            "Unexpected interruptions per category, coloured by component class; the legend "
-            "gives each class's share." + (" Black ticks: counts published in the reference."
-                                           if reference is not None else ""),
-            alt="Horizontal bar chart of unexpected interruptions per category"))
+        blocks.append(
+            Text(
+                f"{nu:,} of {n:,} interruptions were unexpected. Components of class GPU caused "
+                f"{gpu_share} of them; the largest single category is {top.index[0]} "
+                f"({top.iloc[0]:,}, {100 * top.iloc[0] / nu:.1f}%)."
+            )
+        )
+        blocks.append(
+            Figure(
+                "What interrupted jobs",
+                plots.plot_category_bars(df, reference=reference),
+                "Unexpected interruptions per category, coloured by component class; the legend "
+                "gives each class's share."
+                + (
+                    " Black ticks: counts published in the reference."
+                    if reference is not None
+                    else ""
+                ),
+                alt="Horizontal bar chart of unexpected interruptions per category",
+            )
+        )
     else:
         blocks.append(Text("No interruptions in the input."))
     return Section("Summary", tuple(blocks), key="summary")
@@ -203,9 +229,12 @@ def _check_cell(count: int, ref: pd.Series | None) -> tuple[str, bool]:
 def _misprint_notes(reference: pd.DataFrame) -> list[str]:
     total = int(reference["count"].sum())
     bad = reference[(reference["pct_printed"] - reference["pct_from_count"]).abs() > 0.051]
-    return [f"The paper prints {r.pct_printed:.1f}% for {r.category}, where its own count "
-            f"gives {r.pct_from_count:.1f}% ({int(r.count)}/{total}). Shares here are "
-            "recomputed from counts." for r in bad.itertuples()]
+    return [
+        f"The paper prints {r.pct_printed:.1f}% for {r.category}, where its own count "
+        f"gives {r.pct_from_count:.1f}% ({int(r.count)}/{total}). Shares here are "
+        "recomputed from counts."
+        for r in bad.itertuples()
+    ]
 
 
 def _categories_section(df: pd.DataFrame, reference: pd.DataFrame | None) -> Section:
@@ -217,14 +246,16 @@ def _categories_section(df: pd.DataFrame, reference: pd.DataFrame | None) -> Sec
     ref = reference.set_index("category") if reference is not None else None
     if ref is not None:
         cats += [c for c in ref.index if c not in counts.index]
-    rows = pd.DataFrame({"category": cats,
-                         "count": [int(counts.get(c, 0)) for c in cats]})
+    rows = pd.DataFrame({"category": cats, "count": [int(counts.get(c, 0)) for c in cats]})
     rows["component"] = [comp.get(c, "Unknown") for c in cats]
     if ref is not None:  # the published component wins for published categories
-        rows["component"] = [ref["component"].get(c, k) for c, k in zip(cats, rows["component"], strict=True)]
+        rows["component"] = [
+            ref["component"].get(c, k) for c, k in zip(cats, rows["component"], strict=True)
+        ]
     comp_total = rows.groupby("component")["count"].transform("sum")
-    rows = rows.assign(_ct=comp_total).sort_values(["_ct", "component", "count", "category"],
-                                                   ascending=[False, True, False, True])
+    rows = rows.assign(_ct=comp_total).sort_values(
+        ["_ct", "component", "count", "category"], ascending=[False, True, False, True]
+    )
 
     def share(k: float) -> str:
         return fmt_pct(100 * k / nu) if nu else DASH
@@ -234,35 +265,57 @@ def _categories_section(df: pd.DataFrame, reference: pd.DataFrame | None) -> Sec
     n_flag = 0
     for component, group in rows.groupby("component", sort=False):
         for r in group.itertuples():
-            cells = {"Category": r.category, "Component": component, "Count": fmt_int(r.count),
-                     "Share %": share(r.count)}
+            cells = {
+                "Category": r.category,
+                "Component": component,
+                "Count": fmt_int(r.count),
+                "Share %": share(r.count),
+            }
             kind: RowKind = ""
             if ref is not None:
                 rr = ref.loc[r.category] if r.category in ref.index else None
-                cells |= {"Published": fmt_int(rr["count"]) if rr is not None else DASH,
-                          "Printed %": fmt_pct(rr["pct_printed"]) if rr is not None else DASH,
-                          "% from count": fmt_pct(rr["pct_from_count"]) if rr is not None else DASH}
+                cells |= {
+                    "Published": fmt_int(rr["count"]) if rr is not None else DASH,
+                    "Printed %": fmt_pct(rr["pct_printed"]) if rr is not None else DASH,
+                    "% from count": fmt_pct(rr["pct_from_count"]) if rr is not None else DASH,
+                }
                 cells["Check"], flagged = _check_cell(r.count, rr)
                 kind = "flag" if flagged else ""
                 n_flag += flagged
             out.append(cells)
             kinds.append(kind)
         if len(group) > 1 or ref is not None:
-            sub = {"Category": "Subtotal", "Component": str(component),
-                   "Count": fmt_int(group["count"].sum()), "Share %": share(group["count"].sum())}
+            sub = {
+                "Category": "Subtotal",
+                "Component": str(component),
+                "Count": fmt_int(group["count"].sum()),
+                "Share %": share(group["count"].sum()),
+            }
             if ref is not None:
                 rsub = ref[ref["component"] == component]
-                sub |= {"Published": fmt_int(rsub["count"].sum()),
-                        "Printed %": fmt_pct(rsub["pct_printed"].sum()),
-                        "% from count": fmt_pct(rsub["pct_from_count"].sum()), "Check": ""}
+                sub |= {
+                    "Published": fmt_int(rsub["count"].sum()),
+                    "Printed %": fmt_pct(rsub["pct_printed"].sum()),
+                    "% from count": fmt_pct(rsub["pct_from_count"].sum()),
+                    "Check": "",
+                }
             out.append(sub)
             kinds.append("subtotal")
-    grand = {"Category": "Total unexpected", "Component": "", "Count": fmt_int(nu),
-             "Share %": "100.0" if nu else DASH}
+    grand = {
+        "Category": "Total unexpected",
+        "Component": "",
+        "Count": fmt_int(nu),
+        "Share %": "100.0" if nu else DASH,
+    }
     if ref is not None:
-        grand |= {"Published": fmt_int(ref["count"].sum()), "Printed %": fmt_pct(ref["pct_printed"].sum()),
-                  "% from count": fmt_pct(ref["pct_from_count"].sum()),
-                  "Check": "✓" if nu == int(ref["count"].sum()) else f"✗ {nu - int(ref['count'].sum()):+d}"}
+        grand |= {
+            "Published": fmt_int(ref["count"].sum()),
+            "Printed %": fmt_pct(ref["pct_printed"].sum()),
+            "% from count": fmt_pct(ref["pct_from_count"].sum()),
+            "Check": "✓"
+            if nu == int(ref["count"].sum())
+            else f"✗ {nu - int(ref['count'].sum()):+d}",
+        }
     out.append(grand)
     kinds.append("total")
     data = pd.DataFrame(out)
@@ -271,19 +324,35 @@ def _categories_section(df: pd.DataFrame, reference: pd.DataFrame | None) -> Sec
     if ref is not None:
         n_ref = len(ref)
         same = sum(int(counts.get(c, 0)) == int(ref.loc[c, "count"]) for c in ref.index)
-        blocks.append(Text(
-            f"Recomputed counts reproduce {same} of {n_ref} published counts. "
-            f"{n_flag} row(s) are flagged (✗): a count that differs from the reference, a "
-            "category the reference does not have, or a share the reference misprints."))
+        blocks.append(
+            Text(
+                f"Recomputed counts reproduce {same} of {n_ref} published counts. "
+                f"{n_flag} row(s) are flagged (✗): a count that differs from the reference, a "
+                "category the reference does not have, or a share the reference misprints."
+            )
+        )
         for note in _misprint_notes(reference):  # type: ignore[arg-type]
             blocks.append(Text(note, kind="note"))
-    caption = ("Unexpected interruptions only (planned work is excluded, as in Llama 3 Table 5). "
-               "Categories grouped by component class, largest first, with subtotals.")
+    caption = (
+        "Unexpected interruptions only (planned work is excluded, as in Llama 3 Table 5). "
+        "Categories grouped by component class, largest first, with subtotals."
+    )
     if ref is not None:
-        caption += (" Published: count in the reference; Printed %: share as printed there; "
-                    "% from count: the reference's count divided by its total.")
-    blocks.append(Table("Root-cause categories", data, caption, numeric=numeric,
-                        row_kinds=tuple(kinds), swatch_column="Component", swatches=_swatches()))
+        caption += (
+            " Published: count in the reference; Printed %: share as printed there; "
+            "% from count: the reference's count divided by its total."
+        )
+    blocks.append(
+        Table(
+            "Root-cause categories",
+            data,
+            caption,
+            numeric=numeric,
+            row_kinds=tuple(kinds),
+            swatch_column="Component",
+            swatches=_swatches(),
+        )
+    )
     return Section("Root-cause categories (Table 5)", tuple(blocks), key="categories")
 
 
@@ -291,12 +360,23 @@ def _timeline_section(df: pd.DataFrame) -> Section:
     if df.empty:
         return Section("Timeline", (Text("No interruptions in the input."),), key="timeline")
     fig = plots.plot_timeline(df)
-    cap = ("Each tick is one interruption, on the row of its category; colour is the component "
-           "class, grey is planned work. Row labels give the count. Clusters of ticks across "
-           "rows point to shared causes (a maintenance window, a network event).")
-    return Section("Timeline", (Figure("Interruptions over time", fig, cap,
-                                       alt="Event plot of interruptions per category over time"),),
-                   key="timeline")
+    cap = (
+        "Each tick is one interruption, on the row of its category; colour is the component "
+        "class, grey is planned work. Row labels give the count. Clusters of ticks across "
+        "rows point to shared causes (a maintenance window, a network event)."
+    )
+    return Section(
+        "Timeline",
+        (
+            Figure(
+                "Interruptions over time",
+                fig,
+                cap,
+                alt="Event plot of interruptions per category over time",
+            ),
+        ),
+        key="timeline",
+    )
 
 
 _RATE_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -310,13 +390,18 @@ _RATE_COLUMNS: tuple[tuple[str, str], ...] = (
 
 def _rates_section(summary: pd.DataFrame, conf: float, components: Mapping[str, str]) -> Section:
     body = summary[summary["category"].astype(str) != "Total"].sort_values(
-        "count", ascending=False, kind="stable")
-    ordered = pd.concat([body, summary[summary["category"].astype(str) == "Total"]],
-                        ignore_index=True)
+        "count", ascending=False, kind="stable"
+    )
+    ordered = pd.concat(
+        [body, summary[summary["category"].astype(str) == "Total"]], ignore_index=True
+    )
     rows = []
     for r in ordered.to_dict(orient="records"):
-        cells = {"Category": str(r["category"]), "Events": fmt_int(r["count"]),
-                 "Share %": fmt_pct(r.get("share_pct"))}
+        cells = {
+            "Category": str(r["category"]),
+            "Events": fmt_int(r["count"]),
+            "Share %": fmt_pct(r.get("share_pct")),
+        }
         for col, label in _RATE_COLUMNS:
             if col in r:
                 cells[label] = fmt_interval(r[col], r.get(f"{col}_low"), r.get(f"{col}_high"))
@@ -326,35 +411,58 @@ def _rates_section(summary: pd.DataFrame, conf: float, components: Mapping[str, 
     numeric = tuple(c for c in data.columns if c != "Category")
     fig = plots.plot_rates(ordered, components=components, conf_level=conf)
     table = Table(
-        "Rates by category", data,
+        "Rates by category",
+        data,
         f"Point estimate [{conf:.0%} interval]. MTBF: GPU-hours at risk per interruption; "
         "MTTI: wall-clock hours between interruptions of a job spanning the whole fleet; AFR: "
-        "interruptions per 100 GPU-years.", numeric=numeric, row_kinds=kinds)
+        "interruptions per 100 GPU-years.",
+        numeric=numeric,
+        row_kinds=kinds,
+    )
     figure = Figure(
-        "Rate per 1,000 GPU-days", fig,
+        "Rate per 1,000 GPU-days",
+        fig,
         f"Dots: point estimates; bars: {conf:.0%} intervals, on a log scale so that rare and "
         "common categories fit together. Wide bars mean few events, not a high rate.",
-        alt="Forest plot of interruption rates per category with intervals")
+        alt="Forest plot of interruption rates per category with intervals",
+    )
     return Section("Rates and intervals", (figure, table), key="rates")
 
 
 def _daily_section(df: pd.DataFrame) -> Section:
     if df.empty:
-        return Section("Interruptions per day", (Text("No interruptions in the input."),), key="daily")
+        return Section(
+            "Interruptions per day", (Text("No interruptions in the input."),), key="daily"
+        )
     fig = plots.plot_daily_counts(df)
     per_day = df["time"].dt.floor("D").value_counts()
     days = (df["time"].max().floor("D") - df["time"].min().floor("D")).days + 1
-    text = Text(f"{len(df):,} interruptions over {days} UTC days: {len(df) / days:.1f} per day on "
-                f"average, at most {int(per_day.max())} on {per_day.idxmax():%Y-%m-%d}.")
-    cap = ("Bars: interruptions per UTC day, stacked by component class (grey: planned). "
-           "Line: centred 7-day mean of the daily total.")
-    return Section("Interruptions per day",
-                   (text, Figure("Daily interruptions by component", fig, cap,
-                                 alt="Stacked bar chart of interruptions per day")), key="daily")
+    text = Text(
+        f"{len(df):,} interruptions over {days} UTC days: {len(df) / days:.1f} per day on "
+        f"average, at most {int(per_day.max())} on {per_day.idxmax():%Y-%m-%d}."
+    )
+    cap = (
+        "Bars: interruptions per UTC day, stacked by component class (grey: planned). "
+        "Line: centred 7-day mean of the daily total."
+    )
+    return Section(
+        "Interruptions per day",
+        (
+            text,
+            Figure(
+                "Daily interruptions by component",
+                fig,
+                cap,
+                alt="Stacked bar chart of interruptions per day",
+            ),
+        ),
+        key="daily",
+    )
 
 
-def _quality_section(accounting: pd.DataFrame | None, quarantine: pd.DataFrame | None,
-                     max_quarantine: int) -> Section:
+def _quality_section(
+    accounting: pd.DataFrame | None, quarantine: pd.DataFrame | None, max_quarantine: int
+) -> Section:
     blocks: list[Block] = []
     acc = accounting if accounting is not None else pd.DataFrame()
     if acc.empty:
@@ -368,80 +476,146 @@ def _quality_section(accounting: pd.DataFrame | None, quarantine: pd.DataFrame |
         blocks += [
             Callout("Input files", fmt_int(len(acc))),
             Callout("Lines read", fmt_int(tot["lines"]), f"{fmt_int(tot['parsed'])} parsed"),
-            Callout("Malformed", fmt_int(tot["malformed"]),
-                    f"{100 * tot['malformed'] / tot['lines']:.3f}% of lines" if tot["lines"] else "",
-                    "warn" if tot["malformed"] else "good"),
-            Callout("Identity failures", fmt_int(n_bad), "lines ≠ parsed + irrelevant + malformed",
-                    "bad" if n_bad else "good"),
+            Callout(
+                "Malformed",
+                fmt_int(tot["malformed"]),
+                f"{100 * tot['malformed'] / tot['lines']:.3f}% of lines" if tot["lines"] else "",
+                "warn" if tot["malformed"] else "good",
+            ),
+            Callout(
+                "Identity failures",
+                fmt_int(n_bad),
+                "lines ≠ parsed + irrelevant + malformed",
+                "bad" if n_bad else "good",
+            ),
         ]
 
         def check(d: int) -> str:
-            return "✓" if d == 0 else f"✗ {abs(d):,} line(s) {'unaccounted' if d > 0 else 'over-counted'}"
+            return (
+                "✓"
+                if d == 0
+                else f"✗ {abs(d):,} line(s) {'unaccounted' if d > 0 else 'over-counted'}"
+            )
 
-        rows = [{"File": str(p), "Source": str(s), "Lines": fmt_int(a), "Parsed": fmt_int(b),
-                 "Irrelevant": fmt_int(c), "Malformed": fmt_int(m), "Check": check(int(d))}
-                for p, s, a, b, c, m, d in zip(acc["path"], acc["source"], nums["lines"],
-                                               nums["parsed"], nums["irrelevant"],
-                                               nums["malformed"], diff, strict=True)]
-        rows.append({"File": "Total", "Source": "", "Lines": fmt_int(tot["lines"]),
-                     "Parsed": fmt_int(tot["parsed"]), "Irrelevant": fmt_int(tot["irrelevant"]),
-                     "Malformed": fmt_int(tot["malformed"]), "Check": "✓" if n_bad == 0 else f"✗ {n_bad} file(s)"})
+        rows = [
+            {
+                "File": str(p),
+                "Source": str(s),
+                "Lines": fmt_int(a),
+                "Parsed": fmt_int(b),
+                "Irrelevant": fmt_int(c),
+                "Malformed": fmt_int(m),
+                "Check": check(int(d)),
+            }
+            for p, s, a, b, c, m, d in zip(
+                acc["path"],
+                acc["source"],
+                nums["lines"],
+                nums["parsed"],
+                nums["irrelevant"],
+                nums["malformed"],
+                diff,
+                strict=True,
+            )
+        ]
+        rows.append(
+            {
+                "File": "Total",
+                "Source": "",
+                "Lines": fmt_int(tot["lines"]),
+                "Parsed": fmt_int(tot["parsed"]),
+                "Irrelevant": fmt_int(tot["irrelevant"]),
+                "Malformed": fmt_int(tot["malformed"]),
+                "Check": "✓" if n_bad == 0 else f"✗ {n_bad} file(s)",
+            }
+        )
         kinds: tuple[RowKind, ...] = (*("flag" if d else "" for d in diff), "total")
-        blocks.append(Table(
-            "Line accounting per input file", pd.DataFrame(rows),
-            "Every input line is counted once: lines = parsed + irrelevant + malformed. A ✗ "
-            "marks a file where the identity fails (lines were lost or double-counted).",
-            numeric=("Lines", "Parsed", "Irrelevant", "Malformed"), row_kinds=kinds,
-            monospace=("File",)))
+        blocks.append(
+            Table(
+                "Line accounting per input file",
+                pd.DataFrame(rows),
+                "Every input line is counted once: lines = parsed + irrelevant + malformed. A ✗ "
+                "marks a file where the identity fails (lines were lost or double-counted).",
+                numeric=("Lines", "Parsed", "Irrelevant", "Malformed"),
+                row_kinds=kinds,
+                monospace=("File",),
+            )
+        )
     q = quarantine if quarantine is not None else pd.DataFrame()
     if q.empty:
         blocks.append(Text("The quarantine is empty: no malformed line was set aside."))
     else:
         head = q.head(max_quarantine)
-        data = pd.DataFrame({
-            "Line": [f"{p}:{int(n)}" if pd.notna(n) else str(p)
-                     for p, n in zip(head["path"], head["lineno"], strict=True)],
-            "Source": [str(s) if pd.notna(s) else DASH for s in head.get("source", [None] * len(head))],
-            "Reason": [clean_text(r, 80) for r in head["reason"]],
-            "Text": [clean_text(t) for t in head["text"]],
-        })
-        blocks.append(Table(
-            "Quarantined lines", data,
-            f"The first {len(head):,} of {len(q):,} quarantined line(s), as read (control "
-            "characters shown as \\xNN, long lines cut at 160 characters).",
-            monospace=("Line", "Text")))
+        data = pd.DataFrame(
+            {
+                "Line": [
+                    f"{p}:{int(n)}" if pd.notna(n) else str(p)
+                    for p, n in zip(head["path"], head["lineno"], strict=True)
+                ],
+                "Source": [
+                    str(s) if pd.notna(s) else DASH for s in head.get("source", [None] * len(head))
+                ],
+                "Reason": [clean_text(r, 80) for r in head["reason"]],
+                "Text": [clean_text(t) for t in head["text"]],
+            }
+        )
+        blocks.append(
+            Table(
+                "Quarantined lines",
+                data,
+                f"The first {len(head):,} of {len(q):,} quarantined line(s), as read (control "
+                "characters shown as \\xNN, long lines cut at 160 characters).",
+                monospace=("Line", "Text"),
+            )
+        )
     return Section("Data quality", tuple(blocks), key="data-quality")
 
 
-def _methods_section(rates: RatesLike, reference: pd.DataFrame | None,
-                     meta: Mapping[str, str]) -> Section:
+def _methods_section(
+    rates: RatesLike, reference: pd.DataFrame | None, meta: Mapping[str, str]
+) -> Section:
     conf = float(rates.conf_level)
     method = getattr(rates, "method", None)
     window = next((v for k, v in meta.items() if "attribution" in k.lower()), DEFAULT_WINDOW)
     blocks: list[Block] = [
-        Text(f"Intervals are two-sided at the {conf:.0%} level"
-             + (f" ({method})." if method else ".")
-             + " Rates divide event counts by the exposure (GPU-days or node-days at risk); "
-               "MTBF and MTTI are their reciprocals in hours, so their intervals are the "
-               "reciprocal bounds. Planned interruptions are excluded from rates.",
-             items=tuple(str(n) for n in rates.notes)),
-        Text(f"Attribution: evidence signals are linked to a job interruption when logged "
-             f"within {window}. Storms of repeated signals collapse into one episode, and the "
-             "root cause is chosen by rule priority (a hardware Xid beats the NCCL timeout it "
-             "caused). Parsers never assign categories; the taxonomy rules do."),
+        Text(
+            f"Intervals are two-sided at the {conf:.0%} level."
+            + (f" Method: {method.rstrip('.')}." if method else "")
+            + " Rates divide event counts by the exposure (GPU-days or node-days at risk); "
+            "MTBF and MTTI are their reciprocals in hours, so their limits are the "
+            "reciprocal limits of the rate."
+            + (" Notes from the rates estimate:" if rates.notes else ""),
+            items=tuple(str(n) for n in rates.notes),
+        ),
+        Text(
+            f"Attribution: evidence signals are linked to a job interruption when logged "
+            f"within {window}. Storms of repeated signals collapse into one episode, and the "
+            "root cause is chosen by rule priority (a hardware Xid beats the NCCL timeout it "
+            "caused). Parsers never assign categories; the taxonomy rules do."
+        ),
     ]
     if reference is not None:
-        blocks.append(Text(
-            "Reference: Llama 3 Herd of Models (arXiv 2407.21783), Table 5, root causes of 419 "
-            "unexpected interruptions in 54 days of pre-training on 16,384 H100 GPUs.",
-            items=tuple(_misprint_notes(reference))))
+        blocks.append(
+            Text(
+                "Reference: Llama 3 Herd of Models (arXiv 2407.21783), Table 5, root causes of 419 "
+                "unexpected interruptions in 54 days of pre-training on 16,384 H100 GPUs.",
+                items=tuple(_misprint_notes(reference)),
+            )
+        )
     return Section("Methods and notes", tuple(blocks), key="methods")
 
 
 # ---------------------------------------------------------------------------- entry point
-def assemble(ingest: IngestLike, *, rates: RatesLike, reference: pd.DataFrame | None = None,
-             title: str = "Cluster reliability report", subtitle: str | None = None,
-             meta: Mapping[str, Any] | None = None, max_quarantine: int = 20) -> Report:
+def assemble(
+    ingest: IngestLike,
+    *,
+    rates: RatesLike,
+    reference: pd.DataFrame | None = None,
+    title: str = "Cluster reliability report",
+    subtitle: str | None = None,
+    meta: Mapping[str, Any] | None = None,
+    max_quarantine: int = 20,
+) -> Report:
     """Build the report document; see :func:`reliab.report.build_report`."""
     df = _interruptions(ingest)
     summary = rates.summary()
@@ -455,12 +629,22 @@ def assemble(ingest: IngestLike, *, rates: RatesLike, reference: pd.DataFrame | 
         _timeline_section(df),
         _rates_section(summary, conf, components),
         _daily_section(df),
-        _quality_section(getattr(ingest, "accounting", None), getattr(ingest, "quarantine", None),
-                         max_quarantine),
+        _quality_section(
+            getattr(ingest, "accounting", None), getattr(ingest, "quarantine", None), max_quarantine
+        ),
         _methods_section(rates, reference, meta_s),
     )
     return Report(title=title, sections=sections, subtitle=subtitle, meta=tuple(meta_s.items()))
 
 
-__all__ = ["assemble", "clean_text", "fmt_int", "fmt_interval", "fmt_num", "fmt_pct",
-           "IngestLike", "RatesLike", "DEFAULT_WINDOW"]
+__all__ = [
+    "assemble",
+    "clean_text",
+    "fmt_int",
+    "fmt_interval",
+    "fmt_num",
+    "fmt_pct",
+    "IngestLike",
+    "RatesLike",
+    "DEFAULT_WINDOW",
+]

@@ -46,13 +46,14 @@ def figure_to_svg(fig: MplFigure, *, id_prefix: str = "", alt: str = "") -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="svg", metadata={"Date": None})
     svg = buf.getvalue().decode("utf-8")
-    svg = svg[svg.index("<svg"):]
+    svg = svg[svg.index("<svg") :]
     svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
     if id_prefix:
         ids = set(_SVG_IDS.findall(svg))
         svg = _SVG_REFS.sub(
             lambda m: m.group(1) + (id_prefix + m.group(2) if m.group(2) in ids else m.group(2)),
-            svg)
+            svg,
+        )
     label = jinja2.utils.markupsafe.escape(alt)
     return svg.replace("<svg ", f'<svg role="img" aria-label="{label}" class="chart" ', 1).strip()
 
@@ -83,11 +84,18 @@ def _cell(value: Any, column: str, table: Table) -> dict[str, Any]:
 def _table_view(table: Table) -> dict[str, Any]:
     cols = [str(c) for c in table.data.columns]
     kinds = table.row_kinds or ("",) * len(table.data)
-    rows = [{"cls": kind, "cells": [_cell(v, c, table) for v, c in zip(rec, cols, strict=True)]}
-            for rec, kind in zip(table.data.itertuples(index=False, name=None), kinds, strict=True)]
+    rows = [
+        {"cls": kind, "cells": [_cell(v, c, table) for v, c in zip(rec, cols, strict=True)]}
+        for rec, kind in zip(table.data.itertuples(index=False, name=None), kinds, strict=True)
+    ]
     headers = [{"text": c, "cls": "num" if c in table.numeric else ""} for c in cols]
-    return {"kind": "table", "title": table.title, "caption": table.caption,
-            "headers": headers, "rows": rows}
+    return {
+        "kind": "table",
+        "title": table.title,
+        "caption": table.caption,
+        "headers": headers,
+        "rows": rows,
+    }
 
 
 def _blocks_view(blocks: tuple[Block, ...], prefix: str) -> list[dict[str, Any]]:
@@ -101,13 +109,27 @@ def _blocks_view(blocks: tuple[Block, ...], prefix: str) -> list[dict[str, Any]]
         elif isinstance(block, Table):
             out.append(_table_view(block))
         elif isinstance(block, Figure):
-            svg = figure_to_svg(block.figure, id_prefix=f"{prefix}f{i}-", alt=block.alt or block.title)
+            svg = figure_to_svg(
+                block.figure, id_prefix=f"{prefix}f{i}-", alt=block.alt or block.title
+            )
             # trusted: produced by matplotlib from our own figure, text drawn as paths
-            out.append({"kind": "figure", "title": block.title, "caption": block.caption,
-                        "svg": Markup(svg)})
+            out.append(
+                {
+                    "kind": "figure",
+                    "title": block.title,
+                    "caption": block.caption,
+                    "svg": Markup(svg),
+                }
+            )
         elif isinstance(block, Text):
-            out.append({"kind": "text", "body": block.body, "items": block.items,
-                        "note": block.kind == "note"})
+            out.append(
+                {
+                    "kind": "text",
+                    "body": block.body,
+                    "items": block.items,
+                    "note": block.kind == "note",
+                }
+            )
         else:
             raise TypeError(f"cannot render a {type(block).__name__} block")
     return out
@@ -156,12 +178,18 @@ def render_html(report: Report) -> str:
         if anchor in seen:
             anchor = f"{anchor}-{n}"
         seen.add(anchor)
-        sections.append({"title": s.title, "anchor": anchor,
-                         "blocks": _blocks_view(s.blocks, prefix=f"s{n}")})
+        sections.append(
+            {"title": s.title, "anchor": anchor, "blocks": _blocks_view(s.blocks, prefix=f"s{n}")}
+        )
     template = _environment().get_template("page.html.j2")
     # the stylesheet is our own file; marking it safe keeps quotes intact inside <style>
-    return template.render(title=report.title, subtitle=report.subtitle, meta=report.meta,
-                           sections=sections, css=Markup(stylesheet()))
+    return template.render(
+        title=report.title,
+        subtitle=report.subtitle,
+        meta=report.meta,
+        sections=sections,
+        css=Markup(stylesheet()),
+    )
 
 
 def write_html(report: Report, path: str | Path) -> Path:

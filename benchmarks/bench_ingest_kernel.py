@@ -1,0 +1,120 @@
+"""Throughput of ``reliab.ingest`` on a large kernel log, beside ``grep -c -F`` in the same run.
+
+Run: ``python benchmarks/bench_ingest_kernel.py [--lines 1000000] [--repeat 3] [--seed 7]``
+(``--lines 5000000`` is the full size of the issue).
+
+The log is an rsyslog RFC 3339 file (``2024-06-03T14:02:11.123456+00:00 node0421 kernel: …``)
+written once under ``benchmarks/_work/`` (git-ignored): ~1 % ``NVRM: Xid`` lines, ~0.3 %
+other signal lines (mlx5, systemd-networkd, nvme, blk, mce, EDAC, AER) and benign noise from
+systemd, sshd, CRON and the kernel, some of it containing a prefilter literal (mlx5, nvme)
+without being a signal.  After a warm-up read of the file, each tool runs ``--repeat`` times
+as a child process; the median wall time is printed with the ratio, and the peak RSS of
+the ingest child is read from ``os.wait4``.  The baseline is ``grep -c -F`` with the
+parser's own literal prefilter (``reliab.ingest._kmsg.LITERALS``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from reliab.ingest._kmsg import LITERALS
+
+WORK = Path(__file__).parent / "_work"
+PCI = ("0000:18:00", "0000:2a:00", "0000:3a:00", "0000:5d:00", "0000:9a:00", "0000:ab:00",
+       "0000:ba:00", "0000:db:00")
+XIDS = ((79, "GPU has fallen off the bus."), (48, "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0."),
+        (63, "Row Remapper: New row (0x00000000000003e8) is pending for remapping"),
+        (13, "Graphics SM Warp Exception on (GPC 1, TPC 2, SM 0): Out Of Range Address"),
+        (119, "Timeout after 6s of waiting for RPC response from GPU4 GSP! Expected function 76 (GSP_RM_CONTROL) (0x20801813 0x4c)."))
+OTHER = (
+    "kernel: mlx5_core 0000:1a:00.0 ens1f0np0: Link down",
+    "systemd-networkd[2385]: ens1f0np0: Lost carrier",
+    "kernel: nvme nvme3: controller is down; will reset: CSTS=0xffffffff, PCI_STATUS=0xffff",
+    "kernel: blk_update_request: I/O error, dev nvme3n1, sector 123456 op 0x0:(READ) flags 0x0 phys_seg 1 prio class 0",
+    "kernel: mce: [Hardware Error]: CPU 12: Machine Check: 0 Bank 5: be00000000800400",
+    "kernel: EDAC MC0: 1 UE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x12345 offset:0x0 grain:32 syndrome:0x0)",
+    "kernel: pcieport 0000:17:01.0: AER: Uncorrected (Fatal) error received: 0000:18:00.0",
+    "kernel: mlx5_core 0000:1a:00.0: mlx5_port_module_event:1131:(pid 0): Port module event[error]: module 0, Cable error, High Temperature",
+)
+NOISE = (
+    "systemd[1]: Started Session 4242 of user root.",
+    "sshd[88123]: Accepted publickey for root from 10.1.2.3 port 51234 ssh2: RSA SHA256:abcdefghijklmnop",
+    "CRON[12345]: (root) CMD (/usr/lib/health/check.sh >/dev/null 2>&1)",
+    "kernel: [UFW BLOCK] IN=eth0 OUT= MAC=00:11:22:33:44:55 SRC=10.0.0.9 DST=10.0.0.1 LEN=60 PROTO=TCP",
+    "nvidia-persistenced[3211]: device 0000:18:00.0 - persistence mode enabled.",
+    "kernel: mlx5_core 0000:1a:00.0: mlx5_cmd_out_err:838:(pid 268269): ACCESS_REG(0x805) op_mod(0x1) failed, status bad parameter(0x3)",
+    "kernel: nvme nvme0: 32/0/0 default/read/poll queues",
+    "systemd-logind[1402]: New session 4242 of user slurm.",
+    "kernel: perf: interrupt took too long (2503 > 2500), lowering kernel.perf_event_max_sample_rate to 79750",
+)
+
+
+def write_log(path: Path, n: int, seed: int) -> None:
+    """Write an ``n``-line rsyslog kernel log (deterministic for a seed)."""
+    rng = random.Random(seed)
+    t0 = 1717423331.0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        for i in range(n):
+            t = t0 + i * 0.05
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1e6) % 1000000:06d}+00:00"
+            host = f"node{rng.randrange(1, 2049):04d}"
+            u = rng.random()
+            if u < 0.01:
+                code, text = rng.choice(XIDS)
+                msg = f"kernel: NVRM: Xid (PCI:{rng.choice(PCI)}): {code}, pid='<unknown>', name=<unknown>, {text}"
+            elif u < 0.013:
+                msg = rng.choice(OTHER)
+            else:
+                msg = rng.choice(NOISE)
+            fh.write(f"{stamp} {host} {msg}\n")
+
+
+def _child(cmd: list[str]) -> tuple[float, int]:
+    """Run ``cmd``; wall seconds and peak RSS in MiB of that child."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) not in (0, 1):  # grep exits 1 when nothing matches
+        raise RuntimeError(f"{cmd[0]} failed with status {status}")
+    return wall, usage.ru_maxrss // 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    path = WORK / f"kernel-{args.lines}-{args.seed}.log"
+    if not path.exists():
+        write_log(path, args.lines, args.seed)
+    with open(path, "rb") as fh:  # warm the page cache
+        while fh.read(1 << 24):
+            pass
+    grep = ["grep", "-c", "-F", *(x for lit in LITERALS for x in ("-e", lit.decode()))]
+    code = ("import sys; from reliab.ingest import ingest; "
+            "r = ingest(sys.argv[1], source='kernel'); print(len(r.signals))")
+    runs_i = [_child([sys.executable, "-c", code, str(path)]) for _ in range(args.repeat)]
+    runs_g = [_child([*grep, str(path)]) for _ in range(args.repeat)]
+    t_i = statistics.median(w for w, _ in runs_i)
+    t_g = statistics.median(w for w, _ in runs_g)
+    size = path.stat().st_size / 2**20
+    print(f"kernel log: {args.lines:,} lines, {size:.0f} MiB ({path})")
+    print(f"reliab ingest : {t_i:7.2f} s  ({args.lines / t_i / 1e6:5.2f} M lines/s)  "
+          f"peak RSS {max(r for _, r in runs_i)} MiB  [median of {args.repeat}]")
+    print(f"grep -c -F    : {t_g:7.2f} s  ({args.lines / t_g / 1e6:5.2f} M lines/s)  "
+          f"peak RSS {max(r for _, r in runs_g)} MiB  [median of {args.repeat}]")
+    print(f"ratio ingest/grep: {t_i / t_g:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

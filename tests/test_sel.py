@@ -1,0 +1,122 @@
+"""ipmitool sel list / elist reader (reliab.ingest.sel)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reliab import schema
+from reliab.errors import ParseError
+from reliab.ingest import sel  # noqa: F401  (registers sel)
+from reliab.ingest._registry import FileResult, get_parser
+
+# domain.md 5.7: real `ipmitool sel list` lines (ipmitool docs, Meta GCM fixtures) and elist forms
+LINES = [
+    "  11 | 02/06/2020 | 18:30:50 | Power Supply #0xfb | Power Supply AC lost | Asserted",
+    " 1 | 12/24/2022 | 13:58:36 | Voltage #0x4d | Upper Non-critical going high | Asserted",
+    "  2 | 01/18/2023 | 14:49:30 | Critical Interrupt #0x90 | Bus Fatal Error | Asserted",
+    "  1a | 06/03/2024 | 14:01:55 | Power Supply #0xfb | Power Supply AC lost | Deasserted",
+    "  1b | 06/03/2024 | 17:12:16 UTC | Temperature GPU3_Temp | Upper Critical going high | Asserted"
+    " | Reading 92 > Threshold 90 degrees C",
+    "  1c | 06/03/2024 | 16:12:16 +01:00 | Power Supply PS2 Status | Failure detected | Asserted",
+    "  1d | 06/03/2024 | 14:01:55 | Event Logging Disabled #0x07 | Log area reset/cleared | Asserted",
+    "  1e | 06/03/2024 | 14:01:56 | Processor CPU1 Status | IERR | Asserted",
+    "  1f | 06/03/2024 | 14:01:57 | Memory #0x01 | Uncorrectable ECC | Asserted",
+    "  20 | 06/03/2024 | 14:01:58 | Memory #0x01 | Correctable ECC | Asserted",
+    "  21 | 06/03/2024 | 14:01:59 | Critical Interrupt #0x91 | PCI SERR | Asserted",
+    "  22 | 06/03/2024 | 14:02:00 | Temperature #0x30 | Upper Non-critical going high | Asserted",
+    "  23 | 06/03/2024 | 14:02:01 | Power Unit #0x01 | AC lost | Asserted",
+    "  24 | 06/03/2024 | 14:02:02 | Processor #0x02 | Uncorrectable machine check exception | Asserted",
+    "  25 | 06/03/2024 | 14:02:03 | Processor #0x02 | Thermal Trip | Asserted",
+]
+KEYS = [
+    "sel:power_supply_ac_lost", "sel:voltage_upper_noncritical", "sel:critical_interrupt",
+    "sel:power_supply_ac_lost_deasserted", "sel:temperature_upper_critical", "sel:power_supply_failure",
+    "sel:other", "sel:processor_ierr", "sel:memory_uncorrectable_ecc", "sel:memory_correctable_ecc",
+    "sel:critical_interrupt", "sel:temperature_upper_noncritical", "sel:power_unit_ac_lost",
+    "sel:processor_mce", "sel:processor_thermal_trip",
+]
+
+
+def _write(tmp_path: Path, lines: list[str], name: str = "node0421.sel") -> str:
+    path = tmp_path / "ipmi" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def _check(result: FileResult) -> None:
+    assert result.lines == result.parsed + result.irrelevant + result.malformed
+    schema.validate(result.tables["signals"], "signals")
+    schema.validate(result.quarantine, "quarantine")
+    assert len(result.quarantine) == result.malformed
+
+
+def test_keys_severity_and_message(tmp_path: Path) -> None:
+    r = get_parser("sel").read(_write(tmp_path, ["SEL has no entries", *LINES]))
+    _check(r)
+    assert (r.lines, r.parsed, r.irrelevant, r.malformed) == (16, 15, 1, 0)
+    s = r.tables["signals"]
+    assert s["signal"].tolist() == KEYS
+    assert set(s["host"]) == {"node0421"}
+    assert s["severity"].tolist()[:7] == ["critical", "warning", "critical", "info", "critical", "critical", "info"]
+    assert s["message"].iloc[4].startswith("Temperature GPU3_Temp | Upper Critical going high")
+    assert s["time"].iloc[0] == pd.Timestamp("2020-02-06T18:30:50Z")
+    assert s["time"].iloc[5] == pd.Timestamp("2024-06-03T15:12:16Z")  # +01:00 offset
+    assert s["origin"].iloc[0].endswith("node0421.sel:2")
+
+
+def test_named_zone_needs_tz(tmp_path: Path) -> None:
+    line = "   4 | 06/03/2024 | 03:21:32 SAST | Power Supply PS2 Status | Failure detected | Asserted"
+    path = _write(tmp_path, [line])
+    r = get_parser("sel").read(path)
+    _check(r)
+    assert r.malformed == 1 and "SAST" in r.quarantine["reason"].iloc[0]
+    assert r.quarantine["lineno"].iloc[0] == 1
+    r = get_parser("sel").read(path, tz="Africa/Johannesburg")
+    assert r.tables["signals"]["time"].iloc[0] == pd.Timestamp("2024-06-03T01:21:32Z")
+    with pytest.raises(ParseError, match="node0421.sel:1"):
+        get_parser("sel").read(path, strict=True)
+
+
+def test_host_option_and_compressed_name(tmp_path: Path) -> None:
+    import gzip
+
+    path = tmp_path / "node0007.sel.gz"
+    path.write_bytes(gzip.compress(("\n".join(LINES[:2]) + "\n").encode()))
+    assert get_parser("sel").read(str(path)).tables["signals"]["host"].tolist() == ["node0007"] * 2
+    assert set(get_parser("sel").read(str(path), host="h1").tables["signals"]["host"]) == {"h1"}
+
+
+def test_malformed_lines(tmp_path: Path) -> None:
+    lines = ["   7 | Pre-Init  |0000000005| System Event #0x00 | Timestamp Clock Sync | Asserted",
+             "   8 | 13/45/2024 | 14:01:55 | Memory #0x01 | Correctable ECC | Asserted",
+             "   9 | 06/03/2024 | 14:01:55"]
+    r = get_parser("sel").read(_write(tmp_path, lines))
+    _check(r)
+    assert r.malformed == 3
+    assert "Pre-Init" in r.quarantine["reason"].iloc[0]
+    assert "MM/DD/YYYY" in r.quarantine["reason"].iloc[1]
+
+
+def test_sniff() -> None:
+    assert get_parser("sel").sniff("ipmi/node1.sel", LINES[:2]) > 0.8
+    assert get_parser("sel").sniff("x.log", ["JobID|State|Start|End"]) == 0
+
+
+_fragments = st.sampled_from([*LINES, "", "SEL has no entries", "|||||", " 1 | 06/03/2024 | 25:00:00 | a | b | c"])
+_line = st.one_of(_fragments, st.text(max_size=80), _fragments.map(lambda s: s.replace("|", "", 1)))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_line, max_size=12))
+def test_fuzz_no_exception_escapes(lines: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "n1.sel"
+        path.write_bytes("\n".join(lines).encode("utf-8", "surrogatepass"))
+        _check(get_parser("sel").read(str(path)))
