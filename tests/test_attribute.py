@@ -12,10 +12,12 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reliab.schema import conform, validate
 from reliab.taxonomy import attribute
-from reliab.taxonomy._attribute import _fallback_expand
+from reliab.taxonomy._hosts import expander, fallback_expand, host_index, members
 
 END = pd.Timestamp("2024-06-03 14:00:00", tz="UTC")
 _line = iter(range(1, 10**9))
@@ -227,10 +229,32 @@ def test_unclassified_signal_in_window_warns() -> None:
 
 
 def test_fallback_hostlist() -> None:
-    assert _fallback_expand("node[0001-0003,0007]") == ["node0001", "node0002", "node0003",
-                                                         "node0007"]
-    assert _fallback_expand("a1,b[1-2]-ib,c[01-02]x[1-2]") == [
+    assert fallback_expand("node[0001-0003,0007]") == ["node0001", "node0002", "node0003",
+                                                        "node0007"]
+    assert fallback_expand("a1,b[1-2]-ib,c[01-02]x[1-2]") == [
         "a1", "b1-ib", "b2-ib", "c01x1", "c01x2", "c02x1", "c02x2"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lo=st.integers(0, 120), span=st.integers(0, 40), width=st.integers(1, 4),
+    single=st.lists(st.integers(0, 200), max_size=3), prefix=st.sampled_from(["node", "gpu-", "n"]),
+)
+def test_members_agree_with_expansion(lo: int, span: int, width: int, single: list[int],
+                                      prefix: str) -> None:
+    ranges = [f"{lo:0{width}d}-{lo + span:0{width}d}"] + [f"{v:0{width}d}" for v in single]
+    nodelist = f"{prefix}[{','.join(ranges)}],other7,rack[1-2]-n[01-02],x1[0-2]"
+    names = ([f"{p}{v}" for p in ("node", "gpu-", "n") for v in range(0, 210)]
+             + [f"{p}{v:03d}" for p in ("node", "gpu-", "n") for v in range(0, 210)]
+             + ["other7", "rack1-n01", "rack2-n02", "rack3-n01", "x10", "x13", "spare"])
+    expected = set(expander()(nodelist)) | {"spare"}
+    got = members(host_index(names), nodelist, ["spare", None])
+    assert {n for n, m in zip(names, got, strict=True) if m} == expected & set(names)
+
+
+def test_bad_nodelist_names_the_job() -> None:
+    with pytest.raises(ValueError, match="job 100"):
+        run([sig("xid:79")], [job(nodelist="node[0003-0001]")])
 
 
 def test_large_input_is_fast() -> None:

@@ -17,6 +17,7 @@ import pandas as pd
 
 from reliab.datasets._cluster import SimulatedCluster, simulate
 from reliab.datasets._simulate import SimParams, default_rates
+from reliab.taxonomy.vocabulary import LLAMA3_DAYS, LLAMA3_GPUS
 
 SAMPLE_NAME = "llama3-54d"
 
@@ -37,7 +38,7 @@ def simulate_cluster(
     spare_fraction: float = 0.03,
     restart_minutes: tuple[float, float] = (15.0, 0.35),
     repair_hours: tuple[float, float] = (48.0, 0.8),
-    noise_lines_per_node_day: float = 0.5,
+    noise_lines_per_node_day: float = 0.2,
     background_per_node_day: float = 0.02,
     telemetry_nodes: int = 16,
     utc_offset_h: float = -7.0,
@@ -57,8 +58,10 @@ def simulate_cluster(
     seed : int
         Seed for :func:`numpy.random.default_rng`; same seed, same files byte for byte.
     rates : mapping, optional
-        Category -> interruption count over the window (default: Table 5 plus
-        ``"Planned": 47``).  With ``counts="table5"`` the values are rounded.
+        Category -> interruption count over the window.  Default: Table 5 plus
+        ``"Planned": 47``; with ``counts="expected"`` the unexpected counts are scaled by
+        ``n_gpus / 16384 × days / 54`` and the planned ones by ``days / 54``.  With
+        ``counts="table5"`` the values are used as exact counts (rounded).
     shapes : mapping, optional
         Category -> power-law (Crow-AMSAA) shape of the event times in running time;
         1.0 (default) is a homogeneous Poisson process, < 1 burn-in, > 1 wear-out [U].
@@ -100,7 +103,11 @@ def simulate_cluster(
                          f"gpus_per_node={gpus_per_node}")
     if days <= 0:
         raise ValueError(f"days must be positive, got {days}")
-    rates = dict(default_rates() if rates is None else rates)
+    if rates is None:
+        scaled = counts == "expected"
+        rates = default_rates(n_gpus / LLAMA3_GPUS if scaled else 1.0,
+                              days / LLAMA3_DAYS if scaled else 1.0)
+    rates = {c: float(r) for c, r in rates.items()}
     bad = [c for c, s in (shapes or {}).items() if s <= 0 or c not in rates]
     if bad:
         raise ValueError(f"shapes must be positive and name known categories; bad: {bad}")

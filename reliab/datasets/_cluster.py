@@ -10,6 +10,7 @@ al. (distinct XIDs, tickets, link flaps; domain.md §2.6) [S].
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,7 +37,8 @@ from reliab.datasets._simulate import (
 )
 from reliab.taxonomy.vocabulary import COMPONENT_OF, TABLE5_COUNTS
 
-_KEEP_AWAY_US = (30 * US_PER_MIN, 25 * US_PER_MIN)  # window [end-10, end+5] widened by 20 min
+# window [end-10, end+5] widened by 20 min (+1 min for the trailing lines of a link flap)
+_KEEP_AWAY_US = (31 * US_PER_MIN, 25 * US_PER_MIN)
 _BG_WEIGHTS = {False: np.array([0.3, 0.2, 0.2, 0.15, 0.14, 0.01]),
                True: np.array([0.35, 0.25, 0.1, 0.1, 0.05, 0.15])}
 _LEMON_BG_FACTOR = 10.0
@@ -175,7 +177,8 @@ def _truth_interruptions(timeline: pd.DataFrame, jobs: pd.DataFrame) -> pd.DataF
         "failure_time": _to_time(timeline["failure_us"].to_numpy()),
         "downtime_h": timeline["downtime_min"].to_numpy() / 60.0,
         "job_state": jobs["state_raw"].iloc[: len(timeline)].to_numpy(),
-    }).assign(gpu_index=lambda d: d["gpu_index"].where(d["gpu_index"] >= 0))
+    }).assign(gpu_index=lambda d: d["gpu_index"].where(d["gpu_index"] >= 0)).astype(
+        {"job_id": "string", "category": "string", "component": "string", "job_state": "string"})
 
 
 def _public_jobs(params: SimParams, raw: pd.DataFrame, timeline: pd.DataFrame) -> pd.DataFrame:
@@ -192,8 +195,9 @@ def _public_jobs(params: SimParams, raw: pd.DataFrame, timeline: pd.DataFrame) -
         "nodelist": raw["nodelist"].astype("string"),
         "failed_node": raw["failed_node"].replace("", pd.NA).astype("string"),
         "restarts": pd.array([0] * len(raw), dtype="Int64"),
+        "origin": "simulate_cluster",
         "category": pd.array(list(timeline["category"]) + [pd.NA], dtype="string"),
-    })
+    }).astype({"name": "string", "user": "string", "partition": "string", "origin": "string"})
 
 
 def write_cluster(cluster: SimulatedCluster, directory: Path) -> dict[str, Path]:
@@ -220,7 +224,20 @@ def write_cluster(cluster: SimulatedCluster, directory: Path) -> dict[str, Path]
     out |= w.write_sacct(directory, w.sacct_rows(_sacct_jobs(cluster), p.gpus_per_node, t1))
     out |= _write_telemetry(cluster, directory)
     out |= _write_truth(cluster, directory)
+    out |= _write_facts(cluster, directory)
     return dict(sorted(out.items()))
+
+
+def _write_facts(cluster: SimulatedCluster, directory: Path) -> dict[str, Path]:
+    """``cluster.json``: what an operator knows about the fleet (size, window) — not truth."""
+    p = cluster.params
+    start = pd.Timestamp(p.start_us, unit="us", tz="UTC")
+    facts = {"n_gpus": p.n_gpus, "gpus_per_node": p.gpus_per_node, "n_nodes": p.n_nodes,
+             "n_spare_nodes": p.n_spares, "start": start.isoformat(),
+             "end": (start + pd.Timedelta(microseconds=p.window_us)).isoformat()}
+    path = directory / "cluster.json"
+    path.write_text(json.dumps(facts, indent=2) + "\n", encoding="utf-8")
+    return {"cluster.json": path}
 
 
 def _train_progress(cluster: SimulatedCluster, rng: np.random.Generator) -> list[tuple]:

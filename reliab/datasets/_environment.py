@@ -78,13 +78,19 @@ def cluster_series(params: SimParams, phase: np.ndarray, amb: np.ndarray,
     rel = clock_mhz(temp, phase) / CLOCK_REF_MHZ * (1 + rng.normal(0, 0.002, n))
     scale = params.n_gpus / 16_384
     tput = np.where(phase == LOAD, TOKENS_PER_S * scale * rel, 0.0)
-    return pd.DataFrame({
+    return _typed(pd.DataFrame({
         "time": _times(params, np.arange(n)),
         "host": "cluster",
+        "gpu": pd.NA,
         "ambient_c": np.round(amb, 2),
         "power_w": np.round(power, -3).astype(np.int64),
         "throughput_tokens_per_s": np.round(tput).astype(np.int64),
-    })
+    }))
+
+
+def _typed(frame: pd.DataFrame) -> pd.DataFrame:
+    """``host`` and ``gpu`` as pandas strings (reliab.schema.TELEMETRY)."""
+    return frame.astype({"host": "string", "gpu": "string"})
 
 
 def _times(params: SimParams, minutes: np.ndarray) -> pd.DatetimeIndex:
@@ -121,9 +127,7 @@ def node_series(params: SimParams, phase: np.ndarray, amb: np.ndarray, spans: li
             "time": _times(params, minutes), "host": host_name(int(node)), "gpu": pd.NA,
             "temp_c": np.round(temp, 1), "power_w": np.round(power).astype(np.int64),
             "sm_clock_mhz": np.round(clock_mhz(temp, ph)).astype(np.int64)}))
-    out = pd.concat(frames, ignore_index=True)
-    out["gpu"] = out["gpu"].astype("string")
-    return out
+    return _typed(pd.concat(frames, ignore_index=True))
 
 
 def gpu_slice(params: SimParams, phase: np.ndarray, amb: np.ndarray, spans: list[tuple],
@@ -144,9 +148,7 @@ def gpu_slice(params: SimParams, phase: np.ndarray, amb: np.ndarray, spans: list
                 "temp_c": np.round(temp, 1), "power_w": np.round(power, 1),
                 "sm_clock_mhz": np.round(clock_mhz(temp, ph)).astype(np.int64),
                 "util_pct": UTIL_PCT[ph].astype(np.int64)}))
-    out = pd.concat(frames, ignore_index=True)
-    out["gpu"] = out["gpu"].astype("string")
-    return out
+    return _typed(pd.concat(frames, ignore_index=True))
 
 
 def simulate_environment(params: SimParams, jobs: pd.DataFrame, spans: list[tuple],

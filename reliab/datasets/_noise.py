@@ -28,13 +28,13 @@ SYSLOG_TEMPLATES: tuple[tuple[str, str], ...] = (
     ("systemd[1]", "systemd-tmpfiles-clean.service: Deactivated successfully."),
     ("kernel", "mlx5_core 0000:{c:02x}:00.1: mlx5_cmd_out_err:838:(pid {b}): ACCESS_REG(0x805) "
                "op_mod(0x1) failed, status bad parameter(0x3), syndrome (0x6c4d48), err(-22)"),
-    ("kernel", "perf: interrupt took too long ({a} > {b}), lowering "
-               "kernel.perf_event_max_sample_rate to 63900"),
+    ("kernel", "perf: interrupt took too long (2504 > 2500), lowering "
+               "kernel.perf_event_max_sample_rate to 79750"),
     ("kernel", "IPv4: martian source 10.{c}.{d}.{e} from 10.{c}.{d}.1, on dev eno1"),
     ("kernel", "nvidia-nvswitch{d}: NVSwitch thermal monitor: temperature within limits"),
 )
 _WEIGHTS = np.array([10, 10, 6, 6, 6, 12, 4, 2, 2, 2, 14, 2, 2, 1], dtype=float)
-_ACCESS_REG = 10  # index of the flood template: emitted in bursts of 3-12 lines
+_ACCESS_REG = 10  # index of the flood template: emitted in bursts of 2-6 lines
 
 
 def syslog_noise(rng: np.random.Generator, t0_us: int, t1_us: int, hosts: list[str],
@@ -45,7 +45,7 @@ def syslog_noise(rng: np.random.Generator, t0_us: int, t1_us: int, hosts: list[s
     h = rng.integers(0, len(hosts), n_lines)
     f = rng.integers(1, 60_000, (n_lines, 5))
     f[:, 2:] %= 250
-    reps = np.where(k == _ACCESS_REG, rng.integers(3, 13, n_lines), 1)
+    reps = np.where(k == _ACCESS_REG, rng.integers(2, 7, n_lines), 1)
     out = []
     for i in range(n_lines):
         prog, msg = SYSLOG_TEMPLATES[k[i]]
@@ -83,9 +83,10 @@ def training_lines(rng: np.random.Generator, job: str, start_us: int, end_us: in
         k += 1
         if t >= end_us:
             break
-        m = min(len(tput) - 1, max(0, (t - t_first_min_us) // (60 * _S)))
-        rate = max(float(tput[m]), 1.0)
-        step += int(300 * rate / tokens_per_step)
+        m = min(len(tput), max(1, (t - t_first_min_us) // (60 * _S)))
+        window = tput[max(0, m - 5):m]
+        rate = float(window.max()) if len(window) and window.max() > 0 else 1.0
+        step += int(60 * window.sum() / tokens_per_step)
         loss = 1.62 + 0.4 * np.exp(-step / 4e5) + rng.normal(0, 0.01)
         recs.append((t + int(rng.integers(0, 900_000)), job, "iso:INFO",
                      f"[trainer] step {step} | loss {loss:.4f} | lr 8.00e-05 | "

@@ -80,9 +80,14 @@ class SimParams:
         return int(round(self.days * 24 * US_PER_H))
 
 
-def default_rates() -> dict[str, float]:
-    """Table 5 counts plus 47 planned interruptions over the 54-day window [P]."""
-    return {**{k: float(v) for k, v in TABLE5_COUNTS.items()}, "Planned": float(LLAMA3_PLANNED)}
+def default_rates(gpu_scale: float = 1.0, time_scale: float = 1.0) -> dict[str, float]:
+    """Table 5 counts plus 47 planned interruptions over the 54-day window [P].
+
+    Unexpected counts scale with GPUs × time (``gpu_scale`` = n_gpus / 16,384,
+    ``time_scale`` = days / 54); planned ones, being job-level, with time only.
+    """
+    unexpected = {k: v * gpu_scale * time_scale for k, v in TABLE5_COUNTS.items()}
+    return {**unexpected, "Planned": LLAMA3_PLANNED * time_scale}
 
 
 def host_name(index: int) -> str:

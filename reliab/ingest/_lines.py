@@ -16,19 +16,17 @@ from __future__ import annotations
 
 import lzma
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any
 
 import pandas as pd
 
 from reliab import schema
 from reliab.errors import InputFileError, Origin, ParseError
 from reliab.ingest._io import open_binary
+from reliab.ingest._prefilter import MAX_LINE_BYTES, all_lines, candidate_lines
 from reliab.ingest._registry import FileResult
-
-MAX_LINE_BYTES = 1 << 20  # longer lines are quarantined, not parsed
-_CHUNK = 1 << 16
 
 
 @dataclass
@@ -61,28 +59,6 @@ def _stream_errors() -> tuple[type[BaseException], ...]:
     except ImportError:  # pragma: no cover - zstandard is a declared dependency
         pass
     return errors
-
-
-def iter_raw_lines(fh: BinaryIO) -> Iterator[tuple[bytes, int]]:
-    """Yield ``(head, size)`` per physical line, never reading more than a bounded chunk.
-
-    ``head`` is the whole line when ``size <= MAX_LINE_BYTES``; for longer lines it is the
-    first ``MAX_LINE_BYTES + 1`` bytes and the rest is skipped without being kept.
-    """
-    readline = fh.readline
-    limit = MAX_LINE_BYTES + 1
-    while True:
-        raw = readline(limit)
-        if not raw:
-            return
-        size = len(raw)
-        if size == limit and not raw.endswith(b"\n"):
-            while True:
-                more = readline(_CHUNK)
-                size += len(more)
-                if not more or more.endswith(b"\n"):
-                    break
-        yield raw, size
 
 
 def scan_lines(
@@ -129,7 +105,8 @@ def scan_lines(
     lits = tuple(literals) if literals else None
     rows: list[Row] = []
     quarantine: list[tuple] = []
-    lines = parsed = irrelevant = malformed = 0
+    parsed = malformed = 0
+    counter = [0]
 
     def reject(reason: str, text: str | None) -> None:
         nonlocal malformed
@@ -140,15 +117,12 @@ def scan_lines(
 
     try:
         with open_binary(path) as fh:
-            for raw, size in iter_raw_lines(fh):
-                lines += 1
-                ctx.lineno = lines
+            numbered = candidate_lines(fh, lits, counter) if lits else all_lines(fh, counter)
+            for lineno, raw, size in numbered:
+                ctx.lineno = lineno
                 if size > MAX_LINE_BYTES:
                     reject(f"line of {size} bytes exceeds the {MAX_LINE_BYTES}-byte limit",
                            raw[:200].decode("utf-8", "replace"))
-                    continue
-                if lits is not None and not any(lit in raw for lit in lits):
-                    irrelevant += 1
                     continue
                 text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
                 try:
@@ -157,19 +131,21 @@ def scan_lines(
                     reject(exc.message, text[:2000])
                     continue
                 if out is None:
-                    irrelevant += 1
                     continue
                 batch = out if isinstance(out, list) else [out]
                 for row in batch:
                     row.setdefault("origin", ctx.origin)
-                    row.setdefault("_lineno", lines)
+                    row.setdefault("_lineno", lineno)
                 rows.extend(batch)
                 parsed += 1
+        lines = counter[0]
     except _stream_errors() as exc:
         # truncated or corrupt compressed stream: keep what was read, quarantine the rest
+        lines = counter[0]
         reason = f"stream ended abnormally after line {lines}: {exc}"
         if strict:
             raise InputFileError(f"{path}: {reason}") from exc
+        ctx.lineno = lines + 1
         quarantine.append((ctx.path, lines + 1, source, reason, None))
         malformed += 1
         lines += 1
@@ -191,6 +167,7 @@ def scan_lines(
     for row in rows:
         for key in [k for k in row if k.startswith("_")]:
             del row[key]
+    irrelevant = lines - parsed - malformed
     frame = schema.conform(pd.DataFrame(rows), table) if rows else schema.empty(table)
     return FileResult(
         path=ctx.path, source=source, lines=lines, parsed=parsed, irrelevant=irrelevant,

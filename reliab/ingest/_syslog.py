@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone, tzinfo
+from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo
 
 MONTHS = {m: i for i, m in enumerate(
@@ -73,13 +73,13 @@ class Header:
 def resolve_tz(tz: str | tzinfo | None) -> tzinfo:
     """``tzinfo`` for the ``tz=`` option (IANA name, tzinfo, or ``None`` for UTC)."""
     if tz is None:
-        return timezone.utc
+        return UTC
     if isinstance(tz, tzinfo):
         return tz
     if not isinstance(tz, str):
         raise TypeError(f"tz must be an IANA zone name or a tzinfo, not {type(tz).__name__}")
     if tz.upper() in ("UTC", "Z"):
-        return timezone.utc
+        return UTC
     try:
         return ZoneInfo(tz)
     except (KeyError, ValueError) as exc:
@@ -89,7 +89,7 @@ def resolve_tz(tz: str | tzinfo | None) -> tzinfo:
 def _aware(dt: datetime, tz: tzinfo) -> datetime:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=tz)
-    return dt.astimezone(timezone.utc)
+    return dt.astimezone(UTC)
 
 
 def _split_monotonic(message: str) -> tuple[float | None, str]:
@@ -117,7 +117,7 @@ def _iso(stamp: str, tz: tzinfo) -> tuple[datetime | None, str | None]:
         return None, f"unreadable timestamp {stamp!r} ({exc})"
 
 
-def parse_header(line: str, tz: tzinfo = timezone.utc) -> Header:
+def parse_header(line: str, tz: tzinfo = UTC) -> Header:
     """Split ``line`` into time, host, tag and message, whatever its timestamp style.
 
     Parameters

@@ -29,7 +29,7 @@ Every other line is irrelevant, including the continuation lines of a multi-line
 from __future__ import annotations
 
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +83,7 @@ def _boot_anchor(header: Header) -> datetime | None:
         tail = header.message[at + len(_ANCHOR):]
         open_, close = tail.find("("), tail.find(")")
         if 0 <= open_ < close and tail[open_ + 1:close].isdigit():
-            epoch = datetime.fromtimestamp(int(tail[open_ + 1:close]), tz=timezone.utc)
+            epoch = datetime.fromtimestamp(int(tail[open_ + 1:close]), tz=UTC)
             return epoch - timedelta(seconds=header.monotonic)
     return None
 
@@ -91,9 +91,15 @@ def _boot_anchor(header: Header) -> datetime | None:
 def parse_kernel_line(text: str, ctx: LineContext) -> Row | None:
     """One kernel-log line -> a signal row, ``None`` (irrelevant) or :class:`ParseError`.
 
+    The signal is matched first (cheap substring tests), so noise that passed the byte
+    prefilter is never split into timestamp, host and tag.  Boot-time and year anchors are
+    therefore read from signal lines and the rtc ``setting system clock`` line.
     Rows whose time needs the whole file (RFC 3164 without a year, printk seconds since
     boot) carry ``_partial``/``_mono`` and are completed by :func:`_finish`.
     """
+    found = match_signal(text)
+    if found is None and _ANCHOR not in text:
+        return None
     header = parse_header(text, ctx.state["tz"])
     if "boot" not in ctx.state:
         anchor = _boot_anchor(header)
@@ -101,7 +107,6 @@ def parse_kernel_line(text: str, ctx: LineContext) -> Row | None:
             ctx.state["boot"] = anchor
     if header.when is not None and "first_year" not in ctx.state:
         ctx.state["first_year"] = header.when.astimezone(ctx.state["tz"]).year
-    found = match_signal(header.body)
     if found is None:
         return None
     if header.error is not None:
@@ -182,7 +187,7 @@ def _resolve_years(rows: list[Row], ctx: LineContext) -> None:
         except ValueError as exc:
             row["_reject"] = f"syslog date {mon:02d}-{day:02d} impossible in year {int(base) + r} ({exc})"
             continue
-        row["time"] = when.astimezone(timezone.utc)
+        row["time"] = when.astimezone(UTC)
 
 
 def _finish(rows: list[Row], ctx: LineContext) -> list[Row]:

@@ -461,7 +461,7 @@ def read_sacct_json(path: str, *, gpus_per_node: int | None = None, strict: bool
             raise ParseError(f"not valid JSON: {msg}", Origin(str(path), lineno)) from None
         status[lineno] = f"not valid JSON: {msg}"
         n_lines = max(n_lines, lineno)
-    lines = text.splitlines() if text else []
+    lines = text.split("\n")
     bad = [(str(path), n, source, r, lines[n - 1][:2000] if n <= len(lines) else None)
            for n, r in sorted(status.items()) if r != "parsed"]
     parsed = sum(1 for r in status.values() if r == "parsed")

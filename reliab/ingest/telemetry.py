@@ -79,11 +79,24 @@ def _has_unit(name: str) -> bool:
     return name.endswith(schema.TELEMETRY_UNITS)
 
 
+def _cells(line: str, sep: str) -> list[str]:
+    """Fields of one CSV line (quotes honoured when present)."""
+    if '"' not in line:
+        return line.split(sep)
+    try:
+        return next(csv.reader([line.replace("\r", " ")], delimiter=sep), [])
+    except csv.Error:
+        return line.split(sep)
+
+
 def _split_lines(path: str, sep: str) -> tuple[list[str], list[int], list[str], int]:
     """Read ``path``; return (header cells, data line numbers, data lines, total lines)."""
     with open_binary(path) as fh:
         text = fh.read().decode("utf-8", errors="replace")
-    lines = text.splitlines()
+    lines = text.split("\n")  # physical lines, as the line driver counts them
+    if lines and lines[-1] == "":
+        lines.pop()
+    lines = [line.rstrip("\r") for line in lines]
     header: list[str] | None = None
     numbers: list[int] = []
     data: list[str] = []
@@ -91,7 +104,7 @@ def _split_lines(path: str, sep: str) -> tuple[list[str], list[int], list[str], 
         if not line.strip():
             continue
         if header is None:
-            header = [c.strip().lstrip("\ufeff") for c in next(csv.reader([line], delimiter=sep))]
+            header = [c.strip().lstrip("\ufeff") for c in _cells(line, sep)]
             continue
         numbers.append(n)
         data.append(line)
@@ -102,24 +115,38 @@ def _frame(header: list[str], numbers: list[int], data: list[str], sep: str,
            bad: dict[int, str]) -> tuple[pd.DataFrame, np.ndarray]:
     """Data lines -> string frame; wrong field counts and repeated headers go to ``bad``/skip."""
     width = len(header)
-    keep_lines: list[str] = []
-    keep_numbers: list[int] = []
+    plain: list[tuple[int, str]] = []
+    quoted: list[tuple[int, list[str]]] = []
     head_text = [h.lower() for h in header]
     for n, line in zip(numbers, data, strict=True):
-        cells = next(csv.reader([line], delimiter=sep)) if '"' in line else line.split(sep)
+        cells = _cells(line, sep)
         if [c.strip().lower() for c in cells] == head_text:
             continue  # repeated header: irrelevant
         if len(cells) != width:
             bad[n] = f"expected {width} '{sep}'-separated fields, got {len(cells)}"
-            continue
-        keep_lines.append(line)
-        keep_numbers.append(n)
-    if not keep_lines:
+        elif '"' in line or "\r" in line:
+            quoted.append((n, cells))
+        else:
+            plain.append((n, line))
+    parts: list[pd.DataFrame] = []
+    if plain:
+        frame = pd.read_csv(io.StringIO("\n".join(line for _, line in plain)), sep=sep, header=None,
+                            names=range(width), dtype=str, keep_default_na=False, quoting=csv.QUOTE_NONE,
+                            skipinitialspace=True, skip_blank_lines=False, engine="c")
+        if len(frame) != len(plain):  # the C parser saw other line breaks: read line by line
+            frame = pd.DataFrame([line.split(sep) for _, line in plain], columns=range(width), dtype=str)
+        frame.index = [n for n, _ in plain]
+        parts.append(frame)
+    if quoted:
+        parts.append(pd.DataFrame([c for _, c in quoted], columns=range(width), index=[n for n, _ in quoted],
+                                  dtype=str))
+    if not parts:
         return pd.DataFrame(columns=header, dtype="string"), np.array([], dtype=np.int64)
-    frame = pd.read_csv(io.StringIO("\n".join(keep_lines)), sep=sep, header=None, names=range(width),
-                        dtype=str, keep_default_na=False, skipinitialspace=True, engine="c")
+    frame = pd.concat(parts).sort_index() if len(parts) > 1 else parts[0]
+    line_no = frame.index.to_numpy(dtype=np.int64)
+    frame = frame.reset_index(drop=True)
     frame.columns = header
-    return frame, np.asarray(keep_numbers, dtype=np.int64)
+    return frame, line_no
 
 
 def _to_number(values: pd.Series, *, strip_units: bool, hex_ok: bool,
@@ -169,8 +196,7 @@ def _assemble(path: str, source: str, total: int, numbers: np.ndarray, frame: pd
     """Drop rows listed in ``bad``, conform, and do the accounting."""
     keep = ~np.isin(numbers, np.fromiter(bad, dtype=np.int64, count=len(bad)))
     frame = frame.loc[keep].reset_index(drop=True)
-    frame = schema.conform(frame, "telemetry") if len(frame) else frame.astype(
-        {"time": schema.UTC, "host": "string", "gpu": "string"})
+    frame = schema.conform(frame, "telemetry")
     quarantine = [(path, n, source, reason, raw_lines.get(n, "")[:2000]) for n, reason in sorted(bad.items())]
     parsed = int(keep.sum())
     return FileResult(path=path, source=source, lines=total, parsed=parsed,
@@ -195,7 +221,7 @@ def _read(path: str, source: str, sep: str, rename: Callable[[str], str | None],
     out = pd.DataFrame()
     if raw is not None and len(raw):
         i = time_cols[0]
-        out["time"] = _to_time(raw.iloc[:, i], epoch=names[i] == "t_unix", tz=tz, fmt=time_format).to_numpy()
+        out["time"] = _to_time(raw.iloc[:, i], epoch=names[i] == "t_unix", tz=tz, fmt=time_format)
         _flag(bad, line_no, out["time"].isna().to_numpy(), f"{header[i]!r} is not a time")
         host_i = [k for k, n in enumerate(names) if n == "host"]
         out["host"] = (raw.iloc[:, host_i[0]].str.strip().to_numpy() if host_i

@@ -5,8 +5,9 @@ Prentice 2002, *The Statistical Analysis of Failure Time Data*, 2nd ed., §4.2�
 the counting-process form).  Rows are ``(start, stop]`` intervals with an event flag at
 ``stop``; plain ``(duration, event)`` data is the special case ``start = entry or 0``.  At each
 distinct event time ``tau`` the risk set is ``{i : start_i < tau <= stop_i}``: its sums of
-``w = exp(x beta)``, ``w x`` and ``w x x'`` come from reverse cumulative sums over rows sorted by
-``stop`` minus those over rows sorted by ``start`` (rows with ``start >= tau``).
+``w = exp(x beta)``, ``w x`` and ``w x x'`` come from one sparse product that adds each row
+where it leaves the risk set and subtracts it where it enters, and a reverse cumulative sum
+over the distinct event times.
 
 The proportional-hazards check uses scaled Schoenfeld residuals against transformed time with
 the approximate score tests of Grambsch & Therneau (1994), *Biometrika* 81, 515–526 (the form
@@ -23,7 +24,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from numpy.typing import NDArray
-from scipy import stats
+from scipy import sparse, stats
 
 from reliab.errors import InsufficientDataError
 from reliab.models._result import ResultMixin
@@ -35,42 +36,42 @@ TimeTransform = Literal["km", "rank", "identity", "log"]
 
 @dataclass(frozen=True)
 class _CoxData:
-    """Rows sorted by stop time, with the index maps the risk-set sums need."""
+    """Rows sorted by stop time, with the sparse map from rows to risk sets."""
 
     x: NDArray[np.float64]            # (n, p) centred covariates, stop order
     stop: NDArray[np.float64]
     start: NDArray[np.float64]
     event: NDArray[np.bool_]
-    start_order: NDArray[np.intp] | None  # argsort of start (None: all start below first event)
     times: NDArray[np.float64]        # distinct event times
     deaths: NDArray[np.float64]       # events per distinct time
-    idx_stop: NDArray[np.intp]        # first stop-sorted row with stop >= tau
-    idx_start: NDArray[np.intp] | None  # first start-sorted row with start >= tau
+    leave_minus_enter: sparse.csr_matrix  # (K + 1, n): +1 where a row leaves, -1 where it enters
     event_time_index: NDArray[np.intp]  # for each event row, its position in ``times``
     x_event_sum: NDArray[np.float64]
 
 
-def _rev_sums(a: NDArray[np.float64], idx: NDArray[np.intp]) -> NDArray[np.float64]:
-    """``sum(a[i:])`` for each ``i`` in ``idx`` (rows along axis 0)."""
-    tail = np.cumsum(a[::-1], axis=0)[::-1]
-    tail = np.concatenate([tail, np.zeros((1, *a.shape[1:]))])
-    return tail[idx]
-
-
 def _prepare(stop: NDArray[np.float64], start: NDArray[np.float64], event: NDArray[np.bool_],
              x: NDArray[np.float64]) -> _CoxData:
+    """Sort by stop and build the row -> risk-set map.
+
+    Row ``i`` is at risk at event times ``k`` with ``enter_i <= k < leave_i`` where
+    ``enter_i = #(times <= start_i)`` and ``leave_i = #(times <= stop_i)``.  The risk-set sum
+    at ``k`` of any row quantity ``a`` is ``sum_{m > k} (M a)_m`` with ``M`` holding +1 at
+    ``(leave_i, i)`` and -1 at ``(enter_i, i)``: a reverse cumulative sum, exact for the small
+    late risk sets.
+    """
     order = np.argsort(stop, kind="stable")
     stop, start, event, x = stop[order], start[order], event[order], x[order]
     x = x - x.mean(axis=0)
     times, deaths = np.unique(stop[event], return_counts=True)
-    idx_stop = np.searchsorted(stop, times, side="left")
-    start_order, idx_start = None, None
-    if np.any(start >= times[0]):
-        start_order = np.argsort(start, kind="stable")
-        idx_start = np.searchsorted(start[start_order], times, side="left")
-    return _CoxData(x=x, stop=stop, start=start, event=event, start_order=start_order,
-                    times=times, deaths=deaths.astype(float), idx_stop=idx_stop,
-                    idx_start=idx_start,
+    n, k = stop.size, times.size
+    enter = np.searchsorted(times, start, side="right")
+    leave = np.searchsorted(times, stop, side="right")
+    rows = np.r_[leave, enter]
+    vals = np.r_[np.ones(n), -np.ones(n)]
+    cols = np.r_[np.arange(n), np.arange(n)]
+    mat = sparse.csr_matrix((vals, (rows, cols)), shape=(k + 1, n))
+    return _CoxData(x=x, stop=stop, start=start, event=event, times=times,
+                    deaths=deaths.astype(float), leave_minus_enter=mat,
                     event_time_index=np.searchsorted(times, stop[event]),
                     x_event_sum=x[event].sum(axis=0))
 
@@ -81,15 +82,18 @@ def _risk_sums(cd: _CoxData, beta: NDArray[np.float64], order: int
     eta = cd.x @ beta
     m = float(eta.max())
     w = np.exp(eta - m)
+    n, p = cd.x.shape
     wx = w[:, None] * cd.x
-    parts: list[NDArray[np.float64]] = [w, wx]
+    parts = [w[:, None], wx]
     if order >= 2:
-        parts.append(wx[:, :, None] * cd.x[:, None, :])
-    sums = [_rev_sums(a, cd.idx_stop) for a in parts]
-    if cd.start_order is not None:
-        sums = [s - _rev_sums(a[cd.start_order], cd.idx_start)
-                for s, a in zip(sums, parts, strict=True)]
-    return (np.array(m), eta, *sums)
+        parts.append((wx[:, :, None] * cd.x[:, None, :]).reshape(n, p * p))
+    net = cd.leave_minus_enter @ np.hstack(parts)
+    tail = np.cumsum(net[::-1], axis=0)[::-1][1:]
+    s0, s1 = tail[:, 0], tail[:, 1:1 + p]
+    out = [np.array(m), eta, s0, s1]
+    if order >= 2:
+        out.append(tail[:, 1 + p:].reshape(-1, p, p))
+    return tuple(out)
 
 
 def _loglik_grad_hess(cd: _CoxData, beta: NDArray[np.float64]

@@ -50,14 +50,16 @@ def risk_table(
 
     The number at risk at a time ``tau`` is ``#(entry < tau) - #(duration < tau)``.
     """
-    order = np.argsort(durations, kind="stable")
+    order = np.argsort(durations)
     ts = durations[order]
-    cs = codes[order]
-    starts = np.flatnonzero(np.r_[True, ts[1:] != ts[:-1]])
+    first = np.empty(ts.size, dtype=bool)
+    first[:1] = True
+    np.not_equal(ts[1:], ts[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
     times = ts[starts]
-    onehot = np.zeros((ts.size, n_codes))
-    onehot[np.arange(ts.size), cs] = 1.0
-    counts = np.add.reduceat(onehot, starts, axis=0) if ts.size else onehot
+    group = np.cumsum(first) - 1
+    counts = np.bincount(group * n_codes + codes[order], minlength=times.size * n_codes)
+    counts = counts.reshape(times.size, n_codes).astype(float)
     if entry is None:
         entered = np.full(times.size, float(ts.size))
     else:
