@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -275,3 +276,24 @@ def test_large_input_is_fast() -> None:
     out = attribute(s, j)
     assert time.perf_counter() - t0 < 5.0  # ~0.3 s here; loose bound for shared CI cores
     assert len(out) == n_jobs and out["n_evidence"].sum() > 0
+
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "llama3-54d"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (SAMPLE / "truth").is_dir(), reason="bundled sample not present")
+def test_bundled_sample_categories_match_truth() -> None:
+    """Regression: the generator's ground truth is recovered for every interruption."""
+    from reliab.ingest import ingest
+
+    dirs = [SAMPLE / d for d in ("syslog", "dmesg", "train", "slurm", "ipmi", "tickets")]
+    res = ingest([d for d in dirs if d.is_dir()])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every signal in a window has a rule
+        out = attribute(res.signals, res.jobs)
+    truth = pd.read_csv(SAMPLE / "truth" / "interruptions.csv", dtype={"job_id": str})
+    both = truth.merge(out, on="job_id", suffixes=("_truth", ""), validate="one_to_one")
+    assert len(both) == len(truth) == len(out)
+    assert (both["category_truth"] == both["category"]).all()
+    assert (both["planned_truth"] == both["planned"]).all()

@@ -299,3 +299,12 @@ def test_fuzz_read_kernel_bytes(data: bytes, year: int | None) -> None:
         res = read_kernel(path, year=year)
     _check(res)
     assert res.lines == data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+
+
+def test_sniff_kernel_rejects_csv_and_accepts_captures() -> None:
+    from reliab.ingest.kernel import sniff_kernel
+
+    csv = ["time,host,gpu,temp_c", "2024-06-01T00:00:00Z,node0001,0,41.5", "2024-06-01T00:01:00Z,node0001,0,41.7"]
+    assert sniff_kernel("gpus.csv", csv) == 0.0
+    assert sniff_kernel("x.log", ["[Mon Jun  3 14:02:11 2024] hello", "[Mon Jun  3 14:02:12 2024] x"]) > 0.8
+    assert sniff_kernel("x.log", []) == 0.0

@@ -56,3 +56,15 @@ def test_bad_start_time_is_quarantined(tmp_path: Path) -> None:
     assert res.quarantine["lineno"].tolist() == [4]
     with pytest.raises(ParseError, match=r"lanl.csv:4"):
         read_lanl_signals(str(p), strict=True)
+
+
+def test_lanl_root_causes_map_onto_reliab_categories() -> None:
+    """Reference: blame sub-causes of the release map onto reliab's categories by the shipped rules."""
+    from reliab.taxonomy import classify
+
+    sig = read_lanl_signals(str(_lanl())).tables["signals"]
+    got = classify(sig).groupby("category").size()
+    assert got["System Memory"] == 2_880  # Hardware / Memory Dimm
+    assert got["Power Supply"] >= 593 and got["CPU"] >= 5_931
+    assert got["Unclassified"] >= 1_486 + 1_151 + 453  # undetermined, unresolvable, unrecorded
+    assert got.sum() == 23_739

@@ -134,9 +134,12 @@ def _sniff(path: Path) -> SourceChoice | None:
 
 def _check_options(options: dict[str, Any]) -> None:
     accepted: set[str] = set()
+    named = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     for parser in parsers():
-        params = inspect.signature(parser.read).parameters
-        accepted |= {k for k, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
+        params = list(inspect.signature(parser.read).parameters.values())
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+            return
+        accepted |= {p.name for p in params[1:] if p.kind in named}
     unknown = sorted(set(options) - accepted)
     if unknown:
         raise TypeError(f"ingest() got option(s) {unknown} that no parser accepts;"

@@ -79,8 +79,9 @@ def _segment(seg: bytes, base: int, literals: tuple[bytes, ...]) -> Numbered:
 def candidate_lines(fh: BinaryIO, literals: tuple[bytes, ...], counter: list[int]) -> Numbered:
     """Lines of ``fh`` that contain one of ``literals`` (plus every over-long line)."""
     carry = b""
+    read = getattr(fh, "read1", fh.read)  # read1: a broken stream loses at most one chunk
     while True:
-        block = fh.read(_BLOCK)
+        block = read(_BLOCK)
         if not block:
             break
         data = carry + block if carry else block
@@ -92,7 +93,7 @@ def candidate_lines(fh: BinaryIO, literals: tuple[bytes, ...], counter: list[int
             size, head = len(data), data[: MAX_LINE_BYTES + 1]
             carry = b""
             while True:  # skip to the end of the over-long line
-                more = fh.read(_CHUNK)
+                more = read(_CHUNK)
                 nl = more.find(b"\n")
                 if not more or nl >= 0:
                     size += nl + 1 if nl >= 0 else 0

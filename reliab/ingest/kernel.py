@@ -29,9 +29,8 @@ Every other line is irrelevant, including the continuation lines of a multi-line
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -59,11 +58,17 @@ def host_from_path(path: str) -> str:
 
 
 def sniff_kernel(path: str, first_lines: list[str] | tuple[str, ...]) -> float:
-    """Confidence that ``path`` is a kernel/syslog capture, from its first lines."""
+    """Confidence that ``path`` is a kernel/syslog capture, from its first lines.
+
+    At least half of the non-blank lines must start with a readable timestamp of one of
+    the supported styles; CSV rows that merely start with an ISO date do not count.
+    """
     lines = [ln for ln in first_lines if ln.strip()]
     if not lines:
         return 0.0
-    weights = [STYLE_WEIGHT[parse_header(ln).style] for ln in lines]
+    headers = [parse_header(ln) for ln in lines]
+    # a line counts only if its timestamp reads cleanly and a message follows it
+    weights = [STYLE_WEIGHT[h.style] if h.error is None and h.body.strip() else 0.0 for h in headers]
     hits = [w for w in weights if w > 0]
     frac = len(hits) / len(lines)
     if frac < 0.5:
@@ -201,7 +206,7 @@ def read_kernel(
     path: str,
     *,
     year: int | None = None,
-    tz: str | Any | None = None,
+    tz: str | tzinfo | None = None,
     boot_time: str | datetime | pd.Timestamp | None = None,
     host: str | None = None,
     strict: bool = False,

@@ -57,7 +57,7 @@ def _prepare(stop: NDArray[np.float64], start: NDArray[np.float64], event: NDArr
     ``enter_i = #(times <= start_i)`` and ``leave_i = #(times <= stop_i)``.  The risk-set sum
     at ``k`` of any row quantity ``a`` is ``sum_{m > k} (M a)_m`` with ``M`` holding +1 at
     ``(leave_i, i)`` and -1 at ``(enter_i, i)``: a reverse cumulative sum, exact for the small
-    late risk sets.
+    late risk sets.  ``M`` is stored with its rows in reverse order (row ``K - m``).
     """
     order = np.argsort(stop, kind="stable")
     stop, start, event, x = stop[order], start[order], event[order], x[order]
@@ -66,7 +66,7 @@ def _prepare(stop: NDArray[np.float64], start: NDArray[np.float64], event: NDArr
     n, k = stop.size, times.size
     enter = np.searchsorted(times, start, side="right")
     leave = np.searchsorted(times, stop, side="right")
-    rows = np.r_[leave, enter]
+    rows = k - np.r_[leave, enter]  # reversed, so a forward cumsum sums late times first
     vals = np.r_[np.ones(n), -np.ones(n)]
     cols = np.r_[np.arange(n), np.arange(n)]
     mat = sparse.csr_matrix((vals, (rows, cols)), shape=(k + 1, n))
@@ -76,55 +76,63 @@ def _prepare(stop: NDArray[np.float64], start: NDArray[np.float64], event: NDArr
                     x_event_sum=x[event].sum(axis=0))
 
 
-def _risk_sums(cd: _CoxData, beta: NDArray[np.float64], order: int
-               ) -> tuple[NDArray[np.float64], ...]:
+def _risk_sums(cd: _CoxData, beta: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
     """Risk-set sums S0, S1, S2 at each distinct event time (weights scaled by exp(-m))."""
     eta = cd.x @ beta
     m = float(eta.max())
     w = np.exp(eta - m)
-    n, p = cd.x.shape
+    p = cd.x.shape[1]
+    iu, ju = np.triu_indices(p)
     wx = w[:, None] * cd.x
-    parts = [w[:, None], wx]
-    if order >= 2:
-        parts.append((wx[:, :, None] * cd.x[:, None, :]).reshape(n, p * p))
-    net = cd.leave_minus_enter @ np.hstack(parts)
-    tail = np.cumsum(net[::-1], axis=0)[::-1][1:]
-    s0, s1 = tail[:, 0], tail[:, 1:1 + p]
-    out = [np.array(m), eta, s0, s1]
-    if order >= 2:
-        out.append(tail[:, 1 + p:].reshape(-1, p, p))
-    return tuple(out)
+    net = cd.leave_minus_enter @ np.column_stack([w, wx, wx[:, iu] * cd.x[:, ju]])
+    tail = np.cumsum(net, axis=0)[:-1][::-1]  # rows were stored in reverse time order
+    s2 = np.empty((tail.shape[0], p, p))
+    s2[:, iu, ju] = tail[:, 1 + p:]
+    s2[:, ju, iu] = tail[:, 1 + p:]
+    return np.array(m), eta, tail[:, 0], tail[:, 1:1 + p], s2
 
 
 def _loglik_grad_hess(cd: _CoxData, beta: NDArray[np.float64]
-                      ) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
-    m, eta, s0, s1, s2 = _risk_sums(cd, beta, 2)
+                      ) -> tuple[float, NDArray[np.float64], NDArray[np.float64],
+                                 NDArray[np.float64]]:
+    """Log partial likelihood, score, Hessian and risk-set mean covariates S1/S0."""
+    m, eta, s0, s1, s2 = _risk_sums(cd, beta)
     d = cd.deaths
     ll = float(eta[cd.event].sum() - d @ (np.log(s0) + float(m)))
     mean = s1 / s0[:, None]
     grad = cd.x_event_sum - d @ mean
     hess = -(np.einsum("k,kij->ij", d / s0, s2) - np.einsum("k,ki,kj->ij", d, mean, mean))
-    return ll, grad, hess
+    return ll, grad, hess, mean
 
 
-def _newton(cd: _CoxData, p: int, max_iter: int = 50
-            ) -> tuple[NDArray[np.float64], float, float, NDArray[np.float64], int, bool]:
-    """Newton–Raphson with step halving; returns beta, ll, ll at 0, hessian, steps, converged."""
+@dataclass(frozen=True)
+class _Solution:
+    beta: NDArray[np.float64]
+    ll: float
+    ll_null: float
+    hess: NDArray[np.float64]
+    mean: NDArray[np.float64]
+    iterations: int
+    converged: bool
+
+
+def _newton(cd: _CoxData, p: int, max_iter: int = 50) -> _Solution:
+    """Newton–Raphson from beta = 0 with step halving when the likelihood falls."""
     beta = np.zeros(p)
-    ll, grad, hess = _loglik_grad_hess(cd, beta)
+    ll, grad, hess, mean = _loglik_grad_hess(cd, beta)
     ll0 = ll
     for it in range(1, max_iter + 1):
         step = np.linalg.solve(-hess, grad)
         for _ in range(30):
             new = beta + step
-            ll_new, g_new, h_new = _loglik_grad_hess(cd, new)
-            if ll_new >= ll - 1e-12 * abs(ll) or not np.isfinite(ll):
+            ll_new, g_new, h_new, m_new = _loglik_grad_hess(cd, new)
+            if np.isfinite(ll_new) and ll_new >= ll - 1e-12 * abs(ll):
                 break
             step = step / 2
-        beta, ll, grad, hess = new, ll_new, g_new, h_new
+        beta, ll, grad, hess, mean = new, ll_new, g_new, h_new, m_new
         if np.max(np.abs(step)) < 1e-10:
-            return beta, ll, ll0, hess, it, True
-    return beta, ll, ll0, hess, max_iter, False
+            return _Solution(beta, ll, ll0, hess, mean, it, True)
+    return _Solution(beta, ll, ll0, hess, mean, max_iter, False)
 
 
 def _columns(df: pd.DataFrame, names: Sequence[str]) -> None:
@@ -330,14 +338,14 @@ def fit_cox(
     if n_events < 1:
         raise InsufficientDataError(f"0 events among {len(df)} rows; a Cox fit needs events")
     cd = _prepare(t, s, ev.astype(bool), x)
-    beta, ll, ll0, hess, iterations, converged = _newton(cd, len(covariates))
-    cov = np.linalg.inv(-hess)
-    _, _, s0, s1 = _risk_sums(cd, beta, 1)
-    resid = cd.x[cd.event] - (s1 / s0[:, None])[cd.event_time_index]
-    lr = 2.0 * (ll - ll0)
-    return CoxFit(table=_hr_table(beta, cov, covariates, level), covariates=covariates,
-                  log_likelihood=ll, log_likelihood_null=ll0, lr_statistic=lr,
+    sol = _newton(cd, len(covariates))
+    cov = np.linalg.inv(-sol.hess)
+    resid = cd.x[cd.event] - sol.mean[cd.event_time_index]
+    lr = 2.0 * (sol.ll - sol.ll_null)
+    return CoxFit(table=_hr_table(sol.beta, cov, covariates, level), covariates=covariates,
+                  log_likelihood=sol.ll, log_likelihood_null=sol.ll_null, lr_statistic=lr,
                   lr_p=float(stats.chi2.sf(lr, len(covariates))), n=len(df),
                   n_subjects=n_subjects, n_events=n_events, conf_level=level, ties=ties,
-                  iterations=iterations, converged=converged, cov=cov, _schoenfeld=resid,
+                  iterations=sol.iterations, converged=sol.converged, cov=cov,
+                  _schoenfeld=resid,
                   _event_times=cd.stop[cd.event], _km_at_events=_km_at(cd))

@@ -66,7 +66,8 @@ def _filter_mask(jobs: pd.DataFrame, job_filter: JobFilter) -> np.ndarray:
     if job_filter is None:
         return np.ones(len(jobs), dtype=bool)
     if callable(job_filter):
-        return np.asarray(pd.Series(job_filter(jobs), index=jobs.index).fillna(False), bool)
+        mask = job_filter(jobs.drop(columns="_state"))
+        return np.asarray(pd.Series(mask, index=jobs.index).fillna(False), bool)
     if not isinstance(job_filter, Mapping):
         raise TypeError("job_filter must be a callable(jobs) -> mask, a dict, or None")
     unknown = set(job_filter) - set(_FILTER_KEYS)
@@ -135,7 +136,7 @@ def _summaries(ep: pd.DataFrame, sig: pd.DataFrame, rules: Rules) -> pd.DataFram
 
 def _obj_of(sig: pd.DataFrame, col: str, rows: Any) -> np.ndarray:
     """Values of ``sig[col]`` at integer ``rows``, as objects (``None`` for missing)."""
-    return sig[col].to_numpy(dtype=object, na_value=None)[np.asarray(rows)]
+    return sig[col].iloc[np.asarray(rows)].to_numpy(dtype=object, na_value=None)
 
 
 def _assemble(jobs: pd.DataFrame, all_jobs: pd.DataFrame, ep: pd.DataFrame, sig: pd.DataFrame,

@@ -43,7 +43,7 @@ def _message_rows(
     open_ = np.arange(len(uniques))  # unique non-NA messages without a winner yet
     has_na = bool((codes < 0).any())
     for pos in candidates:
-        rx = rules._message_re[pos]
+        rx = rules.message_pattern(pos)
         if rx is None:
             winner[open_] = pos
             winner[-1] = pos  # a NA message matches only rules without a message pattern
@@ -79,7 +79,7 @@ def rule_positions(rules: Rules, keys: pd.Series, messages: pd.Series | None) ->
     needs_message: list[tuple[int, list[int]]] = []
     for j, key in enumerate(uniques):
         candidates = rules.matching(str(key))
-        if candidates and rules._message_re[candidates[0]] is not None:
+        if candidates and rules.message_pattern(candidates[0]) is not None:
             needs_message.append((j, candidates))
         elif candidates:
             per_key[j] = candidates[0]
@@ -111,7 +111,7 @@ def taxonomy_columns(rules: Rules, positions: np.ndarray) -> dict[str, pd.Series
     }
 
 
-def _warn_unmatched(keys: pd.Series, positions: np.ndarray, stacklevel: int) -> None:
+def warn_unmatched(keys: pd.Series, positions: np.ndarray, stacklevel: int) -> None:
     miss = positions < 0
     if not miss.any():
         return
@@ -164,7 +164,7 @@ def classify(
     out = signals.drop(columns=[c for c in TAXONOMY_COLUMNS if c in signals.columns])
     for name, values in taxonomy_columns(rules, positions).items():
         out[name] = values
-    _warn_unmatched(keys, positions, stacklevel=2)
+    warn_unmatched(keys, positions, stacklevel=2)
     return out
 
 
@@ -279,4 +279,5 @@ def explain(
     )
 
 
-__all__ = ["classify", "explain", "Explanation", "TAXONOMY_COLUMNS"]
+__all__ = ["classify", "explain", "Explanation", "TAXONOMY_COLUMNS", "rule_positions",
+           "taxonomy_columns", "warn_unmatched"]

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reliab.taxonomy._classify import _warn_unmatched, rule_positions
+from reliab.taxonomy._classify import rule_positions, warn_unmatched
 from reliab.taxonomy._hosts import HostIndex, host_index, members
 from reliab.taxonomy._rules import Rules
 
@@ -114,7 +114,7 @@ def candidate_pairs(sig: pd.DataFrame, jobs: pd.DataFrame, rules: Rules, before:
     pos = np.full(len(sig), -1, dtype=np.int64)
     keys = sig["signal"].iloc[rows]
     pos[rows] = rule_positions(rules, keys, sig["message"].iloc[rows])
-    _warn_unmatched(keys, pos[rows], stacklevel=3)
+    warn_unmatched(keys, pos[rows], stacklevel=3)
     root = (pos >= 0) & rules.table["root_cause"].to_numpy()[pos]
     host, host_uniques = pd.factorize(obj(sig["host"]))
     index = host_index(host_uniques)

@@ -80,6 +80,10 @@ class Rules:
         """Positions of the rules whose signal pattern fully matches ``signal``, in order."""
         return [i for i, rx in enumerate(self._signal_re) if rx.fullmatch(signal)]
 
+    def message_pattern(self, position: int) -> re.Pattern[str] | None:
+        """Compiled message pattern of the rule at ``position`` (``None``: any message)."""
+        return self._message_re[position]
+
     def message_matches(self, position: int, message: str | None) -> bool:
         """Whether the message pattern of the rule at ``position`` accepts ``message``."""
         rx = self._message_re[position]

@@ -1,0 +1,227 @@
+"""The ingest driver: discovery, sniffing, errors, compression, accounting, Parquet, attribution."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import zstandard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reliab import schema
+from reliab.errors import InputFileError, ParseError, UnknownFormatError
+from reliab.ingest import IngestResult, available_sources, discover, ingest
+
+GPUD = Path(__file__).parent / "reference" / "gpud_nvidia_kernel_logs"
+XID = "NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
+KERNEL = "".join(f"2024-06-03T14:02:{s:02d}.000000+00:00 node0421 kernel: {m}\n" for s, m in (
+    (1, "usb 1-1: new high-speed USB device"), (11, XID), (12, "random noise"),
+    (13, "NVRM: Xid (PCI:0000:18:00): garbage"), (14, "mlx5_core 0000:1a:00.0 ens1f0np0: Link down")))
+TRAIN = ("2024-06-03 14:00:00,123 INFO step 1\n"
+         "[rank5]:[E0603 14:02:40.000000001 ProcessGroupNCCL.cpp:629] [Rank 5] Watchdog caught collective"
+         " operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1, NumelOut=1,"
+         " Timeout(ms)=600000) ran for 600081 milliseconds before timing out.\n")
+SACCT = ("JobID|JobIDRaw|JobName|User|Partition|State|ExitCode|Submit|Start|End|Elapsed|NNodes|NodeList|Restarts|AllocTRES\n"
+         "1001|1001|pretrain|alice|gpu|NODE_FAIL|0:0|2024-06-03T10:00:00|2024-06-03T10:05:00|2024-06-03T14:03:00"
+         "|03:58:00|2|node[0421-0422]|0|billing=16,cpu=64,gres/gpu=16,node=2\n")
+
+
+@pytest.fixture()
+def cluster(tmp_path: Path) -> Path:
+    """A small raw-data folder in the layout of docs/raw-formats.md."""
+    (tmp_path / "syslog").mkdir()
+    (tmp_path / "syslog" / "messages-20240603.log").write_text(KERNEL)
+    (tmp_path / "train").mkdir()
+    (tmp_path / "train" / "slurm-1001.out").write_text(TRAIN)
+    (tmp_path / "slurm").mkdir()
+    (tmp_path / "slurm" / "sacct.txt").write_text(SACCT)
+    (tmp_path / "truth").mkdir()
+    (tmp_path / "truth" / "interruptions.csv").write_text("not,a,log\n")
+    (tmp_path / ".hidden.log").write_text("whatever\n")
+    (tmp_path / "SOURCE.md").write_text("# docs\n")
+    (tmp_path / "README.txt").write_text("docs\n")
+    return tmp_path
+
+
+def test_discover_skips_truth_hidden_and_docs(cluster: Path) -> None:
+    files = [p.relative_to(cluster).as_posix() for p in discover(cluster)]
+    assert files == ["slurm/sacct.txt", "syslog/messages-20240603.log", "train/slurm-1001.out"]
+    assert discover(cluster, recursive=False) == []
+    assert discover(cluster / "SOURCE.md") == [cluster / "SOURCE.md"]  # named explicitly
+
+
+def test_ingest_directory(cluster: Path) -> None:
+    res = ingest(cluster)
+    assert isinstance(res, IngestResult)
+    acc = res.accounting.set_index("path")
+    assert (acc["lines"] == acc["parsed"] + acc["irrelevant"] + acc["malformed"]).all()
+    by_src = {Path(p).name: c.source for p, c in res.sources.items()}
+    assert by_src == {"sacct.txt": "sacct", "messages-20240603.log": "kernel", "slurm-1001.out": "nccl"}
+    kern = acc.loc[str(cluster / "syslog" / "messages-20240603.log")]
+    assert (kern["lines"], kern["parsed"], kern["irrelevant"], kern["malformed"]) == (5, 2, 2, 1)
+    assert set(res.signals["signal"]) >= {"xid:79", "nic:link_down", "nccl:watchdog_timeout"}
+    assert res.signals["time"].is_monotonic_increasing
+    q = res.quarantine.iloc[0]
+    assert (q["path"], q["lineno"], q["source"]) == (str(cluster / "syslog" / "messages-20240603.log"), 4, "kernel")
+    assert "numeric Xid code" in q["reason"]
+    assert len(res.jobs) == 1
+    for name in ("signals", "jobs", "interruptions", "telemetry", "quarantine", "accounting"):
+        schema.validate(getattr(res, name), name)
+
+
+def test_attribution(cluster: Path) -> None:
+    pytest.importorskip("reliab.taxonomy")
+    res = ingest(cluster)
+    assert len(res.interruptions) == 1
+    row = res.interruptions.iloc[0]
+    assert (row["job_id"], row["root_signal"], row["category"]) == ("1001", "xid:79", "Faulty GPU")
+
+
+def test_strict_names_file_and_line(cluster: Path) -> None:
+    with pytest.raises(ParseError) as info:
+        ingest(cluster, strict=True)
+    assert "messages-20240603.log:4" in str(info.value)
+
+
+def test_gpud_captures_through_the_driver() -> None:
+    files = [GPUD / n for n in ("dmesg-with-xid-119.log", "dmesg-decode-iso-xid13-xid43-oom.log",
+                                "dmesg-decode-iso-nccl-segfault.log")]
+    res = ingest(files)
+    assert res.signals["signal"].value_counts().to_dict() == {"xid:13": 16, "xid:119": 5, "xid:43": 1}
+    assert res.accounting["lines"].tolist() == [43, 24, 2]
+    assert res.quarantine.empty
+    assert all(c.source == "kernel" for c in res.sources.values())
+
+
+def test_missing_and_unknown(tmp_path: Path) -> None:
+    with pytest.raises(InputFileError, match="nope.log"):
+        ingest(tmp_path / "nope.log")
+    with pytest.raises(UnknownFormatError) as info:
+        ingest(GPUD / "fabricmanager.log")
+    assert "fabricmanager.log" in str(info.value) and "\n" not in str(info.value)
+    assert ingest(GPUD / "fabricmanager.log", source="kernel").accounting["irrelevant"].iloc[0] == 101
+    with pytest.raises(UnknownFormatError, match="no parser for source 'bogus'"):
+        ingest(GPUD / "fabricmanager.log", source="bogus")
+    with pytest.raises(TypeError, match="yeer"):
+        ingest(GPUD / "dmesg-with-xid-119.log", yeer=2024)
+    with pytest.raises(ValueError, match="at least one path"):
+        ingest([])
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    (tmp_path / "empty.log").write_bytes(b"")
+    res = ingest(tmp_path)
+    assert res.accounting[["source", "lines"]].values.tolist() == [["empty", 0]]
+
+
+@pytest.mark.parametrize("kind", ["gz", "bz2", "xz", "zst"])
+def test_compressed_inputs(tmp_path: Path, kind: str) -> None:
+    data = KERNEL.encode()
+    packed = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress,
+              "zst": zstandard.ZstdCompressor().compress}[kind](data)
+    (tmp_path / f"node0421.log.{kind}").write_bytes(packed)
+    res = ingest(tmp_path)
+    assert res.accounting[["source", "lines", "parsed", "malformed"]].values.tolist() == [["kernel", 5, 2, 1]]
+
+
+def test_truncated_gzip(tmp_path: Path) -> None:
+    clean = "".join(ln + "\n" for ln in KERNEL.splitlines() if "garbage" not in ln)
+    data = gzip.compress((clean * 400).encode())
+    path = tmp_path / "node1.log.gz"
+    path.write_bytes(data[: len(data) // 2])
+    res = ingest(path)
+    acc = res.accounting.iloc[0]
+    assert acc["lines"] == acc["parsed"] + acc["irrelevant"] + acc["malformed"]
+    assert "stream ended abnormally" in res.quarantine["reason"].iloc[-1]
+    assert acc["parsed"] > 0
+    with pytest.raises(InputFileError, match="node1.log.gz"):
+        ingest(path, strict=True)
+
+
+def test_options_reach_readers(tmp_path: Path) -> None:
+    (tmp_path / "dmesg.txt").write_text(f"[  60.000000] {XID}\n")
+    res = ingest(tmp_path, source="kernel", boot_time="2024-06-03T14:00:00Z", host="node7")
+    row = res.signals.iloc[0]
+    assert (row["time"], row["host"]) == (pd.Timestamp("2024-06-03 14:01:00", tz="UTC"), "node7")
+
+
+def test_summary_dict_html_and_quiet(cluster: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    res = ingest(cluster)
+    assert capsys.readouterr() == ("", "")
+    summ = res.summary().set_index("source")
+    assert summ.loc["kernel", "files"] == 1 and summ.loc["kernel", "malformed"] == 1
+    d = res.to_dict()
+    json.dumps(d)
+    assert d["files"] == 3 and d["quarantined"] == 1
+    assert "IngestResult" in res._repr_html_() and "kernel" in res._repr_html_()
+    assert "signals=" in repr(res)
+    ingest(cluster, progress=True)
+
+
+def test_parquet_round_trip(cluster: Path, tmp_path: Path) -> None:
+    res = ingest(cluster)
+    out = tmp_path / "out"
+    written = res.write_parquet(out)
+    assert sorted(p.name for p in written.values()) == sorted(
+        f"{n}.parquet" for n in ("signals", "interruptions", "accounting", "quarantine", "jobs", "telemetry"))
+    for name, path in written.items():
+        back = schema.read_parquet(str(path), name)
+        pd.testing.assert_frame_equal(back, getattr(res, name), check_dtype=True)
+    assert str(pd.read_parquet(written["signals"])["time"].dtype) == "datetime64[ns, UTC]"
+
+
+def test_available_sources() -> None:
+    src = available_sources()
+    assert list(src.columns) == ["name", "table", "summary"]
+    assert {"kernel", "nccl"} <= set(src["name"])
+    assert src.set_index("name").loc["kernel", "table"] == "signals"
+
+
+def test_copy_of_reference_data_is_intact(tmp_path: Path) -> None:
+    shutil.copytree(GPUD, tmp_path / "gpud")
+    (tmp_path / "gpud" / "fabricmanager.log").unlink()
+    res = ingest(tmp_path / "gpud")  # LICENSE and SOURCE.md are skipped as documentation
+    assert len(res.accounting) == 3 and len(res.signals) == 22
+
+
+# --- the literal prefilter yields exactly the lines a line-by-line scan would keep
+
+def _both(data: bytes, literals: tuple[bytes, ...]) -> tuple[list, list]:
+    import io
+
+    from reliab.ingest import _prefilter
+
+    fast = list(_prefilter.candidate_lines(io.BufferedReader(io.BytesIO(data)), literals, [0]))
+    counter = [0]
+    slow = [(n, raw, size) for n, raw, size in _prefilter.all_lines(io.BytesIO(data), counter)
+            if size > _prefilter.MAX_LINE_BYTES or any(lit in raw for lit in literals)]
+    return fast, slow
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from([b"ab", b"X", b"\n", b"zz" * 20, b"q" * 70, b"\r\n", b"aXb"]), max_size=40).map(b"".join))
+def test_prefilter_matches_line_scan(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    from reliab.ingest import _prefilter
+
+    monkeypatch.setattr(_prefilter, "MAX_LINE_BYTES", 64)
+    monkeypatch.setattr(_prefilter, "_BLOCK", 64)
+    monkeypatch.setattr(_prefilter, "_CHUNK", 16)
+    fast, slow = _both(data, (b"X", b"ab"))
+    assert fast == slow
+
+
+def test_long_lines_keep_line_numbers(tmp_path: Path) -> None:
+    line = f"2024-06-03T14:02:11+00:00 node1 kernel: {XID}\n".encode()
+    data = line + b"y" * (5 << 19) + b"\n" + line + b"NVRM: Xid " + b"z" * (3 << 19) + b"\n" + line + line[:-1]
+    (tmp_path / "n.log").write_bytes(data)
+    res = ingest(tmp_path / "n.log")
+    assert res.accounting[["lines", "parsed", "irrelevant", "malformed"]].values.tolist() == [[6, 4, 0, 2]]
+    assert [o.rsplit(":", 1)[1] for o in res.signals["origin"]] == ["1", "3", "5", "6"]
+    assert res.quarantine["lineno"].tolist() == [2, 4]
