@@ -33,12 +33,20 @@ from reliab.models import estimate_kaplan_meier, fit_cox, fit_weibull
 
 def timed(fn: Callable[[], object], runs: int = 5) -> float:
     """Median wall time of ``runs`` calls."""
-    out = []
+    return timed_together([fn], runs)[0]
+
+
+def timed_together(fns: list[Callable[[], object]], runs: int = 7) -> list[float]:
+    """Median wall time of each function, calls interleaved so load spikes hit all alike."""
+    for fn in fns:
+        fn()  # warm-up: imports, caches, page faults
+    out: list[list[float]] = [[] for _ in fns]
     for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - start)
-    return statistics.median(out)
+        for fn, times in zip(fns, out, strict=True):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+    return [statistics.median(times) for times in out]
 
 
 def baseline_weibull(t: np.ndarray, d: np.ndarray, e: np.ndarray) -> tuple[float, float]:
@@ -75,8 +83,8 @@ def weibull_data(n: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 def bench_weibull() -> None:
     t, d, e = weibull_data(1_000_000)
-    ours = timed(lambda: fit_weibull(t, d, entry=e))
-    base = timed(lambda: baseline_weibull(t, d, e))
+    ours, base = timed_together([lambda: fit_weibull(t, d, entry=e),
+                                 lambda: baseline_weibull(t, d, e)])
     fit = fit_weibull(t, d, entry=e)
     bs, bb = baseline_weibull(t, d, e)
     lr = timed(lambda: fit_weibull(t, d, entry=e).summary(), runs=3) - ours
@@ -85,10 +93,10 @@ def bench_weibull() -> None:
           f"{abs(fit.scale / bs - 1):.1e}, shape {abs(fit.shape / bb - 1):.1e}")
     print(f"  profile-likelihood intervals (scale, shape, B10, mean) on first access: {lr:.3f} s")
     t5, d5, e5 = weibull_data(100_000, seed=2)
-    ours5 = timed(lambda: fit_weibull(t5, d5, entry=e5))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ll = timed(lambda: WeibullFitter().fit(t5, d5, entry=e5))
+        ours5, ll = timed_together([lambda: fit_weibull(t5, d5, entry=e5),
+                                    lambda: WeibullFitter().fit(t5, d5, entry=e5)], runs=5)
     print(f"Weibull 1e5 (lifelines is run on 1e5 units, not 1e6): ours {ours5:.3f} s, lifelines "
           f"WeibullFitter {ll:.3f} s, lifelines/ours {ll / ours5:.0f}x")
 
@@ -99,12 +107,13 @@ def bench_km() -> None:
     t = 1000 * rng.weibull(1.2, n)
     e = t * rng.random(n) * 0.5
     d = rng.random(n) < 0.6
-    ours = timed(lambda: estimate_kaplan_meier(t, d, entry=e))
-    ours_plain = timed(lambda: estimate_kaplan_meier(t, d))
-    sm = timed(lambda: SurvfuncRight(t, d.astype(float), entry=e), runs=5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ll = timed(lambda: KaplanMeierFitter().fit(t, d, entry=e), runs=5)
+        ours, ours_plain, sm, ll = timed_together([
+            lambda: estimate_kaplan_meier(t, d, entry=e),
+            lambda: estimate_kaplan_meier(t, d),
+            lambda: SurvfuncRight(t, d.astype(float), entry=e),
+            lambda: KaplanMeierFitter().fit(t, d, entry=e)], runs=5)
     print(f"KM 1e6 with entry: ours {ours:.3f} s (target <= 0.35 s; without entry "
           f"{ours_plain:.3f} s), statsmodels SurvfuncRight {sm:.3f} s ({sm / ours:.1f}x ours), "
           f"lifelines {ll:.3f} s ({ll / ours:.1f}x ours)")
@@ -119,9 +128,10 @@ def bench_cox() -> None:
     cols = [f"x{i}" for i in range(p)]
     df = pd.DataFrame(x, columns=cols)
     df["T"], df["E"] = np.minimum(t, c), (t <= c).astype(int)
-    ours = timed(lambda: fit_cox(df, duration="T", event="E", covariates=cols))
-    ll = timed(lambda: CoxPHFitter().fit(df, "T", "E"), runs=5)
-    sm = timed(lambda: PHReg(df["T"], df[cols], status=df["E"], ties="breslow").fit(), runs=5)
+    ours, ll, sm = timed_together([
+        lambda: fit_cox(df, duration="T", event="E", covariates=cols),
+        lambda: CoxPHFitter().fit(df, "T", "E"),
+        lambda: PHReg(df["T"], df[cols], status=df["E"], ties="breslow").fit()], runs=5)
     fit = fit_cox(df, duration="T", event="E", covariates=cols)
     ref = CoxPHFitter().fit(df, "T", "E")
     diff = np.max(np.abs(fit.table["coef"].to_numpy() / ref.params_.to_numpy() - 1))

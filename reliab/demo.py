@@ -130,8 +130,8 @@ def demo(out: str | Path = "demo-report", *, data: str | Path | None = None, pdf
         files["report.pdf"] = write_pdf(report, out / "report.pdf")
         timings["pdf"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    for name in result.write_parquet(out):
-        files[Path(name).name] = Path(name)
+    for name, path in result.write_parquet(out).items():
+        files[f"{name}.parquet" if not str(name).endswith(".parquet") else str(name)] = Path(path)
     timings["parquet"] = time.perf_counter() - t0
 
     inter = result.interruptions

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import json
 import lzma
 import shutil
@@ -121,26 +122,42 @@ def test_empty_file(tmp_path: Path) -> None:
     assert res.accounting[["source", "lines"]].values.tolist() == [["empty", 0]]
 
 
+PACK = {"gz": gzip.compress, "bz2": lambda b: bz2.compress(b, 1), "xz": lzma.compress,
+        "zst": lambda b: zstandard.ZstdCompressor().compress(b)}
+
+
 @pytest.mark.parametrize("kind", ["gz", "bz2", "xz", "zst"])
 def test_compressed_inputs(tmp_path: Path, kind: str) -> None:
     data = KERNEL.encode()
-    packed = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress,
-              "zst": zstandard.ZstdCompressor().compress}[kind](data)
+    packed = PACK[kind](data)
     (tmp_path / f"node0421.log.{kind}").write_bytes(packed)
     res = ingest(tmp_path)
     assert res.accounting[["source", "lines", "parsed", "malformed"]].values.tolist() == [["kernel", 5, 2, 1]]
 
 
-def test_truncated_gzip(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["gz", "bz2", "xz", "zst"])
+def test_truncated_archives(tmp_path: Path, kind: str) -> None:
     clean = "".join(ln + "\n" for ln in KERNEL.splitlines() if "garbage" not in ln)
-    data = gzip.compress((clean * 400).encode())
-    path = tmp_path / "node1.log.gz"
+    data = PACK[kind]("".join(f"{clean}2024-06-03T14:03:00+00:00 node1 CRON[{i * 7919 % 10007}]: run {i}\n"
+                              for i in range(4000)).encode())
+    path = tmp_path / f"node1.log.{kind}"
     path.write_bytes(data[: len(data) // 2])
     res = ingest(path)
     acc = res.accounting.iloc[0]
     assert acc["lines"] == acc["parsed"] + acc["irrelevant"] + acc["malformed"]
     assert "stream ended abnormally" in res.quarantine["reason"].iloc[-1]
     assert acc["parsed"] > 0
+    with pytest.raises(InputFileError, match=f"node1.log.{kind}"):
+        ingest(path, strict=True)
+
+
+def test_unreadable_archive(tmp_path: Path) -> None:
+    path = tmp_path / "node1.log.gz"
+    path.write_bytes(gzip.compress(KERNEL.encode())[:12])
+    res = ingest(path)
+    q = res.quarantine.iloc[0]
+    assert (q["lineno"], q["source"]) == (0, "unreadable") and "cannot read the start" in q["reason"]
+    assert res.accounting[["lines", "malformed"]].values.tolist() == [[1, 1]]
     with pytest.raises(InputFileError, match="node1.log.gz"):
         ingest(path, strict=True)
 
@@ -193,28 +210,40 @@ def test_copy_of_reference_data_is_intact(tmp_path: Path) -> None:
 
 # --- the literal prefilter yields exactly the lines a line-by-line scan would keep
 
-def _both(data: bytes, literals: tuple[bytes, ...]) -> tuple[list, list]:
-    import io
+class _ShortReads(io.RawIOBase):
+    """A raw stream that returns at most ``k`` bytes per read (like a pipe or a decoder)."""
 
-    from reliab.ingest import _prefilter
+    def __init__(self, data: bytes, k: int) -> None:
+        self.data, self.pos, self.k = data, 0, k
 
-    fast = list(_prefilter.candidate_lines(io.BufferedReader(io.BytesIO(data)), literals, [0]))
-    counter = [0]
-    slow = [(n, raw, size) for n, raw, size in _prefilter.all_lines(io.BytesIO(data), counter)
-            if size > _prefilter.MAX_LINE_BYTES or any(lit in raw for lit in literals)]
-    return fast, slow
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf: memoryview) -> int:  # type: ignore[override]
+        n = min(len(buf), self.k, len(self.data) - self.pos)
+        buf[:n] = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return n
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.sampled_from([b"ab", b"X", b"\n", b"zz" * 20, b"q" * 70, b"\r\n", b"aXb"]), max_size=40).map(b"".join))
-def test_prefilter_matches_line_scan(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+PIECES = [b"ab", b"X", b"\n", b"zz" * 20, b"q" * 70, b"\r\n", b"aXb", b"b" * 63, b"c" * 64, b"d" * 65]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(PIECES), max_size=50).map(b"".join), st.integers(1, 100))
+def test_prefilter_matches_line_scan(monkeypatch: pytest.MonkeyPatch, data: bytes, k: int) -> None:
     from reliab.ingest import _prefilter
 
     monkeypatch.setattr(_prefilter, "MAX_LINE_BYTES", 64)
     monkeypatch.setattr(_prefilter, "_BLOCK", 64)
     monkeypatch.setattr(_prefilter, "_CHUNK", 16)
-    fast, slow = _both(data, (b"X", b"ab"))
-    assert fast == slow
+    lits = (b"X", b"ab")
+    fast_n, slow_n = [0], [0]
+    stream = io.BufferedReader(_ShortReads(data, k), buffer_size=16)
+    fast = list(_prefilter.candidate_lines(stream, lits, fast_n))
+    slow = [(n, raw, size) for n, raw, size in _prefilter.all_lines(io.BytesIO(data), slow_n)
+            if size > 64 or any(lit in raw for lit in lits)]
+    assert (fast, fast_n) == (slow, slow_n)
 
 
 def test_long_lines_keep_line_numbers(tmp_path: Path) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import inspect
 import os
-import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,45 +21,30 @@ from typing import Any
 import pandas as pd
 
 from reliab import schema
-from reliab.errors import InputFileError, ParseError, ReliabError, ReliabWarning, UnknownFormatError
-from reliab.ingest import kernel, nccl  # noqa: F401 - registers the parsers
+from reliab.errors import InputFileError, ParseError, ReliabError, UnknownFormatError
+
+# importing the parser modules registers their formats
+from reliab.ingest import (  # noqa: F401
+    flight_recorder,
+    gpu_telemetry,
+    kernel,
+    lanl,
+    nccl,
+    sel,
+    slurm,
+    tickets,
+)
+from reliab.ingest import telemetry as _telemetry_parsers  # noqa: F401
 from reliab.ingest._io import head_lines
 from reliab.ingest._lines import quarantine_frame
 from reliab.ingest._registry import FileResult, Parser, get_parser, options_for, parsers
 from reliab.ingest._result import IngestResult, SourceChoice
 
-# The modules below belong to other engineers and may not exist yet in a checkout; the
-# guarded imports become plain imports once they are all in (lead: drop the try/except).
-try:
-    from reliab.ingest import slurm  # noqa: F401
-except ImportError:  # pragma: no cover
-    pass
-try:
-    from reliab.ingest import sel  # noqa: F401
-except ImportError:  # pragma: no cover
-    pass
-try:
-    from reliab.ingest import tickets  # noqa: F401
-except ImportError:  # pragma: no cover
-    pass
-try:
-    from reliab.ingest import telemetry  # noqa: F401
-except ImportError:  # pragma: no cover
-    pass
-try:
-    from reliab.ingest import flight_recorder  # noqa: F401
-except ImportError:  # pragma: no cover
-    pass
-try:
-    from reliab.ingest import lanl  # noqa: F401
-except ImportError:  # pragma: no cover
-    pass
-
 __all__ = ["ingest", "IngestResult", "SourceChoice", "available_sources"]
 
 #: documentation files that sit beside data and are never read as logs
 _DOC_PREFIXES = ("readme", "license", "licence", "copying", "notice")
-_DOC_NAMES = ("source.md", "sources.md")
+_DOC_NAMES = ("source.md", "sources.md", "cluster.json", "regenerate.py")
 _SNIFF_LINES = 20
 
 
@@ -88,7 +72,8 @@ def discover(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *
     """The files ``ingest`` reads for ``paths``, in a deterministic order.
 
     Directories are walked in sorted order, skipping ``truth/`` folders, hidden files and
-    folders, and documentation (``SOURCE.md``, ``README*``, ``LICENSE*``…).  Files named
+    folders, documentation (``SOURCE.md``, ``README*``, ``LICENSE*``…), the fleet facts
+    ``cluster.json`` and a sample's ``regenerate.py``.  Files named
     explicitly are always read.
 
     Raises
@@ -180,13 +165,8 @@ def _concat(frames: list[pd.DataFrame], table: str) -> pd.DataFrame:
 
 def _attribute(signals: pd.DataFrame, jobs: pd.DataFrame, notes: list[str],
                **kwargs: Any) -> pd.DataFrame:
-    try:
-        from reliab.taxonomy import attribute
-    except ImportError as exc:  # the taxonomy package is optional while it is written
-        msg = f"interruptions not attributed: reliab.taxonomy.attribute unavailable ({exc})"
-        notes.append(msg)
-        warnings.warn(msg, ReliabWarning, stacklevel=3)
-        return schema.empty("interruptions")
+    from reliab.taxonomy import attribute
+
     return schema.validate(attribute(signals, jobs, **kwargs), "interruptions")
 
 
@@ -247,7 +227,9 @@ def ingest(
     Raises
     ------
     InputFileError
-        A path does not exist (or, with ``strict=True``, a file cannot be read).
+        A path does not exist (or, with ``strict=True``, a file cannot be read).  Without
+        ``strict``, a file that cannot be read at all is accounted as one malformed line
+        (quarantined with ``lineno`` 0 and the reason) and the run goes on.
     UnknownFormatError
         No parser recognises a file, or ``source`` names no parser.
     TypeError
@@ -261,9 +243,18 @@ def ingest(
     _check_options(options)
     files = discover(paths, recursive=recursive)
     choices: dict[str, SourceChoice | None] = {}
+    unreadable: dict[str, InputFileError] = {}
     for f in files:
-        choices[str(f)] = (SourceChoice(source, 1.0, "forced by source=") if source is not None
-                           else _sniff(f))
+        if source is not None:
+            choices[str(f)] = SourceChoice(source, 1.0, "forced by source=")
+            continue
+        try:
+            choices[str(f)] = _sniff(f)
+        except InputFileError as exc:  # not one byte decompresses: a per-file failure
+            if strict:
+                raise
+            unreadable[str(f)] = exc
+            choices[str(f)] = SourceChoice("unreadable", 0.0, str(exc))
     results: list[FileResult] = []
     advance, close = _progress(files, progress)
     try:
@@ -272,6 +263,8 @@ def ingest(
             if choice is None:
                 results.append(FileResult(path=str(f), source="empty", lines=0, parsed=0,
                                           irrelevant=0, malformed=0))
+            elif str(f) in unreadable:
+                results.append(_failed_file(str(f), choice.source, unreadable[str(f)]))
             else:
                 results.append(_read(f, choice, options, strict))
             advance()

@@ -54,10 +54,53 @@ def open_binary(path: str | Path) -> BinaryIO:
     if kind == "xz":
         return lzma.open(p, "rb")  # type: ignore[return-value]
     if kind == "zstd":
+        return io.BufferedReader(_ZstdRaw(open(p, "rb")))  # type: ignore[return-value]
+    return open(p, "rb")
+
+
+class _ZstdRaw(io.RawIOBase):
+    """Zstandard frames of a file as a raw stream; a truncated last frame raises EOFError.
+
+    (``zstandard``'s own ``stream_reader`` ends silently on a truncated frame, which would
+    drop the tail of a broken archive without a trace.)
+    """
+
+    def __init__(self, fh: BinaryIO) -> None:
         import zstandard
 
-        return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(open(p, "rb")))  # type: ignore[return-value]
-    return open(p, "rb")
+        self._fh = fh
+        self._new = zstandard.ZstdDecompressor().decompressobj
+        self._dec = self._new()
+        self._pending = b""
+        self._pos = 0
+        self._started = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        while self._pos >= len(self._pending):
+            chunk = self._fh.read(1 << 17)
+            if not chunk:
+                if self._started and not self._dec.eof:
+                    raise EOFError("compressed file ended before the end-of-stream marker was reached")
+                return 0
+            out = []
+            while chunk:
+                if self._dec.eof:  # next frame
+                    self._dec = self._new()
+                self._started = True
+                out.append(self._dec.decompress(chunk))
+                chunk = self._dec.unused_data if self._dec.eof else b""
+            self._pending, self._pos = b"".join(out), 0
+        n = min(len(buffer), len(self._pending) - self._pos)
+        buffer[:n] = memoryview(self._pending)[self._pos:self._pos + n]
+        self._pos += n
+        return n
+
+    def close(self) -> None:
+        self._fh.close()
+        super().close()
 
 
 def _decompression_errors() -> tuple[type[BaseException], ...]:

@@ -77,7 +77,11 @@ def _segment(seg: bytes, base: int, literals: tuple[bytes, ...]) -> Numbered:
 
 
 def candidate_lines(fh: BinaryIO, literals: tuple[bytes, ...], counter: list[int]) -> Numbered:
-    """Lines of ``fh`` that contain one of ``literals`` (plus every over-long line)."""
+    """Lines of ``fh`` that contain one of ``literals`` (plus every over-long line).
+
+    Invariant: ``carry`` (the unfinished last line) never holds a newline, so in
+    ``carry + block`` only the first line can be longer than one block.
+    """
     carry = b""
     read = getattr(fh, "read1", fh.read)  # read1: a broken stream loses at most one chunk
     while True:
@@ -91,17 +95,24 @@ def candidate_lines(fh: BinaryIO, literals: tuple[bytes, ...], counter: list[int
                 carry = data
                 continue
             size, head = len(data), data[: MAX_LINE_BYTES + 1]
-            carry = b""
+            rest = b""
             while True:  # skip to the end of the over-long line
                 more = read(_CHUNK)
                 nl = more.find(b"\n")
                 if not more or nl >= 0:
                     size += nl + 1 if nl >= 0 else 0
-                    carry = more[nl + 1:] if nl >= 0 else b""
+                    rest = more[nl + 1:] if nl >= 0 else b""
                     break
                 size += len(more)
             counter[0] += 1
             yield counter[0], head, size
+            # keep the invariant "carry holds no newline": the complete lines read past the
+            # long one (at most _CHUNK bytes, so none over-long) are scanned right away
+            cut = rest.rfind(b"\n")
+            if cut >= 0:
+                yield from _segment(rest[: cut + 1], counter[0], literals)
+                counter[0] += rest.count(b"\n", 0, cut + 1)
+            carry = rest[cut + 1:]
             continue
         seg, carry = data[: cut + 1], data[cut + 1:]
         yield from _segment(seg, counter[0], literals)

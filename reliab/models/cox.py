@@ -39,6 +39,7 @@ class _CoxData:
     """Rows sorted by stop time, with the sparse map from rows to risk sets."""
 
     x: NDArray[np.float64]            # (n, p) centred covariates, stop order
+    design: NDArray[np.float64]       # (n, 1 + p + p(p+1)/2): 1, x, upper-triangle x_i x_j
     stop: NDArray[np.float64]
     start: NDArray[np.float64]
     event: NDArray[np.bool_]
@@ -70,38 +71,43 @@ def _prepare(stop: NDArray[np.float64], start: NDArray[np.float64], event: NDArr
     vals = np.r_[np.ones(n), -np.ones(n)]
     cols = np.r_[np.arange(n), np.arange(n)]
     mat = sparse.csr_matrix((vals, (rows, cols)), shape=(k + 1, n))
-    return _CoxData(x=x, stop=stop, start=start, event=event, times=times,
+    iu, ju = np.triu_indices(x.shape[1])
+    design = np.column_stack([np.ones(n), x, x[:, iu] * x[:, ju]])
+    return _CoxData(x=x, design=design, stop=stop, start=start, event=event, times=times,
                     deaths=deaths.astype(float), leave_minus_enter=mat,
                     event_time_index=np.searchsorted(times, stop[event]),
                     x_event_sum=x[event].sum(axis=0))
 
 
 def _risk_sums(cd: _CoxData, beta: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
-    """Risk-set sums S0, S1, S2 at each distinct event time (weights scaled by exp(-m))."""
+    """Risk-set sums of w, w x and w x_i x_j (upper triangle) at each distinct event time.
+
+    Weights are ``w = exp(x beta - m)``; ``m`` is returned so the likelihood can add it back.
+    """
     eta = cd.x @ beta
     m = float(eta.max())
     w = np.exp(eta - m)
-    p = cd.x.shape[1]
-    iu, ju = np.triu_indices(p)
-    wx = w[:, None] * cd.x
-    net = cd.leave_minus_enter @ np.column_stack([w, wx, wx[:, iu] * cd.x[:, ju]])
+    net = cd.leave_minus_enter @ (w[:, None] * cd.design)
     tail = np.cumsum(net, axis=0)[:-1][::-1]  # rows were stored in reverse time order
-    s2 = np.empty((tail.shape[0], p, p))
-    s2[:, iu, ju] = tail[:, 1 + p:]
-    s2[:, ju, iu] = tail[:, 1 + p:]
-    return np.array(m), eta, tail[:, 0], tail[:, 1:1 + p], s2
+    p = cd.x.shape[1]
+    return np.array(m), eta, tail[:, 0], tail[:, 1:1 + p], tail[:, 1 + p:]
 
 
 def _loglik_grad_hess(cd: _CoxData, beta: NDArray[np.float64]
                       ) -> tuple[float, NDArray[np.float64], NDArray[np.float64],
                                  NDArray[np.float64]]:
     """Log partial likelihood, score, Hessian and risk-set mean covariates S1/S0."""
-    m, eta, s0, s1, s2 = _risk_sums(cd, beta)
+    m, eta, s0, s1, s2_upper = _risk_sums(cd, beta)
     d = cd.deaths
     ll = float(eta[cd.event].sum() - d @ (np.log(s0) + float(m)))
     mean = s1 / s0[:, None]
     grad = cd.x_event_sum - d @ mean
-    hess = -(np.einsum("k,kij->ij", d / s0, s2) - np.einsum("k,ki,kj->ij", d, mean, mean))
+    p = beta.size
+    iu, ju = np.triu_indices(p)
+    second = np.empty((p, p))
+    second[iu, ju] = (d / s0) @ s2_upper
+    second[ju, iu] = second[iu, ju]
+    hess = -(second - (mean * d[:, None]).T @ mean)
     return ll, grad, hess, mean
 
 

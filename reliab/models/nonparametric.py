@@ -18,6 +18,7 @@ Klein, J. P. and Moeschberger, M. L. (2003). *Survival Analysis*, 2nd ed., §4.2
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -152,8 +153,8 @@ class NelsonAalenResult(ResultMixin):
 
     def survival_at(self, t: ArrayLike) -> NDArray[np.float64] | float:
         """Breslow–Fleming–Harrington survival ``exp(-H(t))`` at time(s) ``t``."""
-        return np.exp(-np.asarray(self.cumhaz_at(t))) if np.ndim(t) else float(
-            np.exp(-self.cumhaz_at(t)))
+        h = self.cumhaz_at(t)
+        return np.exp(-h) if isinstance(h, np.ndarray) else math.exp(-h)
 
     def median(self) -> float:
         """Median of ``exp(-H)``: the smallest time with cumulative hazard >= ln 2."""

@@ -55,9 +55,21 @@ class _Profile:
     r: int
     sum_xf: float
     log_c: float
+    x_entered: NDArray[np.float64]  # x of the units with e > 0, aligned with y
+    x_not_entered: NDArray[np.float64]  # x of the units with e = 0
+
+    def s0_paired(self, beta: float) -> float:
+        """``S(beta)`` summed unit by unit as ``t^b (1 - (e/t)^b)``: no cancellation at small b."""
+        if not self.y.size:
+            return float(np.exp(beta * self.x).sum())
+        w = np.exp(beta * self.x_entered)
+        late = -float(w @ np.expm1(beta * (self.y - self.x_entered)))
+        return float(np.exp(beta * self.x_not_entered).sum()) + late
 
     def sums(self, beta: float, order: int) -> tuple[float, float, float]:
         """``S(beta)`` and its first ``order`` derivatives in scaled units."""
+        if order == 0:
+            return self.s0_paired(beta), 0.0, 0.0
         w = np.exp(beta * self.x)
         s0, s1, s2 = float(w.sum()), 0.0, 0.0
         if order >= 1:
@@ -75,6 +87,8 @@ class _Profile:
         """Profile log-likelihood ``l(alpha(beta), beta)`` in the data's time units."""
         s0 = self.sums(beta, 0)[0] if s0 is None else s0
         r = self.r
+        if s0 <= 0.0:
+            return -math.inf
         return (r * math.log(beta) - r * math.log(s0 / r) + (beta - 1.0) * self.sum_xf
                 - r * self.log_c - r)
 
@@ -86,10 +100,11 @@ class _Profile:
 def _profile_from(data: Lifetimes) -> _Profile:
     log_c = float(np.log(data.durations.max()))
     x = np.log(data.durations) - log_c
-    e = data.entry[data.entry > 0]
-    y = np.log(e) - log_c
+    entered = data.entry > 0
+    y = np.log(data.entry[entered]) - log_c
     return _Profile(x=x, x2=x * x, y=y, y2=y * y, r=data.n_failures,
-                    sum_xf=float(x[data.observed].sum()), log_c=log_c)
+                    sum_xf=float(x[data.observed].sum()), log_c=log_c, x_entered=x[entered],
+                    x_not_entered=x[~entered])
 
 
 def _check_identifiable(data: Lifetimes) -> None:

@@ -8,6 +8,7 @@ rates result), and it calls :mod:`reliab.plots` for the figures.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -460,6 +461,24 @@ def _daily_section(df: pd.DataFrame) -> Section:
     )
 
 
+def _accounting_groups(acc: pd.DataFrame, nums: pd.DataFrame, diff: Any) -> pd.DataFrame:
+    """Per-file accounting summed per (folder, format); files with malformed lines kept apart."""
+    paths = [str(p) for p in acc["path"]]
+    root = os.path.commonpath(paths) if len(paths) > 1 else os.path.dirname(paths[0]) if paths else ""
+    rel = [os.path.relpath(p, root) if root else p for p in paths]
+    alone = (nums["malformed"].to_numpy() > 0) | (diff != 0)
+    folder = [r if a else (os.path.dirname(r) or ".") for r, a in zip(rel, alone, strict=True)]
+    frame = nums.assign(folder=folder, source=acc["source"].astype(str).to_numpy(), diff=diff, files=1, alone=alone)
+    g = frame.groupby(["folder", "source", "alone"], sort=True, dropna=False).sum(numeric_only=True).reset_index()
+    g["label"] = [f if a or n == 1 and not f.endswith("/") else f"{f}/*" for f, a, n in
+                  zip(g["folder"], g["alone"], g["files"], strict=True)]
+    single = (g["files"] == 1) & ~g["alone"]
+    if single.any():  # a folder with one file of that format: name the file itself
+        names = {(os.path.dirname(r) or ".", s): r for r, s in zip(rel, frame["source"], strict=True)}
+        g.loc[single, "label"] = [names.get((f, s), f) for f, s in zip(g.loc[single, "folder"], g.loc[single, "source"], strict=True)]
+    return g
+
+
 def _quality_section(
     accounting: pd.DataFrame | None, quarantine: pd.DataFrame | None, max_quarantine: int
 ) -> Section:
@@ -497,30 +516,25 @@ def _quality_section(
                 else f"✗ {abs(d):,} line(s) {'unaccounted' if d > 0 else 'over-counted'}"
             )
 
+        groups = _accounting_groups(acc, nums, diff)
         rows = [
             {
-                "File": str(p),
-                "Source": str(s),
-                "Lines": fmt_int(a),
-                "Parsed": fmt_int(b),
-                "Irrelevant": fmt_int(c),
-                "Malformed": fmt_int(m),
-                "Check": check(int(d)),
+                "Files": r.label,
+                "Count": fmt_int(r.files),
+                "Source": str(r.source),
+                "Lines": fmt_int(r.lines),
+                "Parsed": fmt_int(r.parsed),
+                "Irrelevant": fmt_int(r.irrelevant),
+                "Malformed": fmt_int(r.malformed),
+                "Check": check(int(r.diff)),
             }
-            for p, s, a, b, c, m, d in zip(
-                acc["path"],
-                acc["source"],
-                nums["lines"],
-                nums["parsed"],
-                nums["irrelevant"],
-                nums["malformed"],
-                diff,
-                strict=True,
-            )
+            for r in groups.itertuples(index=False)
         ]
+        diff = groups["diff"].to_numpy()
         rows.append(
             {
-                "File": "Total",
+                "Files": "Total",
+                "Count": fmt_int(len(acc)),
                 "Source": "",
                 "Lines": fmt_int(tot["lines"]),
                 "Parsed": fmt_int(tot["parsed"]),
@@ -532,13 +546,15 @@ def _quality_section(
         kinds: tuple[RowKind, ...] = (*("flag" if d else "" for d in diff), "total")
         blocks.append(
             Table(
-                "Line accounting per input file",
+                "Line accounting per input folder and format",
                 pd.DataFrame(rows),
-                "Every input line is counted once: lines = parsed + irrelevant + malformed. A ✗ "
-                "marks a file where the identity fails (lines were lost or double-counted).",
-                numeric=("Lines", "Parsed", "Irrelevant", "Malformed"),
+                "Every input line is counted once: lines = parsed + irrelevant + malformed. Files "
+                "of one format in one folder are summed (the per-file table is accounting.parquet); "
+                "a file with malformed lines is listed on its own. A ✗ marks a group where the "
+                "identity fails (lines were lost or double-counted).",
+                numeric=("Count", "Lines", "Parsed", "Irrelevant", "Malformed"),
                 row_kinds=kinds,
-                monospace=("File",),
+                monospace=("Files",),
             )
         )
     q = quarantine if quarantine is not None else pd.DataFrame()
