@@ -146,9 +146,14 @@ TELEMETRY_UNITS = ("_c", "_w", "_mhz", "_pct", "_j", "_mj", "_count", "_ms", "_s
                    "_mib", "_gib", "_bytes", "_tflops", "_per_s", "_hz", "_v", "_a", "_flag", "_mbps", "_us", "_code", "_raw", "_mw", "_kw")
 
 
+_EMPTY: dict[str, pd.DataFrame] = {}
+
+
 def empty(table: str) -> pd.DataFrame:
-    """An empty frame with the columns and dtypes of ``table``."""
-    return pd.DataFrame({c.name: pd.Series(dtype=c.dtype) for c in TABLES[table]})
+    """An empty frame with the columns and dtypes of ``table`` (a fresh copy each call)."""
+    if table not in _EMPTY:
+        _EMPTY[table] = pd.DataFrame({c.name: pd.Series(dtype=c.dtype) for c in TABLES[table]})
+    return _EMPTY[table].copy()
 
 
 def conform(df: pd.DataFrame, table: str) -> pd.DataFrame:

@@ -43,10 +43,10 @@ class _CoxData:
     stop: NDArray[np.float64]
     start: NDArray[np.float64]
     event: NDArray[np.bool_]
-    times: NDArray[np.float64]        # distinct event times
-    deaths: NDArray[np.float64]       # events per distinct time
+    times: NDArray[np.float64]        # distinct event times, decreasing
+    deaths: NDArray[np.float64]       # events per distinct time, same order
     leave_minus_enter: sparse.csr_matrix  # (K + 1, n): +1 where a row leaves, -1 where it enters
-    event_time_index: NDArray[np.intp]  # for each event row, its position in ``times``
+    event_time_index: NDArray[np.intp]  # for each event row, its row in the risk-set sums
     x_event_sum: NDArray[np.float64]
 
 
@@ -73,9 +73,9 @@ def _prepare(stop: NDArray[np.float64], start: NDArray[np.float64], event: NDArr
     mat = sparse.csr_matrix((vals, (rows, cols)), shape=(k + 1, n))
     iu, ju = np.triu_indices(x.shape[1])
     design = np.column_stack([np.ones(n), x, x[:, iu] * x[:, ju]])
-    return _CoxData(x=x, design=design, stop=stop, start=start, event=event, times=times,
-                    deaths=deaths.astype(float), leave_minus_enter=mat,
-                    event_time_index=np.searchsorted(times, stop[event]),
+    return _CoxData(x=x, design=design, stop=stop, start=start, event=event, times=times[::-1],
+                    deaths=deaths[::-1].astype(float), leave_minus_enter=mat,
+                    event_time_index=k - 1 - np.searchsorted(times, stop[event]),
                     x_event_sum=x[event].sum(axis=0))
 
 
@@ -88,7 +88,9 @@ def _risk_sums(cd: _CoxData, beta: NDArray[np.float64]) -> tuple[NDArray[np.floa
     m = float(eta.max())
     w = np.exp(eta - m)
     net = cd.leave_minus_enter @ (w[:, None] * cd.design)
-    tail = np.cumsum(net, axis=0)[:-1][::-1]  # rows were stored in reverse time order
+    # Rows of M are in reverse time order, so a running sum from the top gives, at row j, the
+    # risk-set sums of event time K - 1 - j; ``deaths`` and ``event_time_index`` use that order.
+    tail = np.add.accumulate(net, axis=0)[:-1]
     p = cd.x.shape[1]
     return np.array(m), eta, tail[:, 0], tail[:, 1:1 + p], tail[:, 1 + p:]
 
