@@ -1,0 +1,110 @@
+"""The command line: version, demo, clear one-line errors with exit code 1 and no traceback."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import reliab
+
+
+def _run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "reliab", *args], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=300)
+
+
+def test_version() -> None:
+    """Regression: `reliab --version` prints the package version."""
+    out = _run("--version")
+    assert out.returncode == 0 and out.stdout.strip() == f"reliab {reliab.__version__}"
+
+
+def test_missing_file_is_one_line_error(tmp_path: Path) -> None:
+    """Regression: a missing path ends with exit code 1 and one line on stderr, no traceback."""
+    out = _run("ingest", str(tmp_path / "nope.log"))
+    assert out.returncode == 1
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert "nope.log" in out.stderr and out.stderr.startswith("reliab: error:")
+
+
+def test_unknown_format_is_one_line_error(tmp_path: Path) -> None:
+    """Regression: a file no parser recognises ends with exit code 1 naming the file."""
+    p = tmp_path / "poem.txt"
+    p.write_text("Shall I compare thee to a summer's day?\nThou art more lovely and more temperate.\n")
+    out = _run("ingest", str(p))
+    assert out.returncode == 1
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert "poem.txt" in out.stderr
+
+
+def test_unknown_source_is_one_line_error(tmp_path: Path) -> None:
+    """Regression: --source naming no parser is an error listing nothing but one line."""
+    p = tmp_path / "x.log"
+    p.write_text("hello\n")
+    out = _run("ingest", str(p), "--source", "carrier-pigeon")
+    assert out.returncode == 1 and "carrier-pigeon" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_ingest_shows_accounting_and_writes_parquet(tmp_path: Path) -> None:
+    """Regression: `reliab ingest DIR --out` prints the chosen formats' accounting and writes tables."""
+    from reliab.datasets import sample_path
+
+    src = sample_path() / "slurm"
+    out = _run("ingest", str(src), "--out", str(tmp_path / "tables"), "-q")
+    assert out.returncode == 0, out.stderr
+    assert "sacct" in out.stdout and "1,869" in out.stdout
+    jobs = pd.read_parquet(tmp_path / "tables" / "jobs.parquet")
+    assert len(jobs) == 467
+
+
+def test_explain_and_sources() -> None:
+    """Regression: `explain xid:79` names its rule and category; `sources` lists the parsers."""
+    out = _run("explain", "xid:79")
+    assert out.returncode == 0 and "Faulty GPU" in out.stdout
+    out = _run("sources")
+    assert out.returncode == 0 and all(s in out.stdout for s in ("kernel", "sacct", "nccl", "sel", "tickets"))
+
+
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("demo")
+    proc = _run("demo", "--out", str(out), "-q")
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def test_demo_writes_report_and_tables(demo_dir: Path) -> None:
+    """Regression: `reliab demo` writes report.html, report.pdf and the Parquet tables."""
+    for name in ("report.html", "report.pdf", "signals.parquet", "interruptions.parquet",
+                 "accounting.parquet", "quarantine.parquet"):
+        assert (demo_dir / name).stat().st_size > 0, name
+    assert (demo_dir / "report.pdf").read_bytes()[:4] == b"%PDF"
+    inter = pd.read_parquet(demo_dir / "interruptions.parquet")
+    assert len(inter) == 466 and str(inter["time"].dtype) == "datetime64[ns, UTC]"
+    html = (demo_dir / "report.html").read_text()
+    assert "35.3" in html and "30.1" in html  # recomputed share beside the printed one
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed (apt-get install chromium)")
+def test_demo_html_opens_in_chromium(demo_dir: Path, tmp_path: Path) -> None:
+    """Regression: the demo report renders in headless Chromium with no console errors."""
+    args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
+            "--virtual-time-budget=5000", "--dump-dom", (demo_dir / "report.html").as_uri()]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Reliability report" in proc.stdout and "<svg" in proc.stdout
+    console = [ln for ln in proc.stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
+    assert not console, console
