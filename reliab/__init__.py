@@ -56,7 +56,7 @@ _EXPORTS: dict[str, str] = {
     "trend_test": "reliab.models",
     "find_lemons": "reliab.models",
     # report
-    "demo": "reliab.demo",
+    "demo": "reliab._demo",
     "build_report": "reliab.report",
     "write_html": "reliab.report",
     "write_pdf": "reliab.report",

@@ -50,7 +50,7 @@ def demo(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
 ) -> None:
     """Run the whole pipeline on the bundled Llama-3-scale sample and write the report."""
-    from reliab.demo import demo as run_demo
+    from reliab._demo import demo as run_demo
     from reliab.errors import ReliabError
 
     try:

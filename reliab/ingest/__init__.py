@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import inspect
 import os
+import sys
+import types
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -298,3 +300,17 @@ def _assemble(results: list[FileResult], choices: dict[str, SourceChoice | None]
                         telemetry=telemetry, quarantine=quarantine,
                         accounting=schema.validate(accounting, "accounting"),
                         sources=sources, notes=tuple(notes))
+
+
+class _CallableModule(types.ModuleType):
+    """Lets ``reliab.ingest(paths)`` work even after ``import reliab.ingest``.
+
+    The public function and this package share a name; once the package is imported,
+    Python binds ``reliab.ingest`` to the module, so the module forwards calls.
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> IngestResult:
+        return ingest(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
