@@ -58,12 +58,14 @@ def available_sources() -> pd.DataFrame:
 
 def _skipped(name: str) -> bool:
     low = name.lower()
-    return name.startswith(".") or low in _DOC_NAMES or low.startswith(_DOC_PREFIXES)
+    return (name.startswith(".") or low in _DOC_NAMES or low.startswith(_DOC_PREFIXES)
+            or low.endswith((".py", ".pyc")))
 
 
 def _walk(root: Path, recursive: bool) -> Iterator[Path]:
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if recursive and d != "truth" and not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames
+                             if recursive and d not in ("truth", "__pycache__") and not d.startswith("."))
         for name in sorted(filenames):
             if not _skipped(name):
                 yield Path(dirpath) / name
@@ -75,7 +77,7 @@ def discover(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *
 
     Directories are walked in sorted order, skipping ``truth/`` folders, hidden files and
     folders, documentation (``SOURCE.md``, ``README*``, ``LICENSE*``…), the fleet facts
-    ``cluster.json`` and a sample's ``regenerate.py``.  Files named
+    ``cluster.json``, Python sources and ``__pycache__``.  Files named
     explicitly are always read.
 
     Raises
