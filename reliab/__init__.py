@@ -41,6 +41,10 @@ _EXPORTS: dict[str, str] = {
     "estimate_rates": "reliab.models",
     "compare_rates": "reliab.models",
     "build_exposure": "reliab.prepare",
+    "fleet_exposure": "reliab.prepare",
+    "node_hours": "reliab.prepare",
+    "suggest_ticket_categories": "reliab.taxonomy.suggest",
+    "diagnose_flight_recorder": "reliab.ingest.flight_recorder",
     # models: survival
     "fit_weibull": "reliab.models",
     "fit_parametric": "reliab.models",

@@ -223,3 +223,31 @@ def exposure_totals(exposure: pd.DataFrame, *, gpus_per_node: int = 8) -> pd.Ser
 
 
 __all__ = ["build_exposure", "fleet_exposure", "exposure_totals", "FAILURE_REASONS"]
+
+
+def node_hours(jobs: pd.DataFrame, *, end: object | None = None) -> pd.Series:
+    """Hours each host spent allocated to the given jobs (the nodes' time at risk in them).
+
+    Parameters
+    ----------
+    jobs : DataFrame
+        Canonical ``jobs`` table (``start``, ``end``, ``nodelist``).
+    end : timestamp, optional
+        End of observation for jobs still running (``end`` missing); default: the latest
+        known end.  Jobs that never started are ignored.
+
+    Returns
+    -------
+    Series
+        Hours per host (index = host), summed over jobs; Slurm hostlists are expanded.
+    """
+    from reliab.ingest.hostlist import expand_hostlist
+
+    ok = jobs["start"].notna() & jobs["nodelist"].notna()
+    stop = jobs["end"].fillna(_utc(end, "end") if end is not None else jobs["end"].max())
+    hours = ((stop - jobs["start"]).dt.total_seconds() / 3600.0).where(ok, 0.0).clip(lower=0.0)
+    total: dict[str, float] = {}
+    for nodelist, h in zip(jobs["nodelist"][ok], hours[ok], strict=True):
+        for host in expand_hostlist(str(nodelist)):
+            total[host] = total.get(host, 0.0) + float(h)
+    return pd.Series(total, name="hours", dtype=float).rename_axis("host").sort_index()

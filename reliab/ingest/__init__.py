@@ -42,12 +42,14 @@ from reliab.ingest._lines import quarantine_frame
 from reliab.ingest._registry import FileResult, Parser, get_parser, options_for, parsers
 from reliab.ingest._result import IngestResult, SourceChoice
 
-__all__ = ["ingest", "IngestResult", "SourceChoice", "available_sources"]
+__all__ = ["ingest", "IngestResult", "SourceChoice", "available_sources", "discover"]
 
 #: documentation files that sit beside data and are never read as logs
 _DOC_PREFIXES = ("readme", "license", "licence", "copying", "notice")
 _DOC_NAMES = ("source.md", "sources.md", "cluster.json", "regenerate.py")
 _SNIFF_LINES = 20
+#: source name of a file of which not one byte can be read (one quarantined pseudo-line)
+UNREADABLE = "unreadable"
 
 
 def available_sources() -> pd.DataFrame:
@@ -135,28 +137,92 @@ def _check_options(options: dict[str, Any]) -> None:
                         f" accepted: {', '.join(sorted(accepted - {'strict'}))}")
 
 
-def _failed_file(path: str, source: str, exc: ReliabError) -> FileResult:
+def check_arguments(source: str | None, options: dict[str, Any]) -> None:
+    """Fail early on a ``source`` that names no parser or an option no parser accepts.
+
+    Raises
+    ------
+    UnknownFormatError
+        ``source`` names no registered parser.
+    TypeError
+        An option that no parser accepts.
+    """
+    if source is not None:
+        try:
+            get_parser(source)
+        except KeyError as exc:
+            raise UnknownFormatError(str(exc.args[0])) from None
+    _check_options(options)
+
+
+def choose_source(path: Path, source: str | None = None, strict: bool = False) -> SourceChoice | None:
+    """The parser that reads ``path``: forced by ``source``, else sniffed.
+
+    Returns ``None`` for an empty file, and a choice named :data:`UNREADABLE` (its reason is
+    the error) for a file of which not one byte can be decompressed, unless ``strict``.
+
+    Raises
+    ------
+    UnknownFormatError
+        No parser recognises the file.
+    InputFileError
+        With ``strict=True``, the start of the file cannot be read.
+    """
+    if source is not None:
+        return SourceChoice(source, 1.0, "forced by source=")
+    try:
+        return _sniff(path)
+    except InputFileError as exc:  # not one byte decompresses: a per-file failure
+        if strict:
+            raise
+        return SourceChoice(UNREADABLE, 0.0, str(exc))
+
+
+def _failed_file(path: str, source: str, reason: str) -> FileResult:
     """A file that could not be read at all: one malformed pseudo-line at lineno 0."""
-    quarantine = quarantine_frame([(path, 0, source, str(exc), None)])
+    quarantine = quarantine_frame([(path, 0, source, reason, None)])
     return FileResult(path=path, source=source, lines=1, parsed=0, irrelevant=0, malformed=1,
                       quarantine=quarantine)
 
 
-def _read(path: Path, choice: SourceChoice, options: dict[str, Any], strict: bool) -> FileResult:
+def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
+              options: dict[str, Any] | None = None, strict: bool = False) -> FileResult:
+    """Read one file with the parser of ``choice``: the per-file step of every driver.
+
+    :func:`ingest` calls it in a loop and :func:`reliab.ingest.distributed.ingest_distributed`
+    as one task per file, so both produce the same :class:`FileResult` for the same file.
+
+    Parameters
+    ----------
+    path : path
+        The file.
+    choice : SourceChoice or None
+        From :func:`choose_source`; ``None`` (empty file) gives an all-zero result and an
+        :data:`UNREADABLE` choice one quarantined pseudo-line.
+    options : dict, optional
+        Parser options; each reader gets those it accepts.
+    strict : bool
+        Raise on the first malformed line or broken file instead of quarantining.
+    """
+    name = str(path)
+    if choice is None:
+        return FileResult(path=name, source="empty", lines=0, parsed=0, irrelevant=0, malformed=0)
+    if choice.source == UNREADABLE:
+        return _failed_file(name, UNREADABLE, choice.reason)
     parser = get_parser(choice.source)
-    kwargs = options_for(parser.read, {**options, "strict": strict})
+    kwargs = options_for(parser.read, {**(options or {}), "strict": strict})
     try:
-        return parser.read(str(path), **kwargs)
+        return parser.read(name, **kwargs)
     except ParseError as exc:
         if strict:
             if exc.origin is None:
-                raise ParseError(f"{path}: {exc.message}") from exc
+                raise ParseError(f"{name}: {exc.message}") from exc
             raise
-        return _failed_file(str(path), choice.source, exc)
+        return _failed_file(name, choice.source, str(exc))
     except InputFileError as exc:
         if strict:
             raise
-        return _failed_file(str(path), choice.source, exc)
+        return _failed_file(name, choice.source, str(exc))
 
 
 def _concat(frames: list[pd.DataFrame], table: str) -> pd.DataFrame:
@@ -167,21 +233,14 @@ def _concat(frames: list[pd.DataFrame], table: str) -> pd.DataFrame:
     return schema.conform(out.reset_index(drop=True), table)
 
 
-def _attribute(signals: pd.DataFrame, jobs: pd.DataFrame, notes: list[str],
-               **kwargs: Any) -> pd.DataFrame:
-    from reliab.taxonomy import attribute
-
-    return schema.validate(attribute(signals, jobs, **kwargs), "interruptions")
-
-
-def _progress(files: list[Path], enabled: bool) -> tuple[Callable[[], None], Callable[[], None]]:
+def _progress(total: int, enabled: bool) -> tuple[Callable[[], None], Callable[[], None]]:
     """(advance, close) callbacks of an optional rich progress bar."""
     if not enabled:
         return (lambda: None), (lambda: None)
     from rich.progress import Progress
 
     bar = Progress(transient=True)
-    task = bar.add_task("ingest", total=len(files))
+    task = bar.add_task("ingest", total=total)
     bar.start()
     return (lambda: bar.advance(task)), bar.stop
 
@@ -192,6 +251,7 @@ def ingest(
     source: str | None = None,
     recursive: bool = True,
     strict: bool = False,
+    store: str | os.PathLike[str] | None = None,
     rules: Any = None,
     before: str | pd.Timedelta = "10min",
     after: str | pd.Timedelta = "5min",
@@ -214,6 +274,13 @@ def ingest(
         Raise :class:`~reliab.errors.ParseError` (naming file and line) at the first
         malformed line, and :class:`~reliab.errors.InputFileError` for a broken file;
         by default such lines are quarantined and the run completes.
+    store : path, optional
+        Incremental mode: a folder that keeps the canonical tables and a ledger of every
+        file content read so far (:mod:`reliab.ingest._store`).  Files already read are
+        skipped, grown files and rotated copies (``messages.1``, ``messages.2.gz``,
+        ``messages-20240603``) contribute only their new lines, and the result holds the
+        *whole* store, attributed afresh.  ``accounting`` then covers this run only (new
+        lines per file) with a ``status`` column: new, appended, unchanged or rotated.
     rules, before, after, job_filter
         Passed to :func:`reliab.taxonomy.attribute` (rules file, attribution window
         around the job end, which interrupted jobs to keep).
@@ -239,69 +306,82 @@ def ingest(
     TypeError
         An option that no parser accepts.
     """
-    if source is not None:
-        try:
-            get_parser(source)
-        except KeyError as exc:
-            raise UnknownFormatError(str(exc.args[0])) from None
-    _check_options(options)
+    check_arguments(source, options)
     files = discover(paths, recursive=recursive)
-    choices: dict[str, SourceChoice | None] = {}
-    unreadable: dict[str, InputFileError] = {}
-    for f in files:
-        if source is not None:
-            choices[str(f)] = SourceChoice(source, 1.0, "forced by source=")
-            continue
-        try:
-            choices[str(f)] = _sniff(f)
-        except InputFileError as exc:  # not one byte decompresses: a per-file failure
-            if strict:
-                raise
-            unreadable[str(f)] = exc
-            choices[str(f)] = SourceChoice("unreadable", 0.0, str(exc))
+    attribution = {"rules": rules, "before": before, "after": after, "job_filter": job_filter}
+    if store is not None:
+        from reliab.ingest._store import ingest_into
+
+        return ingest_into(store, files, source=source, strict=strict, options=options,
+                           progress=progress, attribution=attribution)
+    choices = {str(f): choose_source(f, source, strict) for f in files}
     results: list[FileResult] = []
-    advance, close = _progress(files, progress)
+    advance, close = _progress(len(files), progress)
     try:
         for f in files:
-            choice = choices[str(f)]
-            if choice is None:
-                results.append(FileResult(path=str(f), source="empty", lines=0, parsed=0,
-                                          irrelevant=0, malformed=0))
-            elif str(f) in unreadable:
-                results.append(_failed_file(str(f), choice.source, unreadable[str(f)]))
-            else:
-                results.append(_read(f, choice, options, strict))
+            results.append(read_file(f, choices[str(f)], options, strict))
             advance()
     finally:
         close()
-    return _assemble(results, choices, rules=rules, before=before, after=after, job_filter=job_filter)
+    return assemble(results, choices, **attribution)
 
 
-def _assemble(results: list[FileResult], choices: dict[str, SourceChoice | None],
-              **attribution: Any) -> IngestResult:
+def file_tables(results: list[FileResult]) -> dict[str, pd.DataFrame]:
+    """Per-file tables concatenated in file order: signals, jobs, telemetry, quarantine."""
     tables = {name: _concat([r.tables.get(name, schema.empty(name)) for r in results], name)
               for name in ("signals", "jobs")}
-    signals = tables["signals"].sort_values("time", kind="stable").reset_index(drop=True)
-    telemetry = _concat([r.tables["telemetry"] for r in results if "telemetry" in r.tables], "telemetry")
-    for name, frame in (("signals", signals), ("jobs", tables["jobs"]), ("telemetry", telemetry)):
-        schema.validate(frame, name)
-    quarantine = _concat([r.quarantine for r in results if r.quarantine is not None], "quarantine")
-    accounting = schema.conform(pd.DataFrame(
+    tables["telemetry"] = _concat([r.tables["telemetry"] for r in results if "telemetry" in r.tables],
+                                  "telemetry")
+    tables["quarantine"] = _concat([r.quarantine for r in results if r.quarantine is not None],
+                                   "quarantine")
+    return tables
+
+
+def accounting_of(results: list[FileResult]) -> pd.DataFrame:
+    """One accounting row per file result (``lines = parsed + irrelevant + malformed``)."""
+    if not results:
+        return schema.empty("accounting")
+    return schema.conform(pd.DataFrame(
         [(r.path, r.source, r.lines, r.parsed, r.irrelevant, r.malformed) for r in results],
         columns=["path", "source", "lines", "parsed", "irrelevant", "malformed"],
-    ), "accounting") if results else schema.empty("accounting")
-    notes: list[str] = []
-    interruptions = _attribute(signals, tables["jobs"], notes, **attribution)
+    ), "accounting")
+
+
+def sources_of(results: list[FileResult],
+               choices: dict[str, SourceChoice | None]) -> dict[str, SourceChoice]:
+    """Per path, the source choice with the parser's notes appended to its reason."""
     sources: dict[str, SourceChoice] = {}
     for r in results:
         choice = choices.get(r.path) or SourceChoice("empty", 0.0, "empty file: nothing to read")
         if r.notes:
             choice = SourceChoice(choice.source, choice.confidence, f"{choice.reason}; {'; '.join(r.notes)}")
         sources[r.path] = choice
+    return sources
+
+
+def assemble(results: list[FileResult], choices: dict[str, SourceChoice | None],
+             **attribution: Any) -> IngestResult:
+    """Concatenate per-file results (in order), validate, attribute: the IngestResult."""
+    return finish(file_tables(results), accounting_of(results), sources_of(results, choices),
+                  **attribution)
+
+
+def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
+           sources: dict[str, SourceChoice], **attribution: Any) -> IngestResult:
+    """Sort signals by time, validate every table and attribute interruptions.
+
+    ``tables`` holds signals, jobs, telemetry and quarantine, already conformed.
+    """
+    from reliab.taxonomy import attribute
+
+    signals = tables["signals"].sort_values("time", kind="stable").reset_index(drop=True)
+    for name in ("jobs", "telemetry", "quarantine"):
+        schema.validate(tables[name], name)
+    schema.validate(signals, "signals")
+    interruptions = schema.validate(attribute(signals, tables["jobs"], **attribution), "interruptions")
     return IngestResult(signals=signals, jobs=tables["jobs"], interruptions=interruptions,
-                        telemetry=telemetry, quarantine=quarantine,
-                        accounting=schema.validate(accounting, "accounting"),
-                        sources=sources, notes=tuple(notes))
+                        telemetry=tables["telemetry"], quarantine=tables["quarantine"],
+                        accounting=schema.validate(accounting, "accounting"), sources=sources)
 
 
 class _CallableModule(types.ModuleType):

@@ -142,3 +142,59 @@ def head_lines(path: str | Path, n: int = 20, max_bytes: int = 65536) -> list[st
             raise InputFileError(f"{path}: cannot read the start of the file ({exc})") from exc
     text = b"".join(chunks).decode("utf-8", errors="replace")
     return text.splitlines()[:n]
+
+
+#: bytes of decompressed content that identify a file (its fingerprint)
+HEAD_BYTES = 65536
+
+
+def read_head(path: str | Path, n: int = HEAD_BYTES) -> bytes:
+    """Up to ``n`` decompressed bytes from the start of ``path`` (fewer if it is shorter).
+
+    A stream that breaks off yields the bytes read before the break.
+
+    Raises
+    ------
+    InputFileError
+        If the file is missing or not a single byte of it can be decompressed.
+    """
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        with open_binary(path) as fh:
+            while size < n:
+                block = fh.read(n - size)
+                if not block:
+                    break
+                chunks.append(block)
+                size += len(block)
+    except _decompression_errors() as exc:
+        if not chunks:
+            raise InputFileError(f"{path}: cannot read the start of the file ({exc})") from exc
+    return b"".join(chunks)
+
+
+def content_size(path: str | Path) -> int:
+    """Decompressed length of ``path`` in bytes (bytes readable before a broken stream ends).
+
+    Plain files are answered from ``os.stat``; compressed ones are streamed once.
+
+    Raises
+    ------
+    InputFileError
+        If the file is missing or cannot be opened.
+    """
+    try:
+        plain = compression_of(path) is None
+    except OSError as exc:
+        raise InputFileError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    if plain:
+        return Path(path).stat().st_size
+    size = 0
+    try:
+        with open_binary(path) as fh:
+            while block := fh.read(1 << 20):
+                size += len(block)
+    except _decompression_errors():
+        pass
+    return size

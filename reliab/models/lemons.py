@@ -9,8 +9,9 @@ Two views, reported side by side:
 * **Multi-signal score.**  Meta's RSC study (Kokolis et al., HPCA 2025, §V; domain.md §2.6 —
   a secondary source [S]) found these per-node signals correlate most with lemons: distinct
   XIDs (``xid_cnt``), tickets, times taken out of service (``out_count``), multi- and
-  single-node job failures.  Each is log-transformed and robustly standardised (median/MAD);
-  their mean is the score.  An isolation forest (Liu, Ting & Zhou 2008; scikit-learn) gives a
+  single-node job failures.  Each independent count (failures, distinct XIDs, tickets, link
+  flaps) is log-transformed and standardised across the fleet; their sum is the score, and
+  the table is ranked by it.  An isolation forest (Liu, Ting & Zhou 2008; scikit-learn) gives a
   second, model-based anomaly score.
 """
 
@@ -31,7 +32,7 @@ FEATURES = ("failures", "xid_cnt", "tickets", "out_count", "multi_node_node_fail
 
 @dataclass(frozen=True)
 class LemonsResult(ResultMixin):
-    """Ranked nodes with excess-failure tests and the multi-signal score.
+    """Nodes ranked by the multi-signal score, with the excess-failure test beside it.
 
     ``table`` has one row per host: ``rank``, ``host``, ``lemon`` (flagged), ``failures``,
     ``expected``, ``ratio``, ``pvalue``, ``qvalue`` (BH), ``score``, ``anomaly_score``, the
@@ -44,7 +45,7 @@ class LemonsResult(ResultMixin):
     n_failures: int
     node_hours: float
     fdr: float
-    method: str = "Poisson upper tail + Benjamini-Hochberg; robust z multi-signal score; isolation forest"
+    method: str = "Poisson upper tail + Benjamini-Hochberg; sum of z-scores of log counts; isolation forest"
     notes: tuple[str, ...] = ()
 
     def summary(self) -> pd.DataFrame:
@@ -67,7 +68,7 @@ class LemonsResult(ResultMixin):
         ax = ax if ax is not None else fig.add_subplot()
         top = self.table.head(n).iloc[::-1]
         ax.barh(top["host"], top["score"], color=np.where(top["lemon"], "#c0392b", "#95a5a6"))
-        ax.set_xlabel("multi-signal score (robust z)")
+        ax.set_xlabel("multi-signal score (sum of z-scores)")
         ax.set_title("Lemon candidates")
         return fig
 
@@ -111,12 +112,16 @@ def node_features(signals: pd.DataFrame, interruptions: pd.DataFrame, *, jobs: p
     return feats
 
 
-def _robust_z(x: pd.Series) -> pd.Series:
+#: one term per independent piece of evidence: failure-derived features (multi/single-node
+#: fails, times taken out) restate ``failures`` and would count it several times
+SCORE_FEATURES = ("failures", "xid_cnt", "tickets", "link_flaps")
+
+
+def _z(x: pd.Series) -> pd.Series:
+    """Standardised log1p counts (mean/sd: sparse counts have a zero MAD)."""
     v = np.log1p(x.astype(float))
-    med = v.median()
-    mad = (v - med).abs().median() * 1.4826
-    scale = mad if mad > 0 else (v.std(ddof=0) or 1.0)
-    return (v - med) / scale
+    sd = v.std(ddof=0)
+    return (v - v.mean()) / (sd if sd > 0 else 1.0)
 
 
 def _anomaly(features: pd.DataFrame, seed: int) -> np.ndarray:
@@ -163,7 +168,8 @@ def find_lemons(signals: pd.DataFrame, interruptions: pd.DataFrame, *, node_hour
     Returns
     -------
     LemonsResult
-        Ranked table: flagged lemons first (by q-value), then by score.
+        Table ranked by the multi-signal score; ``lemon`` flags the nodes whose excess
+        failures pass the Benjamini–Hochberg test.
 
     Raises
     ------
@@ -189,12 +195,12 @@ def find_lemons(signals: pd.DataFrame, interruptions: pd.DataFrame, *, node_hour
     p = stats.poisson.sf(feats["failures"].to_numpy() - 1, expected.to_numpy())
     q = multipletests(p, alpha=fdr, method="fdr_bh")[1]
     table = feats.assign(expected=expected, ratio=feats["failures"] / expected, pvalue=p, qvalue=q)
-    z = pd.concat([_robust_z(feats[f]) for f in FEATURES if feats[f].any()], axis=1)
-    table["score"] = z.mean(axis=1) if z.shape[1] else 0.0
+    z = pd.concat([_z(feats[f]) for f in SCORE_FEATURES if feats[f].any()], axis=1)
+    table["score"] = z.sum(axis=1) if z.shape[1] else 0.0
     table["anomaly_score"] = _anomaly(feats[list(FEATURES)], seed) if anomaly else np.nan
     table["lemon"] = (table["qvalue"] < fdr) & (table["failures"] >= 2)
     table = table.rename_axis("host").reset_index()
-    table = table.sort_values(["lemon", "qvalue", "score"], ascending=[False, True, False], kind="stable")
+    table = table.sort_values(["score", "qvalue"], ascending=[False, True], kind="stable")
     table.insert(0, "rank", np.arange(1, len(table) + 1))
     table["evidence"] = table.apply(_evidence, axis=1)
     table = table.reset_index(drop=True)
