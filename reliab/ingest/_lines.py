@@ -24,6 +24,7 @@ import pandas as pd
 
 from reliab import schema
 from reliab.errors import InputFileError, Origin, ParseError
+from reliab.ingest._fastscan import fast_candidates, open_stream, use_fast_path
 from reliab.ingest._io import open_binary
 from reliab.ingest._prefilter import MAX_LINE_BYTES, all_lines, candidate_lines
 from reliab.ingest._registry import FileResult
@@ -48,6 +49,11 @@ class LineContext:
 Row = dict[str, Any]
 #: parse_line(text, ctx) -> row | list of rows | None (irrelevant); raises ParseError if malformed
 LineParser = Callable[[str, LineContext], Row | list[Row] | None]
+
+
+def _text(raw: bytes | str) -> str:
+    """A line as text: ``str`` as is, ``bytes`` decoded with replacement characters."""
+    return raw if isinstance(raw, str) else raw.decode("utf-8", errors="replace")
 
 
 def _stream_errors() -> tuple[type[BaseException], ...]:
@@ -88,7 +94,9 @@ def scan_lines(
         Canonical table the rows belong to.
     literals : iterable of bytes, optional
         Literal prefilter: a line containing none of them is counted irrelevant without
-        being decoded or parsed (the biggest speed lever on large logs).
+        being decoded or parsed (the biggest speed lever on large logs).  Files of at
+        least ``_fastscan.FAST_MIN_BYTES`` are scanned in large blocks with one polars
+        pass per block (:mod:`reliab.ingest._fastscan`), smaller ones in Python.
     options, state : dict, optional
         Reader options and initial per-file state, exposed on the :class:`LineContext`.
     strict : bool
@@ -116,15 +124,19 @@ def scan_lines(
         malformed += 1
 
     try:
-        with open_binary(path) as fh:
-            numbered = candidate_lines(fh, lits, counter) if lits else all_lines(fh, counter)
+        fast = bool(lits) and use_fast_path(str(path))
+        with open_stream(str(path)) if fast else open_binary(path) as fh:
+            if fast:
+                numbered = fast_candidates(fh, lits, counter)  # type: ignore[arg-type]
+            else:
+                numbered = candidate_lines(fh, lits, counter) if lits else all_lines(fh, counter)
             for lineno, raw, size in numbered:
                 ctx.lineno = lineno
                 if size > MAX_LINE_BYTES:
                     reject(f"line of {size} bytes exceeds the {MAX_LINE_BYTES}-byte limit",
-                           raw[:200].decode("utf-8", "replace"))
+                           _text(raw[:200]))
                     continue
-                text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                text = _text(raw).rstrip("\r\n")
                 try:
                     out = parse_line(text, ctx)
                 except ParseError as exc:

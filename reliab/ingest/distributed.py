@@ -1,0 +1,155 @@
+"""Scale-out ingest on a Dask cluster: one task per file, the same per-file reader as ``ingest``.
+
+:func:`ingest_distributed` discovers and sniffs the files locally (sniffing reads only each
+file's first lines), then submits one task per file that calls
+:func:`reliab.ingest.read_file` — the very function the local driver loops over — so both
+drivers produce identical per-file results.  Results come back either as
+:class:`~reliab.ingest._registry.FileResult` objects, or, with ``output=``, as Parquet
+partitions ``output/<table>/part-<n>.parquet`` written by the workers (only the line
+accounting travels back), which are read back in file order.  Attribution runs locally on
+the assembled tables, so the result equals ``ingest()``'s on the same files.
+
+Dask is an optional dependency: ``pip install reliab[distributed]``.  Workers must be able
+to import ``reliab`` and read the input paths (and write ``output``); parsers registered
+only in the client session are unknown to them.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from reliab import schema
+from reliab.ingest import (
+    assemble,
+    check_arguments,
+    choose_source,
+    discover,
+    read_file,
+)
+from reliab.ingest._registry import FileResult
+from reliab.ingest._result import IngestResult, SourceChoice
+
+#: tables written as partitions when ``output`` is given
+PARTITIONED = ("signals", "jobs", "telemetry", "quarantine")
+
+
+def _dask() -> Any:
+    """``dask.distributed``, or an ImportError saying how to install it."""
+    try:
+        import dask.distributed
+    except ImportError as exc:
+        raise ImportError("ingest_distributed needs dask.distributed: "
+                          "pip install 'reliab[distributed]'") from exc
+    return dask.distributed
+
+
+def read_partition(path: str, choice: SourceChoice | None, options: dict[str, Any], strict: bool,
+                   output: str | None, index: int) -> FileResult | tuple[FileResult, dict[str, str]]:
+    """One task: read ``path`` with :func:`reliab.ingest.read_file`.
+
+    Without ``output`` the whole :class:`FileResult` is returned.  With ``output`` each
+    non-empty table is written to ``output/<table>/part-<index>.parquet`` (temporary name,
+    then renamed) and the result comes back without tables, with the written paths.
+    """
+    result = read_file(path, choice, options, strict)
+    if output is None:
+        return result
+    frames = dict(result.tables)
+    if result.quarantine is not None:
+        frames["quarantine"] = result.quarantine
+    written: dict[str, str] = {}
+    for table, frame in frames.items():
+        if table not in PARTITIONED or not len(frame):
+            continue
+        folder = Path(output) / table
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / f"part-{index:06d}.parquet"
+        tmp = folder / f".part-{index:06d}.parquet.tmp"
+        schema.write_parquet(frame, str(tmp), table)
+        os.replace(tmp, target)
+        written[table] = str(target)
+    return replace(result, tables={}, quarantine=None), written
+
+
+def _read_back(result: FileResult, written: dict[str, str]) -> FileResult:
+    """A worker's light result with its tables read back from its Parquet partitions."""
+    tables = {t: schema.read_parquet(p, t) for t, p in written.items() if t != "quarantine"}
+    quarantine = schema.read_parquet(written["quarantine"], "quarantine") if "quarantine" in written else None
+    return replace(result, tables=tables, quarantine=quarantine)
+
+
+def ingest_distributed(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    client: Any = None,
+    output: str | os.PathLike[str] | None = None,
+    source: str | None = None,
+    recursive: bool = True,
+    strict: bool = False,
+    rules: Any = None,
+    before: str | pd.Timedelta = "10min",
+    after: str | pd.Timedelta = "5min",
+    job_filter: Any = None,
+    **options: Any,
+) -> IngestResult:
+    """:func:`reliab.ingest.ingest` with one Dask task per file.
+
+    Parameters
+    ----------
+    paths : path, directory, or iterable of them
+        As for :func:`~reliab.ingest.ingest`; they must be readable by the workers.
+    client : dask.distributed.Client, optional
+        The cluster to use; by default the current client, else a temporary
+        ``LocalCluster`` that is closed afterwards.
+    output : path, optional
+        Folder (shared with the workers) where each file's tables are written as
+        ``<table>/part-<n>.parquet``; ``n`` is the file's position in discovery order.
+        Without it, per-file results travel back through the scheduler.
+    source, recursive, strict, rules, before, after, job_filter, **options
+        As for :func:`~reliab.ingest.ingest`.
+
+    Returns
+    -------
+    IngestResult
+        Equal to ``ingest(paths, ...)`` on the same files.
+
+    Raises
+    ------
+    ImportError
+        dask.distributed is not installed.
+    """
+    distributed = _dask()
+    check_arguments(source, options)
+    files = discover(paths, recursive=recursive)
+    choices = {str(f): choose_source(f, source, strict) for f in files}
+    out = None if output is None else str(Path(output).resolve())
+    own = None
+    if client is None:
+        try:
+            client = distributed.get_client()
+        except ValueError:
+            own = distributed.Client(distributed.LocalCluster(processes=True))
+            client = own
+    try:
+        token = uuid.uuid4().hex[:12]
+        futures = [client.submit(read_partition, str(f), choices[str(f)], options, strict, out, i,
+                                 key=f"reliab-read-{token}-{i}", pure=False)
+                   for i, f in enumerate(files)]
+        gathered = client.gather(futures)
+    finally:
+        if own is not None:
+            cluster = own.cluster
+            own.close()
+            cluster.close()
+    results = [_read_back(*g) if isinstance(g, tuple) else g for g in gathered]
+    return assemble(results, choices, rules=rules, before=before, after=after, job_filter=job_filter)
+
+
+__all__ = ["ingest_distributed", "read_partition", "PARTITIONED"]
