@@ -33,6 +33,7 @@ _EXPORTS: dict[str, str] = {
     "load_rules": "reliab.taxonomy",
     "attribute": "reliab.taxonomy",
     "table5": "reliab.taxonomy.vocabulary",
+    "xid_catalog": "reliab.taxonomy.xid",
     # datasets
     "simulate_cluster": "reliab.datasets",
     "load_llama3_sample": "reliab.datasets",

@@ -67,30 +67,46 @@ def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders to read.")],
     source: Annotated[str | None, typer.Option(help="Force a format (see `reliab sources`).")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the canonical tables as Parquet here.")] = None,
+    store: Annotated[Path | None, typer.Option(
+        "--store", help="Incremental store folder: read only new files and new lines, keep all tables there.")] = None,
     strict: Annotated[bool, typer.Option(help="Fail on the first malformed line.")] = False,
     year: Annotated[int | None, typer.Option(help="Year for timestamps that carry none (RFC 3164).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
 ) -> None:
-    """Read raw logs, show the format chosen and the line accounting of every file."""
+    """Read raw logs, show the format chosen and the line accounting of every file.
+
+    With --store the accounting shows this run's new lines per file and a status
+    (new, appended, unchanged, rotated); the tables are the whole store.
+    """
     from reliab.errors import ReliabError
     from reliab.ingest import ingest as run_ingest
 
     options = {} if year is None else {"year": year}
     try:
-        result = run_ingest(paths, source=source, strict=strict, progress=not quiet, **options)
+        result = run_ingest(paths, source=source, strict=strict, store=store, progress=not quiet, **options)
     except (ReliabError, KeyError) as exc:
         _fail(exc)
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="line accounting (lines = parsed + irrelevant + malformed)")
-    for col in ("path", "source", "lines", "parsed", "irrelevant", "malformed"):
-        table.add_column(col, justify="right" if col not in ("path", "source") else "left")
-    for row in result.accounting.itertuples(index=False):
-        table.add_row(str(row.path), str(row.source), *(f"{int(v):,}" for v in (row.lines, row.parsed, row.irrelevant, row.malformed)))
+    acc = result.accounting
+    status = "status" in acc.columns
+    title = "line accounting (lines = parsed + irrelevant + malformed)"
+    table = Table(title=title + (": new lines of this run" if status else ""))
+    columns = ["path", "source", *(["status"] if status else []), "lines", "parsed", "irrelevant", "malformed"]
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("path", "source", "status") else "right")
+    for row in acc.itertuples(index=False):
+        table.add_row(str(row.path), str(row.source), *([str(row.status)] if status else []),
+                      *(f"{int(v):,}" for v in (row.lines, row.parsed, row.irrelevant, row.malformed)))
     Console().print(table)
+    if status:
+        counts = acc["status"].value_counts()
+        typer.echo("files: " + ", ".join(f"{int(counts.get(s, 0)):,} {s}"
+                                         for s in ("new", "appended", "rotated", "unchanged")))
     typer.echo(f"{len(result.signals):,} signals, {len(result.jobs):,} jobs, "
-               f"{len(result.interruptions):,} interruptions, {len(result.quarantine):,} quarantined lines")
+               f"{len(result.interruptions):,} interruptions, {len(result.quarantine):,} quarantined lines"
+               + (f" in store {store}" if store is not None else ""))
     if out is not None:
         written = result.write_parquet(out)
         for path in written:

@@ -30,7 +30,8 @@ BLOCK = 8 << 20
 FAST_MIN_BYTES = 4 << 20
 _GZ_CHUNK = 1 << 20
 
-Numbered = Iterator[tuple[int, bytes | str, int]]
+Hit = tuple[int, bytes | str, int]
+Numbered = Iterator[Hit]
 Finder = Callable[[bytes], tuple[int, list[tuple[int, str]]] | None]
 
 
@@ -140,32 +141,29 @@ def polars_finder(literals: tuple[bytes, ...]) -> Finder:
     return find
 
 
-def python_segment(seg: bytes, base: int, literals: tuple[bytes, ...]) -> Numbered:
-    """Candidate lines of ``seg`` (whole lines, the last maybe unterminated), in Python."""
+def python_segment(seg: bytes, base: int, literals: tuple[bytes, ...]) -> tuple[int, list[Hit]]:
+    """Line count and candidate lines of ``seg`` (whole lines, the last maybe unterminated)."""
     limit = _prefilter.MAX_LINE_BYTES
     lines = seg.split(b"\n")
-    if seg.endswith(b"\n"):
+    closed = seg.endswith(b"\n")
+    if closed:
         lines.pop()
     last = len(lines) - 1
+    out: list[Hit] = []
     for i, line in enumerate(lines):
-        size = len(line) + (i < last or seg.endswith(b"\n"))
+        size = len(line) + (i < last or closed)
         if size > limit:
-            yield base + i + 1, line[: limit + 1], size
+            out.append((base + i + 1, line[: limit + 1], size))
         elif any(lit in line for lit in literals):
-            yield base + i + 1, line, size
+            out.append((base + i + 1, line, size))
+    return len(lines), out
 
 
-def _segment(seg: bytes, base: int, literals: tuple[bytes, ...], finder: Finder | None) -> Numbered:
-    found = finder(seg) if finder is not None else None
+def _segment(seg: bytes, base: int, literals: tuple[bytes, ...], finder: Finder) -> tuple[int, list[Hit]]:
+    found = finder(seg)
     if found is None:
-        yield from python_segment(seg, base, literals)
-        return
-    for i, text in found[1]:
-        yield base + i + 1, text, len(text)
-
-
-def _seg_lines(seg: bytes) -> int:
-    return seg.count(b"\n") + (not seg.endswith(b"\n"))
+        return python_segment(seg, base, literals)
+    return found[0], [(base + i + 1, text, len(text)) for i, text in found[1]]
 
 
 def fast_candidates(fh: BinaryIO, literals: tuple[bytes, ...], counter: list[int],
@@ -207,8 +205,10 @@ def fast_candidates(fh: BinaryIO, literals: tuple[bytes, ...], counter: list[int
             carry = rest
             continue
         seg, carry = data[: cut + 1], data[cut + 1:]
-        yield from _segment(seg, counter[0], literals, finder)
-        counter[0] += _seg_lines(seg)
+        count, hits = _segment(seg, counter[0], literals, finder)
+        yield from hits
+        counter[0] += count
     if carry:  # the last line(s), the very last without terminator
-        yield from _segment(carry, counter[0], literals, finder)
-        counter[0] += _seg_lines(carry)
+        count, hits = _segment(carry, counter[0], literals, finder)
+        yield from hits
+        counter[0] += count

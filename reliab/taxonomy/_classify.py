@@ -13,7 +13,7 @@ import os
 import re
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -201,6 +201,7 @@ class Explanation:
     matched: tuple[str, ...]
     key_only: tuple[str, ...]
     rule: Mapping[str, Any]
+    catalog: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def __str__(self) -> str:
         text = f"Signal {self.signal!r}" + (f" with message {self.message!r}" if self.message else "")
@@ -222,6 +223,12 @@ class Explanation:
                 text += f" Later matching rules, not used: {', '.join(self.matched[1:])}."
         if self.key_only:
             text += (f" Rules matching the key but not the message: {', '.join(self.key_only)}.")
+        if self.catalog:
+            c = self.catalog
+            action = " / ".join(a for a in (c["immediate_action"], c["investigatory_action"]) if a) or "none listed"
+            text += (f" NVIDIA catalog: Xid {c['xid']} {c['mnemonic']} — {c['description']}; "
+                     f"resolution {action}; cause flags {c['r555_cause_flags'] or 'none listed'}; "
+                     f"reliab maps it to '{c['category']}' with confidence {c['confidence']}.")
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -231,7 +238,7 @@ class Explanation:
             "category": self.category, "component": self.component,
             "planned": self.planned, "root_cause": self.root_cause, "priority": self.priority,
             "matched": list(self.matched), "key_only": list(self.key_only),
-            "rule": dict(self.rule),
+            "rule": dict(self.rule), "catalog": dict(self.catalog),
         }
 
 
@@ -263,19 +270,22 @@ def explain(
     Explanation
         Frozen; ``str()`` is a readable paragraph, ``to_dict()`` is JSON-safe.
     """
+    from reliab.taxonomy.xid import catalog_entry
+
     rules = as_rules(rules)
+    catalog = MappingProxyType(catalog_entry(signal) or {})
     by_key = rules.matching(signal)
     matched = [p for p in by_key if rules.message_matches(p, message)]
     ids = rules.table["id"]
     key_only = tuple(str(ids.iloc[p]) for p in by_key if p not in matched)
     if not matched:
         return Explanation(signal, message, None, "Unclassified", "Unknown", False, False,
-                           None, (), key_only, MappingProxyType({}))
+                           None, (), key_only, MappingProxyType({}), catalog)
     row = {k: _plain(v) for k, v in rules.table.iloc[matched[0]].items()}
     return Explanation(
         signal, message, row["id"], row["category"], row["component"], row["planned"],
         row["root_cause"], row["priority"], tuple(str(ids.iloc[p]) for p in matched),
-        key_only, MappingProxyType(row),
+        key_only, MappingProxyType(row), catalog,
     )
 
 
