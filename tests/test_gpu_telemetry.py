@@ -130,3 +130,19 @@ def test_fuzz_never_raises(tmp_path: Path, text: str) -> None:
             assert isinstance(exc, ParseError), exc
             continue
         _identity(res)
+
+
+def test_generic_parquet_with_mapping(tmp_path: Path) -> None:
+    """Regression: a site's Parquet export maps its column names; an unreadable time is quarantined."""
+    from reliab.ingest.telemetry_parquet import read_telemetry_parquet
+
+    df = pd.DataFrame({"timestamp": pd.to_datetime(["2024-06-01T00:00:00Z", "2024-06-01T00:01:00Z", None], utc=True),
+                       "hostname": ["n1", "n1", "n2"], "GPU Temp": [40.0, 41.0, 42.0], "watts": [600, 610, 620]})
+    p = tmp_path / "tel.parquet"
+    df.to_parquet(p)
+    res = read_telemetry_parquet(str(p), columns={"GPU Temp": "temp_c", "watts": "power_w"})
+    _identity(res)
+    tel = res.tables["telemetry"]
+    schema.validate(tel, "telemetry")
+    assert tel["temp_c"].tolist() == [40.0, 41.0] and tel["power_w"].tolist() == [600.0, 610.0]
+    assert res.malformed == 1 and res.quarantine["lineno"].tolist() == [3]

@@ -19,7 +19,10 @@ fingerprint matches the file's first ``head_bytes`` bytes:
   entries of lines beyond the recorded ``lines`` are kept;
 * another path of the family (``messages`` read earlier, now ``messages.1`` or
   ``messages.2.gz``): **rotated**, read only if it grew, and then only its new lines.
-  Rows already stored keep their origin (``messages:17`` stays ``messages:17``).
+
+Stored rows carry the ledger id of their content, so their ``origin`` (and the quarantine
+``path``) always name the file where that content was last seen: ``messages:17`` becomes
+``messages.1:17`` once ``messages`` is rotated, never two rows for one line.
 
 This is exact for append-only logs: lines once read never change.  Rows without an
 ``origin`` (``telemetry_csv`` telemetry) are trimmed by position, one row per parsed line.
@@ -58,8 +61,10 @@ _LEDGER_COLUMNS = {
     "path": "string", "source": "string", "confidence": "float64", "reason": "string",
     "head_bytes": "int64", "head_sha256": "string", "bytes": "int64", "size": "int64",
     "mtime_ns": "int64", "lines": "int64", "parsed": "int64", "irrelevant": "int64",
-    "malformed": "int64", "ingested_at": "datetime64[ns, UTC]", "run": "string",
+    "malformed": "int64", "ingested_at": "datetime64[ns, UTC]", "run": "string", "id": "int64",
 }
+#: hidden column of stored parts: the ledger ``id`` of the content a row was read from
+_CONTENT = "_content"
 _COMPRESSED = re.compile(r"\.(gz|bz2|xz|zst|zstd)$", re.IGNORECASE)
 _ROTATED = re.compile(r"\.\d+$")
 _DATED = re.compile(r"[-_.]\d{8}(\d{2,6})?(?=(\.[A-Za-z]\w*)?$)")
@@ -235,12 +240,16 @@ class Store:
         if old is not None and result.lines < int(old["lines"]):  # shrank: keep what was read
             record.update({k: old[k] for k in ("lines", "parsed", "irrelevant", "malformed")})
         if plan.record is None:
+            record["id"] = 1 + max((int(r["id"]) for r in self.records), default=0)
             self.records.append(record)
             self._index(len(self.records) - 1, plan.path)
         else:
             old.update(record)
             self._index(plan.record, plan.path)
-        self._pending.append(kept)
+        content = int(record["id"] if plan.record is None else old["id"])
+        tagged = {name: frame.assign(**{_CONTENT: content}) for name, frame in kept.tables.items()}
+        quarantine = None if kept.quarantine is None else kept.quarantine.assign(**{_CONTENT: content})
+        self._pending.append(replace(kept, tables=tagged, quarantine=quarantine))
         self._dirty = True
         return kept
 
@@ -257,8 +266,22 @@ class Store:
                 out[table] = schema.empty(table)
                 continue
             frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-            out[table] = schema.conform(frame.reset_index(drop=True), table)
+            frame = self._relocate(frame.reset_index(drop=True), "path" if table == "quarantine" else "origin")
+            out[table] = schema.conform(frame, table)
         return out
+
+    def _relocate(self, frame: pd.DataFrame, column: str) -> pd.DataFrame:
+        """Point ``column`` (origin ``path:line`` or a bare path) at each content's current path."""
+        if _CONTENT not in frame.columns:
+            return frame
+        if column in frame.columns:
+            paths = {int(r["id"]): r["path"] for r in self.records}
+            current = frame[_CONTENT].map(paths).astype("string")
+            value = frame[column].astype("string")
+            if column == "origin":
+                current = current + ":" + value.str.rsplit(":", n=1).str[-1]
+            frame[column] = current.where(current.notna(), value)
+        return frame.drop(columns=[_CONTENT])
 
     def commit(self, tables_of: Callable[[list[FileResult]], dict[str, pd.DataFrame]]) -> None:
         """Write this run's parts, then the ledger (the commit point); no-op if nothing changed.
