@@ -37,6 +37,7 @@ _EXPORTS: dict[str, str] = {
     # datasets
     "simulate_cluster": "reliab.datasets",
     "load_llama3_sample": "reliab.datasets",
+    "sample_path": "reliab.datasets",
     # models: rates and MTBF
     "estimate_mtbf": "reliab.models",
     "estimate_rates": "reliab.models",
@@ -70,8 +71,13 @@ _EXPORTS: dict[str, str] = {
 __all__ = ["__version__", *_EXPORTS]
 
 
+_SUBPACKAGES = ("datasets", "ingest", "models", "report", "taxonomy", "schema", "errors", "plots", "prepare")
+
+
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
+    if module is None and name in _SUBPACKAGES:
+        return importlib.import_module(f"reliab.{name}")
     if module is None:
         raise AttributeError(f"module 'reliab' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)

@@ -25,7 +25,7 @@ PIECES = [
 
 def reference(data: bytes, literals: tuple[bytes, ...]) -> tuple[list[tuple[int, str, bool]], int]:
     """Candidates ``(lineno, text, over-long)`` and line count, one line at a time."""
-    lines = data.split(b"\n")
+    lines = data.split(b"\n") if data else []
     if data.endswith(b"\n"):
         lines.pop()
     out = []
@@ -42,6 +42,7 @@ def _small(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
     monkeypatch.setattr(_prefilter, "MAX_LINE_BYTES", LIMIT)
     monkeypatch.setattr(_lines, "MAX_LINE_BYTES", LIMIT)
     monkeypatch.setattr(_prefilter, "_CHUNK", 16)
+    monkeypatch.setattr(_prefilter, "_BLOCK", LIMIT)
     monkeypatch.setattr(_fastscan, "BLOCK", block)
 
 

@@ -82,11 +82,16 @@ class _GzipBlocks:
         out: list[bytes] = []
         got = 0
         while got < size and not self._done:
-            if self._dec.eof and not self._next_member():
-                self._done = True
-                break
+            if self._dec.eof:
+                if out:  # a member ended: the next call starts the next one (or fails)
+                    break
+                if not self._next_member():
+                    self._done = True
+                    break
             data = self._feed or self._fh.read(_GZ_CHUNK)
             if not data:
+                if out:  # hand out what was decompressed; the next call raises
+                    break
                 raise EOFError("compressed file ended before the end-of-stream marker was reached")
             piece = self._dec.decompress(data, size - got)
             self._feed = self._dec.unconsumed_tail
