@@ -1,6 +1,7 @@
 """Throughput of ``reliab.ingest`` on a large kernel log, beside ``grep -c -F`` in the same run.
 
 Run: ``python benchmarks/bench_ingest_kernel.py [--lines 1000000] [--repeat 3] [--seed 7]``
+(plain file against ``grep -c -F``; its gzip copy against a bare Python ``gzip`` read)
 (with reliab installed, or ``PYTHONPATH=.`` from the repository root)
 (``--lines 5000000`` is the full size of the issue).
 
@@ -114,6 +115,21 @@ def _rss(runs: list[tuple[float, float | None]]) -> str:
     return f"{max(values):.0f} MiB" if values else "n/a"
 
 
+def _gzip_of(path: Path) -> Path:
+    """``path`` compressed with gzip level 6 beside it (written once)."""
+    out = path.with_suffix(path.suffix + ".gz")
+    if not out.exists():
+        subprocess.run(["gzip", "-6", "-k", "-f", str(path)], check=True)
+    return out
+
+
+def _row(name: str, runs: list[tuple[float, float | None]], lines: int, base: float | None) -> str:
+    wall = statistics.median(w for w, _ in runs)
+    ratio = f"{wall / base:5.2f}x" if base else "  -   "
+    return (f"{name:<28} {wall:7.2f} s  {lines / wall / 1e6:6.2f} M lines/s  ratio {ratio}"
+            f"  peak RSS {_rss(runs)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=1_000_000)
@@ -123,26 +139,37 @@ def main() -> None:
     path = WORK / f"kernel-{args.lines}-{args.seed}.log"
     if not path.exists():
         write_log(path, args.lines, args.seed)
-    with open(path, "rb") as fh:  # warm the page cache
-        while fh.read(1 << 24):
-            pass
+    packed = _gzip_of(path)
+    for warm in (path, packed):  # warm the page cache
+        with open(warm, "rb") as fh:
+            while fh.read(1 << 24):
+                pass
     grep = ["grep", "-c", "-F", *(x for lit in _literals() for x in ("-e", lit))]
     code = ("import sys; from reliab.ingest import ingest; "
             "r = ingest(sys.argv[1], source='kernel'); print(len(r.signals))")
-    runs_i = [_child([sys.executable, "-c", code, str(path)]) for _ in range(args.repeat)]
-    runs_g = [_child([*grep, str(path)]) for _ in range(args.repeat)]
-    runs_0 = [_child([sys.executable, "-c", "import reliab.ingest"]) for _ in range(args.repeat)]
-    t_i = statistics.median(w for w, _ in runs_i)
+    bare_gz = ("import gzip, sys\nwith gzip.open(sys.argv[1], 'rb') as f:\n"
+               "    while f.read(1 << 23):\n        pass")
+    n = args.repeat
+    runs_g = [_child([*grep, str(path)]) for _ in range(n)]
+    runs_i = [_child([sys.executable, "-c", code, str(path)]) for _ in range(n)]
+    runs_z = [_child([sys.executable, "-c", bare_gz, str(packed)]) for _ in range(n)]
+    runs_iz = [_child([sys.executable, "-c", code, str(packed)]) for _ in range(n)]
+    runs_0 = [_child([sys.executable, "-c", "import reliab.ingest"]) for _ in range(n)]
     t_g = statistics.median(w for w, _ in runs_g)
-    size = path.stat().st_size / 2**20
-    print(f"kernel log: {args.lines:,} lines, {size:.0f} MiB ({path})")
-    print(f"reliab ingest : {t_i:7.2f} s  ({args.lines / t_i / 1e6:5.2f} M lines/s)  "
-          f"peak RSS {_rss(runs_i)}  [median of {args.repeat}]")
-    print(f"grep -c -F    : {t_g:7.2f} s  ({args.lines / t_g / 1e6:5.2f} M lines/s)  "
-          f"peak RSS {_rss(runs_g)}  [median of {args.repeat}]")
+    t_z = statistics.median(w for w, _ in runs_z)
     t_0 = statistics.median(w for w, _ in runs_0)
-    print(f"  of which interpreter start + import reliab.ingest: {t_0:.2f} s")
-    print(f"ratio ingest/grep: {t_i / t_g:.1f}x  (without start-up: {(t_i - t_0) / t_g:.1f}x)")
+    t_i = statistics.median(w for w, _ in runs_i)
+    t_iz = statistics.median(w for w, _ in runs_iz)
+    size = path.stat().st_size / 2**20
+    print(f"kernel log: {args.lines:,} lines, {size:.0f} MiB ({path}); gzip {packed.stat().st_size / 2**20:.0f} MiB")
+    print(f"wall times: median of {n} runs, each a fresh process; ratios against the baseline above")
+    print(_row("grep -c -F (baseline)", runs_g, args.lines, None))
+    print(_row("reliab ingest, plain", runs_i, args.lines, t_g))
+    print(_row("python gzip read (baseline)", runs_z, args.lines, None))
+    print(_row("reliab ingest, gzip", runs_iz, args.lines, t_z))
+    print(_row("python -c 'import reliab.ingest'", runs_0, args.lines, None))
+    print(f"without start-up + import: plain {(t_i - t_0) / t_g:.2f}x grep,"
+          f" gzip {(t_iz - t_0) / t_z:.2f}x python gzip read")
 
 
 if __name__ == "__main__":

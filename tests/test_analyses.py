@@ -25,8 +25,13 @@ def test_quarterly_uses_public_api_only() -> None:
 @pytest.mark.skipif(not SCRIPT.exists(), reason="analyses/ not in this checkout")
 def test_quarterly_runs(tmp_path: Path) -> None:
     """Regression: the quarterly study writes its tables, summary and report on the sample."""
+    import os
+
+    import reliab
+
+    env = {**os.environ, "PYTHONPATH": str(Path(reliab.__file__).parents[1])}
     proc = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path)], capture_output=True, text=True,
-                          timeout=600)
+                          timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["trend_tests"]["laplace"]["n"] == 419

@@ -83,14 +83,14 @@ class _GzipBlocks:
         got = 0
         while got < size and not self._done:
             if self._dec.eof:
-                if out:  # a member ended: the next call starts the next one (or fails)
+                if got:  # a member ended: the next call starts the next one (or fails)
                     break
                 if not self._next_member():
                     self._done = True
                     break
             data = self._feed or self._fh.read(_GZ_CHUNK)
             if not data:
-                if out:  # hand out what was decompressed; the next call raises
+                if got:  # hand out what was decompressed; the next call raises
                     break
                 raise EOFError("compressed file ended before the end-of-stream marker was reached")
             piece = self._dec.decompress(data, size - got)
