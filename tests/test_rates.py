@@ -130,3 +130,24 @@ def test_compare_rates_coverage_simulation():
         r = compare_rates(c1, 2.0, c2, 1.0)
         hits += r.low <= 0.75 <= r.high
     assert 0.94 <= hits / 400 <= 0.995
+
+
+def test_per_group_exposure_by_quarter() -> None:
+    """Regression: each quarter's rate uses its own GPU-days; a quiet quarter gets an upper bound only."""
+    import pandas as pd
+
+    from reliab.models import estimate_rates
+
+    inter = pd.DataFrame({"quarter": ["Q1"] * 10 + ["Q2"] * 30, "planned": False,
+                          "category": "Faulty GPU", "component": "GPU"})
+    exp = pd.Series({"Q1": 1000.0, "Q2": 2000.0, "Q3": 500.0})
+    t = estimate_rates(inter, by="quarter", gpu_days=exp).summary().set_index("quarter")
+    assert t.loc["Q1", "rate_per_1k_gpu_days"] == 10.0 and t.loc["Q2", "rate_per_1k_gpu_days"] == 15.0
+    assert t.loc["Q3", "count"] == 0 and t.loc["Q3", "rate_per_1k_gpu_days_low"] == 0.0
+    assert t.loc["Q3", "rate_per_1k_gpu_days_high"] > 0
+    assert t.loc["Total", "rate_per_1k_gpu_days"] == 1000.0 * 40 / 3500.0
+    from scipy.stats import chi2
+
+    low, high = chi2.ppf(0.025, 60) / 2, chi2.ppf(0.975, 62) / 2  # Garwood interval of 30 events
+    assert abs(t.loc["Q2", "rate_per_1k_gpu_days_low"] - low / 2) < 1e-9
+    assert abs(t.loc["Q2", "rate_per_1k_gpu_days_high"] - high / 2) < 1e-9

@@ -1,9 +1,10 @@
-"""Scale-out ingest on a Dask cluster: one task per file, the same per-file reader as ``ingest``.
+"""Scale-out ingest on a Dask cluster: tasks of whole files, the same per-file reader as ``ingest``.
 
 :func:`ingest_distributed` discovers and sniffs the files locally (sniffing reads only each
-file's first lines), then submits one task per file that calls
-:func:`reliab.ingest.read_file` — the very function the local driver loops over — so both
-drivers produce identical per-file results.  Results come back either as
+file's first lines), then submits tasks — one per file, or one per batch of small files in
+discovery order (``batch_bytes``) — that call :func:`reliab.ingest.read_file` on each file,
+the very function the local driver loops over, so both drivers produce identical per-file
+results.  Results come back either as
 :class:`~reliab.ingest._registry.FileResult` objects, or, with ``output=``, as Parquet
 partitions ``output/<table>/part-<n>.parquet`` written by the workers (only the line
 accounting travels back), which are read back in file order.  Attribution runs locally on
@@ -52,7 +53,7 @@ def _dask() -> Any:
 
 def read_partition(path: str, choice: SourceChoice | None, options: dict[str, Any], strict: bool,
                    output: str | None, index: int) -> FileResult | tuple[FileResult, dict[str, str]]:
-    """One task: read ``path`` with :func:`reliab.ingest.read_file`.
+    """Read one file with :func:`reliab.ingest.read_file` (the body of every task).
 
     Without ``output`` the whole :class:`FileResult` is returned.  With ``output`` each
     non-empty table is written to ``output/<table>/part-<index>.parquet`` (temporary name,
@@ -78,6 +79,31 @@ def read_partition(path: str, choice: SourceChoice | None, options: dict[str, An
     return replace(result, tables={}, quarantine=None), written
 
 
+def read_batch(items: list[tuple[int, str, SourceChoice | None]], options: dict[str, Any],
+               strict: bool, output: str | None) -> list[FileResult | tuple[FileResult, dict[str, str]]]:
+    """One task: :func:`read_partition` for each ``(index, path, choice)``, in order."""
+    return [read_partition(path, choice, options, strict, output, index) for index, path, choice in items]
+
+
+def batches(files: list[Path], batch_bytes: int | None) -> list[list[int]]:
+    """File positions grouped, in order, into tasks of at most ``batch_bytes`` on-disk bytes.
+
+    A file larger than ``batch_bytes`` is a task of its own; ``None`` gives one task per file.
+    """
+    if batch_bytes is None:
+        return [[i] for i in range(len(files))]
+    groups: list[list[int]] = []
+    size = 0
+    for i, f in enumerate(files):
+        n = f.stat().st_size
+        if not groups or size + n > batch_bytes:
+            groups.append([])
+            size = 0
+        groups[-1].append(i)
+        size += n
+    return groups
+
+
 def _read_back(result: FileResult, written: dict[str, str]) -> FileResult:
     """A worker's light result with its tables read back from its Parquet partitions."""
     tables = {t: schema.read_parquet(p, t) for t, p in written.items() if t != "quarantine"}
@@ -90,6 +116,7 @@ def ingest_distributed(
     *,
     client: Any = None,
     output: str | os.PathLike[str] | None = None,
+    batch_bytes: int | None = 8 << 20,
     source: str | None = None,
     recursive: bool = True,
     strict: bool = False,
@@ -112,6 +139,10 @@ def ingest_distributed(
         Folder (shared with the workers) where each file's tables are written as
         ``<table>/part-<n>.parquet``; ``n`` is the file's position in discovery order.
         Without it, per-file results travel back through the scheduler.
+    batch_bytes : int or None
+        Small files are grouped, in order, into tasks of up to this many bytes (a larger
+        file is a task of its own), which keeps the per-task overhead of thousands of small
+        logs low; ``None`` submits exactly one task per file.
     source, recursive, strict, rules, before, after, job_filter, **options
         As for :func:`~reliab.ingest.ingest`.
 
@@ -139,10 +170,10 @@ def ingest_distributed(
             client = own
     try:
         token = uuid.uuid4().hex[:12]
-        futures = [client.submit(read_partition, str(f), choices[str(f)], options, strict, out, i,
-                                 key=f"reliab-read-{token}-{i}", pure=False)
-                   for i, f in enumerate(files)]
-        gathered = client.gather(futures)
+        futures = [client.submit(read_batch, [(i, str(files[i]), choices[str(files[i])]) for i in group],
+                                 options, strict, out, key=f"reliab-read-{token}-{n}", pure=False)
+                   for n, group in enumerate(batches(files, batch_bytes))]
+        gathered = [item for batch in client.gather(futures) for item in batch]
     finally:
         if own is not None:
             cluster = own.cluster
@@ -152,4 +183,4 @@ def ingest_distributed(
     return assemble(results, choices, rules=rules, before=before, after=after, job_filter=job_filter)
 
 
-__all__ = ["ingest_distributed", "read_partition", "PARTITIONED"]
+__all__ = ["ingest_distributed", "read_partition", "read_batch", "batches", "PARTITIONED"]

@@ -114,8 +114,8 @@ def _add_time(table: pd.DataFrame, name: str, total: float | None, lo: np.ndarra
         table[f"{name}_high"] = total / lo
 
 
-def rate_table(counts: pd.DataFrame, *, gpu_days: float, node_days: float,
-               job_hours: float | None, conf_level: float) -> pd.DataFrame:
+def rate_table(counts: pd.DataFrame, *, gpu_days: float | np.ndarray, node_days: float | np.ndarray,
+               job_hours: float | np.ndarray | None, conf_level: float) -> pd.DataFrame:
     """Rates with exact Poisson intervals for a frame with a ``count`` column.
 
     Columns added, in order: ``share_pct``, ``gpu_days``, ``rate_per_1k_gpu_days`` (+``_low``,
@@ -140,10 +140,10 @@ def estimate_rates(
     interruptions: pd.DataFrame,
     *,
     by: str | Sequence[str] = "category",
-    gpu_days: float | None = None,
+    gpu_days: float | pd.Series | None = None,
     node_days: float | None = None,
     gpus_per_node: int = 8,
-    job_hours: float | None = None,
+    job_hours: float | pd.Series | None = None,
     exposure: pd.DataFrame | None = None,
     conf_level: float = 0.95,
     include_total: bool = True,
@@ -159,12 +159,16 @@ def estimate_rates(
         Grouping column(s), e.g. ``"category"``, ``"component"`` or both.
     gpu_days, node_days : float, optional
         Exposure. Give either (the other follows from ``gpus_per_node``), both, or
-        ``exposure``.
+        ``exposure``.  ``gpu_days`` may also be a Series indexed by the values of a single
+        ``by`` column (per-group exposure: quarters, clusters, GPU models); each group's
+        rate then uses its own exposure, the Total row their sum, and groups with
+        exposure but no interruption get a zero-count row (upper bound only).
     gpus_per_node : int
         GPUs per node (8 for H100 HGX nodes).
-    job_hours : float, optional
+    job_hours : float or Series, optional
         Wall-clock hours of the job(s) the interruptions hit, for the job-level mean time to
-        interruption ``job_hours / count``; NaN columns when not given.
+        interruption ``job_hours / count``; NaN columns when not given.  A Series gives the
+        hours per group (with per-group ``gpu_days``).
     exposure : pandas.DataFrame, optional
         An ``EXPOSURE`` table; GPU- and node-days are taken from it
         (:func:`reliab.prepare.exposure_totals`).
@@ -192,6 +196,9 @@ def estimate_rates(
     by_cols = [by] if isinstance(by, str) else list(by)
     if not 0.0 < conf_level < 1.0:
         raise ValueError(f"conf_level must be in (0, 1), got {conf_level}")
+    if isinstance(gpu_days, pd.Series):
+        return _estimate_rates_per_group(interruptions, by_cols, gpu_days, gpus_per_node, job_hours,
+                                         conf_level, include_total, unexpected_only)
     gdays, ndays, source = _exposures(gpu_days, node_days, gpus_per_node, exposure)
     if not (gdays > 0 and ndays > 0):
         raise ValueError(f"exposure must be positive, got {gdays} GPU-days, {ndays} node-days")
@@ -220,6 +227,47 @@ def estimate_rates(
         job_hours=job_hours, conf_level=conf_level,
         method="counts / exposure; exact Poisson intervals (statsmodels confint_poisson "
                "'exact-c', Garwood 1936)", notes=tuple(notes))
+
+
+def _estimate_rates_per_group(interruptions: pd.DataFrame, by_cols: list[str], gpu_days: pd.Series,
+                              gpus_per_node: int, job_hours: float | pd.Series | None, conf_level: float,
+                              include_total: bool, unexpected_only: bool) -> RatesResult:
+    """Rates where every group has its own exposure (e.g. quarters or clusters)."""
+    if len(by_cols) != 1:
+        raise ValueError("per-group gpu_days needs exactly one 'by' column")
+    col = by_cols[0]
+    gdays = gpu_days.astype(float)
+    if (gdays <= 0).any() or gdays.isna().any():
+        raise ValueError(f"per-group gpu_days must be positive; got {gdays[~(gdays > 0)].to_dict()}")
+    data = interruptions
+    notes = ["per-group exposure: each group's rate divides by its own GPU-days; Total by their sum"]
+    if unexpected_only:
+        planned = data["planned"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+        notes.append(f"{int(planned.sum())} planned interruption(s) excluded")
+        data = data[~planned]
+    counts = _count(data, by_cols).set_index(col)["count"]
+    unknown = sorted(set(counts.index) - set(gdays.index), key=str)
+    if unknown:
+        raise ValueError(f"no gpu_days for group(s) {unknown} of {col!r}")
+    counts = counts.reindex(gdays.index, fill_value=0)
+    table = counts.rename_axis(col).reset_index()
+    exp = gdays.reindex(table[col]).to_numpy()
+    hours = (job_hours.reindex(table[col]).to_numpy(dtype=float) if isinstance(job_hours, pd.Series)
+             else None if job_hours is None else np.full(len(table), float(job_hours)))
+    table["_total"] = False
+    if include_total:
+        total = pd.DataFrame({col: [TOTAL], "count": [int(counts.sum())], "_total": [True]})
+        table = pd.concat([table.astype({col: object}), total], ignore_index=True)
+        exp = np.append(exp, exp.sum())
+        if hours is not None:
+            hours = np.append(hours, np.nan if isinstance(job_hours, pd.Series) else float(job_hours))
+    out = rate_table(table, gpu_days=exp, node_days=exp / gpus_per_node, job_hours=hours, conf_level=conf_level)
+    return RatesResult(table=out, by=tuple(by_cols), n=len(data), gpu_days=float(gdays.sum()),
+                       node_days=float(gdays.sum()) / gpus_per_node,
+                       job_hours=None if hours is None else float(np.nansum(hours[:len(gdays)])),
+                       conf_level=conf_level,
+                       method="counts / per-group exposure; exact Poisson intervals (statsmodels "
+                              "confint_poisson 'exact-c', Garwood 1936)", notes=tuple(notes))
 
 
 @dataclass(frozen=True)
