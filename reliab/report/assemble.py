@@ -7,9 +7,6 @@ rates result), and it calls :mod:`reliab.plots` for the figures.
 
 from __future__ import annotations
 
-import math
-import os
-import re
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -18,11 +15,22 @@ import pandas as pd
 from reliab import plots
 from reliab._version import __version__
 from reliab.report.document import Block, Callout, Figure, Report, RowKind, Section, Table, Text
+from reliab.report.formatting import (
+    DASH,
+    clean_text,
+    decimals,
+    finite,
+    fmt_int,
+    fmt_interval,
+    fmt_num,
+    fmt_pct,
+    fmt_with,
+)
+from reliab.report.quality import quality_section
 from reliab.taxonomy.vocabulary import COMPONENT_OF
 
 #: Default attribution window, stated in the methods when ``meta`` gives none (ARCHITECTURE.md).
 DEFAULT_WINDOW = "10 minutes before to 5 minutes after the job's end (as in Meta's RSC study)"
-DASH = "—"
 
 
 class IngestLike(Protocol):
@@ -44,77 +52,6 @@ class RatesLike(Protocol):
 
 
 # ---------------------------------------------------------------------------- formatting
-def fmt_num(x: Any, sig: int = 4) -> str:
-    """Format a number with ``sig`` significant digits, thousands separators, no exponent.
-
-    Examples
-    --------
-    >>> fmt_num(0.16731), fmt_num(50677.3), fmt_num(float("inf")), fmt_num(float("nan"))
-    ('0.1673', '50,677', '∞', '—')
-    """
-    return _fmt_with(x, _decimals(x, sig))
-
-
-def fmt_interval(est: Any, low: Any, high: Any, sig: int = 4) -> str:
-    """Format ``est [low, high]`` with the decimals of the estimate applied to all three.
-
-    Examples
-    --------
-    >>> fmt_interval(0.16731, 0.14142, 0.19661)
-    '0.1673 [0.1414, 0.1966]'
-    """
-    ref = est if _finite(est) and float(est) != 0 else (high if _finite(high) else low)
-    d = _decimals(ref, sig)
-    return f"{_fmt_with(est, d)} [{_fmt_with(low, d)}, {_fmt_with(high, d)}]"
-
-
-def fmt_int(x: Any) -> str:
-    """Format a count with thousands separators (``—`` when missing)."""
-    return DASH if x is None or pd.isna(x) else f"{int(x):,}"
-
-
-def fmt_pct(x: Any, decimals: int = 1) -> str:
-    """Format a percentage value (already × 100) without the ``%`` sign."""
-    return DASH if x is None or pd.isna(x) else f"{float(x):.{decimals}f}"
-
-
-def _finite(x: Any) -> bool:
-    try:
-        return math.isfinite(float(x))
-    except (TypeError, ValueError):
-        return False
-
-
-def _decimals(x: Any, sig: int) -> int:
-    if not _finite(x) or float(x) == 0:
-        return 0
-    return max(0, sig - 1 - math.floor(math.log10(abs(float(x)))))
-
-
-def _fmt_with(x: Any, decimals: int) -> str:
-    if x is None or pd.isna(x):
-        return DASH
-    v = float(x)
-    if math.isinf(v):
-        return "∞" if v > 0 else "−∞"
-    return f"{v:,.{decimals}f}"
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def clean_text(text: Any, limit: int = 160) -> str:
-    """Make a raw log line safe to show: control characters as ``\\xNN``, long lines cut.
-
-    HTML escaping is the renderer's job; this only removes what no renderer can show.
-    """
-    if text is None or pd.isna(text):
-        return ""
-    s = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text)).replace("\t", "  ")
-    return s if len(s) <= limit else s[: limit - 1] + "…"
-
-
-# ---------------------------------------------------------------------------- helpers
 def _interruptions(ingest: IngestLike) -> pd.DataFrame:
     df = getattr(ingest, "interruptions", None)
     if df is None:
@@ -151,12 +88,12 @@ def _total_row(summary: pd.DataFrame) -> pd.Series | None:
 
 
 def _interval_detail(row: pd.Series | None, col: str, unit: str, conf: float) -> tuple[str, str]:
-    if row is None or col not in row.index or not _finite(row[col]):
+    if row is None or col not in row.index or not finite(row[col]):
         return DASH, "not available"
-    d = _decimals(row[col], 3)
-    value = f"{_fmt_with(row[col], d)} {unit}"
+    d = decimals(row[col], 3)
+    value = f"{fmt_with(row[col], d)} {unit}"
     detail = (
-        f"{conf:.0%} CI {_fmt_with(row[f'{col}_low'], d)}–{_fmt_with(row[f'{col}_high'], d)} {unit}"
+        f"{conf:.0%} CI {fmt_with(row[f'{col}_low'], d)}–{fmt_with(row[f'{col}_high'], d)} {unit}"
     )
     return value, detail
 
@@ -461,132 +398,6 @@ def _daily_section(df: pd.DataFrame) -> Section:
     )
 
 
-def _accounting_groups(acc: pd.DataFrame, nums: pd.DataFrame, diff: Any) -> pd.DataFrame:
-    """Per-file accounting summed per (folder, format); files with malformed lines kept apart."""
-    paths = [str(p) for p in acc["path"]]
-    root = os.path.commonpath(paths) if len(paths) > 1 else os.path.dirname(paths[0]) if paths else ""
-    rel = [os.path.relpath(p, root) if root else p for p in paths]
-    alone = (nums["malformed"].to_numpy() > 0) | (diff != 0)
-    folder = [r if a else (os.path.dirname(r) or ".") for r, a in zip(rel, alone, strict=True)]
-    frame = nums.assign(folder=folder, source=acc["source"].astype(str).to_numpy(), diff=diff, files=1, alone=alone)
-    g = frame.groupby(["folder", "source", "alone"], sort=True, dropna=False).sum(numeric_only=True).reset_index()
-    g["label"] = [f if a or n == 1 and not f.endswith("/") else f"{f}/*" for f, a, n in
-                  zip(g["folder"], g["alone"], g["files"], strict=True)]
-    single = (g["files"] == 1) & ~g["alone"]
-    if single.any():  # a folder with one file of that format: name the file itself
-        names = {(os.path.dirname(r) or ".", s): r for r, s in zip(rel, frame["source"], strict=True)}
-        g.loc[single, "label"] = [names.get((f, s), f) for f, s in zip(g.loc[single, "folder"], g.loc[single, "source"], strict=True)]
-    return g
-
-
-def _quality_section(
-    accounting: pd.DataFrame | None, quarantine: pd.DataFrame | None, max_quarantine: int
-) -> Section:
-    blocks: list[Block] = []
-    acc = accounting if accounting is not None else pd.DataFrame()
-    if acc.empty:
-        blocks.append(Text("No per-file line accounting was supplied."))
-    else:
-        cols = ["lines", "parsed", "irrelevant", "malformed"]
-        nums = acc[cols].astype("int64")
-        diff = (nums["lines"] - nums["parsed"] - nums["irrelevant"] - nums["malformed"]).to_numpy()
-        tot = nums.sum()
-        n_bad = int((diff != 0).sum())
-        blocks += [
-            Callout("Input files", fmt_int(len(acc))),
-            Callout("Lines read", fmt_int(tot["lines"]), f"{fmt_int(tot['parsed'])} parsed"),
-            Callout(
-                "Malformed",
-                fmt_int(tot["malformed"]),
-                f"{100 * tot['malformed'] / tot['lines']:.3f}% of lines" if tot["lines"] else "",
-                "warn" if tot["malformed"] else "good",
-            ),
-            Callout(
-                "Identity failures",
-                fmt_int(n_bad),
-                "lines ≠ parsed + irrelevant + malformed",
-                "bad" if n_bad else "good",
-            ),
-        ]
-
-        def check(d: int) -> str:
-            return (
-                "✓"
-                if d == 0
-                else f"✗ {abs(d):,} line(s) {'unaccounted' if d > 0 else 'over-counted'}"
-            )
-
-        groups = _accounting_groups(acc, nums, diff)
-        rows = [
-            {
-                "Files": r.label,
-                "Count": fmt_int(r.files),
-                "Source": str(r.source),
-                "Lines": fmt_int(r.lines),
-                "Parsed": fmt_int(r.parsed),
-                "Irrelevant": fmt_int(r.irrelevant),
-                "Malformed": fmt_int(r.malformed),
-                "Check": check(int(r.diff)),
-            }
-            for r in groups.itertuples(index=False)
-        ]
-        diff = groups["diff"].to_numpy()
-        rows.append(
-            {
-                "Files": "Total",
-                "Count": fmt_int(len(acc)),
-                "Source": "",
-                "Lines": fmt_int(tot["lines"]),
-                "Parsed": fmt_int(tot["parsed"]),
-                "Irrelevant": fmt_int(tot["irrelevant"]),
-                "Malformed": fmt_int(tot["malformed"]),
-                "Check": "✓" if n_bad == 0 else f"✗ {n_bad} file(s)",
-            }
-        )
-        kinds: tuple[RowKind, ...] = (*("flag" if d else "" for d in diff), "total")
-        blocks.append(
-            Table(
-                "Line accounting per input folder and format",
-                pd.DataFrame(rows),
-                "Every input line is counted once: lines = parsed + irrelevant + malformed. Files "
-                "of one format in one folder are summed (the per-file table is accounting.parquet); "
-                "a file with malformed lines is listed on its own. A ✗ marks a group where the "
-                "identity fails (lines were lost or double-counted).",
-                numeric=("Count", "Lines", "Parsed", "Irrelevant", "Malformed"),
-                row_kinds=kinds,
-                monospace=("Files",),
-            )
-        )
-    q = quarantine if quarantine is not None else pd.DataFrame()
-    if q.empty:
-        blocks.append(Text("The quarantine is empty: no malformed line was set aside."))
-    else:
-        head = q.head(max_quarantine)
-        data = pd.DataFrame(
-            {
-                "Line": [
-                    f"{p}:{int(n)}" if pd.notna(n) else str(p)
-                    for p, n in zip(head["path"], head["lineno"], strict=True)
-                ],
-                "Source": [
-                    str(s) if pd.notna(s) else DASH for s in head.get("source", [None] * len(head))
-                ],
-                "Reason": [clean_text(r, 80) for r in head["reason"]],
-                "Text": [clean_text(t) for t in head["text"]],
-            }
-        )
-        blocks.append(
-            Table(
-                "Quarantined lines",
-                data,
-                f"The first {len(head):,} of {len(q):,} quarantined line(s), as read (control "
-                "characters shown as \\xNN, long lines cut at 160 characters).",
-                monospace=("Line", "Text"),
-            )
-        )
-    return Section("Data quality", tuple(blocks), key="data-quality")
-
-
 def _methods_section(
     rates: RatesLike, reference: pd.DataFrame | None, meta: Mapping[str, str]
 ) -> Section:
@@ -645,7 +456,7 @@ def assemble(
         _timeline_section(df),
         _rates_section(summary, conf, components),
         _daily_section(df),
-        _quality_section(
+        quality_section(
             getattr(ingest, "accounting", None), getattr(ingest, "quarantine", None), max_quarantine
         ),
         _methods_section(rates, reference, meta_s),

@@ -1,0 +1,137 @@
+"""The data-quality section: line accounting per folder and format, and the quarantine."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pandas as pd
+
+from reliab.report.document import Block, Callout, RowKind, Section, Table, Text
+from reliab.report.formatting import DASH, clean_text, fmt_int
+
+
+def _accounting_groups(acc: pd.DataFrame, nums: pd.DataFrame, diff: Any) -> pd.DataFrame:
+    """Per-file accounting summed per (folder, format); files with malformed lines kept apart."""
+    paths = [str(p) for p in acc["path"]]
+    root = os.path.commonpath(paths) if len(paths) > 1 else os.path.dirname(paths[0]) if paths else ""
+    rel = [os.path.relpath(p, root) if root else p for p in paths]
+    alone = (nums["malformed"].to_numpy() > 0) | (diff != 0)
+    folder = [r if a else (os.path.dirname(r) or ".") for r, a in zip(rel, alone, strict=True)]
+    frame = nums.assign(folder=folder, source=acc["source"].astype(str).to_numpy(), diff=diff, files=1, alone=alone)
+    g = frame.groupby(["folder", "source", "alone"], sort=True, dropna=False).sum(numeric_only=True).reset_index()
+    g["label"] = [f if a or n == 1 and not f.endswith("/") else f"{f}/*" for f, a, n in
+                  zip(g["folder"], g["alone"], g["files"], strict=True)]
+    single = (g["files"] == 1) & ~g["alone"]
+    if single.any():  # a folder with one file of that format: name the file itself
+        names = {(os.path.dirname(r) or ".", s): r for r, s in zip(rel, frame["source"], strict=True)}
+        g.loc[single, "label"] = [names.get((f, s), f) for f, s in zip(g.loc[single, "folder"], g.loc[single, "source"], strict=True)]
+    return g
+
+
+def quality_section(
+    accounting: pd.DataFrame | None, quarantine: pd.DataFrame | None, max_quarantine: int
+) -> Section:
+    blocks: list[Block] = []
+    acc = accounting if accounting is not None else pd.DataFrame()
+    if acc.empty:
+        blocks.append(Text("No per-file line accounting was supplied."))
+    else:
+        cols = ["lines", "parsed", "irrelevant", "malformed"]
+        nums = acc[cols].astype("int64")
+        diff = (nums["lines"] - nums["parsed"] - nums["irrelevant"] - nums["malformed"]).to_numpy()
+        tot = nums.sum()
+        n_bad = int((diff != 0).sum())
+        blocks += [
+            Callout("Input files", fmt_int(len(acc))),
+            Callout("Lines read", fmt_int(tot["lines"]), f"{fmt_int(tot['parsed'])} parsed"),
+            Callout(
+                "Malformed",
+                fmt_int(tot["malformed"]),
+                f"{100 * tot['malformed'] / tot['lines']:.3f}% of lines" if tot["lines"] else "",
+                "warn" if tot["malformed"] else "good",
+            ),
+            Callout(
+                "Identity failures",
+                fmt_int(n_bad),
+                "lines ≠ parsed + irrelevant + malformed",
+                "bad" if n_bad else "good",
+            ),
+        ]
+
+        def check(d: int) -> str:
+            return (
+                "✓"
+                if d == 0
+                else f"✗ {abs(d):,} line(s) {'unaccounted' if d > 0 else 'over-counted'}"
+            )
+
+        groups = _accounting_groups(acc, nums, diff)
+        rows = [
+            {
+                "Files": r.label,
+                "Count": fmt_int(r.files),
+                "Source": str(r.source),
+                "Lines": fmt_int(r.lines),
+                "Parsed": fmt_int(r.parsed),
+                "Irrelevant": fmt_int(r.irrelevant),
+                "Malformed": fmt_int(r.malformed),
+                "Check": check(int(r.diff)),
+            }
+            for r in groups.itertuples(index=False)
+        ]
+        diff = groups["diff"].to_numpy()
+        rows.append(
+            {
+                "Files": "Total",
+                "Count": fmt_int(len(acc)),
+                "Source": "",
+                "Lines": fmt_int(tot["lines"]),
+                "Parsed": fmt_int(tot["parsed"]),
+                "Irrelevant": fmt_int(tot["irrelevant"]),
+                "Malformed": fmt_int(tot["malformed"]),
+                "Check": "✓" if n_bad == 0 else f"✗ {n_bad} file(s)",
+            }
+        )
+        kinds: tuple[RowKind, ...] = (*("flag" if d else "" for d in diff), "total")
+        blocks.append(
+            Table(
+                "Line accounting per input folder and format",
+                pd.DataFrame(rows),
+                "Every input line is counted once: lines = parsed + irrelevant + malformed. Files "
+                "of one format in one folder are summed (the per-file table is accounting.parquet); "
+                "a file with malformed lines is listed on its own. A ✗ marks a group where the "
+                "identity fails (lines were lost or double-counted).",
+                numeric=("Count", "Lines", "Parsed", "Irrelevant", "Malformed"),
+                row_kinds=kinds,
+                monospace=("Files",),
+            )
+        )
+    q = quarantine if quarantine is not None else pd.DataFrame()
+    if q.empty:
+        blocks.append(Text("The quarantine is empty: no malformed line was set aside."))
+    else:
+        head = q.head(max_quarantine)
+        data = pd.DataFrame(
+            {
+                "Line": [
+                    f"{p}:{int(n)}" if pd.notna(n) else str(p)
+                    for p, n in zip(head["path"], head["lineno"], strict=True)
+                ],
+                "Source": [
+                    str(s) if pd.notna(s) else DASH for s in head.get("source", [None] * len(head))
+                ],
+                "Reason": [clean_text(r, 80) for r in head["reason"]],
+                "Text": [clean_text(t) for t in head["text"]],
+            }
+        )
+        blocks.append(
+            Table(
+                "Quarantined lines",
+                data,
+                f"The first {len(head):,} of {len(q):,} quarantined line(s), as read (control "
+                "characters shown as \\xNN, long lines cut at 160 characters).",
+                monospace=("Line", "Text"),
+            )
+        )
+    return Section("Data quality", tuple(blocks), key="data-quality")
