@@ -15,8 +15,6 @@ from typing import Any
 
 import pandas as pd
 
-from reliab._version import __version__
-
 
 @dataclass(frozen=True)
 class ClusterFacts:
@@ -117,7 +115,6 @@ def demo(out: str | Path = "demo-report", *, data: str | Path | None = None, pdf
         "GPUs": f"{facts.n_gpus:,} ({facts.n_nodes:,} nodes × {facts.gpus_per_node})",
         "window": f"{facts.start:%Y-%m-%d %H:%M} → {facts.end:%Y-%m-%d %H:%M} UTC ({facts.days:.1f} days)",
         "input files": f"{len(result.accounting):,} ({int(result.accounting['lines'].sum()):,} lines)",
-        "reliab": __version__,
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }
     report = build_report(result, rates=rates, reference=table5(),
