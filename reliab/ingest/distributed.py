@@ -28,11 +28,15 @@ import pandas as pd
 
 from reliab import schema
 from reliab.ingest import (
-    assemble,
+    _concat,
+    accounting_of,
     check_arguments,
     choose_source,
     discover,
+    file_tables,
+    finish,
     read_file,
+    sources_of,
 )
 from reliab.ingest._registry import FileResult
 from reliab.ingest._result import IngestResult, SourceChoice
@@ -51,38 +55,30 @@ def _dask() -> Any:
     return dask.distributed
 
 
-def read_partition(path: str, choice: SourceChoice | None, options: dict[str, Any], strict: bool,
-                   output: str | None, index: int) -> FileResult | tuple[FileResult, dict[str, str]]:
-    """Read one file with :func:`reliab.ingest.read_file` (the body of every task).
+def read_batch(items: list[tuple[str, SourceChoice | None]], options: dict[str, Any], strict: bool,
+               output: str | None, part: int) -> tuple[list[FileResult], dict[str, str]]:
+    """One task: :func:`reliab.ingest.read_file` on each ``(path, choice)``, in order.
 
-    Without ``output`` the whole :class:`FileResult` is returned.  With ``output`` each
-    non-empty table is written to ``output/<table>/part-<index>.parquet`` (temporary name,
-    then renamed) and the result comes back without tables, with the written paths.
+    Without ``output`` the full per-file results come back (and no paths).  With
+    ``output`` the batch's tables, concatenated in file order, are written to
+    ``output/<table>/part-<part>.parquet`` (temporary name, then renamed) and only the
+    line accounting travels back, with the written paths.
     """
-    result = read_file(path, choice, options, strict)
+    results = [read_file(path, choice, options, strict) for path, choice in items]
     if output is None:
-        return result
-    frames = dict(result.tables)
-    if result.quarantine is not None:
-        frames["quarantine"] = result.quarantine
+        return results, {}
     written: dict[str, str] = {}
-    for table, frame in frames.items():
-        if table not in PARTITIONED or not len(frame):
+    for table, frame in file_tables(results).items():
+        if not len(frame):
             continue
         folder = Path(output) / table
         folder.mkdir(parents=True, exist_ok=True)
-        target = folder / f"part-{index:06d}.parquet"
-        tmp = folder / f".part-{index:06d}.parquet.tmp"
+        target = folder / f"part-{part:06d}.parquet"
+        tmp = folder / f".part-{part:06d}.parquet.tmp"
         schema.write_parquet(frame, str(tmp), table)
         os.replace(tmp, target)
         written[table] = str(target)
-    return replace(result, tables={}, quarantine=None), written
-
-
-def read_batch(items: list[tuple[int, str, SourceChoice | None]], options: dict[str, Any],
-               strict: bool, output: str | None) -> list[FileResult | tuple[FileResult, dict[str, str]]]:
-    """One task: :func:`read_partition` for each ``(index, path, choice)``, in order."""
-    return [read_partition(path, choice, options, strict, output, index) for index, path, choice in items]
+    return [replace(r, tables={}, quarantine=None) for r in results], written
 
 
 def batches(files: list[Path], batch_bytes: int | None) -> list[list[int]]:
@@ -104,11 +100,10 @@ def batches(files: list[Path], batch_bytes: int | None) -> list[list[int]]:
     return groups
 
 
-def _read_back(result: FileResult, written: dict[str, str]) -> FileResult:
-    """A worker's light result with its tables read back from its Parquet partitions."""
-    tables = {t: schema.read_parquet(p, t) for t, p in written.items() if t != "quarantine"}
-    quarantine = schema.read_parquet(written["quarantine"], "quarantine") if "quarantine" in written else None
-    return replace(result, tables=tables, quarantine=quarantine)
+def _read_parts(written: list[dict[str, str]]) -> dict[str, pd.DataFrame]:
+    """The Parquet partitions of every task, concatenated in task order, per table."""
+    return {table: _concat([schema.read_parquet(w[table], table) for w in written if table in w], table)
+            for table in PARTITIONED}
 
 
 def ingest_distributed(
@@ -136,9 +131,10 @@ def ingest_distributed(
         The cluster to use; by default the current client, else a temporary
         ``LocalCluster`` that is closed afterwards.
     output : path, optional
-        Folder (shared with the workers) where each file's tables are written as
-        ``<table>/part-<n>.parquet``; ``n`` is the file's position in discovery order.
-        Without it, per-file results travel back through the scheduler.
+        Folder (shared with the workers) where each task writes its files' tables as
+        ``<table>/part-<n>.parquet`` (``n``: task number, in discovery order); they are
+        read back to assemble the result.  Without it, per-file results travel back
+        through the scheduler.
     batch_bytes : int or None
         Small files are grouped, in order, into tasks of up to this many bytes (a larger
         file is a task of its own), which keeps the per-task overhead of thousands of small
@@ -170,17 +166,19 @@ def ingest_distributed(
             client = own
     try:
         token = uuid.uuid4().hex[:12]
-        futures = [client.submit(read_batch, [(i, str(files[i]), choices[str(files[i])]) for i in group],
-                                 options, strict, out, key=f"reliab-read-{token}-{n}", pure=False)
+        futures = [client.submit(read_batch, [(str(files[i]), choices[str(files[i])]) for i in group],
+                                 options, strict, out, n, key=f"reliab-read-{token}-{n}", pure=False)
                    for n, group in enumerate(batches(files, batch_bytes))]
-        gathered = [item for batch in client.gather(futures) for item in batch]
+        gathered = client.gather(futures)
     finally:
         if own is not None:
             cluster = own.cluster
             own.close()
             cluster.close()
-    results = [_read_back(*g) if isinstance(g, tuple) else g for g in gathered]
-    return assemble(results, choices, rules=rules, before=before, after=after, job_filter=job_filter)
+    results = [r for batch, _ in gathered for r in batch]
+    tables = file_tables(results) if out is None else _read_parts([w for _, w in gathered])
+    return finish(tables, accounting_of(results), sources_of(results, choices),
+                  rules=rules, before=before, after=after, job_filter=job_filter)
 
 
-__all__ = ["ingest_distributed", "read_partition", "read_batch", "batches", "PARTITIONED"]
+__all__ = ["ingest_distributed", "read_batch", "batches", "PARTITIONED"]

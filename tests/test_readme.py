@@ -1,0 +1,19 @@
+"""The README's notebook-style example runs as written (it is the first thing a newcomer tries)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+@pytest.mark.skipif(not README.exists(), reason="README not in this checkout")
+def test_readme_python_example_runs(capsys) -> None:
+    """Regression: the README's Python block executes and prints the explanation of xid:79."""
+    block = re.search(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    assert block is not None
+    exec(compile(block.group(1), str(README), "exec"), {})  # noqa: S102 - our own README
+    assert "Faulty GPU" in capsys.readouterr().out
