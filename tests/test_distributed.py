@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from reliab.datasets import simulate_cluster
-from reliab.ingest import IngestResult, ingest
+from reliab.ingest import IngestResult, discover, ingest
 
 distributed = pytest.importorskip("dask.distributed")
 
@@ -42,24 +42,42 @@ def _assert_equal(got: IngestResult, want: IngestResult) -> None:
     assert dict(got.sources) == dict(want.sources)
 
 
-def test_distributed_equals_local(raw: Path, client: object) -> None:
+@pytest.fixture(scope="module")
+def local(raw: Path) -> IngestResult:
+    return ingest(raw)
+
+
+@pytest.mark.parametrize("batch_bytes", [None, 1 << 16, 8 << 20], ids=["per-file", "64KiB", "8MiB"])
+def test_distributed_equals_local(raw: Path, client: object, local: IngestResult,
+                                  batch_bytes: int | None) -> None:
     from reliab.ingest.distributed import ingest_distributed
 
-    local = ingest(raw)
     assert len(local.accounting) > 20 and len(local.signals) and len(local.telemetry)
-    _assert_equal(ingest_distributed(raw, client=client), local)
+    _assert_equal(ingest_distributed(raw, client=client, batch_bytes=batch_bytes), local)
 
 
-def test_distributed_parquet_partitions(raw: Path, client: object, tmp_path: Path) -> None:
-    from reliab.ingest.distributed import ingest_distributed
+def test_distributed_parquet_partitions(raw: Path, client: object, local: IngestResult,
+                                        tmp_path: Path) -> None:
+    from reliab.ingest.distributed import batches, ingest_distributed
 
-    local = ingest(raw)
     out = tmp_path / "parts"
-    _assert_equal(ingest_distributed(raw, client=client, output=out), local)
+    _assert_equal(ingest_distributed(raw, client=client, output=out, batch_bytes=1 << 18), local)
     assert sorted(p.name for p in out.iterdir()) == ["jobs", "signals", "telemetry"]
-    n_files = len(local.accounting)
-    assert all(int(p.stem.split("-")[1]) < n_files for p in out.glob("*/part-*.parquet"))
+    n_tasks = len(batches(discover(raw), 1 << 18))
+    parts = list(out.glob("telemetry/part-*.parquet"))
+    assert 1 < len(parts) and all(int(p.stem.split("-")[1]) < n_tasks for p in parts)
     assert not list(out.glob("*/.*.tmp"))
+
+
+def test_batches_keep_order_and_size(tmp_path: Path) -> None:
+    from reliab.ingest.distributed import batches
+
+    files = []
+    for i, size in enumerate([10, 10, 50, 10, 200, 5]):
+        files.append(tmp_path / f"f{i}")
+        files[-1].write_bytes(b"x" * size)
+    assert batches(files, 60) == [[0, 1], [2, 3], [4], [5]]
+    assert batches(files, None) == [[i] for i in range(6)]
 
 
 def test_missing_dask_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,8 +19,8 @@ from reliab.taxonomy.vocabulary import LLAMA3_PLANNED, TABLE5_COUNTS
 
 
 @pytest.fixture(scope="module")
-def sample() -> reliab.IngestResult:
-    return reliab.ingest(sample_path())
+def sample(sample_ingest) -> reliab.IngestResult:
+    return sample_ingest
 
 
 def _unexpected_counts(inter: pd.DataFrame) -> dict[str, int]:

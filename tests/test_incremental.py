@@ -11,7 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from reliab.ingest import IngestResult, ingest
+from reliab.errors import InputFileError
+from reliab.ingest import IngestResult, _store, ingest
 from reliab.ingest._store import Store, family
 
 SAMPLE = Path(__file__).parents[1] / "data" / "llama3-54d"
@@ -159,14 +160,43 @@ def test_uncommitted_parts_are_ignored_and_swept(tmp_path: Path) -> None:
     logs.mkdir()
     _write(logs / "messages", a)
     first = ingest(logs, store=store)
-    stray = store / "signals" / "run-000002.parquet"  # a crashed run: parts, no ledger
+    stray = store / "signals" / "run-00000000000000000002.parquet"  # a crashed run: parts, no ledger
     first.signals.head(5).to_parquet(stray)
     _assert_same(ingest(logs, store=store), first)
     _write(logs / "messages", b, append=True)
     res = ingest(logs, store=store)
     _assert_same(res, ingest(logs))
-    assert Store(store).runs == ["run-000001", "run-000002"]
-    assert not list(store.glob("*/.*.tmp"))
+    assert len(Store(store).runs) == 2 and not stray.exists()
+    assert not list(store.glob("*/.*.tmp")) and not (store / ".lock").exists()
+
+
+def test_many_runs_are_compacted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_store, "MAX_RUNS", 3)
+    _, _, parts = _parts("kernel", 6)
+    logs, store = tmp_path / "logs", tmp_path / "store"
+    logs.mkdir()
+    for i, part in enumerate(parts):
+        _write(logs / "messages", part, append=i > 0)
+        res = ingest(logs, store=store)
+        assert len(Store(store).runs) == (i % 3) + 1
+        assert len(list((store / "signals").glob("*.parquet"))) == (i % 3) + 1
+        _assert_same(res, ingest(logs))
+
+
+def test_store_lock(tmp_path: Path) -> None:
+    _, _, (a,) = _parts("kernel", 1)
+    logs, store = tmp_path / "logs", tmp_path / "store"
+    logs.mkdir()
+    _write(logs / "messages", a)
+    store.mkdir()
+    (store / ".lock").write_text(str(os.getpid()))  # held by a live process
+    with pytest.raises(InputFileError, match="in use"):
+        ingest(logs, store=store)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    (store / ".lock").write_text(dead)  # left by a crashed run: taken over
+    assert _status(ingest(logs, store=store)) == {"messages": "new"}
+    assert not (store / ".lock").exists()
 
 
 def test_family() -> None:

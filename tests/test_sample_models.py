@@ -15,8 +15,8 @@ from reliab.datasets import sample_path, simulate_cluster
 
 
 @pytest.fixture(scope="module")
-def sample() -> reliab.IngestResult:
-    return reliab.ingest(sample_path())
+def sample(sample_ingest) -> reliab.IngestResult:
+    return sample_ingest
 
 
 def _true_per_1k_gpu_days(path) -> pd.Series:

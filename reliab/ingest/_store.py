@@ -36,7 +36,9 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -53,6 +55,8 @@ from reliab.ingest._result import IngestResult, SourceChoice
 
 #: tables kept in a store, each as one Parquet part per run
 STORE_TABLES = ("signals", "jobs", "telemetry", "quarantine")
+#: committed runs beyond which the parts are merged into one (bounds files read per ingest)
+MAX_RUNS = 64
 #: statuses of the ``status`` accounting column
 STATUSES = ("new", "appended", "unchanged", "rotated")
 _LEDGER = "ledger.parquet"
@@ -151,15 +155,18 @@ class Store:
             table = pq.read_table(ledger)
             self.runs = json.loads((table.schema.metadata or {}).get(_RUNS_KEY, b"[]"))
             self.records = table.to_pandas().to_dict(orient="records")
-        self.run = f"run-{len(self.runs) + 1:06d}"
-        while self.run in self.runs:  # pragma: no cover - only after manual edits
-            self.run += "x"
+        self.run = self._new_run()
         self._by_path: dict[str, list[int]] = {}
         self._by_family: dict[tuple[str, str], list[int]] = {}
         for i, record in enumerate(self.records):
             self._index(i, record["path"])
         self._pending: list[FileResult] = []
         self._dirty = False
+
+    def _new_run(self) -> str:
+        """A fresh run id, ``run-<ns since epoch>``, later than every committed one."""
+        last = max((int(r.split("-")[1]) for r in self.runs if r.split("-")[-1].isdigit()), default=0)
+        return f"run-{max(time.time_ns(), last + 1):020d}"
 
     def _index(self, i: int, path: str) -> None:
         self._by_path.setdefault(path, []).append(i)
@@ -256,18 +263,22 @@ class Store:
     def _parts(self, table: str) -> list[Path]:
         return [self.directory / table / f"{run}.parquet" for run in self.runs]
 
+    def _raw(self, table: str) -> pd.DataFrame | None:
+        """The committed parts of ``table`` concatenated in run order, content ids kept."""
+        frames = [pd.read_parquet(p) for p in self._parts(table) if p.exists()]
+        frames = [f for f in frames if len(f)]
+        if not frames:
+            return None
+        frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        return schema.conform(frame.reset_index(drop=True), table)
+
     def tables(self) -> dict[str, pd.DataFrame]:
-        """Every committed table, runs concatenated in order, conformed to the schema."""
+        """Every committed table, runs concatenated in order, origins pointing at current paths."""
         out: dict[str, pd.DataFrame] = {}
         for table in STORE_TABLES:
-            frames = [pd.read_parquet(p) for p in self._parts(table) if p.exists()]
-            frames = [f for f in frames if len(f)]
-            if not frames:
-                out[table] = schema.empty(table)
-                continue
-            frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-            frame = self._relocate(frame.reset_index(drop=True), "path" if table == "quarantine" else "origin")
-            out[table] = schema.conform(frame, table)
+            frame = self._raw(table)
+            out[table] = schema.empty(table) if frame is None else schema.conform(
+                self._relocate(frame, "path" if table == "quarantine" else "origin"), table)
         return out
 
     def _relocate(self, frame: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -300,6 +311,8 @@ class Store:
                     lambda tmp, f=frame, t=table: schema.write_parquet(f, str(tmp), t))
         if frames:
             runs.append(self.run)
+        if len(runs) > MAX_RUNS:
+            runs = self._compact(runs)
         ledger = pd.DataFrame(self.records, columns=list(_LEDGER_COLUMNS)).astype(_LEDGER_COLUMNS)
         arrow = pa.Table.from_pandas(ledger, preserve_index=False)
         metadata = {**(arrow.schema.metadata or {}), _RUNS_KEY: json.dumps(runs).encode()}
@@ -308,6 +321,20 @@ class Store:
         self.runs = runs
         self._pending, self._dirty = [], False
         self._sweep()
+
+    def _compact(self, runs: list[str]) -> list[str]:
+        """Merge the parts of ``runs`` into one new run; returns the new run list.
+
+        The old parts stay valid until the ledger naming the merged run is renamed in.
+        """
+        self.runs = runs
+        merged = self._new_run()
+        for table in STORE_TABLES:
+            frame = self._raw(table)
+            if frame is not None:
+                _atomic(self.directory / table / f"{merged}.parquet",
+                        lambda tmp, f=frame, t=table: schema.write_parquet(f, str(tmp), t))
+        return [merged]
 
     def _sweep(self) -> None:
         """Delete parts of runs that never committed (a crash between parts and ledger)."""
@@ -330,6 +357,49 @@ def _atomic(target: Path, write: Callable[[Path], None]) -> None:
     os.replace(tmp, target)
 
 
+@contextmanager
+def locked(directory: Path) -> Iterator[None]:
+    """Hold the store's ``.lock`` file (one writer at a time; a dead holder's lock is taken).
+
+    Raises
+    ------
+    InputFileError
+        Another live process on this host holds the lock.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    lock = directory / ".lock"
+    for attempt in (0, 1):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            holder = lock.read_text().strip() if lock.exists() else ""
+            if attempt or _alive(holder):
+                raise InputFileError(f"{directory}: store in use by process {holder or '?'}"
+                                     f" (delete {lock} if no ingest is running)") from None
+            lock.unlink(missing_ok=True)
+            continue
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        break
+    try:
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+def _alive(pid: str) -> bool:
+    """Whether process ``pid`` runs on this host (unknown pids count as alive)."""
+    if not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def ingest_into(store: str | os.PathLike[str], files: Iterable[Path], *, source: str | None,
                 strict: bool, options: dict[str, Any], progress: bool,
                 attribution: dict[str, Any]) -> IngestResult:
@@ -339,6 +409,14 @@ def ingest_into(store: str | os.PathLike[str], files: Iterable[Path], *, source:
     per-file reader, commits the new rows and returns the attributed whole store with this
     run's accounting (column ``status``).
     """
+    with locked(Path(store)):
+        return _ingest_locked(Store(store), list(files), source=source, strict=strict, options=options,
+                              progress=progress, attribution=attribution)
+
+
+def _ingest_locked(st: Store, files: list[Path], *, source: str | None, strict: bool,
+                   options: dict[str, Any], progress: bool, attribution: dict[str, Any]) -> IngestResult:
+    """:func:`ingest_into` once the store is locked."""
     from reliab.ingest import (
         _progress,
         accounting_of,
@@ -349,8 +427,6 @@ def ingest_into(store: str | os.PathLike[str], files: Iterable[Path], *, source:
         sources_of,
     )
 
-    st = Store(store)
-    files = list(files)
     results: list[FileResult] = []
     statuses: list[str] = []
     choices: dict[str, SourceChoice | None] = {}
@@ -375,4 +451,5 @@ def ingest_into(store: str | os.PathLike[str], files: Iterable[Path], *, source:
     return finish(st.tables(), accounting, sources_of(results, choices), **attribution)
 
 
-__all__ = ["Store", "Plan", "family", "trim", "ingest_into", "STATUSES", "STORE_TABLES"]
+__all__ = ["Store", "Plan", "family", "trim", "locked", "ingest_into", "STATUSES", "STORE_TABLES",
+           "MAX_RUNS"]

@@ -1,0 +1,13 @@
+"""Shared fixtures: the bundled sample is ingested once per test session."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def sample_ingest():
+    """``reliab.ingest`` of the bundled Llama-3-scale sample (read-only: do not mutate)."""
+    import reliab
+
+    return reliab.ingest(reliab.sample_path())
