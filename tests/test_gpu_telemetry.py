@@ -146,3 +146,17 @@ def test_generic_parquet_with_mapping(tmp_path: Path) -> None:
     schema.validate(tel, "telemetry")
     assert tel["temp_c"].tolist() == [40.0, 41.0] and tel["power_w"].tolist() == [600.0, 610.0]
     assert res.malformed == 1 and res.quarantine["lineno"].tolist() == [3]
+
+
+def test_dcgm_field_csv(tmp_path: Path) -> None:
+    """Regression: a CSV whose columns are DCGM field names or ids maps onto unit-named columns."""
+    from reliab.ingest import get_parser
+
+    p = tmp_path / "dcgm.csv"
+    p.write_text("timestamp,hostname,gpu,DCGM_FI_DEV_GPU_TEMP,155,DCGM_FI_DEV_XID_ERRORS\n"
+                 "2024-06-01T00:00:00Z,node1,0,41,612.5,0\n2024-06-01T00:00:10Z,node1,0,42,690.0,79\n")
+    res = get_parser("telemetry_csv").read(str(p))
+    tel = res.tables["telemetry"]
+    schema.validate(tel, "telemetry")
+    assert tel["temp_c"].tolist() == [41, 42] and tel["power_w"].tolist() == [612.5, 690.0]
+    assert tel["last_xid_code"].tolist() == [0, 79]

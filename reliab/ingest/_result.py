@@ -41,7 +41,9 @@ class IngestResult:
         Malformed lines: path, lineno, source, reason, text.
     accounting : pandas.DataFrame
         One row per input file: path, source, lines, parsed, irrelevant, malformed, with
-        ``lines == parsed + irrelevant + malformed``.
+        ``lines == parsed + irrelevant + malformed``.  After an incremental ingest
+        (``ingest(..., store=...)``) the counts are this run's *new* lines and a ``status``
+        column says new, appended, unchanged or rotated; the tables are the whole store.
     sources : mapping of str to SourceChoice
         Chosen format per input path.
     notes : tuple of str

@@ -156,8 +156,9 @@ class Store:
             self.runs = json.loads((table.schema.metadata or {}).get(_RUNS_KEY, b"[]"))
             self.records = table.to_pandas().to_dict(orient="records")
         self.run = self._new_run()
-        self._by_path: dict[str, list[int]] = {}
-        self._by_family: dict[tuple[str, str], list[int]] = {}
+        self._next_id = 1 + max((int(r["id"]) for r in self.records), default=0)
+        self._by_path: dict[str, dict[int, None]] = {}
+        self._by_family: dict[tuple[str, str], dict[int, None]] = {}
         for i, record in enumerate(self.records):
             self._index(i, record["path"])
         self._pending: list[FileResult] = []
@@ -165,21 +166,24 @@ class Store:
 
     def _new_run(self) -> str:
         """A fresh run id, ``run-<ns since epoch>``, later than every committed one."""
-        last = max((int(r.split("-")[1]) for r in self.runs if r.split("-")[-1].isdigit()), default=0)
+        stamps = (r.removeprefix("run-") for r in self.runs)
+        last = max((int(t) for t in stamps if t.isdigit()), default=0)
         return f"run-{max(time.time_ns(), last + 1):020d}"
 
     def _index(self, i: int, path: str) -> None:
-        self._by_path.setdefault(path, []).append(i)
-        self._by_family.setdefault(family(path), []).append(i)
+        self._by_path.setdefault(path, {})[i] = None
+        self._by_family.setdefault(family(path), {})[i] = None
 
     def _candidates(self, path: str) -> list[int]:
-        same = [i for i in self._by_path.get(path, []) if self.records[i]["path"] == path]
+        """Records that may hold this file's content: same path (latest first), then kin."""
+        same = sorted((i for i in self._by_path.get(path, {}) if self.records[i]["path"] == path),
+                      reverse=True)
         fam = family(path)
-        kin = [i for i in self._by_family.get(fam, [])
-               if i not in same and family(self.records[i]["path"]) == fam
+        kin = [i for i in self._by_family.get(fam, {})
+               if self.records[i]["path"] != path and family(self.records[i]["path"]) == fam
                and self.records[i]["head_bytes"] > 0]
         kin.sort(key=lambda i: (-self.records[i]["head_bytes"], -self.records[i]["bytes"]))
-        return same[::-1] + list(dict.fromkeys(kin))
+        return same + kin
 
     def plan(self, path: str | os.PathLike[str]) -> Plan:
         """Match ``path`` against the ledger and decide its status (see the module doc)."""
@@ -247,7 +251,7 @@ class Store:
         if old is not None and result.lines < int(old["lines"]):  # shrank: keep what was read
             record.update({k: old[k] for k in ("lines", "parsed", "irrelevant", "malformed")})
         if plan.record is None:
-            record["id"] = 1 + max((int(r["id"]) for r in self.records), default=0)
+            record["id"], self._next_id = self._next_id, self._next_id + 1
             self.records.append(record)
             self._index(len(self.records) - 1, plan.path)
         else:

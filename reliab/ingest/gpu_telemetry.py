@@ -20,6 +20,7 @@ import pandas as pd
 from reliab.errors import ParseError
 from reliab.ingest._lines import LineContext, scan_lines
 from reliab.ingest._registry import FileResult, register_parser
+from reliab.ingest.dcgm_fields import dcgm_column
 
 _UNIT_SUFFIX = {"C": "_c", "W": "_w", "MHz": "_mhz", "%": "_pct", "MiB": "_mib", "MB": "_mib", "MB/s": "_mbps",
                 "mJ": "_mj", "J": "_j", "ms": "_ms", "us": "_us", "s": "_s"}
@@ -222,21 +223,6 @@ def read_nvidia_smi_dmon(path: str, *, host: str | None = None, start: str | Non
 # ---------------------------------------------------------------- dcgm-exporter (Prometheus text)
 _PROM = re.compile(r"^(?P<name>[A-Za-z_:][A-Za-z0-9_:]*)(?:\{(?P<labels>.*)\})?\s+(?P<value>\S+)(?:\s+(?P<ts>-?\d+))?\s*$")
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
-_DCGM_COLUMNS = {
-    "GPU_TEMP": "temp_c", "MEMORY_TEMP": "mem_temp_c", "POWER_USAGE": "power_w",
-    "POWER_USAGE_INSTANT": "power_instant_w", "TOTAL_ENERGY_CONSUMPTION": "energy_mj",
-    "SM_CLOCK": "sm_clock_mhz", "MEM_CLOCK": "mem_clock_mhz", "GPU_UTIL": "util_gpu_pct",
-    "MEM_COPY_UTIL": "util_mem_copy_pct", "ENC_UTIL": "util_enc_pct", "DEC_UTIL": "util_dec_pct",
-    "FB_FREE": "fb_free_mib", "FB_USED": "fb_used_mib", "PCIE_REPLAY_COUNTER": "pcie_replay_count",
-    "XID_ERRORS": "last_xid_code", "ECC_SBE_VOL_TOTAL": "ecc_sbe_volatile_count",
-    "ECC_DBE_VOL_TOTAL": "ecc_dbe_volatile_count", "ECC_SBE_AGG_TOTAL": "ecc_sbe_aggregate_count",
-    "ECC_DBE_AGG_TOTAL": "ecc_dbe_aggregate_count", "UNCORRECTABLE_REMAPPED_ROWS": "remapped_rows_uncorrectable_count",
-    "CORRECTABLE_REMAPPED_ROWS": "remapped_rows_correctable_count", "ROW_REMAP_FAILURE": "remap_failure_flag",
-    # DCGM's header says ns, dcgm-exporter's help says us (domain.md §5.5): kept raw, unit unverified
-    "POWER_VIOLATION": "power_violation_raw", "THERMAL_VIOLATION": "thermal_violation_raw",
-    "PCIE_TX_THROUGHPUT": "pcie_tx_raw", "PCIE_RX_THROUGHPUT": "pcie_rx_raw",
-    "NVLINK_BANDWIDTH_TOTAL": "nvlink_bandwidth_total_raw",
-}
 
 
 def _parse_prom_line(text: str, ctx: LineContext) -> dict | None:
@@ -253,8 +239,7 @@ def _parse_prom_line(text: str, ctx: LineContext) -> dict | None:
         value = float(m["value"])
     except ValueError as exc:
         raise ParseError(f"sample value {m['value']!r} is not a number") from exc
-    field = name.removeprefix("DCGM_FI_DEV_").removeprefix("DCGM_FI_PROF_")
-    column = _DCGM_COLUMNS.get(field, f"dcgm_{field.lower()}_raw")
+    column = dcgm_column(name) or f"dcgm_{name.lower().removeprefix('dcgm_fi_dev_')}_raw"
     if m["ts"] is not None:
         time = pd.Timestamp(int(m["ts"]), unit="ms", tz="UTC")
     elif ctx.options.get("time") is not None:

@@ -34,6 +34,7 @@ from reliab import schema
 from reliab.ingest._io import open_binary
 from reliab.ingest._lines import quarantine_frame
 from reliab.ingest._registry import FileResult, register_parser
+from reliab.ingest.dcgm_fields import dcgm_column
 
 TIME_COLUMNS = ("time", "timestamp", "t_unix")
 HOST_COLUMNS = ("host", "hostname", "node")
@@ -268,6 +269,8 @@ def _generic_name(columns: Mapping[str, str]) -> Callable[[str], str | None]:
             return "host"
         if key in GPU_COLUMNS:
             return "gpu"
+        if key.startswith("dcgm_fi_") or key.isdigit():  # DCGM field CSV: names or field ids
+            return dcgm_column(key)
         key = ALIASES.get(key, key)
         return key if _has_unit(key) or key in TEXT_COLUMNS or key == "pstate" else None
 
@@ -294,7 +297,8 @@ def _sniff_generic(path: str, lines: Sequence[str]) -> float:
     if not lines or "," not in lines[0]:
         return 0.0
     names = [c.strip().lower() for c in lines[0].split(",")]
-    if any(n in names for n in TIME_COLUMNS) and sum(_has_unit(n) for n in names) >= 1:
+    if any(n in names for n in TIME_COLUMNS) and sum(_has_unit(n) or dcgm_column(n) is not None
+                                                      for n in names) >= 1:
         return 0.8
     return 0.0
 
