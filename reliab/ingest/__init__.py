@@ -35,6 +35,7 @@ from reliab.ingest import (  # noqa: F401
     sel,
     slurm,
     tickets,
+    telemetry_parquet,
 )
 from reliab.ingest import telemetry as _telemetry_parsers  # noqa: F401
 from reliab.ingest._io import head_lines

@@ -40,6 +40,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,7 @@ _ROTATED = re.compile(r"\.\d+$")
 _DATED = re.compile(r"[-_.]\d{8}(\d{2,6})?(?=(\.[A-Za-z]\w*)?$)")
 
 
+@lru_cache(maxsize=1 << 16)
 def family(path: str | os.PathLike[str]) -> tuple[str, str]:
     """``(folder, name)`` of ``path`` with rotation suffixes stripped.
 
