@@ -34,8 +34,8 @@ from reliab.ingest import (  # noqa: F401
     nccl,
     sel,
     slurm,
-    tickets,
     telemetry_parquet,
+    tickets,
 )
 from reliab.ingest import telemetry as _telemetry_parsers  # noqa: F401
 from reliab.ingest._io import head_lines
