@@ -1,17 +1,22 @@
-"""The block/polars prefilter (``_fastscan``) against a line-by-line reference."""
+"""The polars prefilter and bulk parser (``_fastscan``, ``_bulk``) against line-by-line references."""
 
 from __future__ import annotations
 
 import gzip
 import io
+import os
+from datetime import UTC
 from pathlib import Path
 
+import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reliab.ingest import _fastscan, _lines, _prefilter
-from reliab.ingest.kernel import read_kernel
+from reliab.errors import ParseError
+from reliab.ingest import _bulk, _fastscan, _lines, _prefilter
+from reliab.ingest._lines import LineContext
+from reliab.ingest.kernel import parse_kernel_line, read_kernel
 
 LIMIT = 64
 XID = "NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, GPU has fallen off the bus."
@@ -20,6 +25,13 @@ PIECES = [
     b"[12.5] EDAC MC0: 1 UE x", b"NVRM: Xid (PCI:zz): 1", b"noise ", b"mlx5_core a b: Link down",
     b"\n", b"\r\n", b"\xff\xfe", b"\x00", b"q" * 70, b"SXid", b"caf\xc3\xa9 ",
     b"[Mon Jun  3 14:02:11 2024] nvme nvme3: controller is down; will reset",
+    # shapes the bulk parser takes, and near misses it must leave to the per-line parser
+    b"2024-06-03T14:02:12.5Z n3 kernel: NVRM: Xid (PCI:0000:3A:00.0): 013, name='a, b', x ",
+    b"2024-06-03T14:02:13+05:30 n4 kernel[7]:NVRM: Xid ( 0000:18:00 ): 48",
+    b"2024-02-30T14:02:11+00:00 n5 kernel: NVRM: Xid (PCI:0000:18:00): 79, bad day",
+    b"2024-06-03T14:02:11+00:00 kernel: NVRM: Xid (PCI:0000:18:00): 79, no host",
+    b"2024-06-03T14:02:11+00:00 n6 kernel: NVRM: Xid (PCI:0000:18:00): 79, caf\xc3\xa9",
+    b"Jun  4 01:00:00 n2 kernel: EDAC MC1: 2 UE y", b"\xef\xbb\xbf",
 ]
 
 
@@ -38,12 +50,14 @@ def reference(data: bytes, literals: tuple[bytes, ...]) -> tuple[list[tuple[int,
     return out, len(lines)
 
 
-def _small(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
-    monkeypatch.setattr(_prefilter, "MAX_LINE_BYTES", LIMIT)
-    monkeypatch.setattr(_lines, "MAX_LINE_BYTES", LIMIT)
+def _small(monkeypatch: pytest.MonkeyPatch, block: int, limit: int = LIMIT) -> None:
+    monkeypatch.setattr(_prefilter, "MAX_LINE_BYTES", limit)
+    monkeypatch.setattr(_lines, "MAX_LINE_BYTES", limit)
     monkeypatch.setattr(_prefilter, "_CHUNK", 16)
-    monkeypatch.setattr(_prefilter, "_BLOCK", LIMIT)
+    monkeypatch.setattr(_prefilter, "_BLOCK", limit)
     monkeypatch.setattr(_fastscan, "BLOCK", block)
+    monkeypatch.setattr(_fastscan, "BATCH_ROWS", 1 + block % 5)  # several batches, groups
+    monkeypatch.setattr(_fastscan, "BULK_ROWS", 1 + block % 3)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -60,23 +74,132 @@ def test_fast_candidates_match_reference(monkeypatch: pytest.MonkeyPatch, data: 
     assert (got, counter[0]) == reference(data, lits)
 
 
-def _result(path: Path, fast: bool, monkeypatch: pytest.MonkeyPatch) -> tuple:
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(PIECES), max_size=40).map(b"".join), st.integers(8, 200))
+def test_path_candidates_match_reference(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory,
+                                         data: bytes, block: int) -> None:
+    """The polars route by path, invalid UTF-8 and over-long lines falling back part-way."""
+    _small(monkeypatch, block)
+    path = tmp_path_factory.mktemp("p") / "lines.log"
+    path.write_bytes(data)
+    lits = (b"NVRM: Xid", b"EDAC", b"Link down", b"controller is down")
+    counter = [0]
+    got = []
+    for n, raw, size in _fastscan.path_candidates(str(path), lits, counter):
+        text = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
+        long = size > LIMIT
+        got.append((n, text[:50] if long else text.rstrip("\r\n"), long))
+    assert (got, counter[0]) == reference(data, lits)
+
+
+def _result(path: Path, fast: bool, monkeypatch: pytest.MonkeyPatch, year: int | None = 2024) -> tuple:
     monkeypatch.setattr(_fastscan, "FAST_MIN_BYTES", 0 if fast else 1 << 60)
-    res = read_kernel(str(path), year=2024)
+    res = read_kernel(str(path), year=year)
     signals = res.tables["signals"].astype(str).values.tolist()
     return (res.lines, res.parsed, res.irrelevant, res.malformed, signals,
-            res.quarantine.astype(str).values.tolist())
+            res.quarantine.astype(str).values.tolist(), res.notes,
+            [str(t) for t in res.tables["signals"].dtypes])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(PIECES), max_size=40).map(b"".join), st.integers(8, 200),
-       st.booleans())
+       st.booleans(), st.sampled_from([2024, None]))
 def test_kernel_reader_fast_equals_reference(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory,
-                                             data: bytes, block: int, packed: bool) -> None:
-    _small(monkeypatch, block)
+                                             data: bytes, block: int, packed: bool, year: int | None) -> None:
+    """Polars route with bulk parsing (plain and gzip) == the pure-Python line-by-line path.
+
+    ``year=None`` makes RFC 3164 lines take their year from the file's first dated line,
+    which may be a bulk-parsed one.
+    """
+    _small(monkeypatch, block, limit=LIMIT if block % 2 else 1 << 20)  # odd: tiny limit
     path = tmp_path_factory.mktemp("k") / ("node7.log.gz" if packed else "node7.log")
     path.write_bytes(gzip.compress(data) if packed else data)
-    assert _result(path, True, monkeypatch) == _result(path, False, monkeypatch)
+    assert _result(path, True, monkeypatch, year) == _result(path, False, monkeypatch, year)
+
+
+# --- bulk parser against the per-line parser, line by line
+
+#: per part of an Xid line: shapes the bulk parser should take, then near misses
+_PARTS: dict[str, tuple[list[str], list[str]]] = {
+    "date": (["2024-06-03", "1999-12-31", "2100-02-28", "2024-02-29"],
+             ["0001-01-01", "9999-12-31", "2023-02-29", "2024-13-01", "2024-00-10", "2024-06-00", "2024-6-03"]),
+    "time": (["14:02:11", "00:00:00", "23:59:59"], ["24:00:00", "12:60:00", "12:00:60", "9:00:00"]),
+    "frac": (["", ".5", ".123456", ".000001"], [".1234567", ".", ",123"]),
+    "off": (["+00:00", "Z", "-07:30", "+23:59", "+05:45"], ["+24:00", "+0000", "", "z", "+5:00"]),
+    "head": (["n1 kernel: ", "n1 kernel:", "n1 kernel[12]: ", "n-1.x_y systemd-x: "],
+             ["kernel: ", "n1  kernel: ", "n1 kernel[x]: ", "n1 ker:nel: ", "n\u00e9 kernel: ", "n1 kernel:  "]),
+    "pci": (["PCI:0000:18:00", "0000:18:00", "PCI:0000abCD:Ab:1f.7", " PCI:0000:18:00.0 "],
+            ["pci:0000:18:00", "PCI:000:18:00", "PCI:123456789:18:00", "PCI:0000:18:0", "PCI:0000:18:00.8",
+             "PCI:0000:18:00.", "PCI:00g0:18:00", "PCI:0000:18:00,x"]),
+    "sep": ([": ", ":", " ", "", ":   "], [":: ", " : "]),
+    "code": (["79", "079", "0", "48", "63", "999999999"], ["1234567890", "x", "", "92a", "\u0667"]),
+    "tail": (["", "  ", ",", ", ", ",  x  ", ", pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+              ", pid=1234, name=python3, Ch 00000008", ", name='a, b', text, more ", ", pid=<unknown>, x",
+              ",pid=12,name=q,", ", name='unterminated, y", ", pid=1, pid=2, x", ", name=, x"],
+             [" x", ", caf\u00e9", ", tab\there", ", \u3000 wide ", ", cr\r", ",\x85x"]),
+}
+
+
+@st.composite
+def _xid_lines(draw: st.DrawFn) -> str:
+    """An Xid line in the bulk shape, or (half the time) with one part a near miss."""
+    parts = {name: draw(st.sampled_from(good)) for name, (good, _) in _PARTS.items()}
+    if draw(st.booleans()):
+        name = draw(st.sampled_from(sorted(_PARTS)))
+        parts[name] = draw(st.sampled_from(_PARTS[name][1]))
+    p = parts
+    return f"{p['date']}T{p['time']}{p['frac']}{p['off']} {p['head']}NVRM: Xid ({p['pci']}){p['sep']}{p['code']}{p['tail']}"
+
+
+def _python_row(text: str, lineno: int) -> dict | None | str:
+    ctx = LineContext(path="x.log", source="kernel", lineno=lineno, state={"tz": UTC, "host": "stem"})
+    try:
+        row = parse_kernel_line(text, ctx)
+    except ParseError as exc:
+        return f"error: {exc.message}"
+    if row is None or "_partial" in row or "_mono" in row:
+        return None
+    return {k: v for k, v in row.items() if not k.startswith("_")}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_xid_lines(), min_size=1, max_size=30))
+def test_bulk_xid_rows_equal_per_line_rows(lines: list[str]) -> None:
+    hits = pl.DataFrame({"i": list(range(len(lines))), "line": lines}, schema={"i": pl.UInt32, "line": pl.String})
+    ctx = LineContext(path="x.log", source="kernel", state={"tz": UTC, "host": "stem"})
+    rows, rest = _bulk.kernel_xid(hits, ctx)
+    assert sorted(rows["_lineno"].to_list() + [i + 1 for i in rest["i"].to_list()]) == list(range(1, len(lines) + 1))
+    assert rest["line"].to_list() == [lines[i] for i in rest["i"].to_list()]
+    for row in rows.to_dicts():
+        lineno = row.pop("_lineno")
+        assert _python_row(lines[lineno - 1], lineno) == row, lines[lineno - 1]
+
+
+def test_bulk_takes_the_common_shapes() -> None:
+    lines = [
+        "2024-06-03T14:02:11.123456+00:00 node0421 kernel: NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>',"
+        " name=<unknown>, GPU has fallen off the bus.",
+        "2024-06-03T14:02:11Z node1 kernel: NVRM: Xid (PCI:0000:AB:00.1): 013, pid=7, name=x, SM Warp",
+        "2024-06-03T14:02:11-05:00 node1 kernel[3]: NVRM: Xid (0000:18:00): 63",
+    ]
+    hits = pl.DataFrame({"i": [0, 1, 2], "line": lines}, schema={"i": pl.UInt32, "line": pl.String})
+    rows, rest = _bulk.kernel_xid(hits, LineContext(path="x", source="kernel", state={"tz": UTC, "host": "h"}))
+    assert rest.height == 0
+    assert rows["signal"].to_list() == ["xid:79", "xid:13", "xid:63"]
+    assert rows["severity"].to_list() == ["critical", "error", "warning"]
+    assert rows["gpu"].to_list() == ["0000:18:00", "0000:ab:00", "0000:18:00"]
+    assert rows["message"].to_list() == ["GPU has fallen off the bus.", "SM Warp", ""]
+
+
+def test_polars_settings_are_left_as_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "a.log"
+    path.write_bytes(b"x NVRM: Xid\n" * 3)
+    monkeypatch.delenv("POLARS_NDJSON_CHUNK_SIZE", raising=False)
+    monkeypatch.setenv("POLARS_LINES_CHUNK_PREFETCH_LIMIT", "3")
+    counter = [0]
+    assert len(list(_fastscan.path_candidates(str(path), (b"Xid",), counter))) == 3 and counter[0] == 3
+    assert "POLARS_NDJSON_CHUNK_SIZE" not in os.environ
+    assert os.environ["POLARS_LINES_CHUNK_PREFETCH_LIMIT"] == "3"
 
 
 def test_gzip_multi_member_and_truncation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

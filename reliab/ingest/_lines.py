@@ -10,6 +10,10 @@ A ``finish`` hook may resolve rows once the whole file is read (years of syslog 
 boot-relative dmesg times).  A row it cannot resolve carries the key ``_reject`` with the
 reason; the driver then moves that row's line from *parsed* to *malformed* and quarantines
 it, so the accounting identity still holds.
+
+A ``bulk`` hook may parse the common shapes of candidate lines column-wise (polars) on
+the fast route; its rows count as *parsed* and are merged with the per-line rows in line
+order, so the result is the same as if every line had gone through ``parse_line``.
 """
 
 from __future__ import annotations
@@ -17,17 +21,23 @@ from __future__ import annotations
 import lzma
 import zlib
 from collections.abc import Callable, Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from itertools import chain
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from reliab import schema
 from reliab.errors import InputFileError, Origin, ParseError
-from reliab.ingest._fastscan import fast_candidates, open_stream, use_fast_path
-from reliab.ingest._io import open_binary
+from reliab.ingest._fastscan import fast_candidates, open_stream, path_candidates, use_fast_path
+from reliab.ingest._io import compression_of, open_binary
 from reliab.ingest._prefilter import MAX_LINE_BYTES, all_lines, candidate_lines
 from reliab.ingest._registry import FileResult
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 @dataclass
@@ -49,6 +59,13 @@ class LineContext:
 Row = dict[str, Any]
 #: parse_line(text, ctx) -> row | list of rows | None (irrelevant); raises ParseError if malformed
 LineParser = Callable[[str, LineContext], Row | list[Row] | None]
+#: bulk(hits, ctx=ctx) -> (rows, rest): ``hits`` has columns ``i`` (0-based line) and
+#: ``line``; ``rows`` holds ``_lineno`` plus table columns (at most one row per line) for the
+#: lines it parsed, ``rest`` the hits it leaves to ``parse_line``.  It sees each group of
+#: candidate lines before ``parse_line`` sees the rest of them, only reads ``ctx`` and must
+#: never disagree with ``parse_line``.  The first bulk row is kept as
+#: ``ctx.state["bulk_first"]`` (a dict) for ``finish``.
+BulkParser = Callable[["pl.DataFrame", LineContext], tuple["pl.DataFrame", "pl.DataFrame"]]
 
 
 def _text(raw: bytes | str) -> str:
@@ -78,6 +95,7 @@ def scan_lines(
     state: dict[str, Any] | None = None,
     strict: bool = False,
     finish: Callable[[list[Row], LineContext], list[Row]] | None = None,
+    bulk: BulkParser | None = None,
 ) -> FileResult:
     """Run ``parse_line`` over every line of ``path`` and account for each one.
 
@@ -102,7 +120,12 @@ def scan_lines(
     strict : bool
         Raise the first :class:`ParseError` (with its origin) instead of quarantining.
     finish : callable, optional
-        Post-processes the rows once the whole file is read (e.g. to resolve years).
+        Post-processes the rows once the whole file is read (e.g. to resolve years);
+        it sees the rows of ``parse_line`` only.
+    bulk : callable, optional
+        Column-wise parser of the candidate lines on the polars route (plain and gzip
+        files of at least ``FAST_MIN_BYTES``), see :data:`BulkParser`; its rows must be
+        exactly those ``parse_line`` would give and need no ``finish``.
 
     Returns
     -------
@@ -115,6 +138,12 @@ def scan_lines(
     quarantine: list[tuple] = []
     parsed = malformed = 0
     counter = [0]
+    bulk_frames: list[pl.DataFrame] = []
+
+    def take(frame: pl.DataFrame) -> None:
+        if not bulk_frames:
+            ctx.state["bulk_first"] = frame.row(0, named=True)
+        bulk_frames.append(frame)
 
     def reject(reason: str, text: str | None) -> None:
         nonlocal malformed
@@ -125,8 +154,13 @@ def scan_lines(
 
     try:
         fast = bool(lits) and use_fast_path(str(path))
-        with open_stream(str(path)) if fast else open_binary(path) as fh:
-            if fast:
+        by_path = fast and compression_of(str(path)) in (None, "gzip")
+        opened = nullcontext() if by_path else open_stream(str(path)) if fast else open_binary(path)
+        with opened as fh:
+            if by_path:
+                split = None if bulk is None else partial(bulk, ctx=ctx)
+                numbered = path_candidates(str(path), lits, counter, split, take)  # type: ignore[arg-type]
+            elif fast:
                 numbered = fast_candidates(fh, lits, counter)  # type: ignore[arg-type]
             else:
                 numbered = candidate_lines(fh, lits, counter) if lits else all_lines(fh, counter)
@@ -177,15 +211,51 @@ def scan_lines(
         rows = kept
         quarantine.sort(key=lambda q: q[1])
     for row in rows:
-        for key in [k for k in row if k.startswith("_")]:
+        for key in [k for k in row if k.startswith("_") and k != "_lineno"]:
             del row[key]
+    parsed += sum(f.height for f in bulk_frames)
     irrelevant = lines - parsed - malformed
-    frame = schema.conform(pd.DataFrame(rows), table) if rows else schema.empty(table)
+    frame = _frame(rows, bulk_frames, ctx.path, table)
     return FileResult(
         path=ctx.path, source=source, lines=lines, parsed=parsed, irrelevant=irrelevant,
         malformed=malformed, tables={table: frame}, quarantine=quarantine_frame(quarantine),
         notes=tuple(ctx.state.get("notes", ())),
     )
+
+
+def _frame(rows: list[Row], bulk_frames: list[pl.DataFrame], path: str, table: str) -> pd.DataFrame:
+    """The table of ``rows`` (each with ``_lineno``) and the bulk rows, in line order.
+
+    With bulk rows the two are joined and ordered in polars and cross to pandas once
+    (with repeated strings shared, which keeps a large table small); ``rows`` is emptied
+    on the way.
+    """
+    if not bulk_frames:
+        for row in rows:
+            row.pop("_lineno", None)
+        return schema.conform(pd.DataFrame(rows), table) if rows else schema.empty(table)
+    import polars as pl
+
+    frames = list(bulk_frames)
+    if rows:
+        names = list(dict.fromkeys(chain.from_iterable(rows)))  # every key, first seen first
+        columns = {name: [row.get(name) for row in rows] for name in names}
+        rows.clear()
+        frames.append(pl.DataFrame(columns, strict=False, infer_schema_length=None))
+        del columns
+    both = pl.concat(frames, how="diagonal_relaxed").sort("_lineno", maintain_order=True)
+    both = both.with_columns(
+        origin=pl.when(pl.col("origin").is_null()).then(
+            pl.concat_str(pl.lit(f"{path}:"), pl.col("_lineno").cast(pl.String))).otherwise(pl.col("origin"))
+        if "origin" in both.columns else pl.concat_str(pl.lit(f"{path}:"), pl.col("_lineno").cast(pl.String)),
+        # pandas' own unit: conform then keeps the column as it is
+        **{name: pl.col(name).dt.cast_time_unit("ns") for name, dtype in both.schema.items()
+           if isinstance(dtype, pl.Datetime)},
+    ).drop("_lineno")
+    del frames
+    out = both.to_pandas()  # pyarrow shares one str object per distinct value in a column
+    del both
+    return schema.conform(out, table)
 
 
 def quarantine_frame(rows: list[tuple]) -> pd.DataFrame:

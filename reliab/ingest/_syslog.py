@@ -113,7 +113,7 @@ def _syslog_tail(style: str, rest: str, when: datetime | None, **extra: object) 
 def _iso(stamp: str, tz: tzinfo) -> tuple[datetime | None, str | None]:
     try:
         return _aware(datetime.fromisoformat(stamp), tz), None
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:  # OverflowError: 0001-01-01T00:00+01:00 in UTC
         return None, f"unreadable timestamp {stamp!r} ({exc})"
 
 

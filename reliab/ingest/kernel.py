@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -39,6 +40,9 @@ from reliab.ingest._kmsg import LITERALS, match_signal
 from reliab.ingest._lines import LineContext, Row, scan_lines
 from reliab.ingest._registry import FileResult, register_parser
 from reliab.ingest._syslog import STYLE_WEIGHT, Header, parse_header, resolve_tz
+
+if TYPE_CHECKING:
+    import polars as pl
 
 SOURCE = "kernel"
 _STEM_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zstd", ".log", ".txt", ".out", ".kmsg")
@@ -110,8 +114,10 @@ def parse_kernel_line(text: str, ctx: LineContext) -> Row | None:
         anchor = _boot_anchor(header)
         if anchor is not None:
             ctx.state["boot"] = anchor
-    if header.when is not None and "first_year" not in ctx.state:
-        ctx.state["first_year"] = header.when.astimezone(ctx.state["tz"]).year
+    if header.when is not None:
+        at = ctx.state.get("first_year_at")
+        if at is None or ctx.lineno < at[0]:  # the bulk parser may have seen a later line
+            ctx.state["first_year_at"] = (ctx.lineno, header.when.astimezone(ctx.state["tz"]).year)
     if found is None:
         return None
     if header.error is not None:
@@ -177,8 +183,12 @@ def _resolve_years(rows: list[Row], ctx: LineContext) -> None:
     tz = ctx.state["tz"]
     base = ctx.options.get("year")
     how = "year= option"
-    if base is None and "first_year" in ctx.state:
-        base, how = ctx.state["first_year"], "the file's dated lines"
+    firsts = [ctx.state["first_year_at"]] if "first_year_at" in ctx.state else []
+    if "bulk_first" in ctx.state:  # the first bulk-parsed row, which may come first
+        first = ctx.state["bulk_first"]
+        firsts.append((first["_lineno"], first["time"].astimezone(tz).year))
+    if base is None and firsts:
+        base, how = min(firsts)[1], "the file's dated lines"
     if base is None:
         mtime = datetime.fromtimestamp(os.stat(ctx.path).st_mtime, tz=tz)
         last = pending[-1]["_partial"]
@@ -193,6 +203,13 @@ def _resolve_years(rows: list[Row], ctx: LineContext) -> None:
             row["_reject"] = f"syslog date {mon:02d}-{day:02d} impossible in year {int(base) + r} ({exc})"
             continue
         row["time"] = when.astimezone(UTC)
+
+
+def _bulk_xid(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Bulk parser of the fast route (imports polars only when a large file needs it)."""
+    from reliab.ingest._bulk import kernel_xid
+
+    return kernel_xid(hits, ctx)
 
 
 def _finish(rows: list[Row], ctx: LineContext) -> list[Row]:
@@ -241,4 +258,4 @@ def read_kernel(
     state = {"tz": resolve_tz(tz), "host": host or host_from_path(path)}
     options = {"year": year, "boot_time": boot_time}
     return scan_lines(path, SOURCE, parse_kernel_line, literals=LITERALS, options=options,
-                      state=state, strict=strict, finish=_finish)
+                      state=state, strict=strict, finish=_finish, bulk=_bulk_xid)
