@@ -65,7 +65,7 @@ class ResultMixin:
                 v = getattr(self, f.name)
                 if isinstance(v, (pd.DataFrame, pd.Series, np.ndarray)):
                     continue
-                out[f.name] = v
+                out[f.name] = list(v) if isinstance(v, tuple) else v
         return out
 
     def to_dict(self) -> dict[str, Any]:

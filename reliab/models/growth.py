@@ -90,9 +90,13 @@ class CrowAMSAAResult(ResultMixin):
 
     def plot(self, ax: Any = None) -> Any:
         """Cumulative failures against time on log–log axes with the fitted ``λ t^β``."""
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure
 
-        fig, ax = (plt.subplots(figsize=(6, 4)) if ax is None else (ax.figure, ax))
+        if ax is None:
+            fig = Figure(figsize=(6, 4))
+            ax = fig.add_subplot()
+        else:
+            fig = ax.figure
         ax.step(self.times, np.arange(1, self.n + 1), where="post", label="observed")
         grid = np.geomspace(self.times[0], self.end, 200)
         ax.plot(grid, self.expected_failures(grid), label=f"λ t^β, β = {self.beta:.3g}")
@@ -101,10 +105,6 @@ class CrowAMSAAResult(ResultMixin):
         ax.legend()
         return fig
 
-    def _meta(self) -> dict[str, Any]:
-        meta = super()._meta()
-        meta["notes"] = list(self.notes)
-        return meta
 
 
 def _prepare(times: Any, end: float | None) -> tuple[np.ndarray, float, str]:

@@ -123,9 +123,13 @@ class MCFResult(ResultMixin):
 
     def plot(self, ax: Any = None, label: str | None = None) -> Any:
         """Step plot of the MCF with its confidence band; returns the Figure."""
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure
 
-        fig, ax = (plt.subplots(figsize=(6, 4)) if ax is None else (ax.figure, ax))
+        if ax is None:
+            fig = Figure(figsize=(6, 4))
+            ax = fig.add_subplot()
+        else:
+            fig = ax.figure
         tb = self.table
         x = np.concatenate([[0.0], tb["time"].to_numpy(), [self.horizon]])
         for col, style in (("mcf", {"lw": 1.5, "label": label or "MCF"}),
@@ -138,10 +142,6 @@ class MCFResult(ResultMixin):
         ax.legend()
         return fig
 
-    def _meta(self) -> dict[str, Any]:
-        meta = super()._meta()
-        meta["notes"] = list(self.notes)
-        return meta
 
 
 def _to_hours(values: pd.Series, origin: pd.Timestamp | None) -> np.ndarray:
@@ -268,9 +268,13 @@ class MCFComparison(ResultMixin):
 
     def plot(self, ax: Any = None) -> Any:
         """Step plot of the difference with its pointwise band; returns the Figure."""
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure
 
-        fig, ax = (plt.subplots(figsize=(6, 4)) if ax is None else (ax.figure, ax))
+        if ax is None:
+            fig = Figure(figsize=(6, 4))
+            ax = fig.add_subplot()
+        else:
+            fig = ax.figure
         tb = self.table
         ax.step(tb["time"], tb["diff"], where="post", label=f"{self.labels[0]} − {self.labels[1]}")
         ax.fill_between(tb["time"], tb["low"], tb["high"], step="post", alpha=0.25)
@@ -279,11 +283,6 @@ class MCFComparison(ResultMixin):
         ax.legend()
         return fig
 
-    def _meta(self) -> dict[str, Any]:
-        meta = super()._meta()
-        meta["labels"] = list(self.labels)
-        meta["notes"] = list(self.notes)
-        return meta
 
 
 def compare_mcf(

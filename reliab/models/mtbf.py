@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -65,10 +65,6 @@ class MTBFResult(ResultMixin):
             index=pd.Index(["mtbf", "rate"], name="quantity"),
         )
 
-    def _meta(self) -> dict[str, Any]:
-        meta = super()._meta()
-        meta["notes"] = list(self.notes)
-        return meta
 
 
 def chi2_mtbf_bounds(

@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -53,11 +52,6 @@ class RatesResult(ResultMixin):
         """The rate table: the ``by`` column(s), ``count``, ``share_pct``, rates and intervals."""
         return self.table.copy()
 
-    def _meta(self) -> dict[str, Any]:
-        meta = super()._meta()
-        meta["by"] = list(self.by)
-        meta["notes"] = list(self.notes)
-        return meta
 
 
 def _poisson_bounds(counts: np.ndarray, conf_level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -294,10 +288,6 @@ class RateComparison(ResultMixin):
                 "high", "pvalue")
         return pd.DataFrame([{k: getattr(self, k) for k in keys}])
 
-    def _meta(self) -> dict[str, Any]:
-        meta = super()._meta()
-        meta["notes"] = list(self.notes)
-        return meta
 
 
 def _exact_cond_ratio_ci(c1: int, e1: float, c2: int, e2: float,

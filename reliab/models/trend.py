@@ -59,10 +59,6 @@ class TrendTestResult(ResultMixin):
         row = {k: v for k, v in self._meta().items() if k != "notes"}
         return pd.DataFrame([row])
 
-    def _meta(self) -> dict[str, Any]:
-        meta = super()._meta()
-        meta["notes"] = list(self.notes)
-        return meta
 
 
 def _laplace(t: np.ndarray, end: float, termination: str) -> tuple[float, float, str, int]:
