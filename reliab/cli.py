@@ -71,9 +71,10 @@ def ingest(
         "--store", help="Incremental store folder: read only new files and new lines, keep all tables there.")] = None,
     strict: Annotated[bool, typer.Option(help="Fail on the first malformed line.")] = False,
     year: Annotated[int | None, typer.Option(help="Year for timestamps that carry none (RFC 3164).")] = None,
+    why: Annotated[bool, typer.Option("--why", help="Also say why each format was chosen.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
 ) -> None:
-    """Read raw logs, show the format chosen and the line accounting of every file.
+    """Read raw logs, show the format and compression chosen and the line accounting of every file.
 
     With --store the accounting shows this run's new lines per file and a status
     (new, appended, unchanged, rotated); the tables are the whole store.
@@ -93,11 +94,16 @@ def ingest(
     status = "status" in acc.columns
     title = "line accounting (lines = parsed + irrelevant + malformed)"
     table = Table(title=title + (": new lines of this run" if status else ""))
-    columns = ["path", "source", *(["status"] if status else []), "lines", "parsed", "irrelevant", "malformed"]
-    for col in columns:
-        table.add_column(col, justify="left" if col in ("path", "source", "status") else "right")
+    text_cols = ["path", "source", "compression", "confidence", *(["status"] if status else []),
+                 *(["why"] if why else [])]
+    for col in [*text_cols, "lines", "parsed", "irrelevant", "malformed"]:
+        table.add_column(col, justify="left" if col in text_cols else "right", overflow="fold")
     for row in acc.itertuples(index=False):
-        table.add_row(str(row.path), str(row.source), *([str(row.status)] if status else []),
+        choice = result.sources.get(str(row.path))
+        table.add_row(str(row.path), str(row.source), _compression(row.path),
+                      "" if choice is None else f"{choice.confidence:.2f}",
+                      *([str(row.status)] if status else []),
+                      *([choice.reason if choice is not None else ""] if why else []),
                       *(f"{int(v):,}" for v in (row.lines, row.parsed, row.irrelevant, row.malformed)))
     Console().print(table)
     if status:
@@ -111,6 +117,15 @@ def ingest(
         written = result.write_parquet(out)
         for path in written:
             typer.echo(f"wrote {path}")
+
+
+def _compression(path: object) -> str:
+    from reliab.ingest._io import compression_of
+
+    try:
+        return compression_of(str(path)) or "none"
+    except OSError:
+        return "?"
 
 
 @app.command()

@@ -108,3 +108,23 @@ def test_demo_html_opens_in_chromium(demo_dir: Path, tmp_path: Path) -> None:
     assert "Reliability report" in proc.stdout and "<svg" in proc.stdout
     console = [ln for ln in proc.stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
     assert not console, console
+
+
+def test_ingest_reports_format_and_compression(tmp_path: Path) -> None:
+    """Regression: `reliab ingest` says which format and compression it chose for each file."""
+    import gzip
+    import lzma
+
+    from reliab.datasets import sample_path
+
+    sacct = (sample_path() / "slurm" / "sacct.txt").read_bytes()
+    (tmp_path / "jobs.txt.xz").write_bytes(lzma.compress(sacct))
+    tickets = (sample_path() / "tickets" / "incidents.csv").read_bytes()
+    (tmp_path / "t.csv.gz").write_bytes(gzip.compress(tickets))
+    out = _run("ingest", str(tmp_path), "-q", "--why")
+    assert out.returncode == 0, out.stderr
+    rows = {ln.split("│")[1].strip(): ln for ln in out.stdout.splitlines() if ln.count("│") > 5}
+    xz_row = next(v for k, v in rows.items() if "jobs.txt" in k)
+    gz_row = next(v for k, v in rows.items() if "t.csv" in k)
+    assert "sacct" in xz_row and "xz" in xz_row and "sniffed" in xz_row
+    assert "tickets" in gz_row and "gzip" in gz_row
