@@ -17,8 +17,10 @@ which is all a flight-recorder dump contains.  A hostile dump raises ``ParseErro
 from __future__ import annotations
 
 import io
+import lzma
 import pickle
 import re
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,8 +103,11 @@ def _entry_row(e: dict[str, Any], rank: int | None, version: str) -> dict[str, A
 
 def read_dump_entries(path: str | Path) -> tuple[pd.DataFrame, list[tuple], int]:
     """Entries of one dump as a frame, its quarantine rows, and the number of entries."""
-    with open_binary(path) as fh:
-        data = fh.read(MAX_DUMP_BYTES + 1)
+    try:
+        with open_binary(path) as fh:
+            data = fh.read(MAX_DUMP_BYTES + 1)
+    except (EOFError, zlib.error, lzma.LZMAError, OSError) as exc:
+        raise InputFileError(f"{path}: compressed stream is broken ({exc})") from None
     if len(data) > MAX_DUMP_BYTES:
         raise InputFileError(f"{path}: larger than {MAX_DUMP_BYTES >> 20} MiB; not a flight-recorder dump")
     dump = load_dump(data)
@@ -123,7 +128,7 @@ def _sniff(path: str, first_lines: Sequence[str]) -> float:
     try:
         with open_binary(path) as fh:
             head = fh.read(2)
-    except (InputFileError, OSError, EOFError):
+    except (InputFileError, OSError, EOFError, zlib.error, lzma.LZMAError):
         return 0.0
     if len(head) == 2 and head[0] == 0x80 and 2 <= head[1] <= 5:
         name = Path(path).name.lower()
@@ -159,12 +164,12 @@ def read_flight_recorder(path: str, *, job_id: str | None = None, strict: bool =
     """
     try:
         entries, bad, n = read_dump_entries(path)
-    except ParseError as exc:
+    except (ParseError, InputFileError) as exc:
         if strict:
             raise ParseError(exc.message) from None
         return FileResult(path=str(path), source="flight_recorder", lines=1, parsed=0, irrelevant=0,
                           malformed=1, tables={"signals": schema.empty("signals")},
-                          quarantine=quarantine_frame([(str(path), 1, "flight_recorder", exc.message, None)]))
+                          quarantine=quarantine_frame([(str(path), 1, "flight_recorder", str(exc), None)]))
     if bad and strict:
         raise ParseError(f"{bad[0][3]} at {path}: entry {bad[0][1]}")
     return FileResult(path=str(path), source="flight_recorder", lines=n, parsed=n - len(bad), irrelevant=0,
