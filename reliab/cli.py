@@ -71,6 +71,7 @@ def ingest(
         "--store", help="Incremental store folder: read only new files and new lines, keep all tables there.")] = None,
     strict: Annotated[bool, typer.Option(help="Fail on the first malformed line.")] = False,
     year: Annotated[int | None, typer.Option(help="Year for timestamps that carry none (RFC 3164).")] = None,
+    rules: Annotated[Path | None, typer.Option(help="A user taxonomy rules CSV that overrides the shipped one.")] = None,
     why: Annotated[bool, typer.Option("--why", help="Also say why each format was chosen.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
 ) -> None:
@@ -84,7 +85,8 @@ def ingest(
 
     options = {} if year is None else {"year": year}
     try:
-        result = run_ingest(paths, source=source, strict=strict, store=store, progress=not quiet, **options)
+        result = run_ingest(paths, source=source, strict=strict, store=store, rules=rules, progress=not quiet,
+                            **options)
     except (ReliabError, KeyError) as exc:
         _fail(exc)
     from rich.console import Console
@@ -113,6 +115,9 @@ def ingest(
     typer.echo(f"{len(result.signals):,} signals, {len(result.jobs):,} jobs, "
                f"{len(result.interruptions):,} interruptions, {len(result.quarantine):,} quarantined lines"
                + (f" in store {store}" if store is not None else ""))
+    if len(result.interruptions):
+        top = result.interruptions["category"].value_counts().head(8)
+        typer.echo("interruptions by category: " + ", ".join(f"{k} {v:,}" for k, v in top.items()))
     if out is not None:
         written = result.write_parquet(out)
         for path in written:

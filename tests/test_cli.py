@@ -128,3 +128,19 @@ def test_ingest_reports_format_and_compression(tmp_path: Path) -> None:
     gz_row = next(v for k, v in rows.items() if "t.csv" in k)
     assert "sacct" in xz_row and "xz" in xz_row and "sniffed" in xz_row
     assert "tickets" in gz_row and "gzip" in gz_row
+
+
+def test_ingest_with_user_rules(tmp_path: Path) -> None:
+    """Regression: --rules overrides a shipped rule by id, and the interruption categories follow."""
+    from reliab.datasets import sample_path
+
+    rules = tmp_path / "site.csv"
+    rules.write_text("id,signal,message,category,component,planned,priority,root_cause,confidence,note\n"
+                     "xid-79,xid:79,,NVLink,GPU,false,90,true,L,site decision\n")
+    data = sample_path()
+    args = [str(data / d) for d in ("syslog", "dmesg", "slurm", "train", "ipmi", "tickets")]
+    plain = _run("ingest", *args, "-q")
+    site = _run("ingest", *args, "-q", "--rules", str(rules))
+    assert plain.returncode == site.returncode == 0, site.stderr
+    assert "Faulty GPU 148" in plain.stdout
+    assert "Faulty GPU 148" not in site.stdout and "NVLink" in site.stdout
