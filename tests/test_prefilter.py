@@ -32,6 +32,8 @@ PIECES = [
     b"2024-06-03T14:02:11+00:00 kernel: NVRM: Xid (PCI:0000:18:00): 79, no host",
     b"2024-06-03T14:02:11+00:00 n6 kernel: NVRM: Xid (PCI:0000:18:00): 79, caf\xc3\xa9",
     b"Jun  4 01:00:00 n2 kernel: EDAC MC1: 2 UE y", b"\xef\xbb\xbf",
+    b"2024-06-03T14:02:14Z n7 kernel: mlx5_core a b: Link down", b"2024-06-03T14:02:15Z n8 nd[5]: e0: Lost carrier",
+    b"2024-06-03T14:02:16Z n9 kernel: EDAC MC0: 1 UE x", b"2024-06-03T14:02:16Z n9 kernel: [1.5] e: Lost carrier",
 ]
 
 
@@ -218,3 +220,61 @@ def test_gzip_multi_member_and_truncation(tmp_path: Path, monkeypatch: pytest.Mo
     path.write_bytes(gzip.compress(line) + b"garbage")
     res = read_kernel(str(path))
     assert res.parsed == 1 and "stream ended abnormally" in res.quarantine["reason"].iloc[-1]
+
+
+# --- the other rsyslog signal shapes (mlx5, networkd, nvme, blk, MCE, EDAC, AER)
+
+#: messages after ``tag: ``: shapes the bulk parser should take, then near misses it must
+#: leave to the per-line parser (or that the per-line parser reads differently)
+_OTHER_GOOD = [
+    "mlx5_core 0000:1a:00.0 ens1f0np0: Link down", "mlx5_core a b:c: Link down",
+    "mlx5_core 0000:1a:00.0: mlx5_port_module_event:1131:(pid 0): Port module event[error]: module 0, Cable error ",
+    "mlx5_core 0000:1a:00.0: Port module event[error]: ", "mlx5_core 0000:1a:00.0: health: device's health compromised",
+    "mlx5_core x health compromised - reached miss count", "ens1f0np0: Lost carrier", "a:b: Lost carrier",
+    "nvme nvme3: controller is down; will reset: CSTS=0xffffffff ", "nvme nvme0: controller is down",
+    "blk_update_request: I/O error, dev nvme3n1, sector 123456 op 0x0:(READ)", "I/O error, dev sda,",
+    "mce: [Hardware Error]: CPU 12: Machine Check: 0 Bank 5: be00000000800400",
+    "mce: [Hardware Error]: CPU 0: Machine Check Exception:  7 Bank 1 ",
+    "EDAC MC0: 1 UE memory read error on CPU_SrcID#0 (channel:1)", "EDAC sbridge MC12: 30 UE x ", "EDAC MC1: 2 UE",
+    "pcieport 0000:17:01.0: AER: Uncorrected (Fatal) error received: 0000:18:00.0",
+    "AER: Multiple Uncorrected (Fatal) error received:   0000:18:00.0 tail", "pcieport a:b: AER: Uncorrected (Fatal) error received",
+]
+_OTHER_BAD = [
+    "mlx5_core a b c: Link down", "mlx5_core a b: Link down mlx5_core", "mlx5_core a b: Link down, Link down",
+    "mlx5_core a: Link down", "[12.5] ens1: Lost carrier", "[12.5]ens1: Lost carrier", " ens1: Lost carrier",
+    "ens1: Lost carrier EDAC", "mlx5_core a:: health compromised", "mlx5_core : health compromised",
+    "mlx5_core a b: Link down health compromised", "nvme nvmeX: controller is down", "I/O error, dev ,x",
+    "I/O error, dev a b, c", "mce: [Hardware Error]: CPU x: Machine Check: y",
+    "mce: [Hardware Error]: CPU 1: Machine Check: Machine Check", "EDAC MC0: 1 UEx", "EDAC EDAC MC0: 1 UE",
+    "x pcieport a: AER: Uncorrected (Fatal) error received: b", "AER: Uncorrected (Fatal) error received: caf\u00e9",
+    "AER: Uncorrected error received: x", "NVRM: Xid (PCI:0000:18:00): 79, EDAC MC0: 1 UE", "SXid EDAC MC0: 1 UE",
+    "ens1: Lost carrier\t", "ens1: Lost\u00a0carrier", "mlx5_core 0000:1a:00.0: Port module event[error]:",
+]
+_OTHER_HEADS = ["2024-06-03T14:02:11.5+00:00 n1 kernel: ", "2024-06-03T14:02:11Z n-2 systemd-networkd[2385]: ",
+                "2024-06-03T14:02:11Z n1 kernel:", "2024-02-30T14:02:11Z n1 kernel: ", "2024-06-03T14:02:11Z kernel: ",
+                "2024-06-03T14:02:11Z pcieport x: ", "2024-06-03T14:02:11Z n1 mlx5_core: ", "Jun  3 14:02:11 n1 kernel: "]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_OTHER_HEADS), st.sampled_from(_OTHER_GOOD + _OTHER_BAD)),
+                min_size=1, max_size=30))
+def test_bulk_other_rows_equal_per_line_rows(pairs: list[tuple[str, str]]) -> None:
+    lines = [head + body for head, body in pairs]
+    hits = pl.DataFrame({"i": list(range(len(lines))), "line": lines}, schema={"i": pl.UInt32, "line": pl.String})
+    ctx = LineContext(path="x.log", source="kernel", state={"tz": UTC, "host": "stem"})
+    rows, rest = _bulk.kernel_rows(hits, ctx)
+    assert rows["_lineno"].to_list() == sorted(rows["_lineno"].to_list())
+    assert sorted(rows["_lineno"].to_list() + [i + 1 for i in rest["i"].to_list()]) == list(range(1, len(lines) + 1))
+    assert rest["line"].to_list() == [lines[i] for i in rest["i"].to_list()]
+    for row in rows.to_dicts():
+        lineno = row.pop("_lineno")
+        assert _python_row(lines[lineno - 1], lineno) == row, lines[lineno - 1]
+
+
+def test_bulk_takes_the_other_common_shapes() -> None:
+    lines = [_OTHER_HEADS[0] + body for body in _OTHER_GOOD]
+    hits = pl.DataFrame({"i": list(range(len(lines))), "line": lines}, schema={"i": pl.UInt32, "line": pl.String})
+    rows, rest = _bulk.kernel_rows(hits, LineContext(path="x", source="kernel", state={"tz": UTC, "host": "h"}))
+    assert rest.height == 0
+    assert rows["_lineno"].to_list() == list(range(1, len(lines) + 1))
+    assert rows["host"].unique().to_list() == ["n1"]

@@ -226,10 +226,20 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
         return _failed_file(name, choice.source, str(exc))
 
 
+def _conformed(df: pd.DataFrame, table: str) -> bool:
+    """Whether ``df`` already is what :func:`schema.conform` would make of it (RangeIndex)."""
+    names = [c.name for c in schema.TABLES[table]]
+    return (isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1
+            and list(df.columns[:len(names)]) == names
+            and all(str(df[c.name].dtype) == c.dtype for c in schema.TABLES[table]))
+
+
 def _concat(frames: list[pd.DataFrame], table: str) -> pd.DataFrame:
     frames = [f for f in frames if len(f)]
     if not frames:
         return schema.empty(table)
+    if len(frames) == 1 and _conformed(frames[0], table):
+        return frames[0]  # one file's table, conformed by its reader: no copy
     out = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
     return schema.conform(out.reset_index(drop=True), table)
 
@@ -375,7 +385,12 @@ def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
     """
     from reliab.taxonomy import attribute
 
-    signals = tables["signals"].sort_values("time", kind="stable").reset_index(drop=True)
+    signals = tables["signals"]
+    if not signals["time"].is_monotonic_increasing:  # a stable sort keeps sorted rows as they are
+        signals = signals.sort_values("time", kind="stable")
+    if not (isinstance(signals.index, pd.RangeIndex) and signals.index.start == 0
+            and signals.index.step == 1):
+        signals = signals.reset_index(drop=True)
     for name in ("jobs", "telemetry", "quarantine"):
         schema.validate(tables[name], name)
     schema.validate(signals, "signals")

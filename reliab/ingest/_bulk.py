@@ -1,4 +1,10 @@
-"""Column-wise (polars) parsing of the commonest kernel signal line, for the fast route.
+"""Column-wise (polars) parsing of the common rsyslog kernel signal lines, for the fast route.
+
+:func:`kernel_rows` is the bulk hook of the kernel reader: :func:`kernel_xid` for the NVIDIA
+Xid lines described below, then :func:`kernel_other` for the rsyslog mlx5, networkd, nvme,
+blk, MCE, EDAC and AER lines (:data:`_KINDS`, same narrow-acceptance rule: a whole-line
+shape in printable ASCII, one matcher trigger, literal counts that pin where the per-line
+``search`` lands; anything else goes to the per-line parser).  SXid lines are left to it.
 
 On a large kernel log most candidate lines are NVIDIA Xid reports written by rsyslog::
 
@@ -24,6 +30,9 @@ Rust's regex engine reports the same (leftmost-first) groups as Python's backtra
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -94,4 +103,150 @@ def kernel_xid(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.D
         message=after.struct.field("field_1").str.strip_chars_start(" ").str.replace(_PID_NAME, "")
         .str.strip_chars(" ").fill_null(""),
     )
+    return rows, rest
+
+
+#: substrings that decide which matcher of :func:`reliab.ingest._kmsg.match_signal` (and
+#: which branch of ``_mlx5``) reads a line; a bulk shape requires its own and none other
+_TRIGGERS = ("NVRM: Xid", "SXid", "mlx5", "Lost carrier", "controller is down", "I/O error, dev",
+             "Hardware Error", "EDAC", "AER:", "Link down", "Port module event[error]",
+             "health compromised")
+#: the rsyslog prefix of :data:`_SHAPE` up to the message, with the host captured
+_HEAD = (
+    r"^(?:19|2[0-9])[0-9]{2}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+    r"(?:\.[0-9]{1,6})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9]) "
+    rf"(?P<host>{_WORD}+) {_WORD}+(?:\[[0-9]+\])?: "
+)
+_P = "[ -~]"  # printable ASCII
+_N = "[!-~]"  # printable ASCII but space: ``\S`` of the per-line expressions
+
+
+def _g(name: str) -> pl.Expr:
+    return pl.col("_g").struct.field(name)
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """One rsyslog signal-line shape: the message regex after ``tag: `` and its row.
+
+    ``own`` are the :data:`_TRIGGERS` the line holds (every other one is absent), ``once``
+    substrings that occur exactly once in the line (which pins where the per-line
+    expression's ``search`` lands), ``absent`` substrings that must not occur at all.
+    """
+
+    signal: str
+    own: tuple[str, ...]
+    once: tuple[str, ...]
+    body: str
+    message: Callable[[], pl.Expr]
+    severity: Callable[[], pl.Expr]
+    absent: tuple[str, ...] = ()
+
+
+def _const(value: str) -> Callable[[], pl.Expr]:
+    return lambda: pl.lit(value)
+
+
+#: the other signal lines of :mod:`reliab.ingest._kmsg` in their common rsyslog shape; each
+#: message is built as its matcher builds it (``str.strip`` strips spaces only in ASCII)
+_KINDS = (
+    _Kind("nic:link_down", ("mlx5", "Link down"), ("mlx5_core", "Link down"),
+          rf"mlx5_core (?P<a>{_N}+) (?P<b>{_N}+): Link down",
+          lambda: pl.format("{} ({}): Link down", _g("b"), _g("a")), _const("warning")),
+    _Kind("nic:port_module_error", ("mlx5", "Port module event[error]"), ("Port module event[error]",),
+          rf"mlx5_core {_P}*Port module event\[error\]: (?P<a>{_P}*)",
+          lambda: pl.format("Port module event[error]: {}", _g("a").str.strip_chars(" ")), _const("error")),
+    _Kind("nic:health_compromised", ("mlx5", "health compromised"), ("mlx5_core",),
+          rf"mlx5_core (?P<a>{_N}*[!-9;-~]):? {_P}*health compromised{_P}*",
+          lambda: pl.format("{}: device's health compromised", _g("a")), _const("critical")),
+    _Kind("nic:lost_carrier", ("Lost carrier",), ("Lost carrier",), rf"(?P<a>{_N}+): Lost carrier",
+          lambda: pl.format("{}: Lost carrier", _g("a")), _const("warning")),
+    _Kind("nvme:controller_down", ("controller is down",), ("controller is down",),
+          rf"nvme (?P<a>nvme[0-9]+): controller is down(?P<b>{_P}*)",
+          lambda: pl.format("{}: controller is down{}", _g("a"), _g("b")).str.strip_chars(" "),
+          _const("critical")),
+    _Kind("block:io_error", ("I/O error, dev",), ("I/O error, dev",),
+          rf"{_P}*I/O error, dev (?P<a>[!-+\--~]+),(?P<b>{_P}*)",
+          lambda: pl.format("I/O error, dev {},{}", _g("a"), _g("b")).str.strip_chars(" "), _const("error")),
+    _Kind("mce:hardware_error", ("Hardware Error",), ("Hardware Error", "Machine Check"),
+          rf"mce: \[Hardware Error\]: CPU (?P<a>[0-9]+): Machine Check(?P<b> Exception)?: (?P<c>{_P}*)",
+          lambda: pl.format("CPU {}: Machine Check{}: {}", _g("a"), _g("b").fill_null(""),
+                            _g("c").str.strip_chars(" ")),
+          lambda: pl.when(_g("b").is_null()).then(pl.lit("error")).otherwise(pl.lit("critical"))),
+    _Kind("edac:uncorrectable", ("EDAC",), ("EDAC",),
+          rf"EDAC (?:{_N}+ )?(?P<a>MC[0-9]+): (?P<b>[0-9]+) UE\b(?P<c>{_P}*)",
+          lambda: pl.format("{}: {} UE{}", _g("a"), _g("b"), _g("c")).str.strip_chars_end(" "),
+          _const("critical")),
+    _Kind("pcie:aer_fatal", ("AER:",), ("AER:", "pcieport"),
+          rf"pcieport (?P<a>{_N}+?): AER: (?:Multiple )?Uncorrected \(Fatal\) error received:? *(?P<b>{_N}*){_P}*",
+          lambda: pl.format("{}: AER: Uncorrected (Fatal) error received: {}", _g("a"), _g("b"))
+          .str.strip_chars(" "), _const("critical")),
+    _Kind("pcie:aer_fatal", ("AER:",), ("AER:",),
+          rf"AER: (?:Multiple )?Uncorrected \(Fatal\) error received:? *(?P<b>{_N}*){_P}*",
+          lambda: pl.format("AER: Uncorrected (Fatal) error received: {}", _g("b")).str.strip_chars(" "),
+          _const("critical"), absent=("pcieport",)),
+)
+
+
+def _when() -> pl.Expr:
+    """The UTC time of an accepted line's RFC 3339 stamp (null if not in the calendar)."""
+    stamp = pl.col("line").str.splitn(" ", 2).struct.field("field_0")
+    return stamp.str.replace("Z", "+00:00", literal=True).str.to_datetime(
+        "%Y-%m-%dT%H:%M:%S%.f%:z", time_unit="us", time_zone="UTC", strict=False)
+
+
+def kernel_other(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Signal rows of the rsyslog mlx5, networkd, nvme, blk, MCE, EDAC and AER lines.
+
+    Each shape of :data:`_KINDS` is a whole line: the rsyslog prefix of :func:`kernel_xid`
+    with ``tag: `` (one space), then the message.  It requires the triggers and literal
+    counts of its :class:`_Kind`, so that the per-line matcher that reads the line is the
+    one of the shape and its ``search`` lands where the anchored expression does.  The
+    message must not start with ``[`` (a printk time, which may anchor the boot time).
+
+    Parameters
+    ----------
+    hits : polars.DataFrame
+        Candidate lines: ``i`` (0-based line number, ascending) and ``line``.
+    ctx : LineContext
+        The file's context (not read: every accepted line names its host).
+
+    Returns
+    -------
+    rows, rest : polars.DataFrame
+        As for :func:`kernel_xid`.
+    """
+    line = pl.col("line")
+    mask = pl.sum_horizontal(line.str.contains(t, literal=True).cast(pl.Int32) * (1 << n)
+                             for n, t in enumerate(_TRIGGERS))
+    base = hits.lazy().with_columns(_mask=mask)
+    parts: list[pl.LazyFrame] = []
+    for kind in _KINDS:
+        cond = pl.col("_mask") == sum(1 << _TRIGGERS.index(t) for t in kind.own)
+        for text in kind.once:
+            cond = cond & (line.str.count_matches(text, literal=True) == 1)
+        for text in kind.absent:
+            cond = cond & ~line.str.contains(text, literal=True)
+        pattern = f"{_HEAD}(?P<body>{kind.body})$"
+        ok = _g("body").is_not_null() & ~_g("body").str.starts_with("[") & pl.col("time").is_not_null()
+        parts.append(base.filter(cond).with_columns(_g=line.str.extract_groups(pattern), time=_when())
+                     .filter(ok).select(
+            _lineno=pl.col("i").cast(pl.Int64) + 1, time="time", host=_g("host"),
+            gpu=pl.lit(None, pl.String), job_id=pl.lit(None, pl.String), source=pl.lit("kernel"),
+            signal=pl.lit(kind.signal), severity=kind.severity(), message=kind.message()))
+    rows_q = pl.concat(parts, how="vertical_relaxed").sort("_lineno")
+    rest_q = hits.lazy().join(rows_q.select(i=(pl.col("_lineno") - 1).cast(pl.UInt32)), on="i",
+                              how="anti", maintain_order="left")
+    rows, rest = pl.collect_all([rows_q, rest_q])
+    return rows, rest
+
+
+def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`kernel_xid`, then :func:`kernel_other` on what it left; rows in line order."""
+    rows, rest = kernel_xid(hits, ctx)
+    more, rest = kernel_other(rest, ctx)
+    if not rows.height:
+        return more, rest
+    if more.height:
+        rows = pl.concat([rows, more], how="vertical_relaxed").sort("_lineno")
     return rows, rest

@@ -207,9 +207,9 @@ def _resolve_years(rows: list[Row], ctx: LineContext) -> None:
 
 def _bulk_xid(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Bulk parser of the fast route (imports polars only when a large file needs it)."""
-    from reliab.ingest._bulk import kernel_xid
+    from reliab.ingest._bulk import kernel_rows
 
-    return kernel_xid(hits, ctx)
+    return kernel_rows(hits, ctx)
 
 
 def _finish(rows: list[Row], ctx: LineContext) -> list[Row]:
