@@ -224,6 +224,30 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
         if strict:
             raise
         return _failed_file(name, choice.source, str(exc))
+    except _BROKEN_STREAM as exc:  # a reader met a corrupt archive or undecodable table
+        if strict:
+            raise InputFileError(f"{name}: unreadable ({type(exc).__name__}: {exc})") from exc
+        return _failed_file(name, choice.source, f"unreadable ({type(exc).__name__}: {exc})")
+
+
+def _broken_stream_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean "this file's bytes cannot be decoded", whatever the parser."""
+    import lzma
+    import zlib
+
+    errors: tuple[type[BaseException], ...] = (EOFError, zlib.error, lzma.LZMAError, OSError,
+                                               UnicodeDecodeError, pd.errors.ParserError,
+                                               pd.errors.EmptyDataError)
+    try:
+        import zstandard
+
+        errors += (zstandard.ZstdError,)
+    except ImportError:  # pragma: no cover - declared dependency
+        pass
+    return errors
+
+
+_BROKEN_STREAM = _broken_stream_errors()
 
 
 def _conformed(df: pd.DataFrame, table: str) -> bool:
