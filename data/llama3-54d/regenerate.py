@@ -58,6 +58,11 @@ component, planned, host, GPU, failure time, downtime), `truth/nodes.csv` (frail
 spare, interruptions per host) and `truth/rates.csv` (expected count, rate per GPU-hour and
 shape per category).  Ingest must not read `truth/`.
 
+## Fleet facts (`cluster.json`)
+What an operator knows without reading any log: GPUs (16,384), GPUs per node (8), nodes
+(2,048), spare nodes and the observation window.  `reliab demo` takes the exposure for the
+rates from it (GPU-days = GPUs x window); `reliab.ingest` skips it when walking the folder.
+
 ## Telemetry (`telemetry/`)
 - `cluster_1min.csv`: `time,host,gpu,ambient_c,power_w,throughput_tokens_per_s` — one row
   per minute for the whole window, `host` = `cluster`, `gpu` empty; `power_w` is the total
