@@ -7,7 +7,10 @@ frame against its spec and reports *every* problem in one :class:`~reliab.errors
 (column, check, count, example).  :func:`conform` casts a frame to the declared dtypes.
 
 Conventions (ARCHITECTURE.md): timestamps are tz-aware UTC, durations are float hours,
-units are in column names.
+units are in column names.  Every ``string`` column that :func:`conform`, :func:`empty` or
+:func:`read_parquet` hands out is backed by Arrow (:data:`STRING`, whose name is still
+``"string"``): one buffer per column instead of one Python object per value, which keeps a
+large signals table small.  :func:`validate` accepts either backing.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import pandas as pd
 from reliab.errors import SchemaError
 
 UTC = "datetime64[ns, UTC]"
+#: the pandas dtype of every declared ``string`` column (``str(STRING) == "string"``)
+STRING = pd.StringDtype("pyarrow")
 SEVERITIES = ("info", "warning", "error", "critical")
 COMPONENTS = ("GPU", "Host", "Network", "Dependency", "Unplanned Maintenance", "Unknown", "Planned")
 
@@ -149,10 +154,15 @@ TELEMETRY_UNITS = ("_c", "_w", "_mhz", "_pct", "_j", "_mj", "_count", "_ms", "_s
 _EMPTY: dict[str, pd.DataFrame] = {}
 
 
+def dtype_of(col: Column) -> str | pd.StringDtype:
+    """The pandas dtype :func:`conform` gives ``col``: :data:`STRING` for ``"string"``."""
+    return STRING if col.dtype == "string" else col.dtype
+
+
 def empty(table: str) -> pd.DataFrame:
     """An empty frame with the columns and dtypes of ``table`` (a fresh copy each call)."""
     if table not in _EMPTY:
-        _EMPTY[table] = pd.DataFrame({c.name: pd.Series(dtype=c.dtype) for c in TABLES[table]})
+        _EMPTY[table] = pd.DataFrame({c.name: pd.Series(dtype=dtype_of(c)) for c in TABLES[table]})
     return _EMPTY[table].copy()
 
 
@@ -160,21 +170,25 @@ def conform(df: pd.DataFrame, table: str) -> pd.DataFrame:
     """Return a copy of ``df`` with the declared columns cast to their dtypes.
 
     Missing nullable columns are added as all-NA; extra columns are kept at the end.
-    Naive timestamps are taken to be UTC; aware ones are converted to UTC.
+    Naive timestamps are taken to be UTC; aware ones are converted to UTC.  ``string``
+    columns become :data:`STRING` (Arrow-backed) whatever their backing was; a column that
+    already has its dtype is copied as it is (an Arrow array is immutable: its copy shares
+    the buffers).
     """
     out = df.copy()
     for col in TABLES[table]:
+        dtype = dtype_of(col)
         if col.name not in out.columns:
             if col.nullable:
-                out[col.name] = pd.Series(pd.NA, index=out.index, dtype=col.dtype if col.dtype != UTC else "object")
+                out[col.name] = pd.Series(pd.NA, index=out.index, dtype=dtype if col.dtype != UTC else "object")
             else:
                 continue
         s = out[col.name]
         if col.dtype == UTC:
             s = pd.to_datetime(s, utc=True, format="mixed") if not isinstance(s.dtype, pd.DatetimeTZDtype) else s.dt.tz_convert("UTC")
             out[col.name] = s.astype(UTC)
-        elif str(s.dtype) != col.dtype:
-            out[col.name] = s.astype(col.dtype)
+        elif s.dtype != dtype:
+            out[col.name] = s.astype(dtype)
     names = [c.name for c in TABLES[table]]
     return out[[n for n in names if n in out.columns] + [c for c in out.columns if c not in names]]
 
@@ -244,14 +258,14 @@ def write_parquet(df: pd.DataFrame, path: str, table: str) -> None:
 
 
 def read_parquet(path: str, table: str) -> pd.DataFrame:
-    """Read a canonical table from Parquet and validate it."""
+    """Read a canonical table from Parquet and validate it (``string`` columns as :data:`STRING`)."""
     df = pd.read_parquet(path)
     for col in TABLES[table]:
-        if col.name in df.columns and col.dtype == "string" and df[col.name].dtype == object:
-            df[col.name] = df[col.name].astype("string")
+        if col.name in df.columns and col.dtype == "string" and df[col.name].dtype != STRING:
+            df[col.name] = df[col.name].astype(STRING)
     return validate(df, table)
 
 
-__all__ = ["Column", "TABLES", "SIGNALS", "JOBS", "INTERRUPTIONS", "EXPOSURE", "TELEMETRY",
-           "QUARANTINE", "ACCOUNTING", "empty", "conform", "validate", "describe",
+__all__ = ["Column", "STRING", "TABLES", "SIGNALS", "JOBS", "INTERRUPTIONS", "EXPOSURE", "TELEMETRY",
+           "QUARANTINE", "ACCOUNTING", "dtype_of", "empty", "conform", "validate", "describe",
            "write_parquet", "read_parquet"]

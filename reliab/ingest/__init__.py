@@ -255,7 +255,7 @@ def _conformed(df: pd.DataFrame, table: str) -> bool:
     names = [c.name for c in schema.TABLES[table]]
     return (isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1
             and list(df.columns[:len(names)]) == names
-            and all(str(df[c.name].dtype) == c.dtype for c in schema.TABLES[table]))
+            and all(df[c.name].dtype == schema.dtype_of(c) for c in schema.TABLES[table]))
 
 
 def _concat(frames: list[pd.DataFrame], table: str) -> pd.DataFrame:
@@ -418,7 +418,9 @@ def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
     for name in ("jobs", "telemetry", "quarantine"):
         schema.validate(tables[name], name)
     schema.validate(signals, "signals")
-    interruptions = schema.validate(attribute(signals, tables["jobs"], **attribution), "interruptions")
+    # conform: the same (Arrow) string backing as every other table, e.g. after a Parquet trip
+    interruptions = schema.validate(schema.conform(attribute(signals, tables["jobs"], **attribution),
+                                                   "interruptions"), "interruptions")
     return IngestResult(signals=signals, jobs=tables["jobs"], interruptions=interruptions,
                         telemetry=tables["telemetry"], quarantine=tables["quarantine"],
                         accounting=schema.validate(accounting, "accounting"), sources=sources)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 import polars as pl
 
@@ -195,6 +196,39 @@ def _when() -> pl.Expr:
         "%Y-%m-%dT%H:%M:%S%.f%:z", time_unit="us", time_zone="UTC", strict=False)
 
 
+@cache
+def _other_mask() -> pl.Expr:
+    """Bit ``n`` set when the line holds ``_TRIGGERS[n]`` (built once, reused by every call)."""
+    line = pl.col("line")
+    return pl.sum_horizontal(line.str.contains(t, literal=True).cast(pl.Int32) * (1 << n)
+                             for n, t in enumerate(_TRIGGERS))
+
+
+@cache
+def _other_plans() -> tuple[tuple[pl.Expr, pl.Expr, pl.Expr, tuple[pl.Expr, ...]], ...]:
+    """Per :data:`_KINDS` shape: its filter, its groups, its acceptance and its row columns.
+
+    Built once per process, so a call of :func:`kernel_other` only assembles a query.
+    """
+    line = pl.col("line")
+    plans = []
+    for kind in _KINDS:
+        cond = pl.col("_mask") == sum(1 << _TRIGGERS.index(t) for t in kind.own)
+        for text in kind.once:
+            cond = cond & (line.str.count_matches(text, literal=True) == 1)
+        for text in kind.absent:
+            cond = cond & ~line.str.contains(text, literal=True)
+        groups = line.str.extract_groups(f"{_HEAD}(?P<body>{kind.body})$")
+        ok = _g("body").is_not_null() & ~_g("body").str.starts_with("[") & pl.col("time").is_not_null()
+        out = (
+            (pl.col("i").cast(pl.Int64) + 1).alias("_lineno"), pl.col("time"), _g("host").alias("host"),
+            pl.lit(None, pl.String).alias("gpu"), pl.lit(None, pl.String).alias("job_id"),
+            pl.lit("kernel").alias("source"), pl.lit(kind.signal).alias("signal"),
+            kind.severity().alias("severity"), kind.message().alias("message"))
+        plans.append((cond, groups, ok, out))
+    return tuple(plans)
+
+
 def kernel_other(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Signal rows of the rsyslog mlx5, networkd, nvme, blk, MCE, EDAC and AER lines.
 
@@ -216,24 +250,9 @@ def kernel_other(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl
     rows, rest : polars.DataFrame
         As for :func:`kernel_xid`.
     """
-    line = pl.col("line")
-    mask = pl.sum_horizontal(line.str.contains(t, literal=True).cast(pl.Int32) * (1 << n)
-                             for n, t in enumerate(_TRIGGERS))
-    base = hits.lazy().with_columns(_mask=mask)
-    parts: list[pl.LazyFrame] = []
-    for kind in _KINDS:
-        cond = pl.col("_mask") == sum(1 << _TRIGGERS.index(t) for t in kind.own)
-        for text in kind.once:
-            cond = cond & (line.str.count_matches(text, literal=True) == 1)
-        for text in kind.absent:
-            cond = cond & ~line.str.contains(text, literal=True)
-        pattern = f"{_HEAD}(?P<body>{kind.body})$"
-        ok = _g("body").is_not_null() & ~_g("body").str.starts_with("[") & pl.col("time").is_not_null()
-        parts.append(base.filter(cond).with_columns(_g=line.str.extract_groups(pattern), time=_when())
-                     .filter(ok).select(
-            _lineno=pl.col("i").cast(pl.Int64) + 1, time="time", host=_g("host"),
-            gpu=pl.lit(None, pl.String), job_id=pl.lit(None, pl.String), source=pl.lit("kernel"),
-            signal=pl.lit(kind.signal), severity=kind.severity(), message=kind.message()))
+    base = hits.lazy().with_columns(_mask=_other_mask())
+    parts = [base.filter(cond).with_columns(_g=groups, time=_when()).filter(ok).select(*out)
+             for cond, groups, ok, out in _other_plans()]
     rows_q = pl.concat(parts, how="vertical_relaxed").sort("_lineno")
     rest_q = hits.lazy().join(rows_q.select(i=(pl.col("_lineno") - 1).cast(pl.UInt32)), on="i",
                               how="anti", maintain_order="left")

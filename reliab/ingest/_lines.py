@@ -38,6 +38,7 @@ from reliab.ingest._registry import FileResult
 
 if TYPE_CHECKING:
     import polars as pl
+    import pyarrow as pa
 
 
 @dataclass
@@ -138,12 +139,12 @@ def scan_lines(
     quarantine: list[tuple] = []
     parsed = malformed = 0
     counter = [0]
-    bulk_frames: list[pl.DataFrame] = []
+    bulk_tables: list[pa.Table] = []
 
     def take(frame: pl.DataFrame) -> None:
-        if not bulk_frames:
+        if not bulk_tables:
             ctx.state["bulk_first"] = frame.row(0, named=True)
-        bulk_frames.append(frame)
+        bulk_tables.append(_arrow_rows(frame, ctx.path))
 
     def reject(reason: str, text: str | None) -> None:
         nonlocal malformed
@@ -213,9 +214,9 @@ def scan_lines(
     for row in rows:
         for key in [k for k in row if k.startswith("_") and k != "_lineno"]:
             del row[key]
-    parsed += sum(f.height for f in bulk_frames)
+    parsed += sum(t.num_rows for t in bulk_tables)
     irrelevant = lines - parsed - malformed
-    frame = _frame(rows, bulk_frames, ctx.path, table)
+    frame = _frame(rows, bulk_tables, ctx.path, table)
     return FileResult(
         path=ctx.path, source=source, lines=lines, parsed=parsed, irrelevant=irrelevant,
         malformed=malformed, tables={table: frame}, quarantine=quarantine_frame(quarantine),
@@ -223,39 +224,76 @@ def scan_lines(
     )
 
 
-def _frame(rows: list[Row], bulk_frames: list[pl.DataFrame], path: str, table: str) -> pd.DataFrame:
+def _arrow_rows(frame: pl.DataFrame, path: str) -> pa.Table:
+    """Rows of a polars frame as Arrow, with ``origin`` filled in and times in nanoseconds.
+
+    ``origin`` defaults to ``path:_lineno``; ``_lineno`` is kept for the ordering.  Arrow
+    columns hold one buffer each (no views), which is the layout pandas keeps, so the table
+    crosses to pandas without another copy of its strings.
+    """
+    import polars as pl
+
+    lineno = pl.col("_lineno")
+    origin = pl.concat_str(pl.lit(f"{path}:"), lineno.cast(pl.String))
+    if "origin" in frame.columns:
+        origin = pl.when(pl.col("origin").is_null()).then(origin).otherwise(pl.col("origin"))
+    return frame.with_columns(
+        origin=origin,
+        # pandas' own unit: conform then keeps the column as it is
+        **{name: pl.col(name).dt.cast_time_unit("ns") for name, dtype in frame.schema.items()
+           if isinstance(dtype, pl.Datetime)},
+    ).to_arrow()
+
+
+def _frame(rows: list[Row], bulk_tables: list[pa.Table], path: str, table: str) -> pd.DataFrame:
     """The table of ``rows`` (each with ``_lineno``) and the bulk rows, in line order.
 
-    With bulk rows the two are joined and ordered in polars and cross to pandas once
-    (with repeated strings shared, which keeps a large table small); ``rows`` is emptied
-    on the way.
+    The bulk rows arrive as Arrow tables (:func:`_arrow_rows`, in line order); ``rows`` are
+    turned into one more and the lot is put in line order column by column.  The strings
+    reach pandas as the Arrow buffers themselves (:data:`reliab.schema.STRING`), with no
+    Python object per value.  ``rows`` and ``bulk_tables`` are emptied on the way, so that
+    each intermediate is freed as soon as the next one exists.
     """
-    if not bulk_frames:
+    if not bulk_tables:
         for row in rows:
             row.pop("_lineno", None)
         return schema.conform(pd.DataFrame(rows), table) if rows else schema.empty(table)
-    import polars as pl
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-    frames = list(bulk_frames)
+    tables = bulk_tables[:]
+    bulk_tables.clear()
+    ordered = not rows
     if rows:
+        import polars as pl
+
         names = list(dict.fromkeys(chain.from_iterable(rows)))  # every key, first seen first
         columns = {name: [row.get(name) for row in rows] for name in names}
         rows.clear()
-        frames.append(pl.DataFrame(columns, strict=False, infer_schema_length=None))
+        tables.append(_arrow_rows(pl.DataFrame(columns, strict=False, infer_schema_length=None), path))
         del columns
-    both = pl.concat(frames, how="diagonal_relaxed").sort("_lineno", maintain_order=True)
-    both = both.with_columns(
-        origin=pl.when(pl.col("origin").is_null()).then(
-            pl.concat_str(pl.lit(f"{path}:"), pl.col("_lineno").cast(pl.String))).otherwise(pl.col("origin"))
-        if "origin" in both.columns else pl.concat_str(pl.lit(f"{path}:"), pl.col("_lineno").cast(pl.String)),
-        # pandas' own unit: conform then keeps the column as it is
-        **{name: pl.col(name).dt.cast_time_unit("ns") for name, dtype in both.schema.items()
-           if isinstance(dtype, pl.Datetime)},
-    ).drop("_lineno")
-    del frames
-    out = both.to_pandas()  # pyarrow shares one str object per distinct value in a column
+    both = pa.concat_tables(tables, promote_options="permissive")
+    tables.clear()
+    data = dict(zip(both.column_names, both.columns, strict=True))
     del both
+    lineno = data.pop("_lineno")
+    if not ordered:  # a stable sort: the rows of one line keep their order
+        order = pc.sort_indices(lineno)
+        for name in data:  # one column at a time, each old one freed as its copy exists
+            data[name] = data[name].take(order)
+    del lineno
+    arrow = pa.table(data)
+    data.clear()
+    out = arrow.to_pandas(types_mapper=_arrow_types().get)  # strings: the Arrow buffers
+    del arrow
     return schema.conform(out, table)
+
+
+def _arrow_types() -> dict[Any, Any]:
+    """Arrow string types -> :data:`reliab.schema.STRING`, for ``pyarrow.Table.to_pandas``."""
+    import pyarrow as pa
+
+    return {pa.large_string(): schema.STRING, pa.string(): schema.STRING}
 
 
 def quarantine_frame(rows: list[tuple]) -> pd.DataFrame:

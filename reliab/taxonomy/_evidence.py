@@ -82,7 +82,7 @@ def with_job_states(signals: pd.DataFrame, jobs: pd.DataFrame) -> pd.DataFrame:
         "message": raw.fillna(todo["state"]).to_numpy(),
         "origin": (todo["origin"] if "origin" in todo else todo["job_id"]).to_numpy(),
     })
-    extra = extra.astype({c: "string" for c in SIGNAL_COLUMNS if c != "time"})
+    extra = extra.astype({c: signals[c].dtype for c in SIGNAL_COLUMNS if c != "time"})
     extra["time"] = pd.to_datetime(extra["time"], utc=True)
     return pd.concat([signals, extra], ignore_index=True)
 
