@@ -204,7 +204,6 @@ def fast_candidates(fh: BinaryIO, literals: tuple[bytes, ...], counter: list[int
     if finder is None:
         finder = polars_finder(literals)
     limit = _prefilter.MAX_LINE_BYTES
-    chunk = _prefilter._CHUNK
     read = fh.read
     carry = b""
     while True:
@@ -217,16 +216,7 @@ def fast_candidates(fh: BinaryIO, literals: tuple[bytes, ...], counter: list[int
             if len(data) <= limit:
                 carry = data
                 continue
-            size, head = len(data), data[: limit + 1]
-            rest = b""
-            while True:  # skip to the end of the over-long line
-                more = read(chunk)
-                nl = more.find(b"\n")
-                if not more or nl >= 0:
-                    size += nl + 1 if nl >= 0 else 0
-                    rest = more[nl + 1:] if nl >= 0 else b""
-                    break
-                size += len(more)
+            size, head, rest = _prefilter.skip_long_line(read, data)
             counter[0] += 1
             yield counter[0], head, size
             carry = rest

@@ -14,7 +14,7 @@ always yielded so the caller can quarantine them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 MAX_LINE_BYTES = 1 << 20  # longer lines are quarantined, not parsed
@@ -76,6 +76,22 @@ def _segment(seg: bytes, base: int, literals: tuple[bytes, ...]) -> Numbered:
         yield base + count + 1, seg[start:end], end - start
 
 
+def skip_long_line(read: Callable[[int], bytes], data: bytes) -> tuple[int, bytes, bytes]:
+    """Consume the rest of an over-long line that starts ``data`` (which holds no newline).
+
+    Returns its total size in bytes (terminator included), its first
+    ``MAX_LINE_BYTES + 1`` bytes, and whatever was read past its end.
+    """
+    size, head = len(data), data[: MAX_LINE_BYTES + 1]
+    while True:
+        more = read(_CHUNK)
+        nl = more.find(b"\n")
+        if not more or nl >= 0:
+            size += nl + 1 if nl >= 0 else 0
+            return size, head, more[nl + 1:] if nl >= 0 else b""
+        size += len(more)
+
+
 def candidate_lines(fh: BinaryIO, literals: tuple[bytes, ...], counter: list[int]) -> Numbered:
     """Lines of ``fh`` that contain one of ``literals`` (plus every over-long line).
 
@@ -94,16 +110,7 @@ def candidate_lines(fh: BinaryIO, literals: tuple[bytes, ...], counter: list[int
             if len(data) <= MAX_LINE_BYTES:
                 carry = data
                 continue
-            size, head = len(data), data[: MAX_LINE_BYTES + 1]
-            rest = b""
-            while True:  # skip to the end of the over-long line
-                more = read(_CHUNK)
-                nl = more.find(b"\n")
-                if not more or nl >= 0:
-                    size += nl + 1 if nl >= 0 else 0
-                    rest = more[nl + 1:] if nl >= 0 else b""
-                    break
-                size += len(more)
+            size, head, rest = skip_long_line(read, data)
             counter[0] += 1
             yield counter[0], head, size
             # keep the invariant "carry holds no newline": the complete lines read past the
