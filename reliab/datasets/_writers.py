@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import csv
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -58,15 +58,20 @@ def _dmesg_stamp(ts: str, style: int, host: str) -> str:
     return f"{ts[:19]}+0000 {host} kernel: "  # journalctl -k -o short-iso
 
 
+def _per_key(records: list[tuple]) -> Iterator[tuple[str, list[tuple], list[str]]]:
+    """Records grouped by their key (field 1), sorted keys, each group in time order with stamps."""
+    groups: dict[str, list[tuple]] = defaultdict(list)
+    for rec in records:
+        groups[rec[1]].append(rec)
+    for key in sorted(groups):
+        recs = sorted(groups[key], key=lambda r: r[0])
+        yield key, recs, iso_us([r[0] for r in recs])
+
+
 def write_dmesg(directory: Path, records: list[tuple], styles: dict[str, int]) -> dict[str, Path]:
     """Per-host kernel captures in one of three timestamp styles (host from the file name)."""
-    by_host: dict[str, list[tuple]] = defaultdict(list)
-    for rec in records:
-        by_host[rec[1]].append(rec)
     out = {}
-    for host in sorted(by_host):
-        recs = sorted(by_host[host], key=lambda r: r[0])
-        stamps = iso_us([r[0] for r in recs])
+    for host, recs, stamps in _per_key(records):
         lines = [_dmesg_stamp(ts, styles[host], host) + r[3]
                  for r, ts in zip(recs, stamps, strict=True)]
         out[f"dmesg/{host}.log"] = _write_lines(directory / "dmesg" / f"{host}.log", lines)
@@ -86,13 +91,8 @@ def train_line(ts: str, style: str, text: str) -> str:
 
 def write_train(directory: Path, records: list[tuple]) -> dict[str, Path]:
     """Training stdout/stderr per job: ``train/slurm-<jobid>.out``."""
-    by_job: dict[str, list[tuple]] = defaultdict(list)
-    for rec in records:
-        by_job[rec[1]].append(rec)
     out = {}
-    for job in sorted(by_job):
-        recs = sorted(by_job[job], key=lambda r: r[0])
-        stamps = iso_us([r[0] for r in recs])
+    for job, recs, stamps in _per_key(records):
         lines = [train_line(ts, r[2], r[3]) for r, ts in zip(recs, stamps, strict=True)]
         out[f"train/slurm-{job}.out"] = _write_lines(directory / "train" / f"slurm-{job}.out",
                                                      lines)
@@ -101,13 +101,8 @@ def write_train(directory: Path, records: list[tuple]) -> dict[str, Path]:
 
 def write_sel(directory: Path, records: list[tuple]) -> dict[str, Path]:
     """``ipmitool sel list`` per host: ``  1a | 06/03/2024 | 14:01:55 | sensor | event | Asserted``."""
-    by_host: dict[str, list[tuple]] = defaultdict(list)
-    for rec in records:
-        by_host[rec[1]].append(rec)
     out = {}
-    for host in sorted(by_host):
-        recs = sorted(by_host[host], key=lambda r: r[0])
-        stamps = iso_us([r[0] for r in recs])
+    for host, recs, stamps in _per_key(records):
         lines = [f"{k + 1:4x} | {ts[5:7]}/{ts[8:10]}/{ts[:4]} | {ts[11:19]} | {r[2]} | {r[3]} | "
                  f"{'Asserted' if r[4] else 'Deasserted'}"
                  for k, (r, ts) in enumerate(zip(recs, stamps, strict=True))]
