@@ -12,7 +12,7 @@ systemd, sshd, CRON and the kernel, some of it containing a prefilter literal (m
 without being a signal.  After a warm-up read of the file, each tool runs ``--repeat`` times
 as a child process; the median wall time is printed with the ratio, and the peak RSS of
 each child is read with GNU ``/usr/bin/time -f %M``.  The baseline is ``grep -c -F`` with the
-parser's own literal prefilter (``reliab.ingest._kmsg.LITERALS``).
+parser's own literal prefilter (``reliab.io.formats.kernel._kmsg.LITERALS``).
 
 Two ratios are printed for reliab: *full process* (start-up, imports and ingest, as a user
 running a script sees it) and *in-process* (the ``ingest()`` call alone, timed inside the
@@ -89,7 +89,7 @@ def _literals() -> list[str]:
     (``ru_maxrss`` survives ``exec``: a child forked from a process that imported pandas
     would report the parent's size.)
     """
-    code = "from reliab.ingest._kmsg import LITERALS; print('\\n'.join(x.decode() for x in LITERALS))"
+    code = "from reliab.io.formats.kernel._kmsg import LITERALS; print('\\n'.join(x.decode() for x in LITERALS))"
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     return out.stdout.splitlines()
 
@@ -153,9 +153,9 @@ def main() -> None:
             while fh.read(1 << 24):
                 pass
     grep = ["grep", "-c", "-F", *(x for lit in _literals() for x in ("-e", lit))]
-    code = ("import sys; from reliab.ingest import ingest; "
+    code = ("import sys; from reliab.io import ingest; "
             "r = ingest(sys.argv[1], source='kernel'); print(len(r.signals))")
-    timed = ("import sys, time; from reliab.ingest import ingest; import polars; "
+    timed = ("import sys, time; from reliab.io import ingest; import polars; "
              "t = time.perf_counter(); r = ingest(sys.argv[1], source='kernel'); "
              "print(time.perf_counter() - t, len(r.signals))")
     bare_gz = ("import gzip, sys\nwith gzip.open(sys.argv[1], 'rb') as f:\n"
@@ -165,7 +165,7 @@ def main() -> None:
     runs_i = [_child([sys.executable, "-c", code, str(path)]) for _ in range(n)]
     runs_z = [_child([sys.executable, "-c", bare_gz, str(packed)]) for _ in range(n)]
     runs_iz = [_child([sys.executable, "-c", code, str(packed)]) for _ in range(n)]
-    runs_0 = [_child([sys.executable, "-c", "import reliab.ingest"]) for _ in range(n)]
+    runs_0 = [_child([sys.executable, "-c", "import reliab.io"]) for _ in range(n)]
     said: list[str] = []
     said_z: list[str] = []
     for _ in range(n):
@@ -185,7 +185,7 @@ def main() -> None:
     print(_row("reliab ingest, plain", runs_i, args.lines, t_g))
     print(_row("python gzip read (baseline)", runs_z, args.lines, None))
     print(_row("reliab ingest, gzip", runs_iz, args.lines, t_z))
-    print(_row("python -c 'import reliab.ingest'", runs_0, args.lines, None))
+    print(_row("python -c 'import reliab.io'", runs_0, args.lines, None))
     print(f"full process: plain {t_i / t_g:.2f}x grep, gzip {t_iz / t_z:.2f}x python gzip read")
     print(f"in-process (ingest() call, imports warm): plain {t_in:.2f} s = {t_in / t_g:.2f}x grep,"
           f" gzip {t_inz:.2f} s = {t_inz / t_z:.2f}x python gzip read")

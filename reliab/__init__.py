@@ -24,9 +24,9 @@ _EXPORTS: dict[str, str] = {
     # schema
     "validate": "reliab.schema",
     # ingest
-    "ingest": "reliab.ingest",
-    "IngestResult": "reliab.ingest",
-    "available_sources": "reliab.ingest",
+    "ingest": "reliab.io",
+    "IngestResult": "reliab.io",
+    "available_sources": "reliab.io",
     # taxonomy
     "classify": "reliab.taxonomy",
     "explain": "reliab.taxonomy",
@@ -46,7 +46,7 @@ _EXPORTS: dict[str, str] = {
     "fleet_exposure": "reliab.prepare",
     "node_hours": "reliab.prepare",
     "suggest_ticket_categories": "reliab.taxonomy.suggest",
-    "diagnose_flight_recorder": "reliab.ingest.flight_recorder",
+    "diagnose_flight_recorder": "reliab.io.formats.flight_recorder",
     # models: survival
     "fit_weibull": "reliab.models",
     "fit_parametric": "reliab.models",

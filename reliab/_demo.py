@@ -89,7 +89,7 @@ def demo(out: str | Path = "demo-report", *, data: str | Path | None = None, pdf
         Paths of ``report.html``, ``report.pdf`` and the Parquet tables, and timings.
     """
     from reliab.datasets import sample_path
-    from reliab.ingest import ingest
+    from reliab.io import ingest
     from reliab.models.rates import estimate_rates
     from reliab.report import build_report, write_html, write_pdf
     from reliab.taxonomy.vocabulary import table5

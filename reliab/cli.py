@@ -81,7 +81,7 @@ def ingest(
     (new, appended, unchanged, rotated); the tables are the whole store.
     """
     from reliab.errors import ReliabError
-    from reliab.ingest import ingest as run_ingest
+    from reliab.io import ingest as run_ingest
 
     options = {} if year is None else {"year": year}
     try:
@@ -125,7 +125,7 @@ def ingest(
 
 
 def _compression(path: object) -> str:
-    from reliab.ingest._io import compression_of
+    from reliab.io._files import compression_of
 
     try:
         return compression_of(str(path)) or "none"
@@ -136,7 +136,7 @@ def _compression(path: object) -> str:
 @app.command()
 def sources() -> None:
     """List the registered input formats."""
-    from reliab.ingest import available_sources
+    from reliab.io import available_sources
 
     for row in available_sources().itertuples(index=False):
         typer.echo(f"{row.name:<16} {row.table:<10} {row.summary}")

@@ -241,7 +241,7 @@ def node_hours(jobs: pd.DataFrame, *, end: object | None = None) -> pd.Series:
     Series
         Hours per host (index = host), summed over jobs; Slurm hostlists are expanded.
     """
-    from reliab.ingest.hostlist import expand_hostlist
+    from reliab.io.formats.slurm.hostlist import expand_hostlist
 
     ok = jobs["start"].notna() & jobs["nodelist"].notna()
     stop = jobs["end"].fillna(_utc(end, "end") if end is not None else jobs["end"].max())

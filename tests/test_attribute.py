@@ -285,7 +285,7 @@ SAMPLE = Path(__file__).resolve().parents[1] / "data" / "llama3-54d"
 @pytest.mark.skipif(not (SAMPLE / "truth").is_dir(), reason="bundled sample not present")
 def test_bundled_sample_categories_match_truth() -> None:
     """Regression: the generator's ground truth is recovered for every interruption."""
-    from reliab.ingest import ingest
+    from reliab.io import ingest
 
     dirs = [SAMPLE / d for d in ("syslog", "dmesg", "train", "slurm", "ipmi", "tickets")]
     res = ingest([d for d in dirs if d.is_dir()])

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from reliab.datasets import simulate_cluster
-from reliab.ingest import IngestResult, discover, ingest
+from reliab.io import IngestResult, discover, ingest
 
 distributed = pytest.importorskip("dask.distributed")
 
@@ -50,7 +50,7 @@ def local(raw: Path) -> IngestResult:
 @pytest.mark.parametrize("batch_bytes", [None, 1 << 16, 8 << 20], ids=["per-file", "64KiB", "8MiB"])
 def test_distributed_equals_local(raw: Path, client: object, local: IngestResult,
                                   batch_bytes: int | None) -> None:
-    from reliab.ingest.distributed import ingest_distributed
+    from reliab.io.distributed import ingest_distributed
 
     assert len(local.accounting) > 20 and len(local.signals) and len(local.telemetry)
     _assert_equal(ingest_distributed(raw, client=client, batch_bytes=batch_bytes), local)
@@ -58,7 +58,7 @@ def test_distributed_equals_local(raw: Path, client: object, local: IngestResult
 
 def test_distributed_parquet_partitions(raw: Path, client: object, local: IngestResult,
                                         tmp_path: Path) -> None:
-    from reliab.ingest.distributed import batches, ingest_distributed
+    from reliab.io.distributed import batches, ingest_distributed
 
     out = tmp_path / "parts"
     _assert_equal(ingest_distributed(raw, client=client, output=out, batch_bytes=1 << 18), local)
@@ -70,7 +70,7 @@ def test_distributed_parquet_partitions(raw: Path, client: object, local: Ingest
 
 
 def test_batches_keep_order_and_size(tmp_path: Path) -> None:
-    from reliab.ingest.distributed import batches
+    from reliab.io.distributed import batches
 
     files = []
     for i, size in enumerate([10, 10, 50, 10, 200, 5]):
@@ -83,7 +83,7 @@ def test_batches_keep_order_and_size(tmp_path: Path) -> None:
 def test_missing_dask_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from reliab.ingest import distributed as dist
+    from reliab.io import distributed as dist
 
     monkeypatch.setitem(sys.modules, "dask.distributed", None)
     with pytest.raises(ImportError, match=r"reliab\[distributed\]"):

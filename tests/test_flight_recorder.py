@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reliab.errors import ParseError
-from reliab.ingest.flight_recorder import (
+from reliab.io.formats.flight_recorder import (
     diagnose_flight_recorder,
     load_dump,
     read_flight_recorder,

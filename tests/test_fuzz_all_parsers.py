@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import reliab
 from reliab.errors import ReliabError
-from reliab.ingest import available_sources
+from reliab.io import available_sources
 
 SOURCES = list(available_sources()["name"])
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reliab import schema
-from reliab.ingest.gpu_telemetry import (
+from reliab.io.formats.telemetry.nvidia_smi import (
     normalize_pci,
     read_dcgm_prometheus,
     read_nvidia_smi_dmon,
@@ -134,7 +134,7 @@ def test_fuzz_never_raises(tmp_path: Path, text: str) -> None:
 
 def test_generic_parquet_with_mapping(tmp_path: Path) -> None:
     """Regression: a site's Parquet export maps its column names; an unreadable time is quarantined."""
-    from reliab.ingest.telemetry_parquet import read_telemetry_parquet
+    from reliab.io.formats.telemetry.parquet import read_telemetry_parquet
 
     df = pd.DataFrame({"timestamp": pd.to_datetime(["2024-06-01T00:00:00Z", "2024-06-01T00:01:00Z", None], utc=True),
                        "hostname": ["n1", "n1", "n2"], "GPU Temp": [40.0, 41.0, 42.0], "watts": [600, 610, 620]})
@@ -150,7 +150,7 @@ def test_generic_parquet_with_mapping(tmp_path: Path) -> None:
 
 def test_dcgm_field_csv(tmp_path: Path) -> None:
     """Regression: a CSV whose columns are DCGM field names or ids maps onto unit-named columns."""
-    from reliab.ingest import get_parser
+    from reliab.io import get_parser
 
     p = tmp_path / "dcgm.csv"
     p.write_text("timestamp,hostname,gpu,DCGM_FI_DEV_GPU_TEMP,155,DCGM_FI_DEV_XID_ERRORS\n"

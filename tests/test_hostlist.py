@@ -1,4 +1,4 @@
-"""Slurm hostlist expansion and compression (reliab.ingest.hostlist)."""
+"""Slurm hostlist expansion and compression (reliab.io.formats.slurm.hostlist)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reliab.ingest.hostlist import compress_hostlist, expand_hostlist
+from reliab.io.formats.slurm.hostlist import compress_hostlist, expand_hostlist
 
 
 @pytest.mark.parametrize(

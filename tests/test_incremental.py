@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from reliab.errors import InputFileError
-from reliab.ingest import IngestResult, _store, ingest
-from reliab.ingest._store import Store, family
+from reliab.io import IngestResult, _store, ingest
+from reliab.io._store import Store, family
 
 SAMPLE = Path(__file__).parents[1] / "data" / "llama3-54d"
 TABLES = ("signals", "jobs", "telemetry", "quarantine", "interruptions")

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from reliab import schema
 from reliab.errors import InputFileError, ParseError, UnknownFormatError
-from reliab.ingest import IngestResult, available_sources, discover, ingest
+from reliab.io import IngestResult, available_sources, discover, ingest
 
 GPUD = Path(__file__).parent / "reference" / "gpud_nvidia_kernel_logs"
 XID = "NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
@@ -232,7 +232,7 @@ PIECES = [b"ab", b"X", b"\n", b"zz" * 20, b"q" * 70, b"\r\n", b"aXb", b"b" * 63,
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(PIECES), max_size=50).map(b"".join), st.integers(1, 100))
 def test_prefilter_matches_line_scan(monkeypatch: pytest.MonkeyPatch, data: bytes, k: int) -> None:
-    from reliab.ingest import _prefilter
+    from reliab.io import _prefilter
 
     monkeypatch.setattr(_prefilter, "MAX_LINE_BYTES", 64)
     monkeypatch.setattr(_prefilter, "_BLOCK", 64)
@@ -254,3 +254,12 @@ def test_long_lines_keep_line_numbers(tmp_path: Path) -> None:
     assert res.accounting[["lines", "parsed", "irrelevant", "malformed"]].values.tolist() == [[6, 4, 0, 2]]
     assert [o.rsplit(":", 1)[1] for o in res.signals["origin"]] == ["1", "3", "5", "6"]
     assert res.quarantine["lineno"].tolist() == [2, 4]
+
+
+def test_ingest_stays_the_function_after_importing_the_engine() -> None:
+    """``reliab.ingest`` is the public function, whatever submodules were imported before."""
+    import reliab
+    import reliab.io._driver  # noqa: F401
+    import reliab.io.formats.kernel  # noqa: F401
+
+    assert callable(reliab.ingest) and reliab.ingest.__module__ == "reliab.io._driver"

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reliab.errors import ParseError
-from reliab.ingest._lines import LineContext
-from reliab.ingest._syslog import parse_header, resolve_tz
-from reliab.ingest.kernel import host_from_path, parse_kernel_line, read_kernel
+from reliab.io._lines import LineContext
+from reliab.io.formats._timestamps import parse_header, resolve_tz
+from reliab.io.formats.kernel import host_from_path, parse_kernel_line, read_kernel
 
 GPUD = Path(__file__).parent / "reference" / "gpud_nvidia_kernel_logs"
 XID79 = "NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
@@ -303,7 +303,7 @@ def test_fuzz_read_kernel_bytes(data: bytes, year: int | None) -> None:
 
 
 def test_sniff_kernel_rejects_csv_and_accepts_captures() -> None:
-    from reliab.ingest.kernel import sniff_kernel
+    from reliab.io.formats.kernel import sniff_kernel
 
     csv = ["time,host,gpu,temp_c", "2024-06-01T00:00:00Z,node0001,0,41.5", "2024-06-01T00:01:00Z,node0001,0,41.7"]
     assert sniff_kernel("gpus.csv", csv) == 0.0

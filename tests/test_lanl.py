@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from reliab.errors import ParseError
-from reliab.ingest.lanl import read_lanl, read_lanl_signals
+from reliab.io.formats.lanl import read_lanl, read_lanl_signals
 
 NAME = "LA-UR-05-7318-failure-data-1996-2005.csv"
 HERE = Path(__file__).parent

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reliab.errors import ParseError
-from reliab.ingest._lines import LineContext
-from reliab.ingest._syslog import resolve_tz
-from reliab.ingest.nccl import job_from_path, parse_nccl_line, read_nccl, sniff_nccl
+from reliab.io._lines import LineContext
+from reliab.io.formats._timestamps import resolve_tz
+from reliab.io.formats.nccl import job_from_path, parse_nccl_line, read_nccl, sniff_nccl
 
 # glog lines of a real 2-rank capture (domain.md §5.2), around job log lines and a traceback
 LOG = """\

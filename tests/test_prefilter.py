@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reliab.errors import ParseError
-from reliab.ingest import _bulk, _fastscan, _lines, _prefilter
-from reliab.ingest._lines import LineContext
-from reliab.ingest.kernel import parse_kernel_line, read_kernel
+from reliab.io import _fastscan, _lines, _prefilter
+from reliab.io._lines import LineContext
+from reliab.io.formats.kernel import _bulk, parse_kernel_line, read_kernel
 
 LIMIT = 64
 XID = "NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, GPU has fallen off the bus."

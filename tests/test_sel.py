@@ -1,4 +1,4 @@
-"""ipmitool sel list / elist reader (reliab.ingest.sel)."""
+"""ipmitool sel list / elist reader (reliab.io.formats.sel)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import reliab.io.formats.sel  # noqa: F401  (registers sel)
 from reliab import schema
 from reliab.errors import ParseError
-from reliab.ingest import sel  # noqa: F401  (registers sel)
-from reliab.ingest._registry import FileResult, get_parser
+from reliab.io._registry import FileResult, get_parser
 
 # domain.md 5.7: real `ipmitool sel list` lines (ipmitool docs, Meta GCM fixtures) and elist forms
 LINES = [

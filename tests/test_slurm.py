@@ -1,4 +1,4 @@
-"""sacct --parsable/--parsable2/--json readers (reliab.ingest.slurm)."""
+"""sacct --parsable/--parsable2/--json readers (reliab.io.formats.slurm)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from reliab import schema
 from reliab.errors import ParseError
-from reliab.ingest import slurm  # noqa: F401  (registers sacct, sacct_json)
-from reliab.ingest._registry import FileResult, get_parser
+from reliab.io._registry import FileResult, get_parser
+from reliab.io.formats import slurm  # registers sacct, sacct_json
 
 HEADER = ("JobID|JobIDRaw|JobName|User|Partition|State|ExitCode|Submit|Start|End|Elapsed|NNodes|"
           "NodeList|Restarts|AllocTRES")

@@ -1,4 +1,4 @@
-"""Telemetry CSV readers (reliab.ingest.telemetry) on the real H200 capture and small files."""
+"""Telemetry CSV readers (reliab.io.formats.telemetry.delimited) on the real H200 capture and small files."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import reliab.io.formats.telemetry.delimited  # noqa: F401  (registers telemetry_csv, nvidia_smi_csv)
 from reliab import schema
-from reliab.ingest import telemetry  # noqa: F401  (registers telemetry_csv, nvidia_smi_csv)
-from reliab.ingest._registry import FileResult, get_parser
+from reliab.io._registry import FileResult, get_parser
 
 H200 = Path(__file__).parent / "reference" / "h200_telemetry"  # see its SOURCE.md
 

@@ -1,4 +1,4 @@
-"""Incident-ticket CSV reader (reliab.ingest.tickets)."""
+"""Incident-ticket CSV reader (reliab.io.formats.tickets)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import reliab.io.formats.tickets  # noqa: F401  (registers tickets)
 from reliab import schema
 from reliab.errors import ParseError
-from reliab.ingest import tickets  # noqa: F401  (registers tickets)
-from reliab.ingest._registry import FileResult, get_parser
+from reliab.io._registry import FileResult, get_parser
 
 HEADER = "ticket_id,opened_at,host,job_id,incident_time,type,title,root_cause,resolution"
 TEXT = "\n".join([

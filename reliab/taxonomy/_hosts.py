@@ -4,7 +4,7 @@ A 2,048-node job expands to 2,048 names; hundreds of restarts, each excluding a 
 node, would expand to a million. Instead the distinct signal hosts are split once into
 ``head + number + tail`` and each nodelist term ``head[ranges]tail`` is tested against them
 with array comparisons. Terms that do not fit that shape (several bracket groups, digits
-right before ``[`` or inside the tail) are expanded with ``reliab.ingest.hostlist``.
+right before ``[`` or inside the tail) are expanded with ``reliab.io.formats.slurm.hostlist``.
 """
 
 from __future__ import annotations
@@ -47,15 +47,15 @@ def _expand_term(term: str) -> list[str]:
 
 
 def fallback_expand(expr: str) -> list[str]:
-    """Expand ``node[0001-0003,0007]``; used only if ``reliab.ingest.hostlist`` is missing."""
+    """Expand ``node[0001-0003,0007]``; used only if ``reliab.io.formats.slurm.hostlist`` is missing."""
     return [h for term in _split_top(expr) for h in _expand_term(term)]
 
 
 @functools.cache
 def expander() -> Callable[[str], list[str]]:
-    """``reliab.ingest.hostlist.expand_hostlist`` if it exists, else :func:`fallback_expand`."""
+    """``reliab.io.formats.slurm.hostlist.expand_hostlist`` if it exists, else :func:`fallback_expand`."""
     try:
-        from reliab.ingest.hostlist import expand_hostlist
+        from reliab.io.formats.slurm.hostlist import expand_hostlist
     except ImportError:
         return fallback_expand
     return expand_hostlist

@@ -31,10 +31,10 @@ import numpy as np
 import pandas as pd
 
 from reliab import schema
-from reliab.ingest._io import open_binary
-from reliab.ingest._lines import quarantine_frame
-from reliab.ingest._registry import FileResult, register_parser
-from reliab.ingest.dcgm_fields import dcgm_column
+from reliab.io._files import open_binary
+from reliab.io._lines import quarantine_frame
+from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats.telemetry.dcgm_fields import dcgm_column
 
 TIME_COLUMNS = ("time", "timestamp", "t_unix")
 HOST_COLUMNS = ("host", "hostname", "node")

@@ -35,9 +35,9 @@ from pathlib import Path
 import pandas as pd
 
 from reliab.errors import ParseError
-from reliab.ingest._lines import LineContext, Row, scan_lines
-from reliab.ingest._registry import FileResult, register_parser
-from reliab.ingest._syslog import resolve_tz
+from reliab.io._lines import LineContext, Row, scan_lines
+from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._timestamps import resolve_tz
 
 SOURCE = "nccl"
 

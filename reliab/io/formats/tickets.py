@@ -27,9 +27,9 @@ import pandas as pd
 
 from reliab import schema
 from reliab.errors import InputFileError, Origin, ParseError
-from reliab.ingest._io import open_binary
-from reliab.ingest._lines import quarantine_frame
-from reliab.ingest._registry import FileResult, register_parser
+from reliab.io._files import open_binary
+from reliab.io._lines import quarantine_frame
+from reliab.io._registry import FileResult, register_parser
 
 SOURCE = "tickets"
 TIME_COLUMNS = ("incident_time", "opened_at")

@@ -10,7 +10,7 @@ column-wise and returns the others.  Whatever polars cannot do exactly like the 
 the file restart on the block route below, which skips the lines already handed out.
 
 :func:`fast_candidates` yields the same ``(lineno, raw, size)`` triples as
-:func:`reliab.ingest._prefilter.candidate_lines` — the lines holding a literal plus every
+:func:`reliab.io._prefilter.candidate_lines` — the lines holding a literal plus every
 over-long line — but finds them with a single pass per block: ``pl.scan_lines`` splits the
 block into lines and one regex alternation of the literals (Rust ``regex``, SIMD literal
 search) keeps the hits, instead of one ``bytes.find`` pass per literal.  ``raw`` is the
@@ -19,7 +19,7 @@ fallback, which handles a block that polars rejects (invalid UTF-8) or that hold
 over-long line; the caller decodes bytes and strips the terminator in either case.
 
 :func:`open_stream` reads gzip with ``zlib`` in large chunks (``gzip.open`` decompresses in
-small pieces); other inputs go through :func:`reliab.ingest._io.open_binary`.
+small pieces); other inputs go through :func:`reliab.io._files.open_binary`.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from reliab.ingest import _prefilter
-from reliab.ingest._io import compression_of, open_binary
+from reliab.io import _prefilter
+from reliab.io._files import compression_of, open_binary
 
 if TYPE_CHECKING:
     import polars as pl
@@ -197,7 +197,7 @@ def fast_candidates(fh: BinaryIO, literals: tuple[bytes, ...], counter: list[int
                     finder: Finder | None = None) -> Numbered:
     """Lines of ``fh`` that contain one of ``literals`` (plus every over-long line).
 
-    Same output as :func:`reliab.ingest._prefilter.candidate_lines` (up to ``raw`` being
+    Same output as :func:`reliab.io._prefilter.candidate_lines` (up to ``raw`` being
     ``str`` or ``bytes`` without its terminator); ``counter[0]`` is kept at the number of
     lines consumed, so a broken stream still reports how far it got.
     """

@@ -1,7 +1,7 @@
 """Kernel logs (dmesg, journal, rsyslog) -> ``signals`` (source ``"kernel"``).
 
 One reader for every common capture of the kernel ring buffer; the timestamp style is
-recognised per line by :func:`reliab.ingest._syslog.parse_header` (rsyslog RFC 3339,
+recognised per line by :func:`reliab.io.formats._timestamps.parse_header` (rsyslog RFC 3339,
 ``dmesg -T``, ``dmesg --time-format iso`` with or without ``--decode``, ``journalctl -o
 short-iso`` and ``-o short``, RFC 5424, raw printk seconds since boot).
 
@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from reliab.errors import ParseError
-from reliab.ingest._kmsg import LITERALS, match_signal
-from reliab.ingest._lines import LineContext, Row, scan_lines
-from reliab.ingest._registry import FileResult, register_parser
-from reliab.ingest._syslog import STYLE_WEIGHT, Header, parse_header, resolve_tz
+from reliab.io._lines import LineContext, Row, scan_lines
+from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._timestamps import STYLE_WEIGHT, Header, parse_header, resolve_tz
+from reliab.io.formats.kernel._kmsg import LITERALS, match_signal
 
 if TYPE_CHECKING:
     import polars as pl
@@ -207,7 +207,7 @@ def _resolve_years(rows: list[Row], ctx: LineContext) -> None:
 
 def _bulk_xid(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Bulk parser of the fast route (imports polars only when a large file needs it)."""
-    from reliab.ingest._bulk import kernel_rows
+    from reliab.io.formats.kernel._bulk import kernel_rows
 
     return kernel_rows(hits, ctx)
 

@@ -50,9 +50,9 @@ import pyarrow.parquet as pq
 
 from reliab import schema
 from reliab.errors import InputFileError
-from reliab.ingest._io import HEAD_BYTES, content_size, read_head
-from reliab.ingest._registry import FileResult
-from reliab.ingest._result import IngestResult, SourceChoice
+from reliab.io._files import HEAD_BYTES, content_size, read_head
+from reliab.io._registry import FileResult
+from reliab.io._result import IngestResult, SourceChoice
 
 #: tables kept in a store, each as one Parquet part per run
 STORE_TABLES = ("signals", "jobs", "telemetry", "quarantine")
@@ -423,7 +423,7 @@ def ingest_into(store: str | os.PathLike[str], files: Iterable[Path], *, source:
 def _ingest_locked(st: Store, files: list[Path], *, source: str | None, strict: bool,
                    options: dict[str, Any], progress: bool, attribution: dict[str, Any]) -> IngestResult:
     """:func:`ingest_into` once the store is locked."""
-    from reliab.ingest import (
+    from reliab.io._driver import (
         _progress,
         accounting_of,
         choose_source,

@@ -16,9 +16,9 @@ import pandas as pd
 
 from reliab import schema
 from reliab.errors import ParseError
-from reliab.ingest._lines import quarantine_frame
-from reliab.ingest._registry import FileResult, register_parser
-from reliab.ingest.telemetry import _generic_name
+from reliab.io._lines import quarantine_frame
+from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats.telemetry.delimited import _generic_name
 
 
 def _sniff(path: str, first_lines: Sequence[str]) -> float:

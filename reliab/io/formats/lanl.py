@@ -18,9 +18,9 @@ import pandas as pd
 
 from reliab import schema
 from reliab.errors import ParseError
-from reliab.ingest._io import open_binary
-from reliab.ingest._lines import quarantine_frame
-from reliab.ingest._registry import FileResult, register_parser
+from reliab.io._files import open_binary
+from reliab.io._lines import quarantine_frame
+from reliab.io._registry import FileResult, register_parser
 
 BLAME_COLUMNS = ("Facilities", "Hardware", "Human Error", "Network", "Undetermined", "Software")
 _REQUIRED = ("System", "nodenumz", "Prob Started", "Prob Fixed", "Down Time")

@@ -30,10 +30,10 @@ import pandas as pd
 
 from reliab import schema
 from reliab.errors import Origin, ParseError
-from reliab.ingest._io import open_binary
-from reliab.ingest._lines import LineContext, quarantine_frame, scan_lines
-from reliab.ingest._registry import FileResult, register_parser
-from reliab.ingest.hostlist import expand_hostlist
+from reliab.io._files import open_binary
+from reliab.io._lines import LineContext, quarantine_frame, scan_lines
+from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats.slurm.hostlist import expand_hostlist
 
 SOURCE = "sacct"
 REQUIRED = ("jobid", "state", "start", "end")

@@ -25,8 +25,8 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from reliab.errors import ParseError
-from reliab.ingest._lines import LineContext, scan_lines
-from reliab.ingest._registry import FileResult, register_parser
+from reliab.io._lines import LineContext, scan_lines
+from reliab.io._registry import FileResult, register_parser
 
 SOURCE = "sel"
 _UTC_NAMES = frozenset({"UTC", "GMT", "Z", "UT"})

@@ -30,9 +30,9 @@ import pandas as pd
 
 from reliab import schema
 from reliab.errors import InputFileError, ParseError
-from reliab.ingest._io import open_binary
-from reliab.ingest._lines import quarantine_frame
-from reliab.ingest._registry import FileResult, register_parser
+from reliab.io._files import open_binary
+from reliab.io._lines import quarantine_frame
+from reliab.io._registry import FileResult, register_parser
 
 MAX_DUMP_BYTES = 256 << 20
 _RANK_IN_NAME = re.compile(r"(?:rank[_-]?)(\d+)(?:\D*$)")

@@ -31,10 +31,10 @@ import pandas as pd
 
 from reliab import schema
 from reliab.errors import InputFileError, Origin, ParseError
-from reliab.ingest._fastscan import fast_candidates, open_stream, path_candidates, use_fast_path
-from reliab.ingest._io import compression_of, open_binary
-from reliab.ingest._prefilter import MAX_LINE_BYTES, all_lines, candidate_lines
-from reliab.ingest._registry import FileResult
+from reliab.io._fastscan import fast_candidates, open_stream, path_candidates, use_fast_path
+from reliab.io._files import compression_of, open_binary
+from reliab.io._prefilter import MAX_LINE_BYTES, all_lines, candidate_lines
+from reliab.io._registry import FileResult
 
 if TYPE_CHECKING:
     import polars as pl
@@ -115,7 +115,7 @@ def scan_lines(
         Literal prefilter: a line containing none of them is counted irrelevant without
         being decoded or parsed (the biggest speed lever on large logs).  Files of at
         least ``_fastscan.FAST_MIN_BYTES`` are scanned in large blocks with one polars
-        pass per block (:mod:`reliab.ingest._fastscan`), smaller ones in Python.
+        pass per block (:mod:`reliab.io._fastscan`), smaller ones in Python.
     options, state : dict, optional
         Reader options and initial per-file state, exposed on the :class:`LineContext`.
     strict : bool

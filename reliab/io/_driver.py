@@ -1,4 +1,4 @@
-"""Raw files -> canonical tables: the ingest driver and its public API.
+"""Raw files -> canonical tables: the ingest driver.
 
 :func:`ingest` walks the given paths, picks a parser per file by sniffing (every registered
 parser scores the file's name and first lines; the highest score wins, ties go to the
@@ -6,7 +6,7 @@ parser registered first), reads each file with the shared line accounting, conca
 and validates the tables, and attributes job interruptions with
 :func:`reliab.taxonomy.attribute`.  :func:`available_sources` lists the parsers.
 
-Parsers register themselves on import (:func:`reliab.ingest._registry.register_parser`);
+Parsers register themselves on import (:func:`reliab.io._registry.register_parser`);
 the imports below fix the registration order used to break sniffing ties.
 """
 
@@ -14,34 +14,20 @@ from __future__ import annotations
 
 import inspect
 import os
-import sys
-import types
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+# importing the formats package registers every parser, in a fixed order
+import reliab.io.formats  # noqa: F401
 from reliab import schema
 from reliab.errors import InputFileError, ParseError, ReliabError, UnknownFormatError
-
-# importing the parser modules registers their formats
-from reliab.ingest import (  # noqa: F401
-    flight_recorder,
-    gpu_telemetry,
-    kernel,
-    lanl,
-    nccl,
-    sel,
-    slurm,
-    telemetry_parquet,
-    tickets,
-)
-from reliab.ingest import telemetry as _telemetry_parsers  # noqa: F401
-from reliab.ingest._io import head_lines
-from reliab.ingest._lines import quarantine_frame
-from reliab.ingest._registry import FileResult, Parser, get_parser, options_for, parsers
-from reliab.ingest._result import IngestResult, SourceChoice
+from reliab.io._files import head_lines
+from reliab.io._lines import quarantine_frame
+from reliab.io._registry import FileResult, Parser, get_parser, options_for, parsers
+from reliab.io._result import IngestResult, SourceChoice
 
 __all__ = ["ingest", "IngestResult", "SourceChoice", "available_sources", "discover"]
 
@@ -190,7 +176,7 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
               options: dict[str, Any] | None = None, strict: bool = False) -> FileResult:
     """Read one file with the parser of ``choice``: the per-file step of every driver.
 
-    :func:`ingest` calls it in a loop and :func:`reliab.ingest.distributed.ingest_distributed`
+    :func:`ingest` calls it in a loop and :func:`reliab.io.distributed.ingest_distributed`
     as one task per file, so both produce the same :class:`FileResult` for the same file.
 
     Parameters
@@ -311,7 +297,7 @@ def ingest(
         by default such lines are quarantined and the run completes.
     store : path, optional
         Incremental mode: a folder that keeps the canonical tables and a ledger of every
-        file content read so far (:mod:`reliab.ingest._store`).  Files already read are
+        file content read so far (:mod:`reliab.io._store`).  Files already read are
         skipped, grown files and rotated copies (``messages.1``, ``messages.2.gz``,
         ``messages-20240603``) contribute only their new lines, and the result holds the
         *whole* store, attributed afresh.  ``accounting`` then covers this run only (new
@@ -345,7 +331,7 @@ def ingest(
     files = discover(paths, recursive=recursive)
     attribution = {"rules": rules, "before": before, "after": after, "job_filter": job_filter}
     if store is not None:
-        from reliab.ingest._store import ingest_into
+        from reliab.io._store import ingest_into
 
         return ingest_into(store, files, source=source, strict=strict, options=options,
                            progress=progress, attribution=attribution)
@@ -424,17 +410,3 @@ def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
     return IngestResult(signals=signals, jobs=tables["jobs"], interruptions=interruptions,
                         telemetry=tables["telemetry"], quarantine=tables["quarantine"],
                         accounting=schema.validate(accounting, "accounting"), sources=sources)
-
-
-class _CallableModule(types.ModuleType):
-    """Lets ``reliab.ingest(paths)`` work even after ``import reliab.ingest``.
-
-    The public function and this package share a name; once the package is imported,
-    Python binds ``reliab.ingest`` to the module, so the module forwards calls.
-    """
-
-    def __call__(self, *args: Any, **kwargs: Any) -> IngestResult:
-        return ingest(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

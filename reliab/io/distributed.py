@@ -2,10 +2,10 @@
 
 :func:`ingest_distributed` discovers and sniffs the files locally (sniffing reads only each
 file's first lines), then submits tasks — one per file, or one per batch of small files in
-discovery order (``batch_bytes``) — that call :func:`reliab.ingest.read_file` on each file,
+discovery order (``batch_bytes``) — that call :func:`reliab.io._driver.read_file` on each file,
 the very function the local driver loops over, so both drivers produce identical per-file
 results.  Results come back either as
-:class:`~reliab.ingest._registry.FileResult` objects, or, with ``output=``, as Parquet
+:class:`~reliab.io._registry.FileResult` objects, or, with ``output=``, as Parquet
 partitions ``output/<table>/part-<n>.parquet`` written by the workers (only the line
 accounting travels back), which are read back in file order.  Attribution runs locally on
 the assembled tables, so the result equals ``ingest()``'s on the same files.
@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from reliab import schema
-from reliab.ingest import (
+from reliab.io._driver import (
     _concat,
     accounting_of,
     check_arguments,
@@ -38,8 +38,8 @@ from reliab.ingest import (
     read_file,
     sources_of,
 )
-from reliab.ingest._registry import FileResult
-from reliab.ingest._result import IngestResult, SourceChoice
+from reliab.io._registry import FileResult
+from reliab.io._result import IngestResult, SourceChoice
 
 #: tables written as partitions when ``output`` is given
 PARTITIONED = ("signals", "jobs", "telemetry", "quarantine")
@@ -57,7 +57,7 @@ def _dask() -> Any:
 
 def read_batch(items: list[tuple[str, SourceChoice | None]], options: dict[str, Any], strict: bool,
                output: str | None, part: int) -> tuple[list[FileResult], dict[str, str]]:
-    """One task: :func:`reliab.ingest.read_file` on each ``(path, choice)``, in order.
+    """One task: :func:`reliab.io._driver.read_file` on each ``(path, choice)``, in order.
 
     Without ``output`` the full per-file results come back (and no paths).  With
     ``output`` the batch's tables, concatenated in file order, are written to
@@ -121,12 +121,12 @@ def ingest_distributed(
     job_filter: Any = None,
     **options: Any,
 ) -> IngestResult:
-    """:func:`reliab.ingest.ingest` with one Dask task per file.
+    """:func:`reliab.ingest` with one Dask task per file.
 
     Parameters
     ----------
     paths : path, directory, or iterable of them
-        As for :func:`~reliab.ingest.ingest`; they must be readable by the workers.
+        As for :func:`~reliab.ingest`; they must be readable by the workers.
     client : dask.distributed.Client, optional
         The cluster to use; by default the current client, else a temporary
         ``LocalCluster`` that is closed afterwards.
@@ -140,7 +140,7 @@ def ingest_distributed(
         file is a task of its own), which keeps the per-task overhead of thousands of small
         logs low; ``None`` submits exactly one task per file.
     source, recursive, strict, rules, before, after, job_filter, **options
-        As for :func:`~reliab.ingest.ingest`.
+        As for :func:`~reliab.ingest`.
 
     Returns
     -------

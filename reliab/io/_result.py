@@ -1,4 +1,4 @@
-"""The frozen result of :func:`reliab.ingest.ingest` and how it is summarised and stored."""
+"""The frozen result of :func:`reliab.ingest` and how it is summarised and stored."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ On a large kernel log most candidate lines are NVIDIA Xid reports written by rsy
     2024-06-03T14:02:11.123456+00:00 node0421 kernel: NVRM: Xid (PCI:0000:18:00): 79, pid=…, name=…, text
 
 :func:`kernel_xid` reads every line of exactly that shape in one polars pass per batch and
-returns the other lines for :func:`reliab.ingest.kernel.parse_kernel_line`.  The shape is
+returns the other lines for :func:`reliab.io.formats.kernel.parse_kernel_line`.  The shape is
 deliberately narrower than what the per-line parser accepts, so that wherever it matches
 both give the same row:
 
@@ -37,8 +37,8 @@ from functools import cache
 
 import polars as pl
 
-from reliab.ingest._kmsg import CRITICAL_XIDS, WARNING_XIDS
-from reliab.ingest._lines import LineContext
+from reliab.io._lines import LineContext
+from reliab.io.formats.kernel._kmsg import CRITICAL_XIDS, WARNING_XIDS
 
 #: printable ASCII but space, ``:``, ``[`` and ``]`` (``[^\s:\[\]]`` of ``_TAG`` in ASCII)
 _WORD = r"[!-9;-Z\\\^-~]"
@@ -50,7 +50,7 @@ _SHAPE = (
     r"NVRM: Xid \( *(?:PCI:)?[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])? *\):? *"
     r"[0-9]{1,9}(?:,[ -~]*| *)$"
 )
-#: ``_PID_NAME`` of :mod:`reliab.ingest._kmsg` (in ASCII ``\d`` is ``[0-9]``)
+#: ``_PID_NAME`` of :mod:`reliab.io.formats.kernel._kmsg` (in ASCII ``\d`` is ``[0-9]``)
 _PID_NAME = r"^(?:pid=(?:'<unknown>'|<unknown>|[0-9]+), *)?(?:name=(?:'[^']*'|[^,]*), *)?"
 
 
@@ -107,7 +107,7 @@ def kernel_xid(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.D
     return rows, rest
 
 
-#: substrings that decide which matcher of :func:`reliab.ingest._kmsg.match_signal` (and
+#: substrings that decide which matcher of :func:`reliab.io.formats.kernel._kmsg.match_signal` (and
 #: which branch of ``_mlx5``) reads a line; a bulk shape requires its own and none other
 _TRIGGERS = ("NVRM: Xid", "SXid", "mlx5", "Lost carrier", "controller is down", "I/O error, dev",
              "Hardware Error", "EDAC", "AER:", "Link down", "Port module event[error]",
@@ -148,7 +148,7 @@ def _const(value: str) -> Callable[[], pl.Expr]:
     return lambda: pl.lit(value)
 
 
-#: the other signal lines of :mod:`reliab.ingest._kmsg` in their common rsyslog shape; each
+#: the other signal lines of :mod:`reliab.io.formats.kernel._kmsg` in their common rsyslog shape; each
 #: message is built as its matcher builds it (``str.strip`` strips spaces only in ASCII)
 _KINDS = (
     _Kind("nic:link_down", ("mlx5", "Link down"), ("mlx5_core", "Link down"),

@@ -18,9 +18,9 @@ from typing import Any
 import pandas as pd
 
 from reliab.errors import ParseError
-from reliab.ingest._lines import LineContext, scan_lines
-from reliab.ingest._registry import FileResult, register_parser
-from reliab.ingest.dcgm_fields import dcgm_column
+from reliab.io._lines import LineContext, scan_lines
+from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats.telemetry.dcgm_fields import dcgm_column
 
 _UNIT_SUFFIX = {"C": "_c", "W": "_w", "MHz": "_mhz", "%": "_pct", "MiB": "_mib", "MB": "_mib", "MB/s": "_mbps",
                 "mJ": "_mj", "J": "_j", "ms": "_ms", "us": "_us", "s": "_s"}

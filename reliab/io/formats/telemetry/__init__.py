@@ -1,0 +1,1 @@
+"""GPU telemetry readers: nvidia-smi (CSV, ``-q``, ``dmon``), dcgm-exporter, generic CSV/Parquet."""
