@@ -1,65 +1,13 @@
-"""The ``reliab`` command line: ``demo``, ``ingest``, ``sources``, ``explain``, ``report``.
-
-Every data or input problem ends with a one-line message on stderr and exit code 1 — no
-traceback.  The CLI uses the public API only.
-"""
+"""``reliab ingest``: read raw logs and show every file's line accounting."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from reliab._version import __version__
-
-app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    help="Failure-log statistics and reliability analytics for large GPU training clusters.",
-)
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"reliab {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
-    ] = False,
-) -> None:
-    """reliab: turn a GPU cluster's raw logs into reliability answers."""
-
-
-def _fail(exc: BaseException) -> None:
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    typer.echo(f"reliab: error: {message}", err=True)
-    raise typer.Exit(code=1)
-
-
-@app.command()
-def demo(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for report.html, report.pdf and Parquet tables.")] = Path("demo-report"),
-    data: Annotated[Path | None, typer.Option(help="Sample folder (default: the bundled llama3-54d).")] = None,
-    pdf: Annotated[bool, typer.Option(help="Also render report.pdf.")] = True,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
-) -> None:
-    """Run the whole pipeline on the bundled Llama-3-scale sample and write the report."""
-    from reliab._demo import demo as run_demo
-    from reliab.errors import ReliabError
-
-    try:
-        result = run_demo(out, data=data, pdf=pdf, progress=not quiet)
-    except (ReliabError, FileNotFoundError) as exc:
-        _fail(exc)
-    for name, path in result.files.items():
-        typer.echo(f"{name:>22}  {path}")
-    typer.echo(result.headline())
+from reliab.cli._app import _fail, app
 
 
 @app.command()
@@ -131,43 +79,3 @@ def _compression(path: object) -> str:
         return compression_of(str(path)) or "none"
     except OSError:
         return "?"
-
-
-@app.command()
-def sources() -> None:
-    """List the registered input formats."""
-    from reliab.io import available_sources
-
-    for row in available_sources().itertuples(index=False):
-        typer.echo(f"{row.name:<16} {row.table:<10} {row.summary}")
-
-
-@app.command()
-def explain(
-    signal: Annotated[str, typer.Argument(help="Signal key, e.g. xid:79 or nccl:watchdog_timeout.")],
-    message: Annotated[str | None, typer.Option(help="Message text, for rules that match on it.")] = None,
-    rules: Annotated[Path | None, typer.Option(help="A user rules CSV that overrides the shipped one.")] = None,
-) -> None:
-    """Show which taxonomy rule classifies SIGNAL, and why."""
-    from reliab.errors import ReliabError
-    from reliab.taxonomy import explain as run_explain
-    from reliab.taxonomy import load_rules
-
-    try:
-        loaded = load_rules(rules) if rules is not None else None
-        typer.echo(str(run_explain(signal, message, rules=loaded)))
-    except (ReliabError, FileNotFoundError) as exc:
-        _fail(exc)
-
-
-def main() -> None:
-    """Entry point of the ``reliab`` console script."""
-    try:
-        app()
-    except KeyboardInterrupt:  # pragma: no cover - interactive
-        typer.echo("reliab: interrupted", err=True)
-        sys.exit(130)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()
