@@ -42,6 +42,7 @@ from reliab.taxonomy._policy import (
     ended_mask,
     evidence_kinds,
     needs_evidence,
+    pending_cancels,
     select_run,
 )
 from reliab.taxonomy._rules import Rules, as_rules
@@ -279,7 +280,8 @@ def job_outcomes(
     if policy == "training-run":
         run_rows, run, how = select_run(jobs, job_name)
         in_run = run_rows[ended_rows] if len(jobs) else in_run
-    need = needs_evidence(policy, states, in_run)
+    pending = pending_cancels(ended, ended["_state"])
+    need = needs_evidence(policy, states, in_run, pending)
     cand = ended[need].reset_index(drop=True)
     sig = with_job_states(relevant_signals(signals, cand, before_ns, after_ns), cand)
     pairs = candidate_pairs(sig, cand, rules, before_ns, after_ns)
@@ -289,7 +291,7 @@ def job_outcomes(
     table = _assemble(cand, jobs, episodes, sig, rules, kinds)
     has_infra = np.zeros(len(ended), dtype=bool)
     has_infra[need] = infra
-    outcome, reason = decide(policy, states, in_run, has_infra)
+    outcome, reason = decide(policy, states, in_run, has_infra, pending)
     keep = _filter_mask(cand, job_filter)
     counted = outcome[need] == INTERRUPTION
     interruptions = _counted(table, counted & keep)

@@ -176,20 +176,35 @@ def select_run(jobs: pd.DataFrame, job_name: str | None) -> tuple[np.ndarray, st
 
 
 # ---------------------------------------------------------------- decisions
-def decide(policy: Policy, state: np.ndarray, in_run: np.ndarray,
-           infra: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def pending_cancels(jobs: pd.DataFrame, state: pd.Series) -> np.ndarray:
+    """CANCELLED allocations that never started (sacct Start ``None``): nothing was interrupted.
+
+    Only decided when the capture has start times at all (a capture without Start says
+    nothing about which jobs ran).
+    """
+    if "start" not in jobs or not jobs["start"].notna().any():
+        return np.zeros(len(jobs), dtype=bool)
+    return (jobs["start"].isna().to_numpy(dtype=bool)
+            & state.eq("CANCELLED").fillna(False).to_numpy(dtype=bool))
+
+
+def decide(policy: Policy, state: np.ndarray, in_run: np.ndarray, infra: np.ndarray,
+           pending: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Outcome and reason per ended allocation.
 
     ``state`` are normalized end states, ``in_run`` marks the training run (all True in
-    the fleet view), ``infra`` says whether infrastructure evidence lies in the window.
+    the fleet view), ``infra`` says whether infrastructure evidence lies in the window and
+    ``pending`` marks jobs cancelled before they started.
     """
     s = pd.Series(np.asarray(state, dtype=object)).astype(str)
     outcome = np.full(len(s), NOT_INTERRUPTION, dtype=object)
     if policy == "training-run":
-        done = (s == "COMPLETED").to_numpy() & in_run
+        pend = (np.zeros(len(s), dtype=bool) if pending is None else pending) & in_run
+        done = ((s == "COMPLETED").to_numpy() & in_run) | pend
         reason = (s + ": an end of the training run").to_numpy(dtype=object)
         outcome[in_run & ~done] = INTERRUPTION
         reason[done] = "COMPLETED: the run's allocation finished"
+        reason[pend] = "CANCELLED while pending: the run was not interrupted"
         reason[~in_run] = "not part of the training run"
         outcome[~in_run] = OUTSIDE_RUN
         return outcome, reason
@@ -209,10 +224,11 @@ def decide(policy: Policy, state: np.ndarray, in_run: np.ndarray,
     return outcome, reason
 
 
-def needs_evidence(policy: Policy, state: np.ndarray, in_run: np.ndarray) -> np.ndarray:
+def needs_evidence(policy: Policy, state: np.ndarray, in_run: np.ndarray,
+                   pending: np.ndarray) -> np.ndarray:
     """Allocations whose evidence is looked up (the others' outcome is known from the state)."""
     if policy == "training-run":
-        return in_run & (state != "COMPLETED")
+        return in_run & (state != "COMPLETED") & ~pending
     rules = np.array([FLEET_STATES.get(str(s), ("evidence", ""))[0] for s in state], dtype=object)
     return rules != "never"
 
@@ -235,4 +251,4 @@ def describe(policy: Policy, run: str | None = None) -> str:
 __all__ = ["Policy", "POLICIES", "DEFAULT_POLICY", "FLEET_STATES", "EVIDENCE_KINDS",
            "INTERRUPTION", "USER_FAILURE", "NOT_INTERRUPTION", "OUTSIDE_RUN", "check_policy",
            "end_states", "ended_mask", "rule_kinds", "evidence_kinds", "select_run", "decide",
-           "needs_evidence", "describe"]
+           "needs_evidence", "pending_cancels", "describe"]
