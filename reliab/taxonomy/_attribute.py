@@ -6,6 +6,12 @@ within the last 10 minutes or 5 minutes after a failing job's lifetime". Among t
 that window the rule with the highest priority wins, so a hardware Xid beats the NCCL watchdog
 timeout it caused and Xid 45/154 (secondary in the NVIDIA Xid catalog) are never chosen.
 Categories are those of Llama 3 Table 5 (arXiv 2407.21783) plus NVLink/Planned/Unclassified.
+
+Which job ends are interruptions at all is the policy's decision (:mod:`._policy`): the
+fleet view of the same study (NODE_FAIL, or FAILED with infrastructure evidence; user
+failures apart) or the training-run view of the Llama 3 report (every end of one run).
+:func:`job_outcomes` decides it for every ended job and attributes the ones that need
+evidence; :func:`attribute` returns its interruptions.
 """
 
 from __future__ import annotations
