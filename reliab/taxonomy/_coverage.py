@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
 import pandas as pd
 
 #: share of interruptions without evidence above which a warning is given
@@ -73,7 +74,9 @@ def _kernel_gap(interruptions: pd.DataFrame, signals: pd.DataFrame,
     failed = _failed_hosts(interruptions, jobs)
     if not failed or "source" not in signals:
         return None
-    kernel = signals["source"].astype(str).map(source_family).eq("kernel").to_numpy(dtype=bool)
+    codes, names = pd.factorize(signals["source"].to_numpy(dtype=object, na_value=None))
+    is_kernel = np.array([source_family(str(s)) == "kernel" for s in names] + [False], dtype=bool)
+    kernel = is_kernel[codes]
     seen = set(signals.loc[kernel, "host"].dropna().astype(str)) if "host" in signals else set()
     gap = sorted(failed - seen)
     if not gap:

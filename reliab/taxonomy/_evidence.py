@@ -48,10 +48,12 @@ def _windows(t: np.ndarray, ends: np.ndarray, before: int,
 
 def _linked_tickets(signals: pd.DataFrame, job_ids: np.ndarray) -> np.ndarray:
     """Mask of ticket signals that name one of ``job_ids``."""
-    named = signals["job_id"].isin(job_ids).to_numpy(dtype=bool)
-    keys = obj(signals["signal"])[named]
-    named[named] = np.array([str(k).startswith("ticket:") for k in keys], dtype=bool)
-    return named
+    codes, keys = pd.factorize(obj(signals["signal"]))
+    ticket = np.append([str(k).startswith("ticket:") for k in keys], False).astype(bool)[codes]
+    ticket &= signals["job_id"].notna().to_numpy(dtype=bool)
+    if ticket.any():  # usually few rows: test only those against the job ids
+        ticket[ticket] = np.isin(obj(signals["job_id"])[ticket], np.asarray(job_ids, dtype=object))
+    return ticket
 
 
 def relevant_signals(signals: pd.DataFrame, jobs: pd.DataFrame, before: int,

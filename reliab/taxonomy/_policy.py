@@ -90,7 +90,11 @@ def check_policy(policy: str | None) -> Policy:
 def end_states(jobs: pd.DataFrame) -> pd.Series:
     """Normalized end state per job (``'CANCELLED by 0'`` -> ``CANCELLED``), NA if absent."""
     state = jobs["state"] if "state" in jobs else pd.Series(pd.NA, index=jobs.index)
-    return state.astype("string").str.strip().str.split().str[0].str.upper().str.rstrip("+")
+    codes, uniques = pd.factorize(state.to_numpy(dtype=object, na_value=None))
+    norm = pd.Series(uniques, dtype="string").str.strip().str.split().str[0].str.upper().str.rstrip("+")
+    out = norm.to_numpy(dtype=object, na_value=None)[codes]  # a few distinct states: map them once
+    out[codes < 0] = None
+    return pd.Series(out, index=jobs.index, dtype="string")
 
 
 def ended_mask(jobs: pd.DataFrame, state: pd.Series) -> np.ndarray:
