@@ -279,6 +279,8 @@ def test_job_name_chooses_the_run_and_bad_arguments_name_the_parameter(chain) ->
         reliab.job_outcomes(signals, jobs, job_name="llama-70b")  # fleet has no run
     with pytest.raises(ValueError, match="job_name"):
         reliab.attribute(signals, jobs, policy="training-run", job_name="")
+    both = reliab.job_outcomes(signals, jobs, policy="training_run", job_name=["eval", "llama-70b"])
+    assert both.policy == "training-run" and len(both.interruptions) == 6
 
 
 def test_unnamed_jobs_chain_by_job_id(chain) -> None:

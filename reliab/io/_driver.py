@@ -274,7 +274,7 @@ def ingest(
     strict: bool = False,
     store: str | os.PathLike[str] | None = None,
     policy: str | None = None,
-    job_name: str | None = None,
+    job_name: str | list[str] | None = None,
     rules: Any = None,
     before: str | pd.Timedelta = "10min",
     after: str | pd.Timedelta = "5min",

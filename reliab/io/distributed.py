@@ -116,7 +116,7 @@ def ingest_distributed(
     recursive: bool = True,
     strict: bool = False,
     policy: str | None = None,
-    job_name: str | None = None,
+    job_name: str | list[str] | None = None,
     rules: Any = None,
     before: str | pd.Timedelta = "10min",
     after: str | pd.Timedelta = "5min",

@@ -17,7 +17,7 @@ evidence; :func:`attribute` returns its interruptions.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -214,7 +214,7 @@ def job_outcomes(
     jobs: pd.DataFrame,
     *,
     policy: Policy | None = "fleet",
-    job_name: str | None = None,
+    job_name: str | Sequence[str] | None = None,
     rules: Rules | str | os.PathLike[str] | None = None,
     before: str | pd.Timedelta = "10min",
     after: str | pd.Timedelta = "5min",
@@ -239,10 +239,10 @@ def job_outcomes(
         COMPLETED are not interruptions.  ``training-run`` (Llama 3, arXiv 2407.21783
         §3.3.4): every end of the training run other than COMPLETED, planned or not as the
         taxonomy says.  The reasons for each state are in :mod:`reliab.taxonomy._policy`.
-    job_name : str, optional
+    job_name : str or list of str, optional
         The training run (``training-run`` only): its allocations are those with this job
-        name plus every record sharing their job ids (requeued runs keep the job id).
-        Default: the job name with the most GPU-hours.
+        name (or one of these names) plus every record sharing their job ids (requeued
+        runs keep the job id).  Default: the job name with the most GPU-hours.
     rules, before, after, storm_gap
         Taxonomy rules and attribution, as for :func:`attribute`.
     job_filter : callable or dict, optional
@@ -315,7 +315,7 @@ def attribute(
     jobs: pd.DataFrame,
     *,
     policy: Policy | None = "fleet",
-    job_name: str | None = None,
+    job_name: str | Sequence[str] | None = None,
     rules: Rules | str | os.PathLike[str] | None = None,
     before: str | pd.Timedelta = "10min",
     after: str | pd.Timedelta = "5min",

@@ -37,7 +37,7 @@ failures look at the node (GPU, NVLink, ECC, PCIe, InfiniBand, mounts), not at t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Literal
 
@@ -79,12 +79,13 @@ FLEET_STATES: Mapping[str, tuple[str, str]] = MappingProxyType({
 
 
 def check_policy(policy: str | None) -> Policy:
-    """``policy`` validated (``None`` is the default, ``fleet``)."""
+    """``policy`` validated (``None`` is the default, ``fleet``; ``training_run`` is accepted)."""
     if policy is None:
         return DEFAULT_POLICY
-    if policy not in POLICIES:
+    name = policy.strip().lower().replace("_", "-") if isinstance(policy, str) else policy
+    if name not in POLICIES:
         raise ValueError(f"policy={policy!r} is not one of {', '.join(map(repr, POLICIES))}")
-    return policy  # type: ignore[return-value]
+    return name  # type: ignore[return-value]
 
 
 def end_states(jobs: pd.DataFrame) -> pd.Series:
@@ -146,11 +147,13 @@ def _gpu_hours(jobs: pd.DataFrame) -> np.ndarray:
     return hours * width
 
 
-def select_run(jobs: pd.DataFrame, job_name: str | None) -> tuple[np.ndarray, str, str]:
+def select_run(jobs: pd.DataFrame,
+               job_name: str | Sequence[str] | None) -> tuple[np.ndarray, str, str]:
     """Rows of the training run, its label and how it was chosen.
 
-    The run is the rows named ``job_name`` plus every row that shares a job id with them
-    (a requeued job keeps its id).  Without ``job_name`` it is the name with the most
+    The run is the rows named ``job_name`` (one name, or several for a run resubmitted
+    under changing names) plus every row that shares a job id with them (a requeued job
+    keeps its id).  Without ``job_name`` it is the name with the most
     GPU-hours (GPUs × (End − Start), nodes or allocations where GPUs are unknown); when no
     row has a name, the job id with the most GPU-hours, with its requeued runs.
     """
@@ -158,11 +161,12 @@ def select_run(jobs: pd.DataFrame, job_name: str | None) -> tuple[np.ndarray, st
     names = jobs["name"].astype("string") if "name" in jobs else pd.Series(pd.NA, index=jobs.index,
                                                                            dtype="string")
     if job_name is not None:
-        if not isinstance(job_name, str) or not job_name:
-            raise ValueError(f"job_name={job_name!r} must be a non-empty job name")
-        named = (names == job_name).fillna(False).to_numpy(dtype=bool)
+        wanted = [job_name] if isinstance(job_name, str) else list(job_name)
+        if not wanted or not all(isinstance(n, str) and n for n in wanted):
+            raise ValueError(f"job_name={job_name!r} must be a job name or a list of job names")
+        named = names.isin(wanted).fillna(False).to_numpy(dtype=bool)
         how = f"job_name={job_name!r}"
-        label = job_name
+        label = ", ".join(wanted)
     elif names.notna().any():
         weight = pd.Series(_gpu_hours(jobs), index=jobs.index).groupby(names).sum()
         label = str(sorted(weight[weight == weight.max()].index)[0])
