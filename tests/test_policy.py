@@ -347,3 +347,30 @@ def test_attribute_defaults_to_fleet(chain) -> None:
     signals, jobs = chain
     assert list(reliab.attribute(signals, jobs)["job_state"]) == ["NODE_FAIL", "FAILED"]
     assert len(reliab.attribute(signals, jobs, policy="training-run")) == 5
+
+
+GCM = Path(__file__).parent / "reference" / "real_world" / "sacct" / "gcm-sacct-P-jobid-state-start-end.log"
+
+
+@pytest.mark.skipif(not GCM.exists(), reason="real-world sacct corpus not in this checkout")
+def test_meta_gcm_capture_under_both_policies() -> None:
+    """Reference: Meta GCM's real `sacct -P --format=JobID,State,Start,End` capture (33 allocations).
+
+    Written by hand from the text: 12 COMPLETED, 14 'CANCELLED by 1185300516', 2 REQUEUED,
+    2 FAILED (39387491, 39586130), 1 TIMEOUT, 2 OUT_OF_MEMORY; no log evidence handed over.
+    Fleet: no interruption, the 2 FAILED are user failures, the other 31 are not counted, and
+    the missing kernel logs and SEL are warned about.  Training-run: no job has a name, so
+    the run is the job id with the most allocation-hours, REQUEUED 38872175 (04-04 23:59 ->
+    04-07 23:55, 71.9 h, beating 39125563's 70.0 h): one unplanned interruption.
+    """
+    res = reliab.ingest(GCM, source="sacct")
+    assert len(res.jobs) == 33 and res.interruptions.empty
+    assert sorted(res.user_failures["job_id"]) == ["39387491", "39586130"]
+    assert "Not interruptions: 14 CANCELLED, 12 COMPLETED, 2 REQUEUED, 2 OUT_OF_MEMORY, 1 TIMEOUT." in res.notes
+    warnings = [n for n in res.notes if n.startswith("Warning: ")]
+    assert any("no kernel logs" in w and "user failure" in w for w in warnings)
+    assert any("no IPMI SEL" in w for w in warnings)
+    run = reliab.job_outcomes(res.signals, res.jobs, policy="training-run")
+    assert run.run == "38872175"
+    assert list(zip(run.interruptions["job_id"], run.interruptions["job_state"], run.interruptions["planned"],
+                    strict=True)) == [("38872175", "REQUEUED", False)]

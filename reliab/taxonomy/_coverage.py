@@ -110,22 +110,24 @@ def coverage_notes(interruptions: pd.DataFrame, signals: pd.DataFrame, jobs: pd.
         notes.append("Warning: no Slurm job records (sacct) were read: without job ends "
                      "nothing can be counted as an interruption.")
     n = len(interruptions)
-    if n == 0:
+    if n == 0 and len(jobs) == 0:
         return tuple(notes)
     c = coverage_counts(interruptions)
-    notes.append(f"Evidence coverage of {n:,} interruption(s): {c['hardware']:,} by hardware "
-                 f"evidence, {c['other']:,} by other evidence only (software, dependency, "
-                 f"operator or scheduler), {c['nccl']:,} by NCCL evidence only, "
-                 f"{c['none']:,} without evidence.")
-    if c["none"] / n > NO_EVIDENCE_WARN_SHARE:
+    if n:
+        notes.append(f"Evidence coverage of {n:,} interruption(s): {c['hardware']:,} by hardware "
+                     f"evidence, {c['other']:,} by other evidence only (software, dependency, "
+                     f"operator or scheduler), {c['nccl']:,} by NCCL evidence only, "
+                     f"{c['none']:,} without evidence.")
+    if n and c["none"] / n > NO_EVIDENCE_WARN_SHARE:
         notes.append(f"Warning: {c['none']:,} of {n:,} interruptions ({c['none'] / n:.0%}) have "
                      "no evidence in the attribution window: their causes are unknown "
                      "('Unclassified'), so category shares and rates understate every cause.")
     if "kernel" not in families:
         notes.append("Warning: no kernel logs (dmesg, journalctl, syslog) were read: NVIDIA "
                      "Xid, PCIe AER, MCE, EDAC and mlx5 evidence of GPU and host failures is "
-                     "missing.")
-    else:
+                     "missing (under the fleet policy a FAILED job without infrastructure "
+                     "evidence counts as a user failure).")
+    elif n:
         gap = _kernel_gap(interruptions, signals, jobs)
         if gap:
             notes.append(gap)
