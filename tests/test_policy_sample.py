@@ -123,7 +123,7 @@ STATES = ["COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED", "TIMEOUT", "OUT_OF_ME
 T0 = pd.Timestamp("2024-06-01T00:00:00Z")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(jobs=st.lists(st.tuples(st.sampled_from(STATES), st.sampled_from(["run", "other"]),
                                st.integers(0, 30), st.booleans()), min_size=1, max_size=25),
        evidence=st.lists(st.tuples(st.integers(0, 30 * 60), st.integers(0, 3),
