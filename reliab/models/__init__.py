@@ -23,12 +23,26 @@ _EXPORTS: dict[str, str] = {
     "estimate_kaplan_meier": "reliab.models.nonparametric",
     "estimate_nelson_aalen": "reliab.models.nonparametric",
     "fit_cox": "reliab.models.cox",
-    "cumulative_incidence": "reliab.models.competing",
+    "estimate_cumulative_incidence": "reliab.models.competing",
+    "cumulative_incidence": "reliab.models.competing",  # deprecated alias
     "estimate_mcf": "reliab.models.mcf",
     "compare_mcf": "reliab.models.mcf",
-    "crow_amsaa": "reliab.models.growth",
+    "fit_crow_amsaa": "reliab.models.growth",
+    "crow_amsaa": "reliab.models.growth",  # deprecated alias
     "trend_test": "reliab.models.trend",
     "find_lemons": "reliab.models.lemons",
+    # result classes
+    "ParametricFit": "reliab.models.parametric",
+    "DistributionComparison": "reliab.models.parametric",
+    "KaplanMeierResult": "reliab.models.nonparametric",
+    "NelsonAalenResult": "reliab.models.nonparametric",
+    "CoxFit": "reliab.models.cox",
+    "CumulativeIncidenceResult": "reliab.models.competing",
+    "MCFResult": "reliab.models.mcf",
+    "MCFComparison": "reliab.models.mcf",
+    "CrowAMSAAResult": "reliab.models.growth",
+    "TrendTestResult": "reliab.models.trend",
+    "LemonsResult": "reliab.models.lemons",
 }
 
 __all__ = list(_EXPORTS)
