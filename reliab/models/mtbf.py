@@ -111,7 +111,7 @@ def chi2_mtbf_bounds(
     alpha = 1.0 - conf_level
     tail = alpha / 2.0 if sided == "two" else alpha
     extra = 2.0 if termination == "time" else 0.0
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         low = 2.0 * t / stats.chi2.ppf(1.0 - tail, 2.0 * r + extra)
         high = np.where(r > 0, 2.0 * t / stats.chi2.ppf(tail, np.maximum(2.0 * r, 1e-300)), np.inf)
     if sided == "upper":

@@ -42,6 +42,15 @@ from reliab.models._probplot import probability_plot
 from reliab.models._survival_input import Lifetimes, as_lifetimes, check_conf_level
 
 _MAX_SHAPE = 1e4
+
+
+def _exp(x: float) -> float:
+    """``exp(x)``, with ``inf`` past the float range (a tiny shape makes the mean life
+    ``Gamma(1 + 1/shape)`` times the scale, which no float holds)."""
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
 _LN_B10 = math.log(-math.log(0.9))
 
 
@@ -220,7 +229,7 @@ def _extreme(p: _Profile, name: str, bounds: tuple[float, float], threshold: flo
     res = optimize.minimize_scalar(objective, bounds=(lo_b, hi_b), method="bounded",
                                    options={"xatol": 1e-10 * hi_b, "maxiter": 200})
     best = min(float(res.fun), objective(lo_b), objective(hi_b))
-    return math.exp(-side * best)
+    return _exp(-side * best)
 
 
 @dataclass(frozen=True)
@@ -261,7 +270,7 @@ class WeibullFit(ResultMixin):
                 _extreme(self._profile, name, bounds, self._threshold, +1))
 
     def _estimate(self, name: str) -> float:
-        return self.scale * math.exp(_quantity_shift(name, self.shape)[0])
+        return _exp(math.log(self.scale) + _quantity_shift(name, self.shape)[0])
 
     @cached_property
     def params(self) -> pd.DataFrame:
@@ -349,7 +358,9 @@ def _wald(cov: NDArray[np.float64], beta: float, name: str, estimate: float,
         grad = np.array([1.0, _quantity_shift(name, beta)[1]])
     se = math.sqrt(float(grad @ cov @ grad))
     z = float(stats.norm.ppf(0.5 + level / 2))
-    return estimate * math.exp(-z * se), estimate * math.exp(z * se)
+    if not math.isfinite(estimate):
+        return math.nan, math.nan
+    return estimate * _exp(-z * se), estimate * _exp(z * se)
 
 
 def fit_weibull(
