@@ -83,6 +83,19 @@ _EXPORTS: dict[str, str] = {
     "TrendTestResult": "reliab.models",
     "LemonsResult": "reliab.models",
     "TicketSuggestions": "reliab.taxonomy.suggest",
+    # models: quarter over quarter
+    "compare_periods": "reliab.models",
+    "estimate_period_rates": "reliab.models",
+    "PeriodComparison": "reliab.models",
+    "PeriodRatesResult": "reliab.models",
+    # reports for the user's own cluster (reliab report)
+    "Fleet": "reliab.study",
+    "fleet_facts": "reliab.study",
+    "analyze": "reliab.study",
+    "run_report": "reliab.study",
+    "ReportRun": "reliab.study",
+    "load_config": "reliab.study",
+    "load_archive": "reliab.study",
     # report
     "demo": "reliab._demo",
     "build_report": "reliab.report",
@@ -93,7 +106,8 @@ _EXPORTS: dict[str, str] = {
 __all__ = ["__version__", *_EXPORTS]
 
 
-_SUBPACKAGES = ("datasets", "ingest", "models", "report", "taxonomy", "schema", "errors", "plots", "prepare")
+_SUBPACKAGES = ("datasets", "ingest", "models", "report", "taxonomy", "schema", "errors", "plots", "prepare",
+                "study")
 
 
 def __getattr__(name: str) -> Any:

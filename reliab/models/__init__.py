@@ -31,6 +31,10 @@ _EXPORTS: dict[str, str] = {
     "crow_amsaa": "reliab.models.growth",  # deprecated alias
     "trend_test": "reliab.models.trend",
     "find_lemons": "reliab.models.lemons",
+    "compare_periods": "reliab.models.periods",
+    "estimate_period_rates": "reliab.models.periods",
+    "PeriodComparison": "reliab.models.periods",
+    "PeriodRatesResult": "reliab.models.periods",
     # result classes
     "ParametricFit": "reliab.models.parametric",
     "DistributionComparison": "reliab.models.parametric",

@@ -58,6 +58,8 @@ class RatesResult(ResultMixin):
         """Forest plot of one measure per group with its interval (log axis; Total last)."""
         if measure not in self.table.columns:
             raise ValueError(f"measure must be a column of the rate table, got {measure!r}")
+        if measure == "count":
+            return self._count_bars(ax)
         tb = self.table
         labels = [" / ".join(str(v) for v in row) for row in tb[list(self.by)].itertuples(index=False)]
         fig, ax = new_figure(ax, (6.5, 0.28 * len(tb) + 1.4))
@@ -72,6 +74,25 @@ class RatesResult(ResultMixin):
         ax.set_xlabel(f"{measure} ({self.conf_level:.0%} exact Poisson interval)")
         return fig
 
+
+
+    def _count_bars(self, ax: Any) -> Any:
+        """Horizontal bars of the counts (Total left out), coloured by component if grouped."""
+        tb = self.table[self.table[list(self.by)].astype(str).ne(TOTAL).all(axis=1)]
+        tb = tb.iloc[::-1]
+        fig, ax = new_figure(ax, (6.5, 0.26 * len(tb) + 1.2))
+        key = self.by[-1]
+        colours = None
+        if "component" in tb.columns:
+            comps = list(dict.fromkeys(tb["component"].astype(str)))
+            lookup = {c: f"C{i}" for i, c in enumerate(comps)}
+            colours = [lookup[c] for c in tb["component"].astype(str)]
+        ax.barh(tb[key].astype(str), tb["count"].to_numpy(), color=colours)
+        for y, (v, share) in enumerate(zip(tb["count"], tb["share_pct"], strict=True)):
+            ax.text(v, y, f" {int(v):,} ({share:.1f}%)", va="center", fontsize=8)
+        ax.set_xlabel("unexpected interruptions")
+        ax.margins(x=0.2)
+        return fig
 
 
 def _poisson_bounds(counts: np.ndarray, conf_level: float) -> tuple[np.ndarray, np.ndarray]:

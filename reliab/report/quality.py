@@ -55,14 +55,47 @@ def coverage_blocks(interruptions: pd.DataFrame | None, notes: tuple[str, ...]) 
     return blocks
 
 
-def quality_section(
-    accounting: pd.DataFrame | None, quarantine: pd.DataFrame | None, max_quarantine: int,
-    *, interruptions: pd.DataFrame | None = None, notes: tuple[str, ...] = (),
-) -> Section:
+def _not_read(acc: pd.DataFrame) -> list[Block]:
+    """Files no parser read (unrecognised, binary, special, unreadable, skipped), with why."""
+    if "status" not in acc.columns and "reason" not in acc.columns:
+        return []
+    col = "status" if "status" in acc.columns else "reason"
+    bad = acc[~acc[col].astype(str).isin(("read", "new", "appended", "unchanged", "rotated", "ok", ""))]
+    if not len(bad):
+        return []
+    shown = bad.head(30)
+    data = pd.DataFrame({"File": [clean_text(p, 100) for p in shown["path"]],
+                         "Status": shown[col].astype(str).tolist(),
+                         "Reason": [clean_text(r, 100) for r in shown.get("reason", shown[col])]})
+    return [Table("Files not read", data, f"{len(bad):,} input file(s) were not parsed; the first "
+                  f"{len(shown):,} are listed with the reason (all are in accounting.parquet).",
+                  monospace=("File",))]
+
+
+def _per_source(ingest: Any) -> list[Block]:
+    try:
+        summary = ingest.summary()
+    except (AttributeError, KeyError, TypeError):
+        return []
+    if not len(summary):
+        return []
+    data = pd.DataFrame({"Format": summary["source"].astype(str)} | {
+        c.capitalize(): [fmt_int(v) for v in summary[c]] for c in summary.columns if c != "source"})
+    return [Table("Per input format", data, "Files, line accounting and signal rows per format.",
+                  numeric=tuple(c for c in data.columns if c != "Format"))]
+
+
+def quality_section(ingest: Any, max_quarantine: int = 20) -> Section:
+    """Section ``data-quality`` of an ingest result: accounting, formats, files not read,
+    quarantine, evidence coverage."""
+    accounting = getattr(ingest, "accounting", None)
+    quarantine = getattr(ingest, "quarantine", None)
+    interruptions = getattr(ingest, "interruptions", None)
+    notes = tuple(str(n) for n in getattr(ingest, "notes", ()))
     blocks: list[Block] = []
     acc = accounting if accounting is not None else pd.DataFrame()
     if acc.empty:
-        blocks.append(Text("No per-file line accounting was supplied."))
+        blocks.append(Text("No input file was read: the line accounting is empty.", kind="note"))
     else:
         cols = ["lines", "parsed", "irrelevant", "malformed"]
         nums = acc[cols].astype("int64")
@@ -121,6 +154,8 @@ def quality_section(
             }
         )
         kinds: tuple[RowKind, ...] = (*("flag" if d else "" for d in diff), "total")
+        blocks += _per_source(ingest)
+        blocks += _not_read(acc)
         blocks.append(
             Table(
                 "Line accounting per input folder and format",
