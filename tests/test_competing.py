@@ -10,7 +10,11 @@ from lifelines import AalenJohansenFitter
 from matplotlib.figure import Figure
 
 from reliab.errors import InsufficientDataError
-from reliab.models import estimate_cumulative_incidence, estimate_kaplan_meier, estimate_nelson_aalen
+from reliab.models import (
+    estimate_cumulative_incidence,
+    estimate_kaplan_meier,
+    estimate_nelson_aalen,
+)
 
 
 def _data(seed: int, n: int = 300):

@@ -114,8 +114,8 @@ def frame_table(frame: pd.DataFrame, title: str, *, caption: str = "", max_rows:
     total_rows : int, optional
         Rows of the full table when ``frame`` is already a selection of them.
     """
-    df = frame.reset_index() if frame.index.name is not None or not isinstance(
-        frame.index, pd.RangeIndex) else frame
+    named = frame.index.name is not None or any(n is not None for n in frame.index.names)
+    df = frame.reset_index() if named else frame.reset_index(drop=True)
     df = df.loc[:, [c for c in df.columns if not str(c).startswith("_")]]
     n_all = len(df) if total_rows is None else total_rows
     shown = df.head(max_rows)

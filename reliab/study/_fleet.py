@@ -72,13 +72,14 @@ class Fleet:
                   "logs": "from the first to the last timestamp in the logs"}[self.window_source]
         head = (f"Window {self.start:%Y-%m-%d %H:%M} to {self.end:%Y-%m-%d %H:%M} UTC "
                 f"({self.days:,.1f} days, {window}). ")
-        how = {
-            "inventory": "GPU-days at risk from the inventory: each unit counts from its install "
-                         "(or the window start) to its removal (or the window end)",
-            "gpus": f"GPU-days at risk = {self.n_gpus:,} GPUs (the number given) x the window",
-            "jobs": "GPU-days at risk from the job records: GPUs allocated x hours allocated, "
-                    "summed over the jobs inside the window (no fleet size was given)",
-        }[self.exposure_source]
+        if self.exposure_source == "inventory":
+            how = ("GPU-days at risk from the inventory: each unit counts from its install (or the "
+                   "window start) to its removal (or the window end)")
+        elif self.exposure_source == "gpus":
+            how = f"GPU-days at risk = {self.n_gpus or 0:,} GPUs (the number given) x the window"
+        else:
+            how = ("GPU-days at risk from the job records: GPUs allocated x hours allocated, summed "
+                   "over the jobs inside the window (no fleet size was given)")
         return f"{head}{how}: {self.gpu_days:,.0f} GPU-days, {self.node_days:,.0f} node-days."
 
     def to_dict(self) -> dict[str, Any]:
