@@ -41,7 +41,7 @@ def column_for(metric: str) -> str:
     """Telemetry column of a metric: DCGM field names as the file readers name them,
     Prometheus base units as unit suffixes (``…_celsius`` -> ``…_c``), else ``<name>_raw``."""
     if metric.upper().startswith("DCGM_FI_"):
-        return dcgm_column(metric) or f"dcgm_{metric.lower().removeprefix('dcgm_fi_dev_')}_raw"
+        return dcgm_column(metric) or f"dcgm_{metric.lower().removeprefix('dcgm_fi_dev_').removeprefix('dcgm_fi_')}_raw"
     name = re.sub(r"[^a-z0-9_]+", "_", metric.lower()).strip("_")
     counter = name.endswith("_total")
     name = name.removesuffix("_total")
