@@ -287,3 +287,16 @@ def test_bad_options_fail_before_any_request():
         reliab.ingest("s3://bucket/logs")
     with pytest.raises(SourceError, match="cannot reach"):
         reliab.ingest("prometheus://127.0.0.1:1", start="2024-06-01", end="2024-06-02")
+
+
+@pytest.mark.slow
+def test_report_names_source_and_window_of_telemetry(prom):
+    from reliab.report.provenance import provenance
+
+    start, end = _window(GPU_CSV)
+    res = reliab.ingest(prom["url"], start=start, end=end, step="60s")
+    where = provenance(res.accounting, {"telemetry": res.telemetry, "signals": res.signals})
+    tel = where.set_index("Table").loc["telemetry"]
+    assert tel["From"] == f"{prom['url']} (prometheus)"
+    assert tel["Window asked"] == f"{start:%Y-%m-%dT%H:%M:%S} – {end:%Y-%m-%dT%H:%M:%S}"
+    assert tel["Window of the data"] == f"{start:%Y-%m-%d %H:%M} – {end:%Y-%m-%d %H:%M} UTC"

@@ -257,3 +257,17 @@ def test_bad_arguments_fail_before_sacct_runs():
         reliab.ingest("slurm://", start="2024-06-01", chunk="-1h")
     with pytest.raises(ValueError, match="unknown query key 'foo'"):
         reliab.ingest("slurm://?foo=1", start="2024-06-01")
+
+
+def test_report_names_source_and_window_of_each_table(slurm, read):
+    from reliab.report.document import Table
+    from reliab.report.quality import quality_section
+
+    section = quality_section(read.accounting, read.quarantine, 5,
+                              {"signals": read.signals, "jobs": read.jobs, "telemetry": read.telemetry})
+    where = next(b for b in section.blocks if isinstance(b, Table) and b.title == "Where each table comes from")
+    rows = where.data.set_index(["Table", "From"])
+    asked = f"{slurm['t0']:%Y-%m-%dT%H:%M:%S} – {slurm['t1']:%Y-%m-%dT%H:%M:%S}"
+    assert rows.loc[("jobs", "slurm:// (sacct)"), "Window asked"] == asked
+    assert rows.loc[("jobs", "slurm:// (sacct)"), "Rows"] == str(len(read.jobs))
+    assert rows.loc[("signals", "slurm:// (sacctmgr_events)"), "Rows"] == "1"

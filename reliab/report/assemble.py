@@ -457,7 +457,8 @@ def assemble(
         _rates_section(summary, conf, components),
         _daily_section(df),
         quality_section(
-            getattr(ingest, "accounting", None), getattr(ingest, "quarantine", None), max_quarantine
+            getattr(ingest, "accounting", None), getattr(ingest, "quarantine", None), max_quarantine,
+            {t: getattr(ingest, t, None) for t in ("signals", "jobs", "telemetry")},
         ),
         _methods_section(rates, reference, meta_s),
     )
