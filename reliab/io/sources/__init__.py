@@ -15,6 +15,7 @@ returned.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 import re
@@ -29,7 +30,7 @@ from reliab.io._registry import FileResult, options_for
 from reliab.io._result import SourceChoice
 
 __all__ = ["register_source", "live_sources", "split_locations", "read_live", "accepted_options",
-           "scheme_of"]
+           "scheme_of", "relabel"]
 
 _URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9.-]*)(?:\+[A-Za-z0-9.-]+)?://")
 
@@ -134,5 +135,21 @@ def read_live(locations: Iterable[str], options: dict[str, Any],
     return results, choices
 
 
+def relabel(result: FileResult, url: str) -> FileResult:
+    """``result`` of a capture file, re-pointed at ``url``: path, origins and quarantine paths."""
+    old = len(result.path)
+
+    def moved(frame: pd.DataFrame, col: str) -> pd.DataFrame:
+        if not len(frame):
+            return frame
+        out = frame.copy()
+        out[col] = (url + out[col].astype(str).str.slice(old)).astype(frame[col].dtype)
+        return out
+
+    tables = {name: moved(t, "origin") if "origin" in t.columns else t for name, t in result.tables.items()}
+    quarantine = None if result.quarantine is None else moved(result.quarantine, "path")
+    return dataclasses.replace(result, path=url, tables=tables, quarantine=quarantine)
+
+
 # importing the readers registers them
-from reliab.io.sources import prometheus, slurm  # noqa: E402, F401
+from reliab.io.sources import journald, prometheus, slurm  # noqa: E402, F401

@@ -47,7 +47,7 @@ from reliab.errors import ParseError, SourceError
 from reliab.io._lines import quarantine_frame
 from reliab.io._registry import FileResult
 from reliab.io.formats.slurm import parse_slurm_time, read_sacct, read_sacct_json
-from reliab.io.sources import register_source
+from reliab.io.sources import register_source, relabel
 from reliab.io.sources._command import command_of, run
 from reliab.io.sources._window import Moment, chunks, duration, iso, window
 
@@ -149,22 +149,6 @@ def _sacct_args(client: Client, a: pd.Timestamp, b: pd.Timestamp, fmt: str, *, c
     if cluster:
         args.append(f"--clusters={cluster}")
     return args
-
-
-def relabel(result: FileResult, url: str) -> FileResult:
-    """``result`` of a capture file, re-pointed at ``url``: path, origins and quarantine paths."""
-    old = len(result.path)
-
-    def moved(frame: pd.DataFrame, col: str) -> pd.DataFrame:
-        if not len(frame):
-            return frame
-        out = frame.copy()
-        out[col] = (url + out[col].astype(str).str.slice(old)).astype(frame[col].dtype)
-        return out
-
-    tables = {name: moved(t, "origin") if "origin" in t.columns else t for name, t in result.tables.items()}
-    quarantine = None if result.quarantine is None else moved(result.quarantine, "path")
-    return dataclasses.replace(result, path=url, tables=tables, quarantine=quarantine)
 
 
 def _key(jobs: pd.DataFrame) -> pd.Series:
