@@ -205,9 +205,11 @@ def test_no_slurmdbd(slurm, tmp_path):
     text = Path(slurm["conf"]).read_text()
     port = next(line for line in text.splitlines() if line.startswith("AccountingStoragePort="))
     conf.write_text(text.replace(port, "AccountingStoragePort=1"))
-    line = _one_line_cli_error(["ingest", "slurm://", "--start", str(slurm["t0"]), "--slurm-conf", str(conf)],
-                               tmp_path / "out")
+    raw = tmp_path / "raw"
+    line = _one_line_cli_error(["ingest", "slurm://", "--start", str(slurm["t0"]), "--slurm-conf", str(conf),
+                                "--raw-dir", str(raw)], tmp_path / "out")
     assert "sacct failed (exit 1)" in line and "Connection refused" in line
+    assert not raw.exists()
 
 
 def test_permission_denied(slurm):
