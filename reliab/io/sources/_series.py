@@ -106,10 +106,22 @@ class AnswerCount:
     bad: list[tuple[int, str, str]]  # (sample number, reason, text)
 
 
-def _pairs(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
-    t = np.fromiter((v[0] for v in values), dtype=np.float64, count=len(values))
-    x = np.array([v[1] for v in values], dtype=np.float64)
-    return np.rint(t * 1000.0).astype(np.int64), x
+def _pairs(values: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Times (ms), values and a mask of entries that are not ``[seconds, "number"]`` pairs."""
+    try:
+        t = np.fromiter((v[0] for v in values), dtype=np.float64, count=len(values))
+        x = np.array([v[1] for v in values], dtype=np.float64)
+        ok = np.isfinite(t) & (np.abs(t) < 9e9)
+    except (ValueError, TypeError, IndexError, KeyError, OverflowError):
+        t, x = np.zeros(len(values)), np.zeros(len(values))
+        ok = np.zeros(len(values), dtype=bool)
+        for i, v in enumerate(values):
+            try:
+                t[i], x[i] = float(v[0]), float(v[1])
+                ok[i] = bool(np.isfinite(t[i]) and abs(t[i]) < 9e9) and not isinstance(v[1], bool)
+            except (ValueError, TypeError, IndexError, KeyError, OverflowError):
+                continue
+    return np.rint(np.where(ok, t, 0.0) * 1000.0).astype(np.int64), x, ok
 
 
 def add_answer(samples: Samples, result: list[dict[str, Any]], chunk: int,
@@ -119,8 +131,12 @@ def add_answer(samples: Samples, result: list[dict[str, Any]], chunk: int,
     bad: list[tuple[int, str, str]] = []
     taken: dict[int, np.ndarray] = {}  # times already read in this answer, per series key
     for series in result:
-        labels = dict(series.get("metric") or {})
-        values = series.get("values") or []
+        parts = _parts(series)
+        if parts is None:
+            lines += 1
+            bad.append((lines, "not a series {metric, values}", repr(series)[:2000]))
+            continue
+        labels, values = parts
         first = lines + 1
         lines += len(values)
         if not values:
@@ -131,18 +147,24 @@ def add_answer(samples: Samples, result: list[dict[str, Any]], chunk: int,
         text = _selector(labels)
         samples.labelsets.setdefault(text, labels)
         if host is None:
-            bad += [(first + i, f"no host label ({'/'.join(HOST_LABELS)})", f"{text} {v[1]} @{v[0]}")
+            bad += [(first + i, f"no host label ({'/'.join(HOST_LABELS)})", f"{text} {v!r}"[:2000])
                     for i, v in enumerate(values)]
             continue
-        t, x = _pairs(values)
+        t, x, ok = _pairs(values)
         pos = np.arange(first, first + len(values), dtype=np.int64)
+        if not ok.all():
+            bad += [(int(p), "not a [time, value] pair", repr(values[int(p - first)])[:200]) for p in pos[~ok]]
+            t, x, pos = t[ok], x[ok], pos[ok]
         inf = np.isinf(x)
         if inf.any():
             bad += [(int(p), "infinite value", f"{text} {v} @{s / 1000:g}")
                     for p, v, s in zip(pos[inf], x[inf], t[inf], strict=True)]
             t, x, pos = t[~inf], x[~inf], pos[~inf]
         key = samples.key_of(column, host, gpu_of(labels), labels)
-        new = ~np.isin(t, taken[key]) if key in taken else np.ones(len(t), dtype=bool)
+        new = np.zeros(len(t), dtype=bool)
+        new[np.unique(t, return_index=True)[1]] = True  # a time twice in one series: first kept
+        if key in taken:
+            new &= ~np.isin(t, taken[key])
         taken[key] = np.concatenate([taken[key], t[new]]) if key in taken else t
         irrelevant += int((~new).sum())
         parsed += int(new.sum())
@@ -153,6 +175,15 @@ def add_answer(samples: Samples, result: list[dict[str, Any]], chunk: int,
             samples.key.append(np.full(int(new.sum()), key, dtype=np.int64))
             samples.chunk.append(np.full(int(new.sum()), chunk, dtype=np.int64))
     return AnswerCount(lines, parsed, irrelevant, bad)
+
+
+def _parts(series: Any) -> tuple[dict[str, str], list[Any]] | None:
+    """Labels and values of one series of an answer; ``None`` when it has another shape."""
+    if not isinstance(series, dict) or not isinstance(series.get("values", []), list):
+        return None
+    metric = series.get("metric")
+    labels = {str(k): str(v) for k, v in metric.items()} if isinstance(metric, dict) else {}
+    return labels, series.get("values") or []
 
 
 def _selector(labels: dict[str, str]) -> str:
