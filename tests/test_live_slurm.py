@@ -145,28 +145,27 @@ def test_without_duplicates_only_the_last_run_of_a_requeued_job(slurm):
     assert res.jobs.loc[res.jobs["name"] == "rq", "state"].tolist() == ["COMPLETED"]
 
 
-def test_interruptions_and_node_fail_attribution(slurm, read):
-    """Today's attribution: every end in INTERRUPTED_STATES is an interruption.
-
-    The fleet view (Kokolis et al., HPCA 2025, §III) would count NODE_FAIL only here: the
-    FAILED job has no infrastructure evidence, CANCELLED and TIMEOUT are not interruptions.
-    """
-    inter = read.interruptions.set_index("job_id")
+def test_interruptions_follow_the_policy_and_name_the_failed_node(slurm, read):
+    """Fleet view (the default; Kokolis et al., HPCA 2025, §III): NODE_FAIL counts, the FAILED
+    job without infrastructure evidence is a user failure set apart, CANCELLED, TIMEOUT and a
+    REQUEUED without evidence are not interruptions.  Training-run view (Llama 3 §3.3.4) of the
+    requeued job: its REQUEUED end is an interruption."""
     ids = slurm["ids"]
-    states = dict(zip(inter.index, inter["job_state"], strict=True))
-    assert states == {ids["fail"]: "FAILED", ids["cancel"]: "CANCELLED", ids["tlimit"]: "TIMEOUT",
-                      ids["rq"]: "REQUEUED", ids["nf"]: "NODE_FAIL"}
-    # scancel by root: CANCELLED by 0 is planned maintenance; by another user it has no cause
-    cancel = inter.loc[ids["cancel"]]
-    assert bool(cancel["planned"]) is (os.getuid() == 0)
+    assert read.policy == "fleet"
+    inter = read.interruptions.set_index("job_id")
+    assert dict(zip(inter.index, inter["job_state"], strict=True)) == {ids["nf"]: "NODE_FAIL"}
+    assert read.user_failures["job_id"].tolist() == [ids["fail"]]
     # the node set DOWN is named: the sacctmgr event on rn3 is the evidence of the NODE_FAIL
     nf = inter.loc[ids["nf"]]
     assert nf["hosts"] == "rn3"
     assert nf["attribution"] == "rule:slurm-node-down"
-    down = read.signals[read.signals["signal"] == "slurm:node_down"]
+    down = read.signals[read.signals["signal"] == "node_state:down"]
     assert down["host"].tolist() == ["rn3"] and "reliab-live-test" in down["message"].iloc[0]
     assert down["origin"].iloc[0] in nf["evidence"].split(";")
     assert abs(down["time"].iloc[0] - nf["time"]) <= pd.Timedelta(seconds=5)
+    run = reliab.ingest("slurm://", start=slurm["t0"], end=slurm["t1"], slurm_conf=slurm["conf"],
+                        policy="training-run", job_name="rq")
+    assert run.interruptions[["job_id", "job_state"]].values.tolist() == [[ids["rq"], "REQUEUED"]]
 
 
 def test_json_output_of_this_client(slurm, read):

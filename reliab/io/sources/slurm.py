@@ -23,7 +23,7 @@ canceller (observed on 22.05.8; the live test shows both).
 A job that runs across a chunk boundary is returned by both chunks: the record read last is
 kept and the earlier copy is counted as an irrelevant line of its chunk.  Node state changes
 (``sacctmgr show event``: a node set DOWN or DRAIN, with reason and time) become
-``slurm:node_<state>`` signals on that host, the evidence that names the node behind a
+``node_state:<down|fail|drain>`` signals on that host, the evidence that names the node behind a
 NODE_FAIL where the client has no ``FailedNode`` field.
 """
 
@@ -187,18 +187,22 @@ def drop_repeats(results: list[FileResult]) -> list[FileResult]:
 
 
 def _node_signal(state: str) -> tuple[str, str] | None:
-    """``'IDLE+DRAIN'`` -> ``('slurm:node_drain', 'warning')``; ``None`` for other states."""
+    """``'IDLE+DRAIN'`` -> ``('node_state:drain', 'warning')``; ``None`` for other states.
+
+    The ``node_state:`` keys are kept apart from the ``slurm:<job state>`` keys of job ends
+    (a job ends ``slurm:node_fail``; a node goes ``node_state:fail``).
+    """
     words = {w.strip("*~#!%$@^-") for w in state.upper().split("+")}
     for word, severity in (("FAIL", "error"), ("DOWN", "error"), ("DRAIN", "warning")):
         if word in words or word + "ED" in words or word + "ING" in words:
-            return f"slurm:node_{word.lower()}", severity
+            return f"node_state:{word.lower()}", severity
     return None
 
 
 def node_events(text: str, url: str) -> FileResult:
     """``sacctmgr -P -n show event … format=NodeName,Start,End,State,Reason,User`` -> signals.
 
-    One line per node state change; DOWN, FAIL and DRAIN become ``slurm:node_<state>``
+    One line per node state change; DOWN, FAIL and DRAIN become ``node_state:<state>``
     signals at the event's start on that node, other states are irrelevant, lines that do not
     read are quarantined.
     """
