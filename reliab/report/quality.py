@@ -29,6 +29,20 @@ def _accounting_groups(acc: pd.DataFrame, nums: pd.DataFrame, diff: Any) -> pd.D
     return g
 
 
+def _provenance_block(acc: pd.DataFrame, tables: dict[str, pd.DataFrame | None] | None) -> list[Block]:
+    """The source and window of each table (:mod:`reliab.report.provenance`), if any table."""
+    from reliab.report.provenance import provenance
+
+    where = provenance(acc, tables or {})
+    if not len(where):
+        return []
+    return [Table(
+        "Where each table comes from", where,
+        "Per table, the sources its rows were read from (live sources by location, files by "
+        "folder and format), the time its rows span, and the window a live source was asked for.",
+        numeric=("Rows",), monospace=("From",))]
+
+
 #: evidence kinds of the ``interruptions`` table and how the report names them
 _KINDS = (("hardware", "Hardware evidence"), ("other", "Other evidence only"),
           ("nccl", "NCCL evidence only"), ("none", "No evidence"))
@@ -92,6 +106,7 @@ def quality_section(ingest: Any, max_quarantine: int = 20) -> Section:
     quarantine = getattr(ingest, "quarantine", None)
     interruptions = getattr(ingest, "interruptions", None)
     notes = tuple(str(n) for n in getattr(ingest, "notes", ()))
+    tables = {t: getattr(ingest, t, None) for t in ("signals", "jobs", "telemetry")}
     blocks: list[Block] = []
     acc = accounting if accounting is not None else pd.DataFrame()
     if acc.empty:
@@ -169,6 +184,7 @@ def quality_section(ingest: Any, max_quarantine: int = 20) -> Section:
                 monospace=("Files",),
             )
         )
+        blocks += _provenance_block(acc, tables)
     q = quarantine if quarantine is not None else pd.DataFrame()
     if q.empty:
         blocks.append(Text("The quarantine is empty: no malformed line was set aside."))
