@@ -300,3 +300,26 @@ def test_hostile_host_and_job_names_render_as_text() -> None:
     assert HOSTILE[0] not in page and HOSTILE[1] not in page and "<table><b>" not in page
     assert page.count("<table") == page.count("</table>")
     assert "&lt;script&gt;" in page
+
+
+def test_composite_results_expand_into_their_section() -> None:
+    """Regression: a study holding several results (as the environment study does) renders
+    each part through the generic path and each skipped part with its reason."""
+    @dataclass(frozen=True)
+    class EnvironmentStudy(reliab._result.ResultMixin):
+        results: tuple = ()
+        skipped: tuple = ()
+        n: int = 1
+        conf_level: float = 0.95
+        method: str = "several analyses"
+        notes: tuple = ()
+
+        def summary(self) -> pd.DataFrame:
+            return pd.DataFrame({"analysis": ["diurnal"]})
+
+    fit = reliab.fit_weibull([54, 187, 216, 240, 500, 500], [1, 1, 1, 1, 0, 0])
+    study = EnvironmentStudy(results=(("diurnal", fit),), skipped=(("failure_glm", "too few failures"),))
+    rep = build_report({"environment": study})
+    assert [s.key for s in rep.sections] == ["environment", "methods"]
+    page = render_html(rep)
+    assert "Failure glm: not available: too few failures" in page and "Diurnal" in page

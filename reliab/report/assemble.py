@@ -18,7 +18,7 @@ import pandas as pd
 from reliab import plots
 from reliab._result import NotAvailable
 from reliab._version import __version__
-from reliab.report.catalog import SECTIONS, place, reading
+from reliab.report.catalog import SECTIONS, Entry, place, reading
 from reliab.report.document import Block, Figure, Report, Section, Text
 from reliab.report.generic import result_blocks
 from reliab.report.methods import methods_section
@@ -58,6 +58,24 @@ def _trend_lead(placed: list[tuple[str, str, str, tuple[str, ...], Any]], ingest
     return blocks
 
 
+def _expand(results: Mapping[str, Any]) -> dict[str, Any]:
+    """Composite results (``results``: pairs of name and result, ``skipped``: pairs of name and
+    reason, as :class:`EnvironmentStudy` has) become one entry per part, in the parent's section."""
+    out: dict[str, Any] = {}
+    for key, value in results.items():
+        parts = getattr(value, "results", None)
+        if isinstance(parts, tuple) and all(isinstance(p, tuple) and len(p) == 2 for p in parts):
+            section = place(key, value)[0]
+            for name, part in parts:
+                out[f"{key}.{name}"] = Entry(part, section=section, title=str(name).replace("_", " ").capitalize())
+            for name, why in getattr(value, "skipped", ()):
+                out[f"{key}.{name}"] = Entry(NotAvailable(str(name), str(why)), section=section,
+                                             title=str(name).replace("_", " ").capitalize())
+            continue
+        out[key] = value
+    return out
+
+
 def assemble(
     results: Mapping[str, Any],
     *,
@@ -75,7 +93,7 @@ def assemble(
     by_section: dict[str, list[tuple[str, str, str, tuple[str, ...], Any]]] = {}
     titles: dict[str, str] = {}
     flat: dict[str, Any] = {}
-    for key, value in results.items():
+    for key, value in _expand(results).items():
         section, rtitle, caption, columns, result = place(key, value)
         by_section.setdefault(section, []).append((key, rtitle, caption, columns, result))
         titles[key], flat[key] = rtitle, result

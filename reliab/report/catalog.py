@@ -118,6 +118,12 @@ BY_KEY: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
                                                             "changed")),
     "period_rates": ("change", "Rates per period and lifetime",
                      "Backblaze-style table: each period and all periods pooled.", ()),
+    # job-level and environment results (reliab.models.jobs, reliab.models.environment)
+    "job_costs": ("downtime", "Cost of interruptions by category", "", ()),
+    "replay": ("jobs", "What each mitigation would have given", "", ()),
+    "job_mttf": ("jobs", "Job MTTF against job size", "", ()),
+    "plan": ("jobs", "Checkpoint interval", "", ()),
+    "environment": ("environment", "Environment analyses", "", ()),
 }
 
 #: result class name -> section, for results given under keys of their own
@@ -128,6 +134,8 @@ BY_TYPE: dict[str, str] = {
     "CumulativeIncidenceResult": "competing", "MCFResult": "trends", "MCFComparison": "trends",
     "CrowAMSAAResult": "trends", "TrendTestResult": "trends", "LemonsResult": "lemons",
     "PeriodComparison": "change", "PeriodRatesResult": "change",
+    "FailureCost": "downtime", "MitigationReplay": "jobs", "JobMTTF": "jobs",
+    "CheckpointPlan": "jobs", "EnvironmentStudy": "environment",
 }
 
 
