@@ -87,6 +87,11 @@ def _job_outcomes(tmp: Path, empty: bool) -> reliab.JobOutcomes:
     return reliab.job_outcomes(schema.empty("signals"), jobs.head(0) if empty else jobs)
 
 
+def _rates(seed: int, n: int = 30) -> reliab.RatesResult:
+    return reliab.estimate_rates(_interruptions(n, seed) if n else _interruptions(1, seed).head(0),
+                                 by=["component", "category"], gpu_days=800.0)
+
+
 def _mcf(events: pd.DataFrame | None = None) -> reliab.MCFResult:
     obs = pd.DataFrame({"unit": ["a", "b", "c"], "start": [0.0, 0.0, 10.0], "end": [100.0, 80.0, 90.0]})
     ev = pd.DataFrame({"unit": ["a", "a", "b", "c"], "time": [10.0, 50.0, 30.0, 60.0]}) if events is None else events
@@ -141,6 +146,12 @@ CASES: dict[str, Case] = {
     "JobOutcomes": Case(lambda tmp: _job_outcomes(tmp, False), None,
                         "an empty job table is a valid accounting of zero job ends: ingest relies on "
                         "it for folders without scheduler records"),
+    "PeriodComparison": Case(
+        lambda _: reliab.compare_periods(_rates(1), _rates(2)),
+        lambda _: reliab.compare_periods(_rates(1, 0), _rates(2, 0))),
+    "PeriodRatesResult": Case(
+        lambda _: reliab.estimate_period_rates([("2024Q1", 10, 900.0), ("2024Q2", 16, 910.0)]),
+        lambda _: reliab.estimate_period_rates([])),
     "TicketSuggestions": Case(lambda _: reliab.suggest_ticket_categories(_tickets(), cv=3),
                               lambda _: reliab.suggest_ticket_categories(schema.empty("signals"))),
 }
