@@ -230,7 +230,7 @@ def test_rare_category_mtbf_column_switches_to_years(report: Report) -> None:
 # ------------------------------------------------------------------ HTML
 def test_self_contained(html: str) -> None:
     refs = re.findall(r"""(?:src|href)\s*=\s*["']([^"']*)["']""", html)
-    assert refs and all(r.startswith("#") for r in refs)
+    assert refs and all(r.startswith(("#", "data:image/png;base64,")) for r in refs)
     assert "<script" not in html.lower() and "<link" not in html and "@import" not in html
 
 

@@ -25,12 +25,18 @@ from reliab.report.methods import methods_section
 from reliab.report.quality import quality_section
 from reliab.report.summary import summary_section, taxonomy_section
 
+#: result types whose figures show the same data whatever the method (one figure is enough)
+SAME_FIGURE = frozenset({"TrendTestResult"})
+
 
 def _generic(spec: Any, placed: list[tuple[str, str, str, tuple[str, ...], Any]]) -> Section | None:
     blocks: list[Block] = []
+    drawn: set[str] = set()
     for _key, title, caption, columns, result in placed:
+        kind = type(result).__name__
         blocks += result_blocks(result, title, caption=caption, reading=reading(result),
-                                columns=columns)
+                                columns=columns, figure=kind not in drawn or kind not in SAME_FIGURE)
+        drawn.add(kind)
     return Section(spec.title, tuple(blocks), key=spec.key, intro=spec.intro) if blocks else None
 
 

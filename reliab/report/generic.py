@@ -192,7 +192,8 @@ def summary_table(result: Any, title: str, caption: str = "", columns: tuple[str
 
 
 def result_blocks(result: Any, title: str, *, caption: str = "", reading: str = "",
-                  figure_caption: str = "", columns: tuple[str, ...] = ()) -> list[Block]:
+                  figure_caption: str = "", columns: tuple[str, ...] = (),
+                  figure: bool = True) -> list[Block]:
     """Blocks for one result: what it says, the method and notes, its table and its figure."""
     if isinstance(result, NotAvailable):
         return [Text(f"{title}: not available: {result.reason}", kind="note")]
@@ -206,7 +207,7 @@ def result_blocks(result: Any, title: str, *, caption: str = "", reading: str = 
     if n is not None:
         head += f" n = {int(n):,}."
     blocks.append(Text(head.strip(), items=tuple(str(x) for x in getattr(result, "notes", ()))))
-    plot = getattr(result, "plot", None)
+    plot = getattr(result, "plot", None) if figure else None
     if callable(plot):
         try:
             fig = plot()

@@ -15,15 +15,36 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import matplotlib
 import numpy as np
 from markupsafe import Markup
+from matplotlib.collections import Collection
 from matplotlib.figure import Figure as MplFigure
+from matplotlib.lines import Line2D
 
 from reliab.report.document import Block, Callout, Figure, Report, Table, Text
 
 _CI = re.compile(r"^(.*\S) (\[[^\]]*\])$")
 _SVG_IDS = re.compile(r'\sid="([^"]+)"')
 _SVG_REFS = re.compile(r'(\sid="|href="#|url\(#)([^")]+)')
+
+
+#: an artist with more points than this is rasterized inside the SVG (WeasyPrint draws each
+#: SVG element one by one; the demo's step functions and scatter plots took most of the PDF time)
+DENSE = 150
+
+
+def _dense_artists(fig: MplFigure) -> list[Any]:
+    out = []
+    for ax in fig.axes:
+        for artist in ax.get_children():
+            if isinstance(artist, Line2D) and len(artist.get_xdata()) > DENSE:
+                out.append(artist)
+            elif isinstance(artist, Collection):
+                n = len(artist.get_offsets()) + sum(len(p.vertices) for p in artist.get_paths())
+                if n > DENSE and not artist.get_rasterized():
+                    out.append(artist)
+    return out
 
 
 def figure_to_svg(fig: MplFigure, *, id_prefix: str = "", alt: str = "") -> str:
@@ -45,7 +66,15 @@ def figure_to_svg(fig: MplFigure, *, id_prefix: str = "", alt: str = "") -> str:
         An ``<svg>`` element without XML prolog, doctype or metadata.
     """
     buf = io.BytesIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    dense = _dense_artists(fig)
+    for artist in dense:  # drawn as one embedded PNG each: a few KB instead of thousands of paths
+        artist.set_rasterized(True)
+    try:
+        with matplotlib.rc_context({"svg.fonttype": "none"}):  # text as <text>, not glyph paths
+            fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight", dpi=150)
+    finally:
+        for artist in dense:
+            artist.set_rasterized(False)
     svg = buf.getvalue().decode("utf-8")
     svg = svg[svg.index("<svg") :]
     svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
