@@ -134,6 +134,7 @@ ACCOUNTING = (
     Column("parsed", "int64", check=_nonneg),
     Column("irrelevant", "int64", check=_nonneg),
     Column("malformed", "int64", check=_nonneg),
+    Column("reason", "string", nullable=True, doc="why a file was set aside (not read), else NA"),
 )
 
 TABLES: dict[str, tuple[Column, ...]] = {

@@ -51,11 +51,27 @@ def cluster(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_discover_skips_truth_hidden_and_docs(cluster: Path) -> None:
+def test_discover_skips_hidden_and_exact_doc_names_only(cluster: Path) -> None:
+    """Regression: only hidden files and exact documentation names are skipped by name."""
+    for name in ("license-server.log", "notice.log", "copying-job.log", "readme-node7.log"):
+        (cluster / "syslog" / name).write_text(KERNEL)  # logs whose names start like docs
     files = [p.relative_to(cluster).as_posix() for p in discover(cluster)]
-    assert files == ["slurm/sacct.txt", "syslog/messages-20240603.log", "train/slurm-1001.out"]
+    assert files == ["slurm/sacct.txt", "syslog/copying-job.log", "syslog/license-server.log",
+                     "syslog/messages-20240603.log", "syslog/notice.log", "syslog/readme-node7.log",
+                     "train/slurm-1001.out", "truth/interruptions.csv"]
+    (cluster / "reliab.toml").write_text('skip = ["truth/"]\n')
+    assert "truth/interruptions.csv" not in [p.relative_to(cluster).as_posix() for p in discover(cluster)]
+    assert "truth/interruptions.csv" in [p.relative_to(cluster).as_posix()
+                                         for p in discover(cluster, manifest=False)]
     assert discover(cluster, recursive=False) == []
     assert discover(cluster / "SOURCE.md") == [cluster / "SOURCE.md"]  # named explicitly
+    res = ingest(cluster)
+    skipped = res.not_read(skipped=True)
+    reasons = dict(zip([Path(p).relative_to(cluster).as_posix() for p in skipped["path"]],
+                       skipped["reason"], strict=True))
+    assert set(reasons) == {".hidden.log", "README.txt", "SOURCE.md", "reliab.toml", "truth/interruptions.csv"}
+    assert "skip = 'truth/'" in reasons["truth/interruptions.csv"] and "hidden" in reasons[".hidden.log"]
+    assert res.accounting.loc[res.accounting["path"].str.endswith("notice.log"), "parsed"].item() == 2
 
 
 def test_ingest_directory(cluster: Path) -> None:
@@ -64,7 +80,9 @@ def test_ingest_directory(cluster: Path) -> None:
     acc = res.accounting.set_index("path")
     assert (acc["lines"] == acc["parsed"] + acc["irrelevant"] + acc["malformed"]).all()
     by_src = {Path(p).name: c.source for p, c in res.sources.items()}
-    assert by_src == {"sacct.txt": "sacct", "messages-20240603.log": "kernel", "slurm-1001.out": "nccl"}
+    assert by_src == {"sacct.txt": "sacct", "messages-20240603.log": "kernel", "slurm-1001.out": "nccl",
+                      "interruptions.csv": "unrecognized", ".hidden.log": "skipped", "README.txt": "skipped",
+                      "SOURCE.md": "skipped"}
     kern = acc.loc[str(cluster / "syslog" / "messages-20240603.log")]
     assert (kern["lines"], kern["parsed"], kern["irrelevant"], kern["malformed"]) == (5, 2, 2, 1)
     assert set(res.signals["signal"]) >= {"xid:79", "nic:link_down", "nccl:watchdog_timeout"}
@@ -104,8 +122,11 @@ def test_gpud_captures_through_the_driver() -> None:
 def test_missing_and_unknown(tmp_path: Path) -> None:
     with pytest.raises(InputFileError, match="nope.log"):
         ingest(tmp_path / "nope.log")
+    acc = ingest(GPUD / "fabricmanager.log").accounting.iloc[0]  # not a failure: a row, lines counted
+    assert (acc["source"], acc["lines"], acc["irrelevant"]) == ("unrecognized", 101, 101)
+    assert "no reader recognises" in acc["reason"]
     with pytest.raises(UnknownFormatError) as info:
-        ingest(GPUD / "fabricmanager.log")
+        ingest(GPUD / "fabricmanager.log", strict=True)
     assert "fabricmanager.log" in str(info.value) and "\n" not in str(info.value)
     assert ingest(GPUD / "fabricmanager.log", source="kernel").accounting["irrelevant"].iloc[0] == 101
     with pytest.raises(UnknownFormatError, match="no parser for source 'bogus'"):
@@ -176,7 +197,8 @@ def test_summary_dict_html_and_quiet(cluster: Path, capsys: pytest.CaptureFixtur
     assert summ.loc["kernel", "files"] == 1 and summ.loc["kernel", "malformed"] == 1
     d = res.to_dict()
     json.dumps(d)
-    assert d["files"] == 3 and d["quarantined"] == 1
+    assert (d["files"], d["not_read"], d["skipped"], d["quarantined"]) == (7, 1, 3, 1)
+    assert any("1 file(s) not read (1 unrecognized)" in n for n in res.notes)
     assert "IngestResult" in res._repr_html_() and "kernel" in res._repr_html_()
     assert "signals=" in repr(res)
     ingest(cluster, progress=True)
@@ -205,7 +227,8 @@ def test_copy_of_reference_data_is_intact(tmp_path: Path) -> None:
     shutil.copytree(GPUD, tmp_path / "gpud")
     (tmp_path / "gpud" / "fabricmanager.log").unlink()
     res = ingest(tmp_path / "gpud")  # LICENSE and SOURCE.md are skipped as documentation
-    assert len(res.accounting) == 3 and len(res.signals) == 22
+    assert res.accounting["source"].tolist().count("kernel") == 3 and len(res.signals) == 22
+    assert sorted(Path(p).name for p in res.not_read(skipped=True)["path"]) == ["LICENSE-Apache-2.0.txt", "SOURCE.md"]
 
 
 # --- the literal prefilter yields exactly the lines a line-by-line scan would keep

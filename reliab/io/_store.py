@@ -37,7 +37,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -51,6 +51,7 @@ import pyarrow.parquet as pq
 from reliab import schema
 from reliab.errors import InputFileError
 from reliab.io._files import HEAD_BYTES, content_size, read_head
+from reliab.io._plan import RunPlan
 from reliab.io._registry import FileResult
 from reliab.io._result import IngestResult, SourceChoice
 
@@ -406,22 +407,22 @@ def _alive(pid: str) -> bool:
     return True
 
 
-def ingest_into(store: str | os.PathLike[str], files: Iterable[Path], *, source: str | None,
-                strict: bool, options: dict[str, Any], progress: bool,
-                attribution: dict[str, Any]) -> IngestResult:
+def ingest_into(store: str | os.PathLike[str], plan: RunPlan, *, strict: bool, progress: bool,
+                attribution: dict[str, Any], rebuild: bool = False) -> IngestResult:
     """The incremental driver behind ``ingest(..., store=...)``.
 
     Plans every file against the ledger, reads those with new content through the shared
     per-file reader, commits the new rows and returns the attributed whole store with this
     run's accounting (column ``status``).
     """
+    if any(e.url for e in plan.entries):
+        raise ValueError("store= takes files only: live sources (scheme://) are read without a store")
     with locked(Path(store)):
-        return _ingest_locked(Store(store), list(files), source=source, strict=strict, options=options,
-                              progress=progress, attribution=attribution)
+        return _ingest_locked(Store(store), plan, strict=strict, progress=progress, attribution=attribution)
 
 
-def _ingest_locked(st: Store, files: list[Path], *, source: str | None, strict: bool,
-                   options: dict[str, Any], progress: bool, attribution: dict[str, Any]) -> IngestResult:
+def _ingest_locked(st: Store, run: RunPlan, *, strict: bool, progress: bool,
+                   attribution: dict[str, Any]) -> IngestResult:
     """:func:`ingest_into` once the store is locked."""
     from reliab.io._driver import (
         _progress,
@@ -429,6 +430,7 @@ def _ingest_locked(st: Store, files: list[Path], *, source: str | None, strict: 
         choose_source,
         file_tables,
         finish,
+        plan_notes,
         read_file,
         sources_of,
     )
@@ -436,25 +438,30 @@ def _ingest_locked(st: Store, files: list[Path], *, source: str | None, strict: 
     results: list[FileResult] = []
     statuses: list[str] = []
     choices: dict[str, SourceChoice | None] = {}
-    advance, close = _progress(len(files), progress)
+    advance, close = _progress(len(run.entries), progress)
     try:
-        for f in files:
-            plan = st.plan(f)
-            if plan.read:
-                choice = choose_source(f, source, strict)
-                result = st.add(plan, read_file(f, choice, options, strict), choice)
+        for entry in run.entries:
+            if entry.result is not None:
+                result, choice, status = entry.result, None, "set aside"
             else:
-                result, choice = st.skip(plan), st.choice(plan)
-            choices[plan.path] = choice
+                plan = st.plan(entry.path)
+                if plan.read:
+                    forced, why, options = run.file_options(entry.path)
+                    choice = choose_source(Path(entry.path), forced, strict, why)
+                    result = st.add(plan, read_file(entry.path, choice, options, strict), choice)
+                else:
+                    result, choice = st.skip(plan), st.choice(plan)
+                status = plan.status
+            choices[result.path] = choice
             results.append(result)
-            statuses.append(plan.status)
+            statuses.append(status)
             advance()
     finally:
         close()
     st.commit(file_tables)
     accounting = accounting_of(results)
     accounting["status"] = pd.Series(statuses, dtype="string", index=accounting.index)
-    return finish(st.tables(), accounting, sources_of(results, choices), **attribution)
+    return finish(st.tables(), accounting, sources_of(results, choices), notes=plan_notes(run), **attribution)
 
 
 __all__ = ["Store", "Plan", "family", "trim", "locked", "ingest_into", "STATUSES", "STORE_TABLES",
