@@ -69,7 +69,8 @@ def _doc_lines(fn: Callable[..., Any]) -> dict[str, str]:
             out[name] = ""
         elif name and line.startswith(" ") and line.strip():
             out[name] = (out[name] + " " + line.strip()).strip()
-    return {k: re.split(r"(?<=[.;])\s", v, maxsplit=1)[0].rstrip(".;") for k, v in out.items()}
+    first = {k: re.split(r"(?<=[.;])\s", v, maxsplit=1)[0].rstrip(".;") for k, v in out.items()}
+    return {k: v.replace("``", "") for k, v in first.items()}
 
 
 def _options_of(name: str, fn: Callable[..., Any], found: dict[str, dict[str, Any]]) -> None:
