@@ -95,9 +95,11 @@ def _oserror(exc: OSError) -> str:
 class _Walker:
     """Depth-first walk in sorted order; symbolic links followed once (loops reported)."""
 
-    def __init__(self, recursive: bool, manifest_for: Callable[[Path], Manifest | None]) -> None:
+    def __init__(self, recursive: bool, manifest_for: Callable[[Path], Manifest | None],
+                 on_folder: Callable[[Path], None]) -> None:
         self.recursive = recursive
         self.manifest_for = manifest_for
+        self.on_folder = on_folder
         self.seen: set[tuple[int, int]] = set()
 
     def folder(self, root: Path) -> Iterator[Entry]:
@@ -110,6 +112,7 @@ class _Walker:
             self.seen.add(key)
             with os.scandir(root) as it:
                 entries = sorted(it, key=lambda e: e.name)
+            self.on_folder(root)
         except OSError as exc:
             yield Entry(str(root), set_aside(str(root), UNREADABLE, f"folder cannot be listed ({_oserror(exc)})"))
             return
@@ -170,18 +173,21 @@ def _given(item: str | os.PathLike[str]) -> str:
 
 
 def walk(paths: Iterable[str | os.PathLike[str]], *, recursive: bool = True,
-         manifest_for: Callable[[Path], Manifest | None] | None = None) -> list[Entry]:
+         manifest_for: Callable[[Path], Manifest | None] | None = None,
+         on_folder: Callable[[Path], None] | None = None) -> list[Entry]:
     """Every input of a run, in order: folders walked (sorted), explicit files, URLs.
 
-    Each path appears once (the first time it is found).  ``manifest_for(folder)`` gives
-    the hand-over manifest that governs a folder (its ``skip`` globs), if any.
+    Each path appears once (the first time it is found).  ``on_folder(folder)`` is called
+    as each folder is entered, before its entries are classified (the driver loads a
+    manifest found there); ``manifest_for(folder)`` gives the hand-over manifest that
+    governs a folder (its ``skip`` globs), if any.
 
     Raises
     ------
     InputFileError
         A path given does not exist.
     """
-    walker = _Walker(recursive, manifest_for or (lambda _: None))
+    walker = _Walker(recursive, manifest_for or (lambda _: None), on_folder or (lambda _: None))
     out: dict[str, Entry] = {}
     for item in paths:
         name = _given(item)

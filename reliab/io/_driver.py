@@ -266,8 +266,19 @@ def _concat(frames: list[pd.DataFrame], table: str) -> pd.DataFrame:
         return schema.empty(table)
     if len(frames) == 1 and _conformed(frames[0], table):
         return frames[0]  # one file's table, conformed by its reader: no copy
-    out = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    out = frames[0] if len(frames) == 1 else _concat_frames(frames)
     return schema.conform(out.reset_index(drop=True), table)
+
+
+def _concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """``pd.concat``; a text column that some file keeps in Python storage (a non-UTF-8
+    file name, see :func:`reliab.schema.conform`) is concatenated in Python storage."""
+    try:
+        return pd.concat(frames, ignore_index=True)
+    except UnicodeEncodeError:
+        cols = {c for f in frames for c in f.columns if f[c].dtype == schema.PY_STRING}
+        return pd.concat([f.astype({c: schema.PY_STRING for c in cols if c in f.columns}) for f in frames],
+                         ignore_index=True)
 
 
 def _progress(total: int, enabled: bool) -> tuple[Callable[[], None], Callable[[], None]]:

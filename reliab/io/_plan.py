@@ -102,8 +102,8 @@ def prepare(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
         As for :func:`reliab.ingest`.  With ``strict`` a special or unreadable input fails
         the run here, before anything is read.
     manifest : bool or path
-        ``True``: use ``reliab.toml`` in each folder given; ``False``: none; a path: that
-        manifest, for every input.
+        ``True``: a ``reliab.toml`` in any folder walked governs that folder's subtree (the
+        nearest one wins); ``False``: none; a path: that manifest, for every input.
     options : mapping
         Reader options the caller passed (they override the manifest).
     run_keys : iterable of str
@@ -124,14 +124,14 @@ def prepare(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
     manifests: dict[Path, Manifest] = {}
     if manifest is not True and manifest is not False:
         explicit = load_manifest(manifest, run_keys=keys)
-    elif manifest:
-        for item in items:
-            folder = Path(item) if url_scheme(str(item)) is None else None
-            found = find_manifest(folder) if folder is not None and folder.is_dir() else None
-            if found is not None:
-                manifests[folder] = load_manifest(found, run_keys=keys)
+
+    def enter(folder: Path) -> None:  # a reliab.toml governs its folder's subtree
+        found = find_manifest(folder) if manifest is True else None
+        if found is not None and folder not in manifests:
+            manifests[folder] = load_manifest(found, run_keys=keys)
+
     plan = RunPlan([], manifests, explicit, dict(options or {}), source)
-    entries = walk(items, recursive=recursive, manifest_for=plan.manifest_for)
+    entries = walk(items, recursive=recursive, manifest_for=plan.manifest_for, on_folder=enter)
     for e in entries:
         if e.url:
             try:

@@ -317,7 +317,7 @@ class Store:
         frames = [f for f in frames if len(f)]
         if not frames:
             return None
-        frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        frame = frames[0] if len(frames) == 1 else _concat_frames(frames)
         return schema.conform(frame.reset_index(drop=True), table)
 
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -419,6 +419,12 @@ class Store:
             if kind == "string":
                 frame[name] = schema._as_string(frame[name])  # noqa: SLF001 - the one string rule
         return frame
+
+
+def _concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    from reliab.io._driver import _concat_frames as concat
+
+    return concat(frames)
 
 
 def _repath(current: pd.Series, value: pd.Series, column: str) -> pd.Series:
