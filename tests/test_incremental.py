@@ -11,7 +11,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from reliab.errors import InputFileError
 from reliab.io import IngestResult, _store, ingest
 from reliab.io._store import Store, family
 
