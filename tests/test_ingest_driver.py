@@ -286,3 +286,35 @@ def test_ingest_stays_the_function_after_importing_the_engine() -> None:
     import reliab.io.formats.kernel  # noqa: F401
 
     assert callable(reliab.ingest) and reliab.ingest.__module__ == "reliab.io._driver"
+
+
+def test_live_source_seam(tmp_path: Path) -> None:
+    """Regression: a ``scheme://`` path goes to the registered live source; one row per chunk."""
+    from reliab.io import _registry
+    from reliab.io._registry import FileResult, register_source
+
+    calls: list[tuple[str, str | None]] = []
+    (tmp_path / "chunk.txt").write_text(SACCT)
+
+    @register_source("testjobs")
+    def read_testjobs(url: str, *, window: str | None = None, strict: bool = False) -> list[FileResult]:
+        """Jobs from a fake accounting service (test only)."""
+        calls.append((url, window))
+        out = ingest(tmp_path / "chunk.txt", source="sacct", manifest=False)
+        return [FileResult(path=f"{url}?chunk={i}", source="sacct", lines=1, parsed=1, irrelevant=0, malformed=0,
+                           tables={"jobs": out.jobs}) for i in range(2)]
+
+    try:
+        res = ingest(["testjobs://db.example/cluster", tmp_path / "chunk.txt"], window="1d")
+        assert calls == [("testjobs://db.example/cluster", "1d")]
+        assert res.accounting["path"].tolist()[:2] == ["testjobs://db.example/cluster?chunk=0",
+                                                        "testjobs://db.example/cluster?chunk=1"]
+        assert res.sources["testjobs://db.example/cluster?chunk=0"].reason == "live source testjobs://"
+        assert len(res.jobs) == 3
+        assert "testjobs://" in available_sources()["name"].tolist()
+        with pytest.raises(UnknownFormatError, match="no source handles nosuch://"):
+            ingest("nosuch://x")
+        with pytest.raises(ValueError, match="live sources"):
+            ingest("testjobs://x", store=tmp_path / "store")
+    finally:
+        _registry._SOURCES.pop("testjobs")
