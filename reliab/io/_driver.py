@@ -336,8 +336,8 @@ def ingest(
         a broken, special or unreadable file.  Empty and skipped files are not failures.
     manifest : bool or path
         The hand-over manifest (:mod:`reliab.io._manifest`): ``True`` (default) uses a
-        ``reliab.toml`` found in each folder given, ``False`` none, a path that file for
-        every input.  It sets per-glob source and reader options, skip globs and run-level
+        ``reliab.toml`` found in any folder walked (for that folder's subtree, the nearest
+        one winning), ``False`` none, a path that file for every input.  It sets per-glob source and reader options, skip globs and run-level
         keywords of this function; what is passed here overrides it.
     store : path, optional
         Incremental mode: a folder that keeps the canonical tables and a ledger of every
