@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from reliab import schema
 from reliab.errors import InputFileError, UnknownFormatError
@@ -201,3 +203,30 @@ def test_symlink_loop_and_broken_link(tmp_path: Path) -> None:
     res = ingest(tmp_path)
     reasons = dict(zip(res.accounting["path"].map(lambda p: Path(p).name), res.accounting["reason"], strict=True))
     assert "symbolic link loop" in reasons["back"] and "broken symbolic link" in reasons["dangling.log"]
+
+
+NAME_BYTES = st.binary(min_size=1, max_size=12).filter(
+    lambda b: b"/" not in b and b"\x00" not in b and b not in (b".", b".."))
+CONTENT = st.one_of(
+    st.binary(max_size=300),
+    st.lists(st.sampled_from([f"2024-06-03T14:02:11+00:00 n1 kernel: {XID}", "step 1 loss 2.0", "",
+                              "SEL has no entries", "\x00\x01\x02", "a,b,c"]), max_size=8).map(
+        lambda ls: "\n".join(ls).encode()))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(files=st.dictionaries(NAME_BYTES, CONTENT, min_size=1, max_size=6))
+def test_any_names_and_bytes_are_accounted_once(tmp_path_factory, files: dict[bytes, bytes]) -> None:
+    """Fuzz: whatever the file names (any bytes) and contents, the run completes and every
+    file has exactly one accounting row whose lines add up."""
+    root = tmp_path_factory.mktemp("fuzz")
+    for name, data in files.items():
+        with open(os.path.join(os.fsencode(root), name), "wb") as fh:
+            fh.write(data)
+    res = ingest(root)
+    acc = res.accounting
+    assert sorted(os.fsencode(Path(p).name) for p in acc["path"]) == sorted(files)
+    assert (acc["lines"] == acc["parsed"] + acc["irrelevant"] + acc["malformed"]).all()
+    for path, lines in zip(acc["path"], acc["lines"], strict=True):
+        data = files[os.fsencode(Path(path).name)]
+        assert lines <= data.count(b"\n") + data.count(b"\r") + 1, (path, lines)

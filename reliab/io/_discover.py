@@ -117,8 +117,9 @@ class _Walker:
             yield Entry(str(root), set_aside(str(root), UNREADABLE, f"folder cannot be listed ({_oserror(exc)})"))
             return
         folders = []
+        manifest = self.manifest_for(root)
         for e in entries:
-            kind, reason = self.classify(e)
+            kind, reason = self.classify(e, manifest)
             if kind == "folder":
                 folders.append(e)
             elif kind == "file":
@@ -128,8 +129,9 @@ class _Walker:
         for e in folders:
             yield from self.folder(Path(e.path))
 
-    def classify(self, e: os.DirEntry[str]) -> tuple[str, str]:
-        """("file" | "folder" | a set-aside source, reason) for one folder entry."""
+    def classify(self, e: os.DirEntry[str], manifest: Manifest | None) -> tuple[str, str]:
+        """("file" | "folder" | a set-aside source, reason) for one entry of a folder governed
+        by ``manifest``."""
         name = e.name
         try:
             is_dir = e.is_dir()
@@ -144,7 +146,6 @@ class _Walker:
             if not self.recursive:
                 return SKIPPED, "sub-folder: not walked (recursive=False)"
             return "folder", ""
-        manifest = self.manifest_for(Path(e.path).parent)
         if manifest is not None:
             if name == MANIFEST_NAME and Path(e.path) == manifest.path:
                 return MANIFEST, "hand-over manifest: applied to this folder, not read as a log"

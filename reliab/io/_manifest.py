@@ -121,14 +121,17 @@ class Manifest:
 
     def relative(self, path: str | os.PathLike[str]) -> str:
         """``path`` relative to :attr:`root` with ``/`` (the path itself if not under it)."""
-        p = Path(path)
-        try:
-            return p.relative_to(self.root).as_posix()
-        except ValueError:
-            return p.as_posix()
+        text = os.fspath(path)
+        prefix = os.path.join(str(self.root), "")
+        if text.startswith(prefix):
+            rel = text[len(prefix):]
+            return rel if os.sep == "/" else rel.replace(os.sep, "/")
+        return Path(text).as_posix()
 
     def skipped(self, path: str | os.PathLike[str]) -> str | None:
         """Why ``path`` is skipped (naming the manifest and glob), else ``None``."""
+        if not self.skip:
+            return None
         rel = self.relative(path)
         for pattern, regex in self.skip:
             if regex.fullmatch(rel):
@@ -137,6 +140,8 @@ class Manifest:
 
     def source_for(self, path: str | os.PathLike[str]) -> tuple[str, str] | None:
         """``(source, "reliab.toml:LINE")`` when the manifest names the source of ``path``."""
+        if not self.files and "source" not in self.defaults:
+            return None
         rel = self.relative(path)
         found = None
         if "source" in self.defaults:
@@ -148,8 +153,10 @@ class Manifest:
 
     def options_for(self, path: str | os.PathLike[str]) -> dict[str, Any]:
         """Source and options for ``path``: defaults, then each matching ``[[files]]`` in order."""
-        rel = self.relative(path)
         out = dict(self.defaults)
+        if not self.files:
+            return out
+        rel = self.relative(path)
         for rule in self.files:
             if rule.regex.fullmatch(rel):
                 out.update(rule.options)

@@ -31,20 +31,23 @@ class RunPlan:
     explicit: Manifest | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     source: str | None = None
+    _cache: dict[str, Manifest | None] = field(default_factory=dict, repr=False, compare=False)
 
-    def manifest_for(self, path: str | os.PathLike[str]) -> Manifest | None:
-        """The manifest that governs ``path``: the explicit one, else the nearest folder's."""
+    def manifest_for(self, folder: str | os.PathLike[str]) -> Manifest | None:
+        """The manifest that governs files in ``folder``: the explicit one, else the nearest."""
         if self.explicit is not None:
             return self.explicit
-        p = Path(path)
-        for folder in (p, *p.parents):
-            if folder in self.manifests:
-                return self.manifests[folder]
-        return None
+        if not self.manifests:
+            return None
+        key = os.fspath(folder)
+        if key not in self._cache:
+            p = Path(key)
+            self._cache[key] = next((self.manifests[f] for f in (p, *p.parents) if f in self.manifests), None)
+        return self._cache[key]
 
     def file_options(self, path: str) -> tuple[str | None, str, dict[str, Any]]:
         """``(forced source, why, reader options)`` for one file."""
-        manifest = self.manifest_for(Path(path).parent)
+        manifest = self.manifest_for(os.path.dirname(path))
         if manifest is None:
             return self.source, "forced by source=", dict(self.options)
         options = manifest.options_for(path)
