@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from reliab import schema
 from reliab.errors import InputFileError, ParseError, UnknownFormatError
-from reliab.io import IngestResult, available_sources, discover, ingest
+from reliab.io import FileResult, IngestResult, available_sources, discover, ingest
 
 GPUD = Path(__file__).parent / "reference" / "gpud_nvidia_kernel_logs"
 XID = "NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
@@ -318,3 +318,28 @@ def test_live_source_seam(tmp_path: Path) -> None:
             ingest("testjobs://x", store=tmp_path / "store")
     finally:
         _registry._SOURCES.pop("testjobs")
+
+
+def test_a_reader_crash_is_that_files_row(tmp_path: Path) -> None:
+    """Regression: any exception inside a reader becomes the file's accounting row; the run goes on."""
+    from reliab.io import _registry
+    from reliab.io._registry import register_parser
+
+    @register_parser("test_boom", sniff=lambda path, lines: 1.0 if path.endswith(".boom") else 0.0)
+    def read_boom(path: str, *, strict: bool = False) -> FileResult:
+        """Always fails (test only)."""
+        return 1 // 0
+
+    try:
+        (tmp_path / "a.boom").write_text("anything\n")
+        (tmp_path / "messages.log").write_text(KERNEL)
+        res = ingest(tmp_path)
+        row = res.accounting.set_index("path").loc[str(tmp_path / "a.boom")]
+        assert (row["source"], row["lines"], row["malformed"]) == ("test_boom", 1, 1)
+        assert "reader failed (ZeroDivisionError" in row["reason"]
+        assert res.quarantine["reason"].str.contains("ZeroDivisionError").any()
+        assert len(res.signals) == 2  # the other file is read
+        with pytest.raises(InputFileError, match="a.boom"):
+            ingest(tmp_path, strict=True)
+    finally:
+        _registry._PARSERS.pop("test_boom")

@@ -200,6 +200,10 @@ def _ingest(**values: Any) -> None:
     if len(result.interruptions):
         top = result.interruptions["category"].value_counts().head(8)
         typer.echo("interruptions by category: " + ", ".join(f"{k} {v:,}" for k, v in top.items()))
+    from reliab.io._result import not_read_notes
+
+    for note in (n for n in result.notes if n not in not_read_notes(acc)):
+        typer.echo(printable(f"note: {note}"))
     if values["out"] is not None:
         for path in result.write_parquet(values["out"]).values():
             typer.echo(f"wrote {printable(path)}")
