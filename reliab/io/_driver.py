@@ -1,9 +1,12 @@
 """Raw files -> canonical tables: the ingest driver.
 
-:func:`ingest` walks the given paths, picks a parser per file by sniffing (every registered
+:func:`ingest` plans the run (:func:`reliab.io._plan.prepare`: inputs found, hand-over
+manifests applied, every input that will not be read given its accounting row), picks a
+parser per file — named by ``source=`` or the manifest, else by sniffing (every registered
 parser scores the file's name and first lines; the highest score wins, ties go to the
-parser registered first), reads each file with the shared line accounting, concatenates
-and validates the tables, and attributes job interruptions with
+parser registered first) — reads each file with the shared line accounting (any failure
+inside a reader becomes that file's row), hands ``scheme://`` inputs to their live source,
+concatenates and validates the tables, and attributes job interruptions with
 :func:`reliab.taxonomy.attribute`.  :func:`available_sources` lists the parsers.
 
 Parsers register themselves on import (:func:`reliab.io._registry.register_parser`);
