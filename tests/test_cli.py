@@ -189,3 +189,12 @@ def test_ingest_with_user_rules(tmp_path: Path) -> None:
     assert plain.returncode == site.returncode == 0, site.stderr
     assert "Faulty GPU 148" in plain.stdout
     assert "Faulty GPU 148" not in site.stdout and "NVLink" in site.stdout
+
+
+def test_usage_errors_are_one_line() -> None:
+    """Regression: a missing argument or an unknown option is one line, exit 1, naming where help is."""
+    for args in (("ingest",), ("ingest", "--bogus", "x")):
+        out = _run(*args)
+        assert out.returncode == 1 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+        assert out.stderr.startswith("reliab: error: ") and "--help" in out.stderr
+    assert _run("ingest", "--help").returncode == 0

@@ -66,16 +66,29 @@ def _fail(exc: BaseException) -> None:
 
 def main() -> None:
     """Entry point of the ``reliab`` console script: every error is one line and exit code 1."""
+    try:  # typer >= 0.22 vendors click as typer._click; earlier versions use click itself
+        from typer._click import exceptions as click
+    except ImportError:  # pragma: no cover - older typer
+        from click import exceptions as click
+
     try:
-        app()
+        code = app(standalone_mode=False)
     except KeyboardInterrupt:  # pragma: no cover - interactive
         typer.echo("reliab: interrupted", err=True)
         sys.exit(130)
+    except click.NoArgsIsHelpError as exc:  # `reliab` alone: the help, as click shows it
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:  # bad usage: one line too, naming where help is
+        command = exc.ctx.command_path if getattr(exc, "ctx", None) is not None else "reliab"
+        typer.echo(f"reliab: error: {exc.format_message()} (see `{command} --help`)", err=True)
+        sys.exit(1)
     except Exception as exc:  # noqa: BLE001 - the promise: one line, no traceback
         if _STATE["debug"]:
             raise
         typer.echo(one_line(exc), err=True)
         sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover
