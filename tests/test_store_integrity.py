@@ -219,3 +219,11 @@ def test_store_keeps_a_non_utf8_file_name(tmp_path: Path) -> None:
     assert again.accounting["status"].tolist() == ["unchanged"]
     assert Store(store).ledger()["path"].tolist() == [str(logs / name)]
     _assert_same(again, ingest(logs))
+
+
+def test_a_fresh_store_has_no_notes(tmp_path: Path) -> None:
+    """Regression: a first run into an empty store says nothing about lost ledgers."""
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "messages").write_text(_sample_lines(20))
+    res = ingest(tmp_path / "logs", store=tmp_path / "store")
+    assert not [n for n in res.notes if "store" in n]

@@ -132,7 +132,7 @@ class Store:
         ledger = self.directory / _LEDGER
         if ledger.exists():
             self._load(ledger)
-        elif any((self.directory / t).glob("*.parquet") for t in STORE_TABLES):
+        elif any(next((self.directory / t).glob("*.parquet"), None) is not None for t in STORE_TABLES):
             self.notes.append(f"store {self.directory} had parts but no ledger: they were discarded and every"
                               " file was read afresh")
         verify_parts(self.directory, self.runs, self.parts)
