@@ -91,7 +91,7 @@ def test_handover_folder_completes_with_every_input_accounted(handover, sample_i
     baseline = sample_ingest
     ingest(SAMPLE / "slurm")  # import every module a run needs while still privileged
     with _unprivileged():
-        res = ingest(root)
+        res = ingest(root, policy="training-run")  # the sample is one training run, counted as Llama 3 did
     acc = res.accounting
     names = {Path(p).name: row for p, row in zip(acc["path"], acc.to_dict(orient="records"), strict=True)}
     walked = {p.name for p in (root / "extra").iterdir()}
@@ -141,8 +141,8 @@ def test_handover_folder_round_trips_parquet(handover, tmp_path: Path) -> None:
 def test_handover_folder_through_the_cli(handover) -> None:
     root, _ = handover
     env = {**os.environ, "COLUMNS": "60"}  # narrow terminal
-    out = subprocess.run([sys.executable, "-m", "reliab", "ingest", str(root), "-q"], capture_output=True,
-                         text=True, env=env, timeout=600)
+    out = subprocess.run([sys.executable, "-m", "reliab", "ingest", str(root), "-q", "--policy", "training-run"],
+                         capture_output=True, text=True, env=env, timeout=600)
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr
     lines = out.stdout.splitlines()

@@ -27,6 +27,12 @@ _FIXED = ("paths", "source", "out", "store", "rebuild", "strict", "manifest", "n
 _NUMBERS = ("files", "lines", "parsed", "irrelevant", "malformed")
 #: how many files not read the summary names before "and N more"
 _NAMED = 5
+#: help of run settings whose docstring's first sentence says too little on a command line
+_RUN_HELP = {
+    "policy": "What counts as an interruption: fleet (default; NODE_FAIL, or FAILED with infrastructure "
+              "evidence) or training-run (every end of one run, as Llama 3 counted).",
+    "job_name": "The training run for --policy training-run (default: the job name with the most GPU-hours).",
+}
 
 
 def _flag(name: str) -> str:
@@ -67,12 +73,16 @@ def _generated_parameters() -> tuple[list[inspect.Parameter], dict[str, Any]]:
 
     kw = inspect.Parameter.KEYWORD_ONLY
     params, specs = [], {}
+    from reliab.io import ingest as api
+    from reliab.io._options import _doc_lines
+
+    docs = _doc_lines(api)
     for name in run_keys():
         if name in _FIXED:
             continue
+        about = _RUN_HELP.get(name) or docs.get(name) or f"{name}= of reliab.ingest"
         params.append(inspect.Parameter(name, kw, default=None, annotation=Annotated[str | None, typer.Option(
-            _flag(name), help=f"Run setting {name}= of reliab.ingest (also a reliab.toml key).",
-            rich_help_panel="Run settings")]))
+            _flag(name), help=f"{about} (also a reliab.toml key).", rich_help_panel="Run settings")]))
         specs[name] = None
     for name, spec in reader_options().items():
         if name in _FIXED or name in specs:
@@ -152,10 +162,10 @@ def _files_line(result: Any, roots: list[str]) -> str:
 def _counts_line(result: Any, store: Path | None) -> str:
     inter = result.interruptions
     planned = int(inter["planned"].sum()) if len(inter) else 0
-    policy = getattr(result, "policy", None)
+    apart = f"; {len(result.user_failures):,} user failures apart" if result.policy == "fleet" else ""
     return (f"{len(result.signals):,} signals, {len(result.jobs):,} jobs, {len(inter):,} interruptions"
-            f" ({len(inter) - planned:,} unexpected, {planned:,} planned), {len(result.quarantine):,} quarantined"
-            f" line(s)" + (f"; policy: {policy}" if policy else "") + (f"; store {store}" if store else ""))
+            f" ({len(inter) - planned:,} unexpected, {planned:,} planned; policy {result.policy}{apart}),"
+            f" {len(result.quarantine):,} quarantined line(s)" + (f"; store {store}" if store else ""))
 
 
 def _compression(path: str) -> str:
@@ -200,10 +210,11 @@ def _ingest(**values: Any) -> None:
     if len(result.interruptions):
         top = result.interruptions["category"].value_counts().head(8)
         typer.echo("interruptions by category: " + ", ".join(f"{k} {v:,}" for k, v in top.items()))
-    from reliab.io._result import not_read_notes
-
-    for note in (n for n in result.notes if n not in not_read_notes(acc)):
-        typer.echo(printable(f"note: {note}"))
+    for note in result.notes:  # evidence-coverage warnings are never silent; nor are manifests and repairs
+        if note.startswith("Warning: "):
+            typer.echo(printable(note))
+        elif note.startswith(("hand-over manifest", "store ")):
+            typer.echo(printable(f"note: {note}"))
     if values["out"] is not None:
         for path in result.write_parquet(values["out"]).values():
             typer.echo(f"wrote {printable(path)}")

@@ -305,6 +305,8 @@ def ingest(
     manifest: bool | str | os.PathLike[str] = True,
     store: str | os.PathLike[str] | None = None,
     rebuild: bool = False,
+    policy: str | None = None,
+    job_name: str | list[str] | None = None,
     rules: Any = None,
     before: str | pd.Timedelta = "10min",
     after: str | pd.Timedelta = "5min",
@@ -353,9 +355,19 @@ def ingest(
     rebuild : bool
         With ``store``: discard the store's tables and ledger and read every file afresh
         (the fix for a store reported missing or corrupt).
+    policy : {"fleet", "training-run"} or None
+        What counts as an interruption (:func:`reliab.job_outcomes`).  ``None`` or
+        ``"fleet"`` (the default of a shared cluster, Kokolis et al. HPCA 2025): NODE_FAIL
+        or BOOT_FAIL, or FAILED with infrastructure evidence near the job's end; FAILED
+        without it is a user failure (``user_failures``); CANCELLED, TIMEOUT, OOM and
+        COMPLETED are not interruptions.  ``"training-run"`` (Llama 3): every end of one
+        training run other than COMPLETED.  The result's ``policy`` and first note say which.
+    job_name : str, optional
+        The training run for ``policy="training-run"`` (default: the job name with the
+        most GPU-hours).
     rules, before, after, job_filter
-        Passed to :func:`reliab.taxonomy.attribute` (rules file, attribution window
-        around the job end, which interrupted jobs to keep).
+        Passed to :func:`reliab.job_outcomes` (rules file, attribution window around the
+        job end, which interrupted jobs to keep).
     progress : bool
         Show a rich progress bar over the files (nothing is printed otherwise).
     **options
@@ -383,8 +395,8 @@ def ingest(
     check_arguments(source, options)
     plan = prepare(paths, source=source, recursive=recursive, strict=strict, manifest=manifest,
                    options=options, run_keys=run_keys())
-    attribution = plan.run_values({"rules": rules, "before": before, "after": after, "job_filter": job_filter},
-                                  _defaults())
+    attribution = plan.run_values({"policy": policy, "job_name": job_name, "rules": rules, "before": before,
+                                   "after": after, "job_filter": job_filter}, _defaults())
     if store is not None:
         from reliab.io._store import ingest_into
 
@@ -508,7 +520,7 @@ def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
     ``tables`` holds signals, jobs, telemetry and quarantine, already conformed; ``notes``
     are run-level remarks, to which a count of the files not read is added.
     """
-    from reliab.taxonomy import attribute
+    from reliab.taxonomy import job_outcomes
 
     signals = tables["signals"]
     if not signals["time"].is_monotonic_increasing:  # a stable sort keeps sorted rows as they are
@@ -519,10 +531,16 @@ def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
     for name in ("jobs", "telemetry", "quarantine"):
         schema.validate(tables[name], name)
     schema.validate(signals, "signals")
-    # conform: the same (Arrow) string backing as every other table, e.g. after a Parquet trip
-    interruptions = schema.validate(schema.conform(attribute(signals, tables["jobs"], **attribution),
-                                                   "interruptions"), "interruptions")
-    return IngestResult(signals=signals, jobs=tables["jobs"], interruptions=interruptions,
+    outcomes = job_outcomes(signals, tables["jobs"], sources=accounting["source"].unique(),
+                            **attribution)
+
+    def conformed(frame: pd.DataFrame) -> pd.DataFrame:
+        # the same (Arrow) string backing as every other table, e.g. after a Parquet trip
+        return schema.validate(schema.conform(frame, "interruptions"), "interruptions")
+
+    return IngestResult(signals=signals, jobs=tables["jobs"],
+                        interruptions=conformed(outcomes.interruptions),
                         telemetry=tables["telemetry"], quarantine=tables["quarantine"],
                         accounting=schema.validate(accounting, "accounting"), sources=sources,
-                        notes=(*notes, *not_read_notes(accounting)))
+                        notes=(outcomes.method, *outcomes.notes, *notes, *not_read_notes(accounting)),
+                        policy=outcomes.policy, user_failures=conformed(outcomes.user_failures))

@@ -120,6 +120,8 @@ def ingest_distributed(
     recursive: bool = True,
     strict: bool = False,
     manifest: bool | str | os.PathLike[str] = True,
+    policy: str | None = None,
+    job_name: str | list[str] | None = None,
     rules: Any = None,
     before: str | pd.Timedelta = "10min",
     after: str | pd.Timedelta = "5min",
@@ -144,7 +146,7 @@ def ingest_distributed(
         Small files are grouped, in order, into tasks of up to this many bytes (a larger
         file is a task of its own), which keeps the per-task overhead of thousands of small
         logs low; ``None`` submits exactly one task per file.
-    source, recursive, strict, manifest, rules, before, after, job_filter, **options
+    source, recursive, strict, manifest, policy, job_name, rules, before, after, job_filter, **options
         As for :func:`~reliab.ingest` (live ``scheme://`` sources are read by the client).
 
     Returns
@@ -161,8 +163,8 @@ def ingest_distributed(
     check_arguments(source, options)
     plan = prepare(paths, source=source, recursive=recursive, strict=strict, manifest=manifest,
                    options=options, run_keys=run_keys())
-    attribution = plan.run_values({"rules": rules, "before": before, "after": after,
-                                   "job_filter": job_filter}, _defaults())
+    attribution = plan.run_values({"policy": policy, "job_name": job_name, "rules": rules, "before": before,
+                                   "after": after, "job_filter": job_filter}, _defaults())
     remote = [e for e in plan.entries if e.result is None and not e.url]
     files = [Path(e.path) for e in remote]
     forced = {e.path: plan.file_options(e.path) for e in remote}
@@ -190,6 +192,7 @@ def ingest_distributed(
             cluster.close()
     read = iter(r for batch, _ in gathered for r in batch)
     results: list[FileResult] = []
+    local: list[FileResult] = []
     for entry in plan.entries:  # in input order, set-aside rows and live sources in place
         if entry.result is None and not entry.url:
             results.append(next(read))
@@ -197,10 +200,11 @@ def ingest_distributed(
         for result, choice in read_entry(plan, entry, strict):
             results.append(result)
             choices[result.path] = choice
+            if entry.url:
+                local.append(result)
     if out is None:
         tables = file_tables(results)
     else:  # the remote files' rows come from the partitions; live sources' rows travel back
-        local = [r for e, r in zip(plan.entries, results, strict=False) if e.url]
         tables = _read_parts([w for _, w in gathered])
         if local:
             extra = file_tables(local)
