@@ -98,7 +98,7 @@ def test_ingest_shows_accounting_and_writes_parquet(tmp_path: Path) -> None:
     assert len(jobs) == 467 + 143  # the training run's allocations and other users' jobs
     # sacct alone under the default fleet policy: only NODE_FAIL counts, no FAILED job has
     # infrastructure evidence, and the missing evidence families are named, never silent
-    assert "122 interruptions (policy fleet; 334 user failures apart)" in out.stdout
+    assert "122 interruptions (122 unexpected, 0 planned; policy fleet; 334 user failures apart)" in out.stdout
     assert "Warning: no kernel logs" in out.stdout and "Warning: no IPMI SEL" in out.stdout
     assert "Warning: 122 of 122 interruptions (100%) have no evidence" in out.stdout
 
