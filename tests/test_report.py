@@ -323,3 +323,12 @@ def test_composite_results_expand_into_their_section() -> None:
     assert [s.key for s in rep.sections] == ["environment", "methods"]
     page = render_html(rep)
     assert "Failure glm: not available: too few failures" in page and "Diurnal" in page
+
+
+def test_files_not_read_are_listed_with_the_reason(tmp_path: Path) -> None:
+    """Regression: unrecognised and binary files of a folder show in data quality with why."""
+    (tmp_path / "notes.txt").write_text("hello world\nfoo bar\n")
+    (tmp_path / "blob.bin").write_bytes(b"\x00\x01\x02binary")
+    res = reliab.ingest(tmp_path)
+    page = render_html(build_report({}, ingest=res))
+    assert "Files not read" in page and "blob.bin" in page and "notes.txt" in page

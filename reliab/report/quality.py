@@ -71,17 +71,17 @@ def coverage_blocks(interruptions: pd.DataFrame | None, notes: tuple[str, ...]) 
 
 def _not_read(acc: pd.DataFrame) -> list[Block]:
     """Files no parser read (unrecognised, binary, special, unreadable, skipped), with why."""
-    if "status" not in acc.columns and "reason" not in acc.columns:
+    if "reason" not in acc.columns:
         return []
-    col = "status" if "status" in acc.columns else "reason"
-    bad = acc[~acc[col].astype(str).isin(("read", "new", "appended", "unchanged", "rotated", "ok", ""))]
+    reason = acc["reason"].astype("string")
+    bad = acc[(reason.fillna("").str.len() > 0).to_numpy() & (acc["parsed"].to_numpy() == 0)]
     if not len(bad):
         return []
     shown = bad.head(30)
     data = pd.DataFrame({"File": [clean_text(p, 100) for p in shown["path"]],
-                         "Status": shown[col].astype(str).tolist(),
-                         "Reason": [clean_text(r, 100) for r in shown.get("reason", shown[col])]})
-    return [Table("Files not read", data, f"{len(bad):,} input file(s) were not parsed; the first "
+                         "As": shown["source"].astype(str).tolist(),
+                         "Reason": [clean_text(r, 100) for r in shown["reason"]]})
+    return [Table("Files not read", data, f"{len(bad):,} input file(s) gave no record; the first "
                   f"{len(shown):,} are listed with the reason (all are in accounting.parquet).",
                   monospace=("File",))]
 
