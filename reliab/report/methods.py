@@ -100,7 +100,10 @@ def methods_section(
         blocks.append(Text(f"Exposure: not available: {why}", kind="note"))
     else:
         blocks.append(Text(f"Exposure: {fleet.describe()}"))
-    notes = tuple(str(n) for n in getattr(ingest, "notes", ()))
+    from reliab.report.quality import strip_root
+
+    acc = getattr(ingest, "accounting", None)
+    notes = tuple(strip_root(str(n), acc) for n in getattr(ingest, "notes", ()))
     policy = next((n for n in notes if n.startswith("Interruption policy")), None)
     if policy:
         blocks.append(Text(policy, items=tuple(n for n in notes if n != policy and not n.startswith("Warning: "))))

@@ -69,6 +69,28 @@ def coverage_blocks(interruptions: pd.DataFrame | None, notes: tuple[str, ...]) 
     return blocks
 
 
+def relative_paths(paths: Any, accounting: pd.DataFrame) -> list[str]:
+    """``paths`` relative to the folder all input files share (no install paths in the report);
+    live locations (``scheme://``) stay as they are."""
+    files = [str(p) for p in accounting["path"] if "://" not in str(p)] if len(accounting) else []
+    root = os.path.commonpath(files) if len(files) > 1 else os.path.dirname(files[0]) if files else ""
+    out = []
+    for p in paths:
+        text = str(p)
+        out.append(os.path.relpath(text, root) if root and "://" not in text and os.path.isabs(text)
+                   and text.startswith(root) else text)
+    return out
+
+
+def strip_root(text: str, accounting: pd.DataFrame | None) -> str:
+    """``text`` with the input folder's absolute path taken out (notes naming files)."""
+    if accounting is None or not len(accounting):
+        return text
+    files = [str(p) for p in accounting["path"] if "://" not in str(p)]
+    root = os.path.commonpath(files) if len(files) > 1 else os.path.dirname(files[0]) if files else ""
+    return text.replace(root + os.sep, "") if root and root != os.sep else text
+
+
 def _not_read(acc: pd.DataFrame) -> list[Block]:
     """Files no parser read (unrecognised, binary, special, unreadable, skipped), with why."""
     if "reason" not in acc.columns:
@@ -78,7 +100,7 @@ def _not_read(acc: pd.DataFrame) -> list[Block]:
     if not len(bad):
         return []
     shown = bad.head(30)
-    data = pd.DataFrame({"File": [clean_text(p, 100) for p in shown["path"]],
+    data = pd.DataFrame({"File": [clean_text(p, 100) for p in relative_paths(shown["path"], acc)],
                          "As": shown["source"].astype(str).tolist(),
                          "Reason": [clean_text(r, 100) for r in shown["reason"]]})
     return [Table("Files not read", data, f"{len(bad):,} input file(s) gave no record; the first "
@@ -105,7 +127,7 @@ def quality_section(ingest: Any, max_quarantine: int = 20) -> Section:
     accounting = getattr(ingest, "accounting", None)
     quarantine = getattr(ingest, "quarantine", None)
     interruptions = getattr(ingest, "interruptions", None)
-    notes = tuple(str(n) for n in getattr(ingest, "notes", ()))
+    notes = tuple(strip_root(str(n), accounting) for n in getattr(ingest, "notes", ()))
     tables = {t: getattr(ingest, t, None) for t in ("signals", "jobs", "telemetry")}
     blocks: list[Block] = []
     acc = accounting if accounting is not None else pd.DataFrame()
@@ -194,7 +216,7 @@ def quality_section(ingest: Any, max_quarantine: int = 20) -> Section:
             {
                 "Line": [
                     f"{p}:{int(n)}" if pd.notna(n) else str(p)
-                    for p, n in zip(head["path"], head["lineno"], strict=True)
+                    for p, n in zip(relative_paths(head["path"], acc), head["lineno"], strict=True)
                 ],
                 "Source": [
                     str(s) if pd.notna(s) else DASH for s in head.get("source", [None] * len(head))
