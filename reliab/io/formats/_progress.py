@@ -65,8 +65,9 @@ _PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
 _LITERALS = ("heckpoint", "global step", "state loaded")
 #: a timestamp at the start of a line, possibly after bracketed tags: "[titan] 2025-...",
 #: " [2024-08-01 09:44:55] iteration", "[INFO|trainer.py:2000] 2024-..."
-_OWN_TIME = re.compile(r"^\s*(?:\[[^\]\d][^\]]*\]:?\s*)*\[?(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)"
-                       r"(?:[.,](\d{1,9}))?")
+#: and Megatron's "[after training is done] datetime: 2025-10-06 03:27:07"
+_OWN_TIME = re.compile(r"^\s*(?:\[[^\]\d][^\]]*\]:?\s*)*(?:datetime:\s*)?\[?(\d{4})-(\d\d)-(\d\d)[ T]"
+                       r"(\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?")
 
 
 def _own_time(text: str, tz: tzinfo) -> pd.Timestamp | None:
