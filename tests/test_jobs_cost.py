@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 
+import _jobs_fixtures as fx
 import numpy as np
 import pandas as pd
 import pytest
 
 import reliab
 from reliab.taxonomy import attribute
-import _jobs_fixtures as fx
 
 LOG_RESOLUTION_H = 1.001 / 3600  # sacct prints whole seconds
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timezone
+from datetime import UTC
 from pathlib import Path
 
 import pandas as pd
@@ -18,7 +18,7 @@ REF = Path(__file__).parent / "reference" / "training_logs"
 
 
 def _state() -> dict:
-    return {"tz": timezone.utc, "job_id": "7"}
+    return {"tz": UTC, "job_id": "7"}
 
 
 def _read(path: Path) -> pd.DataFrame:

@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "job_mttf": "reliab.models.jobs.mttf",
     "estimate_job_mttf": "reliab.models.jobs.mttf",
     "JobMTTFResult": "reliab.models.jobs.mttf",
+    "observed_node_rate": "reliab.models.jobs.mttf",
     "expected_ettr": "reliab.models.jobs.ettr",
     "optimal_checkpoint_interval": "reliab.models.jobs.checkpoint",
     "plan_checkpoints": "reliab.models.jobs.checkpoint",

@@ -180,7 +180,7 @@ def plan_checkpoints(
     restarts_h: Sequence[HoursLike] | None = None,
     blocking_writes: bool = True,
     gpus_per_node: int = 8,
-    simulate: bool = True,
+    simulate: bool | Sequence[int] = True,
     n_runs: int = 400,
     duration_h: HoursLike = 54 * 24.0,
     seed: int | None = 0,
@@ -197,14 +197,14 @@ def plan_checkpoints(
         One rate, or ``{scenario name: rate}``; default :data:`PUBLISHED_RATES` (Llama 3,
         RSC-1, RSC-2).
     checkpoint_intervals_h, restarts_h : sequences of float or str, optional
-        The what-if axes (defaults 2–120 min and 2–20 min).
+        The what-if axes (defaults 2–120 min, from the write time up, and 2–20 min).
     blocking_writes : bool
         Writes pause training (else they run in the background).
     gpus_per_node : int
         GPUs per node.
-    simulate : bool
+    simulate : bool or sequence of int
         Also find the simulated optimum (Monte Carlo, common random numbers) for every
-        scenario, size and restart time.
+        scenario, size and restart time; a sequence limits it to those job sizes.
     n_runs, duration_h, seed
         Monte-Carlo runs per point, their wall-clock length and the seed.
 
@@ -216,12 +216,16 @@ def plan_checkpoints(
     per_node = to_count(gpus_per_node, "gpus_per_node")
     sizes = [to_count(n, "n_gpus") for n in n_gpus]
     scenarios = _scenarios(node_failure_rate_per_day)
-    intervals = [to_hours(v, "checkpoint_intervals_h", positive=True)
-                 for v in (checkpoint_intervals_h or [m / 60 for m in DEFAULT_INTERVALS_MIN])]
+    if checkpoint_intervals_h is None:  # the default grid starts at the write time
+        intervals = [m / 60 for m in DEFAULT_INTERVALS_MIN if m / 60 >= write]
+    else:
+        intervals = [to_hours(v, "checkpoint_intervals_h", positive=True) for v in checkpoint_intervals_h]
     restarts = [to_hours(v, "restarts_h") for v in (restarts_h or [m / 60 for m in DEFAULT_RESTARTS_MIN])]
     for interval in intervals:
         check_write(write, interval)
     duration = to_hours(duration_h, "duration_h", positive=True)
+    sim_sizes = set(sizes) if simulate is True else set() if simulate is False else {
+        to_count(n, "simulate") for n in simulate}
     rows, optima = [], []
     for name, rate in scenarios.items():
         for size in sizes:
@@ -233,12 +237,12 @@ def plan_checkpoints(
                                  first_order_ettr(model.rate_per_h, interval,
                                                   write if blocking_writes else 0.0, restart)))
                 optima.append(_optimum(name, rate, size, restart, model, write, blocking_writes,
-                                       simulate, n_runs, duration, seed))
+                                       size in sim_sizes, n_runs, duration, seed))
     grid = pd.DataFrame(rows, columns=["scenario", "node_failure_rate_per_day", "n_gpus",
                                        "checkpoint_interval_h", "restart_h", "ettr", "ettr_first_order"])
     notes = ["failures: exponential per node (series system); write time "
              f"{60 * write:g} min, {'blocking' if blocking_writes else 'non-blocking'}"]
-    if simulate:
+    if sim_sizes:
         notes.append(f"simulated optimum: {n_runs} runs of {duration / 24:g} days per point, "
                      "intervals compared on common random numbers")
     return PlanResult(grid=grid, optima=pd.DataFrame(optima), checkpoint_write_h=write,
@@ -273,13 +277,15 @@ def _optimum(name: str, rate: float, size: int, restart: float, model: Any, writ
     for method in ("young", "daly"):
         tau = optimal_checkpoint_interval(mtti_h=mtti, checkpoint_write_h=write, method=method)
         row[f"{method}_h"], row[f"ettr_{method}"] = tau, ettr(max(tau, write))
-    lo, hi = max(row["daly_h"] / 4, write), row["daly_h"] * 4
+    lo = max(row["daly_h"] / 4, write)
+    hi = max(row["daly_h"], lo) * 4
     best = minimize_scalar(lambda x: -ettr(math.exp(x)), bounds=(math.log(lo), math.log(hi)),
                            method="bounded", options={"xatol": 1e-4})
     row["renewal_optimum_h"], row["ettr_renewal_optimum"] = math.exp(best.x), -best.fun
     if simulate:
+        start = max(row["young_h"] / 3, write)
         row["simulated_h"], row["ettr_simulated"] = _simulated_optimum(
-            model, max(row["young_h"] / 3, write), row["young_h"] * 3, write=write,
+            model, start, max(row["young_h"], start) * 3, write=write,
             restart=restart, blocking=blocking, duration=duration, n_runs=n_runs, seed=seed)
     return row
 

@@ -270,3 +270,36 @@ def estimate_job_mttf(
     return JobMTTFResult(curve=curve, empirical=empirical, rate_per_node_day=rate, rate_low=lo,
                          rate_high=hi, n=int(counts.sum()), node_days=float(np.nanmax(comp["node_days"])),
                          gpus_per_node=per_node, conf_level=conf, notes=tuple(notes))
+
+
+def observed_node_rate(interruptions: pd.DataFrame, jobs: pd.DataFrame, *, end: Any = None,
+                       conf_level: float = 0.95) -> dict[str, float]:
+    """Unexpected interruptions per node-day of the recorded allocations (the RSC ``r_f``).
+
+    Node-days are ``nnodes × (end − start)`` summed over the job records; an allocation still
+    running counts up to ``end`` (default: the latest end in the records).  Returns ``rate``
+    with its exact Poisson ``low``/``high``, ``count`` and ``node_days``.
+
+    Raises
+    ------
+    InsufficientDataError
+        When the job records give no node-days (no start/end/nnodes).
+    """
+    from reliab.models.rates import _poisson_bounds
+
+    conf = check_conf_level(conf_level)
+    need = {"job_id", "start", "end", "nnodes"} - set(jobs.columns)
+    if need:
+        raise ValueError(f"jobs lacks column(s) {sorted(need)}")
+    start = pd.to_datetime(jobs["start"], utc=True)
+    stop = pd.to_datetime(jobs["end"], utc=True)
+    horizon = pd.Timestamp(end) if end is not None else stop.max()
+    stop = stop.fillna(horizon)
+    days = ((stop - start) / pd.Timedelta(days=1)).clip(lower=0)
+    node_days = float((days * pd.to_numeric(jobs["nnodes"], errors="coerce")).sum(min_count=1))
+    if not node_days > 0:
+        raise InsufficientDataError("the job records give no node-days (need start, end and nnodes)")
+    count = int((~interruptions["planned"].astype(bool)).sum())
+    lo, hi = _poisson_bounds(np.array([float(count)]), conf)
+    return {"rate": count / node_days, "low": float(lo[0]) / node_days,
+            "high": float(hi[0]) / node_days, "count": count, "node_days": node_days}

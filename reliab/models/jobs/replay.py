@@ -66,7 +66,10 @@ class ReplayResult(ResultMixin):
 
     ``table`` columns: ``scenario``, ``checkpoint_interval_min``, ``checkpoint_write_min``,
     ``blocking_writes``, ``restart_min`` (NaN = as observed), ``drain``, ``removed_hosts``,
-    ``interruptions``, ``ettr``, ``ettr_change_pp``, ``lost_gpu_hours``, ``saved_gpu_hours``.
+    ``interruptions``, ``ettr``, ``ettr_change_pp``, ``lost_gpu_hours`` (what the
+    interruptions cost: lost work, downtime, restarts), ``saved_gpu_hours``,
+    ``checkpoint_gpu_hours`` (GPU time paused by blocking writes, the price of checkpointing)
+    and ``wall_h``.
     """
 
     table: pd.DataFrame = field(repr=False)
@@ -152,8 +155,9 @@ def _replay(cost: FailureCostResult, sc: Scenario, drain_delay_h: float) -> dict
     hit = ~merged["censored"].to_numpy()
     lost_gpu = float(np.nansum((merged["lost"].to_numpy() + after)[hit] * merged["ngpus"].to_numpy()[hit]))
     wall = float(merged["gap"].sum() + merged["run"].sum())
+    writes = float(np.nansum(merged["write"].to_numpy() * merged["ngpus"].to_numpy()))
     return {"interruptions": int(hit.sum()), "ettr": float(merged["prod"].sum()) / wall,
-            "lost_gpu_hours": lost_gpu, "wall_h": wall}
+            "lost_gpu_hours": lost_gpu, "checkpoint_gpu_hours": writes, "wall_h": wall}
 
 
 def _menu(cost: FailureCostResult, *, interval: float | None, write: float | None,
