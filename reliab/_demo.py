@@ -67,6 +67,15 @@ def cluster_facts(data: Path, jobs: pd.DataFrame) -> ClusterFacts:
     return ClusterFacts(ngpus, 8, jobs["start"].min(), end)
 
 
+def _job_level(result: Any, facts: ClusterFacts) -> tuple[Any, Any]:
+    """ETTR and cost of the sample's training run, and the default mitigation replay."""
+    from reliab.models.jobs import failure_cost, replay_mitigations
+
+    costs = failure_cost(result.interruptions, result.jobs, result.signals, start=facts.start,
+                         end=facts.end)
+    return costs, replay_mitigations(costs)
+
+
 def demo(out: str | Path = "demo-report", *, data: str | Path | None = None, pdf: bool = True,
          progress: bool = False) -> DemoResult:
     """Run ingest → rates → report on the bundled sample and write everything to ``out``.
@@ -110,6 +119,10 @@ def demo(out: str | Path = "demo-report", *, data: str | Path | None = None, pdf
     timings["rates"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
+    costs, replay = _job_level(result, facts)
+    timings["jobs"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
     meta = {
         "data": str(data),
         "GPUs": f"{facts.n_gpus:,} ({facts.n_nodes:,} nodes × {facts.gpus_per_node})",
@@ -119,7 +132,8 @@ def demo(out: str | Path = "demo-report", *, data: str | Path | None = None, pdf
     }
     report = build_report(result, rates=rates, reference=table5(),
                           title="Reliability report: Llama-3-scale sample cluster",
-                          subtitle="Synthetic logs calibrated to Llama 3 Table 5 (arXiv 2407.21783)", meta=meta)
+                          subtitle="Synthetic logs calibrated to Llama 3 Table 5 (arXiv 2407.21783)", meta=meta,
+                          job_costs=costs, replay=replay)
     files = {"report.html": write_html(report, out / "report.html")}
     timings["html"] = time.perf_counter() - t0
     if pdf:

@@ -138,3 +138,18 @@ def test_errors():
         reliab.failure_cost(fx.interruptions(), jobs, signals, assumed_checkpoint_interval_h=-1)
     with pytest.raises(ValueError, match="ends"):
         reliab.failure_cost(fx.interruptions(), jobs, signals, start=fx.at(5), end=fx.at(1))
+
+
+def test_checkpoint_lines_match_the_generators_checkpoints(sample_ingest, truth):
+    """Truth: every checkpoint the generator wrote is read back from the training logs, at
+    its time to the logs' millisecond resolution, with its 60-s write."""
+    s = sample_ingest.signals
+    saves = s[s["signal"].astype(str) == "train:checkpoint_saved"]
+    ck = truth["checkpoints"]
+    assert len(saves) == len(ck)
+    got = np.sort(saves["time"].astype("int64").to_numpy())
+    want = np.sort(pd.to_datetime(ck["time"], utc=True).astype("int64").to_numpy())
+    assert np.abs(got - want).max() < 1e6  # ns
+    assert set(saves["message"].astype(str).str.extract(r"write_s=(\S+)")[0]) == {"60"}
+    loads = s[s["signal"].astype(str) == "train:checkpoint_loaded"]
+    assert len(loads) == len(sample_ingest.jobs)

@@ -124,3 +124,17 @@ def test_no_checkpoint_lines_is_noted():
     assert any("assumed interval" in n for n in res.notes)
     assert np.isfinite(res.table["ettr"]).all()
     assert isinstance(res.summary(), pd.DataFrame)
+
+
+def test_report_section(sample_ingest, sample_cost):
+    """The report gets a 'jobs' section built from the results' summaries and plots."""
+    rates = reliab.estimate_rates(sample_ingest.interruptions, gpu_days=16_384 * 54, job_hours=1296)
+    res = reliab.replay_mitigations(sample_cost)
+    report = reliab.build_report(sample_ingest, rates=rates, job_costs=sample_cost, replay=res)
+    section = report.section("jobs")
+    titles = [getattr(b, "title", "") for b in section.blocks]
+    assert "Cost of interruptions by category" in titles and "What each mitigation would have given" in titles
+    html = reliab.report.render_html(report)
+    assert "Job-level reliability" in html and "75.5%" in html
+    keys = [s.key for s in report.sections]
+    assert keys.index("jobs") == keys.index("daily") + 1

@@ -110,7 +110,7 @@ class FailureCostResult(ResultMixin):
 
         table = self.summary(by=by)
         table = table[table[by] != "Total"].iloc[::-1]
-        fig = ax.figure if ax is not None else Figure(figsize=(7, 0.3 * len(table) + 1.2))
+        fig = ax.figure if ax is not None else Figure(figsize=(7, 0.3 * len(table) + 1.2), layout="constrained")
         ax = ax if ax is not None else fig.add_subplot()
         left = np.zeros(len(table))
         scale = self.n_gpus if math.isfinite(self.n_gpus) else 1.0

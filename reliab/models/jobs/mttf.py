@@ -156,7 +156,7 @@ class JobMTTFResult(ResultMixin):
         """MTTF against GPUs (log–log): model line and band, measured buckets with bars."""
         from matplotlib.figure import Figure
 
-        fig = ax.figure if ax is not None else Figure(figsize=(6, 4))
+        fig = ax.figure if ax is not None else Figure(figsize=(6, 4), layout="constrained")
         ax = ax if ax is not None else fig.add_subplot()
         c = self.curve
         ax.fill_between(c["n_gpus"], c["mttf_low_h"], c["mttf_high_h"], alpha=0.25, color="#2c7fb8")

@@ -92,7 +92,7 @@ class ReplayResult(ResultMixin):
         from matplotlib.figure import Figure
 
         t = self.table.iloc[::-1]
-        fig = ax.figure if ax is not None else Figure(figsize=(7, 0.35 * len(t) + 1.2))
+        fig = ax.figure if ax is not None else Figure(figsize=(7, 0.35 * len(t) + 1.2), layout="constrained")
         ax = ax if ax is not None else fig.add_subplot()
         ax.barh(t["scenario"], t["ettr"], color=np.where(t["ettr"] > self.observed_ettr + 1e-12,
                                                          "#27ae60", "#95a5a6"))

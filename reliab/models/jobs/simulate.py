@@ -187,7 +187,7 @@ class SimulationResult(ResultMixin):
         """Histogram of single-run ETTR with the mean and both closed forms."""
         from matplotlib.figure import Figure
 
-        fig = ax.figure if ax is not None else Figure(figsize=(6, 3.5))
+        fig = ax.figure if ax is not None else Figure(figsize=(6, 3.5), layout="constrained")
         ax = ax if ax is not None else fig.add_subplot()
         ax.hist(self.runs["ettr"], bins=40, color="#95a5a6")
         for value, style, label in ((self.ettr, "-", "simulated mean"),
