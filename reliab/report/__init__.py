@@ -29,6 +29,8 @@ def build_report(
     meta: Mapping[str, Any] | None = None,
     job_costs: Any | None = None,
     replay: Any | None = None,
+    job_mttf: Any | None = None,
+    plan: Any | None = None,
 ) -> Report:
     """Assemble the cluster reliability report.
 
@@ -52,10 +54,11 @@ def build_report(
         Facts about the run for the header box (GPUs, nodes, days, window, input files,
         generated-at ...).  An ``attribution window`` entry, if present, is quoted in the
         methods.  The ``reliab version`` is added when missing.
-    job_costs, replay : optional
-        :func:`reliab.failure_cost` and :func:`reliab.replay_mitigations` results of the
-        training run; when given, a ``jobs`` section (ETTR, cost of interruptions per
-        category, mitigation replay) follows ``daily``.
+    job_costs, replay, job_mttf, plan : optional
+        :func:`reliab.failure_cost`, :func:`reliab.replay_mitigations`,
+        :func:`reliab.estimate_job_mttf` and :func:`reliab.plan_checkpoints` results; with
+        ``job_costs`` a ``jobs`` section (ETTR, cost of interruptions per category, the
+        replay, MTTF against job size, checkpoint plan) follows ``daily``.
 
     Returns
     -------
@@ -69,7 +72,7 @@ def build_report(
     """
     return assemble(
         ingest, rates=rates, reference=reference, title=title, subtitle=subtitle, meta=meta,
-        job_costs=job_costs, replay=replay,
+        job_costs=job_costs, replay=replay, job_mttf=job_mttf, plan=plan,
     )
 
 

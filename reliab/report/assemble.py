@@ -445,6 +445,8 @@ def assemble(
     max_quarantine: int = 20,
     job_costs: Any | None = None,
     replay: Any | None = None,
+    job_mttf: Any | None = None,
+    plan: Any | None = None,
 ) -> Report:
     """Build the report document; see :func:`reliab.report.build_report`."""
     df = _interruptions(ingest)
@@ -459,7 +461,7 @@ def assemble(
         _timeline_section(df),
         _rates_section(summary, conf, components),
         _daily_section(df),
-        *((job_section(job_costs, replay),) if job_costs is not None else ()),
+        *((job_section(job_costs, replay, mttf=job_mttf, plan=plan),) if job_costs is not None else ()),
         quality_section(
             getattr(ingest, "accounting", None), getattr(ingest, "quarantine", None), max_quarantine
         ),

@@ -57,8 +57,28 @@ def _replay_table(replay: Any) -> Table:
                  numeric=tuple(data.columns[1:]))
 
 
-def job_section(cost: Any, replay: Any | None = None) -> Section:
-    """Section ``jobs``: callouts, cost table and figure, replay table and figure, notes."""
+def _plan_table(plan: Any, n_gpus: int) -> Table:
+    o = plan.summary()
+    o = o[o["n_gpus"] == n_gpus]
+    o = o[o["restart_h"] == o["restart_h"].min()]
+    data = pd.DataFrame({
+        "Failure rate": o["scenario"].astype(str),
+        "Per 1k node-days": [_f(1000 * v, ".3f") for v in o["node_failure_rate_per_day"]],
+        "MTTF h": [_f(v, ".2f") for v in o["mtti_h"]],
+        "Young min": [_f(60 * v, ".1f") for v in o["young_h"]],
+        "Daly min": [_f(60 * v, ".1f") for v in o["daly_h"]],
+        "ETTR at Daly": [_f(v, ".3f") for v in o["ettr_daly"]],
+    })
+    return Table(f"Checkpoint interval for {n_gpus:,} GPUs", data,
+                 f"Young (1974) and Daly (2006) optimum intervals for a {60 * plan.checkpoint_write_h:g}-min "
+                 f"checkpoint write and {60 * o['restart_h'].min():g}-min restarts, and the expected ETTR "
+                 "there (exact renewal expectation, exponential failures).",
+                 numeric=tuple(data.columns[1:]))
+
+
+def job_section(cost: Any, replay: Any | None = None, *, mttf: Any | None = None,
+                plan: Any | None = None) -> Section:
+    """Section ``jobs``: callouts, cost table and figure, replay, MTTF vs size and the plan."""
     wall = cost.wall()
     blocks: list[Block] = [
         Callout("Effective training time", f"{100 * cost.ettr:.1f}%", f"of {cost.wall_h:,.0f} wall hours",
@@ -80,6 +100,18 @@ def job_section(cost: Any, replay: Any | None = None) -> Section:
         blocks += [_replay_table(replay),
                    Figure("ETTR under each mitigation", replay.plot(),
                           "Dashed line: the observed run.", alt="Bar chart of replayed ETTR")]
+    if mttf is not None:
+        blocks.append(Figure("Job MTTF against job size", mttf.plot(),
+                             "Line and band: a job as a series system of its nodes, 1/(N r) with the "
+                             "rate's interval; dots: MTTF measured from the job records per size bucket.",
+                             alt="Log-log plot of job MTTF against GPU count"))
+    if plan is not None:
+        size = int(round(cost.n_gpus)) if cost.n_gpus in set(plan.grid["n_gpus"]) else int(plan.grid["n_gpus"].iloc[0])
+        blocks += [_plan_table(plan, size),
+                   Figure("Expected ETTR: GPUs x checkpoint interval x restart time", plan.plot(),
+                          "Exact renewal expectation of ETTR at the first failure rate of the plan; "
+                          "one panel per restart time; triangles: Daly's optimum.",
+                          alt="Heat-maps of expected ETTR")]
     notes = tuple(dict.fromkeys((*cost.notes, *(replay.notes if replay is not None else ()))))
     blocks.append(Text("ETTR is productive training time over wall time (Kokolis et al., HPCA 2025; "
                        "Llama 3's 'effective training time').", items=notes, kind="note"))

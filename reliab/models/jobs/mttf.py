@@ -127,7 +127,7 @@ class JobMTTFResult(ResultMixin):
 
     ``curve``: ``n_gpus``, ``n_nodes``, ``mttf_h``, ``mttf_low_h``, ``mttf_high_h``.
     ``empirical`` (when job records were given): ``bucket``, ``min_gpus``, ``max_gpus``,
-    ``jobs``, ``job_hours``, ``failures``, ``mttf_h`` with its exact Poisson interval, and
+    ``mean_gpus`` (hour-weighted), ``jobs``, ``job_hours``, ``failures``, ``mttf_h`` with its exact Poisson interval, and
     ``model_mttf_h`` (the series model for the same jobs) and ``ratio`` measured / model.
     """
 
@@ -163,7 +163,7 @@ class JobMTTFResult(ResultMixin):
         ax.plot(c["n_gpus"], c["mttf_h"], color="#2c7fb8", label="series model 1/(N r)")
         e = self.empirical
         if e is not None and len(e):
-            mid = np.sqrt(e["min_gpus"] * e["max_gpus"])
+            mid = e["mean_gpus"]
             err = np.vstack([e["mttf_h"] - e["mttf_low_h"], e["mttf_high_h"] - e["mttf_h"]])
             ax.errorbar(mid, e["mttf_h"], yerr=np.where(np.isfinite(err), err, 0), fmt="o",
                         color="#c0392b", label="measured (job records)")
@@ -190,14 +190,17 @@ def _empirical(jobs: pd.DataFrame, interruptions: pd.DataFrame, rate: float, gpu
     j = j.assign(failures=j["job_id"].astype(str).map(fails).fillna(0).astype(int),
                  bucket=np.ceil(np.log2(np.maximum(j["ngpus"], 1))).astype(int))
     j["expected"] = j["hours"] * (j["ngpus"] / gpus_per_node) * rate / HOURS_PER_DAY
+    j["gpu_hours"] = j["ngpus"] * j["hours"]
     g = j.groupby("bucket").agg(jobs=("job_id", "size"), job_hours=("hours", "sum"),
-                                failures=("failures", "sum"), expected=("expected", "sum"))
+                                gpu_hours=("gpu_hours", "sum"), failures=("failures", "sum"),
+                                expected=("expected", "sum"))
     lo, hi = _poisson_bounds(g["failures"].to_numpy(dtype=float), conf_level)
     with np.errstate(divide="ignore"):
         out = pd.DataFrame({
             "bucket": [f"{2 ** (b - 1) + 1 if b > 0 else 1}-{2 ** b}" for b in g.index],
             "min_gpus": [2 ** (b - 1) + 1 if b > 0 else 1 for b in g.index],
             "max_gpus": [2**b for b in g.index],
+            "mean_gpus": g["gpu_hours"].to_numpy() / g["job_hours"].to_numpy(),
             "jobs": g["jobs"].to_numpy(), "job_hours": g["job_hours"].to_numpy(),
             "failures": g["failures"].to_numpy(),
             "mttf_h": g["job_hours"].to_numpy() / g["failures"].to_numpy(),
