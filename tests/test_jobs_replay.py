@@ -138,3 +138,13 @@ def test_report_section(sample_ingest, sample_cost):
     assert "Job-level reliability" in html and "75.5%" in html
     keys = [s.key for s in report.sections]
     assert keys.index("jobs") == keys.index("daily") + 1
+
+
+def test_lemons_given_as_a_result_with_none_flagged(hand):
+    class NoLemons:
+        lemons: list[str] = []
+
+    res = reliab.replay_mitigations(hand, lemons=NoLemons())
+    assert not any(name.startswith("remove") for name in res.table["scenario"])
+    res = reliab.replay_mitigations(hand, lemons=["node0001"])
+    assert _row(res, "remove 1 lemon node(s)")["interruptions"] == 0

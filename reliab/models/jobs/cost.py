@@ -24,6 +24,7 @@ from reliab.models._result import ResultMixin
 from reliab.models.jobs._durations import to_hours
 from reliab.models.jobs._timeline import (
     _NS_PER_H,
+    _OPEN,
     _ns,
     allocation_progress,
     interruption_costs,
@@ -148,8 +149,8 @@ def _pick_chain(a: pd.DataFrame, job_name: str | None, interruptions: pd.DataFra
     pool = hit if len(hit) else a
     if pool.empty:
         raise InsufficientDataError("no job records with a start time: nothing to account for")
-    hours = ((pool["end"].clip(upper=pool["start"].max() + int(1e18)) - pool["start"]) / _NS_PER_H
-             * pool["ngpus"].fillna(1.0))
+    end = np.where(pool["end"] == _OPEN, pool["start"].max(), pool["end"])  # running: count to now
+    hours = (end - pool["start"]) / _NS_PER_H * pool["ngpus"].fillna(1.0)
     return str(hours.groupby(pool["chain"]).sum().idxmax())
 
 

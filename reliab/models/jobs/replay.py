@@ -247,7 +247,7 @@ def replay_mitigations(
     if interval is not None or write is not None:
         check_write(write if write is not None else _finite(cost.checkpoint_write_h),
                     interval if interval is not None else _finite(cost.checkpoint_interval_h, math.inf))
-    hosts = tuple(getattr(lemons, "lemons", None) or (lemons or ()))
+    hosts = tuple(lemons.lemons) if hasattr(lemons, "lemons") else tuple(lemons or ())
     chosen = list(scenarios) if scenarios is not None else _menu(
         cost, interval=interval, write=write, blocking=blocking_writes, restart=restart,
         drain=drain_after_first_critical, lemons=hosts)
