@@ -122,9 +122,11 @@ def test_sample_measured_mttf(sample_ingest):
     rates = reliab.estimate_rates(sample_ingest.interruptions, gpu_days=16_384 * 54, job_hours=1296)
     res = reliab.estimate_job_mttf(rates, jobs=sample_ingest.jobs.dropna(subset=["end"]),
                                    interruptions=sample_ingest.interruptions)
-    e = res.empirical
-    assert list(e["bucket"]) == ["8193-16384"] and int(e["failures"].iloc[0]) == 419
-    assert e["mttf_h"].iloc[0] < 1296 / 419  # downtime is not running time
+    e = res.empirical.set_index("bucket")
+    # the run's 16,384-GPU allocations, and other users' 1-2 node jobs that never count
+    assert int(e.loc["8193-16384", "failures"]) == 419 and (e["failures"].sum() == 419)
+    assert e.loc["8193-16384", "mttf_h"] < 1296 / 419  # downtime is not running time
+    assert e.loc["8193-16384", "mean_gpus"] == 16_384
     assert res.at(16_384) == pytest.approx(1296 / 419)
 
 

@@ -278,6 +278,11 @@ def failure_cost(
     interval, write = _observed_policy(a, signals)
     notes = [f"run {chain!r}: {len(seg)} allocations, {len(inter)} interruptions; {end_note}"]
     notes += sorted(set(inter["cost_basis"]) - {"checkpoint lines"})
+    uncounted = int(((seg["interruption"] < 0) & ~seg["censored"]).sum())
+    if uncounted:
+        notes.append(f"{uncounted} allocation end(s) of the run are not in the interruptions table "
+                     "(the interruption policy set them apart): their cost is in the ETTR, not in "
+                     "the per-category totals")
     if (seg["gap_before_h"].iloc[1:] < 0).any():
         notes.append("allocations of the run overlap in time: the wall-clock split is approximate")
     if (seg["ngpus"].nunique() > 1):
