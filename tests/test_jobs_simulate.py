@@ -142,3 +142,22 @@ def test_nonsense_is_a_value_error_naming_the_parameter(kwargs, match):
             "restart_h": 0.1, "n_runs": 10} | kwargs
     with pytest.raises(ValueError, match=match):
         reliab.simulate_job(**args)
+
+
+def test_failures_from_a_weibull_fit():
+    """Simulation with known truth: gaps drawn Weibull(0.7) at 2,048 GPUs are fitted with
+    reliab.fit_weibull; the model scaled to 4,096 GPUs halves the mean gap, keeps the shape,
+    and the simulator run on it matches the renewal expectation."""
+    from reliab.models.jobs import fitted_model
+
+    rng = np.random.default_rng(11)
+    true = FailureProcess("truth", 1 / 6.0, 0.7)
+    gaps = true.draw(rng, (4000,))
+    fit = reliab.fit_weibull(gaps, np.ones(len(gaps), dtype=int))
+    model = fitted_model(fit, 4096, fitted_gpus=2048)
+    assert model.processes[0].shape == pytest.approx(0.7, abs=0.03)
+    assert model.mtti_h == pytest.approx(3.0, rel=0.05)
+    res = _sim(failures=model, checkpoint_interval_h=0.25, restart_h=0.1, n_runs=2000)
+    assert _within_ci(res, res.ettr_renewal)
+    with pytest.raises(ValueError, match="fitted_gpus"):
+        fitted_model(fit, 4096, fitted_gpus=0)

@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "FailureProcess": "reliab.models.jobs._failures",
     "node_model": "reliab.models.jobs._failures",
     "category_model": "reliab.models.jobs._failures",
+    "fitted_model": "reliab.models.jobs._failures",
     "failure_cost": "reliab.models.jobs.cost",
     "FailureCostResult": "reliab.models.jobs.cost",
     "interruption_costs": "reliab.models.jobs._timeline",

@@ -174,3 +174,21 @@ def category_model(rates: Any, n_gpus: int, *, gpus_per_node: int = 8,
     if shapes:
         raise ValueError(f"shapes names categories not in rates: {sorted(shapes)}")
     return FailureModel(procs, f"{len(procs)} categories scaled to {nodes:,.0f} nodes")
+
+
+def fitted_model(fit: Any, n_gpus: int, *, fitted_gpus: int, name: str = "fitted") -> FailureModel:
+    """One Weibull process from a fit of the gaps between a job's interruptions.
+
+    ``fit`` is a :func:`reliab.fit_weibull` result (``shape``, ``scale`` in hours) of the
+    running time between interruptions of a job of ``fitted_gpus`` GPUs.  The shape is kept
+    and the mean scaled by ``fitted_gpus / n_gpus`` (a series system of nodes: the rate grows
+    with the job's size).
+    """
+    n_gpus = to_count(n_gpus, "n_gpus")
+    fitted_gpus = to_count(fitted_gpus, "fitted_gpus")
+    shape, scale = float(fit.shape), float(fit.scale)
+    if not (shape > 0 and scale > 0):
+        raise ValueError(f"fit must have a positive shape and scale, got {shape!r}, {scale!r}")
+    mean = scale * math.gamma(1.0 + 1.0 / shape) * fitted_gpus / n_gpus
+    return FailureModel((FailureProcess(name, 1.0 / mean, shape),),
+                        f"Weibull shape {shape:.3g} fitted at {fitted_gpus:,} GPUs, scaled to {n_gpus:,}")
