@@ -25,6 +25,7 @@ import re
 import numpy as np
 import pandas as pd
 
+#: signal keys of checkpoint saves and loads (emitted by reliab.io.formats._progress)
 SAVED, LOADED = "train:checkpoint_saved", "train:checkpoint_loaded"
 _NS_PER_H = 3.6e12
 _KEY = re.compile(r"(\w+)=(\S+)")
