@@ -23,6 +23,12 @@ from reliab.datasets._evidence import Evidence, add_background
 from reliab.datasets._jobs import build_jobs, hostlist
 from reliab.datasets._noise import kernel_noise, syslog_noise, training_lines
 from reliab.datasets._other_jobs import build_other_jobs
+from reliab.datasets._progress import (
+    CHECKPOINT_WRITE_S,
+    checkpoint_schedule,
+    progress_truth,
+    resume_time,
+)
 from reliab.datasets._signatures import Case, express
 from reliab.datasets._simulate import (
     GPU_PCI,
@@ -66,6 +72,11 @@ class SimulatedCluster:
         Expected count, rate per GPU-hour and time shape per category.
     params : SimParams
         The parameters of the run.
+    checkpoints : DataFrame
+        Every checkpoint written: ``job_id``, ``time`` (completion), ``write_s``.
+    costs : DataFrame
+        What each interruption cost (``reliab.datasets._progress.progress_truth``): downtime,
+        restart, lost work and lost GPU-hours.
     other_jobs : DataFrame
         Other users' allocations on spare nodes (``reliab.datasets._other_jobs``): their
         sacct rows only, and ``truth/other_jobs.csv``.
@@ -80,6 +91,8 @@ class SimulatedCluster:
     evidence: Evidence = field(repr=False)
     raw_jobs: pd.DataFrame = field(repr=False)
     other_jobs: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    checkpoints: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    costs: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
 
     def write(self, directory: str | Path) -> dict[str, Path]:
         """Write every raw file of docs/raw-formats.md and ``truth/*.csv`` under ``directory``.
@@ -120,13 +133,15 @@ def simulate(params: SimParams) -> SimulatedCluster:
     telemetry = simulate_environment(params, raw_jobs, spans, rng_for(params, 8))
     nodes = nodes.assign(interruptions=np.bincount(timeline["node"][timeline["node"] >= 0],
                                                    minlength=len(nodes)))
+    checkpoints, costs = progress_truth(params, raw_jobs, timeline)
     others = build_other_jobs(params, raw_jobs, spans, len(nodes), _evidence_times(ev),
                               rng_for(params, 30))
     return SimulatedCluster(
         interruptions=_truth_interruptions(timeline, raw_jobs), jobs=_public_jobs(params, raw_jobs,
                                                                                    timeline),
         nodes=nodes, telemetry=telemetry, true_rates=true_rates(params), params=params,
-        evidence=ev, raw_jobs=raw_jobs, other_jobs=others)
+        evidence=ev, raw_jobs=raw_jobs, other_jobs=others, checkpoints=checkpoints,
+        costs=costs)
 
 
 def _evidence_times(ev: Evidence) -> dict[int, np.ndarray]:
@@ -286,7 +301,10 @@ def _train_progress(cluster: SimulatedCluster, rng: np.random.Generator) -> list
     recs, step = [], _FIRST_STEP
     for job in jobs.itertuples(index=False):
         end = job.end_us if job.end_us >= 0 else p.start_us + p.window_us
-        lines, step = training_lines(rng, job.job_id, job.start_us, end, step, tput, p.start_us)
+        lines, step = training_lines(rng, job.job_id, job.start_us, end, step, tput, p.start_us,
+                                     resume_us=resume_time(job.start_us),
+                                     saves_us=checkpoint_schedule(job.start_us, end),
+                                     write_s=CHECKPOINT_WRITE_S)
         recs += lines
         if job.end_us < 0:
             continue
@@ -323,6 +341,8 @@ def _write_truth(cluster: SimulatedCluster, directory: Path) -> dict[str, Path]:
                         date_format=fmt)
             | w.write_csv(directory, "truth/nodes.csv", cluster.nodes)
             | w.write_csv(directory, "truth/rates.csv", cluster.true_rates)
+            | w.write_csv(directory, "truth/checkpoints.csv", cluster.checkpoints, date_format=fmt)
+            | w.write_csv(directory, "truth/costs.csv", cluster.costs, date_format=fmt)
             | _write_other_truth(cluster, directory, fmt))
 
 
