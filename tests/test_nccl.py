@@ -7,7 +7,6 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -81,25 +80,38 @@ def test_glog_year_sources(tmp_path: Path) -> None:
     # the file's first ISO line when none precedes
     res = read_nccl(_write(tmp_path, "slurm-2.out", glog + "2024-01-01 00:01:00,000 INFO x\n"))
     assert res.tables["signals"]["time"].iloc[0] == _ts("2024-01-01 00:00:05")
-    # year= option; else malformed
+    # year= option; else the file's modification time, said in the notes
     path = _write(tmp_path, "slurm-3.out", glog)
     assert read_nccl(path, year=2025).tables["signals"]["time"].iloc[0] == _ts("2025-01-01 00:00:05")
+    stamp = _ts("2025-03-02 10:00:00").timestamp()
+    os.utime(path, (stamp, stamp))
     res = read_nccl(path)
-    assert (res.parsed, res.malformed) == (0, 1)
-    assert "year=" in res.quarantine["reason"].iloc[0]
-    with pytest.raises(ParseError, match="slurm-3.out:1"):
-        read_nccl(path, strict=True)
+    assert (res.parsed, res.malformed) == (1, 0)
+    assert res.tables["signals"]["time"].iloc[0] == _ts("2025-01-01 00:00:05")
+    assert "inferred from the file's modification time" in res.notes[0] and "lines 1" in res.notes[0]
+    stamp = _ts("2025-12-31 23:00:00").timestamp()  # a glog date later in the calendar: last year
+    path = _write(tmp_path, "slurm-4.out", glog.replace("E0101", "E1231"))
+    os.utime(path, (_ts("2026-01-02").timestamp(),) * 2)
+    assert read_nccl(path).tables["signals"]["time"].iloc[0] == _ts("2025-12-31 00:00:05")
 
 
-def test_untimed_cuda_line_without_earlier_time_is_malformed(tmp_path: Path) -> None:
-    res = read_nccl(_write(tmp_path, "slurm-5.out", "RuntimeError: CUDA error: misaligned address\n"))
-    assert res.malformed == 1
-    assert "no timestamped line before it" in res.quarantine["reason"].iloc[0]
+def test_untimed_lines_take_the_nearest_time_else_the_mtime(tmp_path: Path) -> None:
+    """Before any dated line: the first time after it; with none at all: the file's mtime."""
+    text = ("RuntimeError: CUDA error: misaligned address\n"
+            "2024-06-03 14:00:00,000 INFO x\n")
+    res = read_nccl(_write(tmp_path, "slurm-5.out", text))
+    assert res.tables["signals"]["time"].tolist() == [_ts("2024-06-03 14:00:00")] and not res.notes
+    path = _write(tmp_path, "slurm-6.out", "RuntimeError: CUDA error: misaligned address\n")
+    os.utime(path, (_ts("2024-07-01 08:00:00").timestamp(),) * 2)
+    res = read_nccl(path)
+    assert (res.parsed, res.malformed) == (1, 0)
+    assert res.tables["signals"]["time"].tolist() == [_ts("2024-07-01 08:00:00")]
+    assert "inferred from the file's modification time" in res.notes[0]
 
 
 def test_time_zone_option(tmp_path: Path) -> None:
     text = "2024-06-03 16:00:00,000 INFO x\nRuntimeError: CUDA error: an illegal memory access was encountered\n"
-    res = read_nccl(_write(tmp_path, "slurm-6.out", text), tz="Europe/Berlin")
+    res = read_nccl(_write(tmp_path, "slurm-7.out", text), tz="Europe/Berlin")
     assert res.tables["signals"]["time"].iloc[0] == _ts("2024-06-03 14:00:00")
 
 

@@ -2,7 +2,7 @@
 
 :func:`kernel_rows` is the bulk hook of the kernel reader: :func:`kernel_xid` for the NVIDIA
 Xid lines described below, then :func:`kernel_other` for the rsyslog mlx5, networkd, nvme,
-blk, MCE, EDAC and AER lines (:data:`_KINDS`, same narrow-acceptance rule: a whole-line
+blk, MCE (reports and "events logged"), EDAC (UE and CE) and AER lines (:data:`_KINDS`, same narrow-acceptance rule: a whole-line
 shape in printable ASCII, one matcher trigger, literal counts that pin where the per-line
 ``search`` lands; anything else goes to the per-line parser).  SXid lines are left to it.
 
@@ -17,7 +17,8 @@ both give the same row:
 
 * only printable ASCII (so ``\\s``, ``\\d``, ``str.strip`` and letter case mean the same in
   Rust and Python, and no ``\\r`` is left to strip);
-* an RFC 3339 stamp with a year 1900–2999, seconds 00–59, at most six fraction digits and
+* an RFC 3339 stamp with a year 1900–2259 (inside what a ``datetime64[ns]`` column holds),
+  seconds 00–59, at most six fraction digits and
   an offset (``Z`` or ``±hh:mm``, hours < 24) — what :meth:`datetime.fromisoformat` reads
   the same way; a stamp polars cannot place in the calendar (``02-30``) goes to Python;
 * ``host tag[[pid]]: `` directly followed by ``NVRM: Xid (``, so the message holds no
@@ -39,12 +40,15 @@ import polars as pl
 
 from reliab.io._lines import LineContext
 from reliab.io.formats.kernel._kmsg import CRITICAL_XIDS, WARNING_XIDS
+from reliab.io.formats.kernel._reports import remember_xid79
 
 #: printable ASCII but space, ``:``, ``[`` and ``]`` (``[^\s:\[\]]`` of ``_TAG`` in ASCII)
 _WORD = r"[!-9;-Z\\\^-~]"
+#: years 1900-2259: a ``datetime64[ns]`` column ends in April 2262 (later years: per line)
+_YEAR = r"(?:19[0-9]{2}|2[01][0-9]{2}|22[0-5][0-9])"
 #: the whole accepted shape, without captures so that Rust can match it with a DFA
 _SHAPE = (
-    r"^(?:19|2[0-9])[0-9]{2}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+    rf"^{_YEAR}-[0-9]{{2}}-[0-9]{{2}}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
     r"(?:\.[0-9]{1,6})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9]) "
     rf"{_WORD}+ {_WORD}+(?:\[[0-9]+\])?: ?"
     r"NVRM: Xid \( *(?:PCI:)?[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])? *\):? *"
@@ -111,10 +115,10 @@ def kernel_xid(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.D
 #: which branch of ``_mlx5``) reads a line; a bulk shape requires its own and none other
 _TRIGGERS = ("NVRM: Xid", "SXid", "mlx5", "Lost carrier", "controller is down", "I/O error, dev",
              "Hardware Error", "EDAC", "AER:", "Link down", "Port module event[error]",
-             "health compromised")
+             "health compromised", "fallen off the bus", "The NVIDIA GPU")
 #: the rsyslog prefix of :data:`_SHAPE` up to the message, with the host captured
 _HEAD = (
-    r"^(?:19|2[0-9])[0-9]{2}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+    rf"^{_YEAR}-[0-9]{{2}}-[0-9]{{2}}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
     r"(?:\.[0-9]{1,6})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9]) "
     rf"(?P<host>{_WORD}+) {_WORD}+(?:\[[0-9]+\])?: "
 )
@@ -173,11 +177,19 @@ _KINDS = (
           rf"mce: \[Hardware Error\]: CPU (?P<a>[0-9]+): Machine Check(?P<b> Exception)?: (?P<c>{_P}*)",
           lambda: pl.format("CPU {}: Machine Check{}: {}", _g("a"), _g("b").fill_null(""),
                             _g("c").str.strip_chars(" ")),
-          lambda: pl.when(_g("b").is_null()).then(pl.lit("error")).otherwise(pl.lit("critical"))),
+          lambda: pl.when(_g("b").is_null()).then(pl.lit("error")).otherwise(pl.lit("critical")),
+          absent=("Machine check events logged",)),
+    _Kind("mce:events_logged", ("Hardware Error",), ("Hardware Error",),
+          r"mce: \[Hardware Error\]: Machine check events logged",
+          _const("Machine check events logged"), _const("warning")),
     _Kind("edac:uncorrectable", ("EDAC",), ("EDAC",),
           rf"EDAC (?:{_N}+ )?(?P<a>MC[0-9]+): (?P<b>[0-9]+) UE\b(?P<c>{_P}*)",
           lambda: pl.format("{}: {} UE{}", _g("a"), _g("b"), _g("c")).str.strip_chars_end(" "),
           _const("critical")),
+    _Kind("edac:correctable", ("EDAC",), ("EDAC",),
+          rf"EDAC (?:{_N}+ )?(?P<a>MC[0-9]+): (?P<b>[0-9]+) CE\b(?P<c>{_P}*)",
+          lambda: pl.format("{}: {} CE{}", _g("a"), _g("b"), _g("c")).str.strip_chars_end(" "),
+          _const("warning")),
     _Kind("pcie:aer_fatal", ("AER:",), ("AER:", "pcieport"),
           rf"pcieport (?P<a>{_N}+?): AER: (?:Multiple )?Uncorrected \(Fatal\) error received:? *(?P<b>{_N}*){_P}*",
           lambda: pl.format("{}: AER: Uncorrected (Fatal) error received: {}", _g("a"), _g("b"))
@@ -260,12 +272,35 @@ def kernel_other(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl
     return rows, rest
 
 
+def _held(hits: pl.DataFrame) -> pl.Series:
+    """Hits left to the per-line parser whatever their shape: the last of the group, and
+    those followed within three lines by a hit that does not start with a visible ASCII
+    character (an indented continuation line, which takes the time of the line before it)."""
+    nxt_i, nxt = pl.col("i").shift(-1), pl.col("line").shift(-1)
+    near = (nxt_i.cast(pl.Int64) - pl.col("i").cast(pl.Int64)) <= 3
+    return hits.select(nxt_i.is_null() | (near & ~nxt.str.contains("^[!-~]"))).to_series()
+
+
+def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
+    """Record the Xid 79 rows taken here for the bus-drop rule of ``_reports``."""
+    if not rows.height:
+        return
+    lost = rows.filter(pl.col("signal") == "xid:79")
+    if not lost.height:
+        return
+    seconds = lost.select(pl.col("time").dt.epoch("us") / 1e6).to_series().to_list()
+    for (lineno, host, gpu), t in zip(lost.select("_lineno", "host", "gpu").iter_rows(), seconds, strict=True):
+        remember_xid79(ctx.state, lineno, host, gpu, ("t", t))
+
+
 def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     """:func:`kernel_xid`, then :func:`kernel_other` on what it left; rows in line order."""
-    rows, rest = kernel_xid(hits, ctx)
+    held = _held(hits)
+    rows, rest = kernel_xid(hits.filter(~held), ctx)
     more, rest = kernel_other(rest, ctx)
-    if not rows.height:
-        return more, rest
+    if held.any():
+        rest = pl.concat([rest, hits.filter(held)]).sort("i")
     if more.height:
-        rows = pl.concat([rows, more], how="vertical_relaxed").sort("_lineno")
+        rows = more if not rows.height else pl.concat([rows, more], how="vertical_relaxed").sort("_lineno")
+    _remember_xid79(rows, ctx)
     return rows, rest
