@@ -71,14 +71,16 @@ def test_dmon_with_date_columns(tmp_path: Path) -> None:
 
 
 def test_dmon_without_time_needs_start(tmp_path: Path) -> None:
-    """Regression: plain dmon rows are malformed without start=, timed with it."""
+    """Plain dmon rows carry no clock: one note naming start=, no quarantine row per line."""
     lines = DMON_DT.splitlines()
     plain = "\n".join(line.split(None, 2)[-1] if not line.startswith("#") else "# " + line.split(None, 2)[-1]
                       for line in lines) + "\n"
     p = tmp_path / "n.dmon"
     p.write_text(plain)
     res = read_nvidia_smi_dmon(str(p))
-    assert res.malformed == 3 and "start=" in res.quarantine["reason"].iloc[0]
+    assert (res.parsed, res.malformed, len(res.quarantine)) == (0, 0, 0)
+    assert len(res.notes) == 1 and "start=" in res.notes[0] and "-o DT" in res.notes[0]
+    assert "3 data line(s)" in res.notes[0]
     res = read_nvidia_smi_dmon(str(p), start="2026-11-30T01:25:20Z")
     assert res.malformed == 0
     assert res.tables["telemetry"]["time"].diff().dropna().dt.total_seconds().tolist() == [1.0, 1.0]
@@ -107,7 +109,9 @@ def test_dcgm_exporter_both_hostname_labels(tmp_path: Path) -> None:
     assert tel.loc[("i-030791dc5a37cd257", "0"), "power_w"] == 16.3
     assert tel.loc[("node7", "1"), "last_xid_code"] == 79
     assert (res.parsed, res.irrelevant) == (4, 3)
-    assert read_dcgm_prometheus(str(p)).malformed == 4  # no scrape time given
+    untimed = read_dcgm_prometheus(str(p))  # no scrape time given: one note, nothing quarantined
+    assert (untimed.parsed, untimed.malformed) == (0, 0)
+    assert len(untimed.notes) == 1 and "time=" in untimed.notes[0]
 
 
 def test_normalize_pci() -> None:

@@ -159,7 +159,7 @@ def test_missing_header_is_malformed(tmp_path: Path) -> None:
     r = get_parser("sacct").read(_write(tmp_path, CAPTURE))
     assert r.malformed == 2 and "header" in r.quarantine["reason"].iloc[0]
     with pytest.raises(ValueError, match="required"):
-        get_parser("sacct").read(_write(tmp_path, CAPTURE), fields="JobID,State")
+        get_parser("sacct").read(_write(tmp_path, CAPTURE), fields="JobID,JobName")
 
 
 def test_sniff() -> None:

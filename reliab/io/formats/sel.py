@@ -9,10 +9,19 @@ Fields are record id, date (``MM/DD/YYYY``), time (some BMCs append a zone: ``UT
 ``SAST``, ``+02:00``), sensor (``<type> #0xNN`` in ``sel list``, ``<type> <SDR name>`` in
 ``sel elist``), event description, direction, and in ``elist`` an optional reading.
 
+Dates are ``MM/DD/YYYY`` or, on some BMCs, ``MM/DD/YY``.  A record the BMC logged before its
+clock was set carries no wall-clock time: ipmitool prints ``Pre-Init`` and the seconds since
+the BMC started, and a BMC whose real-time clock was reset dates its records 1970 or
+01/01/2000; such records are quarantined with that reason, never dated 2000.
+
 Only ``Asserted`` events are warning/critical signals.  ``Deasserted`` events are kept with
 severity ``info`` and a ``_deasserted`` suffix on the key, so that rules never take the end of
-a condition for its cause.  The host comes from the file name (``ipmi/node0421.sel``) or the
-``host=`` option.
+a condition for its cause.  Critical records are those of failed parts (power supply failure
+or AC lost, processor IERR or uncorrectable machine check, uncorrectable ECC, bus fatal
+errors), OS critical stops (``OS Critical Stop | Run-time critical stop``: the OS crashed)
+and any sensor's transition to, or threshold crossing of, a critical or non-recoverable
+level.  An empty SEL (``SEL has no entries``) is a SEL with no events.  The host comes from
+the file name (``ipmi/node0421.sel``) or the ``host=`` option.
 """
 
 from __future__ import annotations
@@ -27,13 +36,29 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext, scan_lines
 from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._timestamps import out_of_range
 
 SOURCE = "sel"
 _UTC_NAMES = frozenset({"UTC", "GMT", "Z", "UT"})
 _OFFSET = re.compile(r"^(?:UTC|GMT)?([+-])(\d{1,2}):?(\d{2})?$")
 _THRESHOLD = re.compile(r"\b(lower|upper) (non-critical|critical|non-recoverable) going (low|high)\b")
-_THRESHOLD_SENSORS = ("temperature", "voltage", "current", "fan")
+#: generic "severity" event states (IPMI v2.0 table 42-2, event type 07h; ipmitool ipmi_sel.h)
+_TRANSITION = re.compile(r"\btransition to (non-critical|critical|non-recoverable)\b")
 _LEVEL = {"non-critical": "noncritical", "critical": "critical", "non-recoverable": "nonrecoverable"}
+#: sensor type names of ipmitool (``sensor_type_desc``) that a ``sel elist`` sensor starts with
+SENSOR_TYPES = (
+    "temperature", "voltage", "current", "fan", "physical security", "platform security",
+    "processor", "power supply", "power unit", "cooling device", "other units-based sensor",
+    "memory", "drive slot", "post memory resize", "system firmwares", "system firmware progress",
+    "event logging disabled", "watchdog", "system event", "critical interrupt", "button",
+    "module/board", "microcontroller", "add-in card", "chassis", "chip set", "other fru",
+    "cable/interconnect", "terminator", "system boot initiated", "boot error", "os boot",
+    "os critical stop", "slot/connector", "system acpi power state", "platform alert",
+    "entity presence", "monitor asic", "lan", "management subsystem health", "battery",
+    "session audit", "version change", "fru state",
+)
+#: the IPMI epoch of a BMC whose clock was never set or was reset: records before it are undated
+_CLOCK_SET_AFTER = datetime(2001, 1, 1, tzinfo=UTC)
 _FILE_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".sel", ".log", ".txt", ".out")
 
 #: (sensor type prefix, event substring, key), first match wins; event text per ipmi_sel.h
@@ -53,37 +78,54 @@ EVENT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("memory", "correctable ecc", "memory_correctable_ecc"),
     ("critical interrupt", "bus correctable", "critical_interrupt_correctable"),
     ("critical interrupt", "", "critical_interrupt"),
+    ("os critical stop", "run-time critical stop", "os_critical_stop"),
+    ("os critical stop", "error during system startup", "os_startup_error"),
+    ("os critical stop", "graceful", "os_graceful_stop"),
+    ("system event", "undetermined system hardware failure", "system_hardware_failure"),
 )
 _CRITICAL = frozenset({
     "power_supply_ac_lost", "power_supply_failure", "power_unit_ac_lost", "power_unit_failure",
     "processor_ierr", "processor_mce", "processor_thermal_trip", "memory_uncorrectable_ecc",
-    "critical_interrupt",
+    "critical_interrupt", "os_critical_stop", "os_startup_error", "system_hardware_failure",
 })
+_INFO = frozenset({"other", "os_graceful_stop"})
+
+
+def sensor_type(sensor: str) -> str | None:
+    """The IPMI sensor type a SEL sensor column starts with, as a key (``power_supply``)."""
+    s = sensor.strip().lower()
+    for kind in SENSOR_TYPES:
+        if s.startswith(kind) and (len(s) == len(kind) or not s[len(kind)].isalnum()):
+            return re.sub(r"[^a-z0-9]+", "_", kind).strip("_")
+    return None
 
 
 def event_key(sensor: str, event: str) -> str:
     """The signal key (without ``sel:``) of a sensor and event description.
 
-    Threshold events of temperature, voltage, current and fan sensors give
-    ``<sensor type>_<lower|upper>_<noncritical|critical|nonrecoverable>``; the others follow
-    :data:`EVENT_KEYS`; anything else (including ``Log area reset/cleared``) is ``other``.
+    Threshold events give ``<sensor type>_<lower|upper>_<noncritical|critical|nonrecoverable>``
+    and the generic severity states ``<sensor type>_<noncritical|critical|nonrecoverable>``
+    (``Transition to Non-recoverable``); the others follow :data:`EVENT_KEYS`; anything else
+    (including ``Log area reset/cleared``) is ``other``.
     """
     s, e = sensor.strip().lower(), event.strip().lower()
+    kind = sensor_type(s)
     m = _THRESHOLD.search(e)
-    if m is not None:
-        for kind in _THRESHOLD_SENSORS:
-            if s.startswith(kind):
-                return f"{kind}_{m[1]}_{_LEVEL[m[2]]}"
+    if m is not None and kind is not None:
+        return f"{kind}_{m[1]}_{_LEVEL[m[2]]}"
     for prefix, needle, key in EVENT_KEYS:
         if s.startswith(prefix) and needle in e:
             return key
+    m = _TRANSITION.search(e)
+    if m is not None and kind is not None:
+        return f"{kind}_{_LEVEL[m[1]]}"
     return "other"
 
 
 def _severity(key: str) -> str:
     if key in _CRITICAL or key.endswith(("_critical", "_nonrecoverable")):
         return "critical"
-    if key == "other":
+    if key in _INFO:
         return "info"
     return "warning"
 
@@ -120,11 +162,20 @@ def parse_sel_time(date: str, clock: str, tz: tzinfo | None) -> datetime:
         raise ParseError(f"time field {clock!r} is not HH:MM:SS [zone]")
     zone = _zone(parts[1], tz) if len(parts) == 2 else (tz or UTC)
     fmt = "%m/%d/%Y" if len(date.strip()) > 8 else "%m/%d/%y"
+    text = f"{date.strip()} {parts[0]}"
     try:
-        naive = datetime.strptime(f"{date.strip()} {parts[0]}", f"{fmt} %H:%M:%S")
-    except ValueError:
+        if not text.isascii():
+            raise ValueError(text)
+        when = datetime.strptime(text, f"{fmt} %H:%M:%S").replace(tzinfo=zone).astimezone(UTC)
+    except (ValueError, OverflowError):
         raise ParseError(f"date/time {date.strip()!r} {parts[0]!r} is not MM/DD/YYYY HH:MM:SS") from None
-    return naive.replace(tzinfo=zone).astimezone(UTC)
+    error = out_of_range(when)
+    if error is not None:
+        raise ParseError(error)
+    if when < _CLOCK_SET_AFTER:
+        raise ParseError(f"record dated {date.strip()} {parts[0]}: the BMC clock was not set (reset to"
+                         " its default date); no wall-clock time")
+    return when
 
 
 def parse_sel_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
@@ -132,6 +183,8 @@ def parse_sel_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
     if "|" not in text:
         return None  # 'SEL has no entries', 'sel info' output, blank lines
     fields = [f.strip() for f in text.split("|")]
+    if len(fields) < 5 and len(fields) >= 2 and fields[1].lower().startswith("oem record"):
+        return None  # an OEM record without a timestamp (record type e0h-ffh): no event to date
     if len(fields) < 5:
         raise ParseError(f"SEL record with {len(fields)} '|'-separated fields (need 5 or more)")
     record, date, clock, sensor, event = fields[:5]
@@ -173,10 +226,13 @@ def _sniff(path: str, lines: Sequence[str]) -> float:
     hits = 0
     for line in lines:
         fields = line.split("|")
-        if len(fields) >= 5 and re.fullmatch(r"\s*\d{2}/\d{2}/\d{2,4}\s*", fields[1]):
+        if len(fields) >= 5 and re.fullmatch(r"\s*(?:[0-9]{2}/[0-9]{2}/[0-9]{2,4}|Pre-Init)\s*", fields[1]):
             hits += 1
     if hits:
         return 0.9
+    text = [line.strip() for line in lines if line.strip()]
+    if text and (text[0] == "SEL has no entries" or text[0] == "SEL Information"):
+        return 0.9  # an empty SEL, or ``ipmitool sel info``: a SEL capture without events
     return 0.3 if path.lower().endswith((".sel", ".sel.gz")) else 0.0
 
 
