@@ -272,11 +272,12 @@ def test_bulk_other_rows_equal_per_line_rows(pairs: list[tuple[str, str]]) -> No
 
 
 def test_bulk_takes_the_other_common_shapes() -> None:
-    """Every common shape is taken; the last hit of a group is always left to the per-line
-    parser (an indented continuation in the next group may need its time)."""
-    lines = [_OTHER_HEADS[0] + body for body in _OTHER_GOOD] + ["2024-06-03T14:02:11Z n1 kernel: EDAC last"]
+    """Every common shape is taken; the last lines of a group are always left to the per-line
+    parser (the next group may hold their continuation lines)."""
+    tail = [f"2024-06-03T14:02:11Z n1 kernel: EDAC tail {k}" for k in range(_bulk._AER_LINES + 1)]
+    lines = [_OTHER_HEADS[0] + body for body in _OTHER_GOOD] + tail
     hits = pl.DataFrame({"i": list(range(len(lines))), "line": lines}, schema={"i": pl.UInt32, "line": pl.String})
     rows, rest = _bulk.kernel_rows(hits, LineContext(path="x", source="kernel", state={"tz": UTC, "host": "h"}))
-    assert rest["i"].to_list() == [len(lines) - 1]
-    assert rows["_lineno"].to_list() == list(range(1, len(lines)))
+    assert rest["i"].to_list() == list(range(len(_OTHER_GOOD), len(lines)))
+    assert rows["_lineno"].to_list() == list(range(1, len(_OTHER_GOOD) + 1))
     assert rows["host"].unique().to_list() == ["n1"]

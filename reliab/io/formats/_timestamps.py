@@ -19,6 +19,9 @@ style                     example and source
                           ``journalctl -o short``; local time, **no year**.
 ``dmesg_raw``             ``[12345.678901] msg``: printk time, seconds since boot
                           (kernel ``printk_time``; dmesg(1) without ``-T``).
+``kmsg``                  ``6,3964,206764307,-;msg``: ``/dev/kmsg`` records (Linux
+                          ``Documentation/ABI/testing/dev-kmsg``: priority, sequence,
+                          microseconds since boot, flags); the time is ``monotonic``.
 ``dmesg_reltime``         ``[Jun26 06:24] msg`` then ``[  +0.000001] msg``: ``dmesg -H`` /
                           ``--reltime`` (util-linux ``dmesg.c`` ``print_record``): a line
                           whose local minute differs from the previous one prints
@@ -48,6 +51,15 @@ from zoneinfo import ZoneInfo
 
 MONTHS = {m: i for i, m in enumerate(
     ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
+#: month abbreviations of syslog lines written in other locales (journalctl and rsyslog use
+#: the C library's ``%b``: ``jan.``, ``févr.``, ``Mär``, ``okt``): lower case, dot removed
+LOCAL_MONTHS = {
+    **{m.lower(): i for m, i in MONTHS.items()},
+    "janv": 1, "ene": 1, "gen": 1, "févr": 2, "fevr": 2, "mär": 3, "mrz": 3, "mrt": 3, "mars": 3,
+    "avr": 4, "abr": 4, "mai": 5, "mei": 5, "maj": 5, "mag": 5, "juin": 6, "giu": 6, "juil": 7,
+    "lug": 7, "août": 8, "aout": 8, "ago": 8, "sept": 9, "set": 9, "okt": 10, "ott": 10,
+    "déc": 12, "dez": 12, "dic": 12, "des": 12,
+}
 
 _DECODE = re.compile(r"([a-z0-9]+)\s*:\s*([a-z]+)\s*: ")
 _ISO = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T\S+) ?(.*)", re.S)
@@ -56,11 +68,12 @@ _CTIME = re.compile(r"\[(?:[A-Za-z]{3} )?([A-Za-z]{3}) +([0-9]{1,2}) ([0-9]{2}):
                     re.S)
 _CTIME_LOOSE = re.compile(r"\[[A-Za-z]{3} [A-Za-z]{3} [^\]]*\] ?(.*)", re.S)
 _RAW = re.compile(r"\[\s*([0-9]+)\.([0-9]+)\] ?(.*)", re.S)
-_RFC3164 = re.compile(r"(?:<[0-9]{1,3}>)?([A-Z][a-z]{2}) +([0-9]{1,2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) (.*)", re.S)
+_RFC3164 = re.compile(r"(?:<[0-9]{1,3}>)?([^\W\d_]{3,5}\.?) +([0-9]{1,2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) (.*)", re.S)
 _TAG = re.compile(r"(?:([^\s:\[\]]+) )?([^\s:\[\]]+)(?:\[(\d+)\])?: ?(.*)", re.S)
 #: an IPv6 literal as syslog HOSTNAME (at least two colons, hex digits, dots of an embedded IPv4)
 _IPV6_TAG = re.compile(r"((?=[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:)[0-9A-Fa-f:.]*[0-9A-Fa-f](?:%\w+)?) "
                        r"([^\s:\[\]]+)(?:\[(\d+)\])?: ?(.*)", re.S)
+_KMSG = re.compile(r"[0-9]{1,3},[0-9]+,([0-9]{1,20}),[^;]*;(.*)", re.S)
 _REL_MINUTE = re.compile(r"\[([A-Z][a-z]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2})\] ?(.*)", re.S)
 _REL_DELTA = re.compile(r"\[ *\+([0-9]+)\.([0-9]+)\] ?(.*)", re.S)
 #: the times a ``datetime64[ns]`` column can hold (pandas ``Timestamp.min``/``max``, whole days)
@@ -194,6 +207,9 @@ def parse_header(line: str, tz: tzinfo = UTC) -> Header:
                 mono, msg = _split_monotonic(rest)
                 return Header("dmesg_iso", msg, rest, when, monotonic=mono, error=error)
             return _syslog_tail("rfc3339", rest, when, error=error)
+        m = _KMSG.match(line)
+        if m is not None:
+            return Header("kmsg", m.group(2), m.group(2), monotonic=int(m.group(1)) / 1e6)
     elif head == "[":
         return _bracketed(line, tz)
     elif head == "<":
@@ -206,7 +222,7 @@ def parse_header(line: str, tz: tzinfo = UTC) -> Header:
             return Header("rfc5424", msg, m.group(6), when, host=host, tag=tag, monotonic=mono, error=error)
     m = _RFC3164.match(line)
     if m is not None:
-        mon = MONTHS.get(m.group(1))
+        mon = MONTHS.get(m.group(1)) or LOCAL_MONTHS.get(m.group(1).rstrip(".").lower())
         if mon is not None:
             day, hh, mm, ss = (int(m.group(i)) for i in range(2, 6))
             ok = 1 <= day <= 31 and hh < 24 and mm < 60 and ss < 61
@@ -251,4 +267,4 @@ def _bracketed(line: str, tz: tzinfo) -> Header:
 
 #: how strongly each style suggests a kernel capture, for sniffing
 STYLE_WEIGHT = {"rfc3339": 0.8, "dmesg_iso": 0.9, "rfc5424": 0.8, "dmesg_ctime": 0.9,
-                "rfc3164": 0.7, "dmesg_raw": 0.9, "dmesg_reltime": 0.9, "none": 0.0}
+                "rfc3164": 0.7, "dmesg_raw": 0.9, "dmesg_reltime": 0.9, "kmsg": 0.9, "none": 0.0}

@@ -12,18 +12,22 @@ behind launcher prefixes (srun, mpirun, Ray, torchrun) — see
   keeps the WorkNCCL fields and the elapsed time.
 * ``nccl:failure_detected``: ``failure detected by watchdog at work sequence id: N`` and its
   newer wording ``Exception (either an error or timeout) detected by watchdog at work: N``.
-* ``nccl:watchdog_stuck``: ``ProcessGroupNCCL's watchdog got stuck for N seconds …`` (the
-  heartbeat monitor).
-* ``nccl:error``: ``NCCL error in: <file>:<line>, <reason>``.
+  and ``Timeout at NCCL work: N`` (PyTorch 2.3).
+* ``nccl:error``: ``NCCL error in: <file>:<line>, <reason>, NCCL version …`` and ``NCCL Error
+  <n>: <reason>`` (PyTorch ``NCCLUtils.hpp``).
+* ``nccl:cuda_failure``: ``NCCL WARN Cuda failure <n> '<text>'`` (NCCL ``checks.h``).
+* ``nccl:net_error``: ``NCCL WARN NET/IB : Got completion from peer … with status=<n>``.
 * ``cuda:illegal_memory_access``, ``cuda:uncorrectable_ecc``, ``cuda:error``: ``CUDA error:
-  <text>`` (``c10/cuda/CUDAException.h`` prefixes ``cudaGetErrorString``) and NCCL's
-  ``Cuda failure '<text>'``.
+  <text>`` (``c10/cuda/CUDAException.h`` prefixes ``cudaGetErrorString``), and PyTorch 1.x's
+  ``cuda runtime error (<n>) : <text>`` and ``THCudaCheck FAIL … error=<n> : <text>``.
 
-One failure is printed several times: by the watchdog, again in "Process group watchdog
-thread terminated with exception: …", again in the ``what():`` of the C++ exception, and
-by other ranks.  A signal line that repeats an earlier one of the same rank (or of an
-unknown rank) with the same collective sequence number or CUDA error text, within
-:data:`REPEAT_WINDOW_S` seconds, is irrelevant: each failure counts once per rank.
+One failure is printed several times.  A watchdog timeout or detection counts once per rank
+and collective sequence number, whatever restates it ("Process group watchdog thread
+terminated with exception: …", the ``what():`` of the C++ exception, an exact repeat); a
+``what():`` line restating a CUDA or NCCL error the same rank stated just before is not a new
+event either.  "Just before" is :data:`REPEAT_WINDOW_S` seconds when both lines are dated.
+A glog record hard-wrapped by a terminal (the next line starts in the middle of a word) is
+read as one record, at the line where it starts.
 
 Times.  glog lines carry month and day but no year: it is the year of the nearest
 preceding dated (ISO) line, else of the file's first dated line, else ``year=``, else the
@@ -49,7 +53,15 @@ import pandas as pd
 
 from reliab.io._lines import LineContext, Row, scan_lines
 from reliab.io._registry import FileResult, register_parser
-from reliab.io.formats._nccl_messages import Found, classify, fraction_ns, rank_in, split_line
+from reliab.io.formats._nccl_messages import (
+    Found,
+    Split,
+    classify,
+    fraction_ns,
+    nccl_who,
+    rank_in,
+    split_line,
+)
 from reliab.io.formats._timestamps import TIME_MAX, TIME_MIN, resolve_tz
 
 SOURCE = "nccl"
@@ -58,8 +70,9 @@ REPEAT_WINDOW_S = 600.0
 _REPEAT_LINES = 5000
 _KEEP_RECENT = 256
 _JOB = re.compile(r"slurm-([0-9]+(?:_[0-9]+)?)")
-_TRAINING = re.compile(r"\b(?:loss|lm loss|train_loss|grad_norm|learning_rate|lr|iteration|iter|step|"
-                       r"epoch|tokens/s|tflops|throughput|samples/s)\b\s*[:=|]?\s*[-+]?[0-9.]", re.I)
+_TRAINING = re.compile(r"\b(?:loss|lm loss|train_loss|grad_norm|grad norm|learning_rate|learning rate|lr|"
+                       r"iteration|iter|step|global_step|epoch|tokens/s|tflops|throughput|samples/s|"
+                       r"step_time)\b'?\s*[:=|]?\s*[-+]?[0-9.]", re.I)
 
 
 def job_from_path(path: str) -> str | None:
@@ -69,7 +82,7 @@ def job_from_path(path: str) -> str | None:
 
 
 def sniff_nccl(path: str, first_lines: list[str] | tuple[str, ...]) -> float:
-    """Confidence that ``path`` is a training-job log (file name, glog, logging or loss lines).
+    """Confidence that ``path`` is a training-job log (file name, glog, failure or loss lines).
 
     A clean job log (step and loss lines only) is recognised too, with a low score.
     """
@@ -81,13 +94,22 @@ def sniff_nccl(path: str, first_lines: list[str] | tuple[str, ...]) -> float:
         part = split_line(line)
         if part.glog is not None or part.glog_untimed:
             return 0.8
-        if part.iso is not None or "Traceback (most recent call last)" in line:
-            score = 0.4
-        if _TRAINING.search(line):
+        if any(marker in line for marker in _MARKERS):
+            score = max(score, 0.6)
+        elif part.iso is not None or "Traceback (most recent call last)" in line:
+            score = max(score, 0.4)
+        if len(_TRAINING.findall(line)) >= 2 or _MEGATRON.search(line):
             training += 1
-    if training >= 2 or (training and len([ln for ln in first_lines if ln.strip()]) <= 2):
-        score = max(score, 0.35)
-    return score
+    return max(score, 0.35) if training else score
+
+
+#: texts only the PyTorch/NCCL/CUDA stack prints
+_MARKERS = ("ProcessGroupNCCL", "NCCL WARN", "NCCL INFO", "NCCL error", "NCCL Error", "CUDA error: ",
+            "cuda runtime error", "THCudaCheck", "what():  ", "terminate called after throwing",
+            "torch.distributed", "DistBackendError", "Watchdog caught collective", "c10::Error")
+#: a progress line of a training loop (HF Trainer dicts, tqdm bars, Megatron iterations)
+_MEGATRON = re.compile(r"\biteration\s+[0-9]+/\s*[0-9]+ \||consumed samples|elapsed time per iteration|"
+                       r"\bdataset [0-9]+, input: |datetime: [0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 def _iso_time(m: re.Match[str], tz: tzinfo) -> pd.Timestamp | None:
@@ -139,10 +161,37 @@ def _repeats(found: Found, rank: str | None, row: Row, ctx: LineContext) -> bool
     return False
 
 
+def _remember_statement(found: Found, rank: str | None, row: Row, ctx: LineContext) -> None:
+    """Record a first statement so that a later ``what():`` can be recognised as its repeat."""
+    recent = ctx.state.setdefault("recent", [])
+    recent.append((ctx.lineno, found.signal, rank, found.core, _clock(row), "_glog" in row))
+    if len(recent) > _KEEP_RECENT:
+        del recent[0]
+
+
+def _wrapped(text: str, part: Split, ctx: LineContext) -> tuple[Split, int] | None:
+    """The record a terminal-wrapped line continues (and its first line), if it is one.
+
+    The previous line was a stamped record, long, without a signal and not ended like a
+    sentence; this one has no prefix and starts in the middle of a word.
+    """
+    prev = ctx.state.get("prev")
+    if (prev is None or prev[0] != ctx.lineno - 1 or part.prefixed or part.glog is not None
+            or part.glog_untimed or part.iso is not None or not text[:1].islower()):
+        return None
+    return prev[1], prev[0]
+
+
 def parse_nccl_line(text: str, ctx: LineContext) -> Row | None:
     """One training-log line -> a signal row, or ``None`` (irrelevant)."""
     st = ctx.state
     part = split_line(text)
+    start = None
+    wrapped = _wrapped(text, part, ctx)
+    if wrapped is not None:
+        first, start = wrapped
+        part = Split(first.rank, first.body + text, first.host, first.glog, first.glog_untimed,
+                     first.iso, first.prefixed)
     when = _iso_time(part.iso, st["tz"]) if part.iso is not None else None
     if when is not None:
         st["iso"] = when
@@ -155,22 +204,41 @@ def parse_nccl_line(text: str, ctx: LineContext) -> Row | None:
         st["last"] = ("time", when)
     elif part.glog is not None:
         st["last"] = ("glog", part.glog, st.get("iso"))
-    if "atchdog" not in part.body and "rror" not in part.body and "Cuda failure" not in part.body \
-            and "Heartbeat" not in part.body:
+    st["prev"] = None
+    if not any(k in part.body for k in _TRIGGERS):
+        _remember_record(text, part, ctx)
         return None
     found = classify(part.body)
     if found is None:
+        _remember_record(text, part, ctx)
         return None
     rank = part.rank if part.rank is not None else rank_in(part.body)
     who = f"rank {rank}: " if rank is not None else ""
-    row: Row = {"time": when, "host": None, "gpu": None, "job_id": st["job_id"], "source": SOURCE,
-                "signal": found.signal, "severity": found.severity, "message": who + found.text,
-                "_text": text[:2000]}
+    host, gpu = nccl_who(part.body) if "NCCL" in part.body else (None, None)
+    row: Row = {"time": when, "host": part.host or host, "gpu": gpu, "job_id": st["job_id"],
+                "source": SOURCE, "signal": found.signal, "severity": found.severity,
+                "message": who + found.text, "_text": text[:2000]}
+    if start is not None:
+        row["origin"] = f"{ctx.path}:{start}"
     if when is None:
         _place(row, part.glog, previous, st)
-    if _repeats(found, rank, row, ctx):
-        return None
+    if found.always_once or found.repeat:
+        if _repeats(found, rank, row, ctx):
+            return None
+    else:
+        _remember_statement(found, rank, row, ctx)
     return row
+
+
+#: a message holding none of these cannot carry a signal
+_TRIGGERS = ("atchdog", "rror", "NCCL WARN", "Timeout at NCCL work")
+
+
+def _remember_record(text: str, part: Split, ctx: LineContext) -> None:
+    """Keep a stamped record without a signal that a terminal may have wrapped."""
+    if ((part.glog is not None or part.glog_untimed) and len(text) >= 100
+            and not text.rstrip().endswith((".", "!", "?", ")", "]"))):
+        ctx.state["prev"] = (ctx.lineno, part)
 
 
 def _place(row: Row, glog: tuple[int, ...] | None, previous: tuple | None, st: dict[str, Any]) -> None:

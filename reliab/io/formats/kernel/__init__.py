@@ -163,9 +163,6 @@ def parse_kernel_line(text: str, ctx: LineContext) -> Row | None:
     if header.error is not None:
         raise ParseError(f"{found.signal} line with {header.error}")
     rel = reltime_stamp(ctx) if header.style == "dmesg_reltime" else None
-    if header.style == "dmesg_reltime" and rel is None:
-        raise ParseError(f"{found.signal} line before the first '[MonDD HH:MM]' line of the"
-                         " dmesg --reltime capture: its minute is unknown")
     host = header.host or st["host"]
     found = resolve_report(found, host, _clock(header, ctx, rel), ctx)
     if found is None:
@@ -175,9 +172,14 @@ def parse_kernel_line(text: str, ctx: LineContext) -> Row | None:
         "job_id": None, "source": SOURCE, "signal": found.signal, "severity": found.severity,
         "message": found.message,
     }
+    start = st.pop("report_start", None)
+    if start is not None:  # a report printed over several lines: its event is at its first line
+        row["origin"] = f"{ctx.path}:{start}"
     if header.when is None:
         row["_text"] = text[:2000]
-        if rel is not None:
+        if header.style == "dmesg_reltime" and rel is None:
+            row["_pre"] = st.get("rel_total", 0.0)  # before the first minute line
+        elif rel is not None:
             row["_partial"], row["_offset"] = rel
         elif header.partial is not None:
             row["_partial"] = header.partial

@@ -40,6 +40,7 @@ import polars as pl
 
 from reliab.io._lines import LineContext
 from reliab.io.formats.kernel._kmsg import CRITICAL_XIDS, WARNING_XIDS
+from reliab.io.formats.kernel._reports import AER_LINES as _AER_LINES
 from reliab.io.formats.kernel._reports import remember_xid79
 
 #: printable ASCII but space, ``:``, ``[`` and ``]`` (``[^\s:\[\]]`` of ``_TAG`` in ASCII)
@@ -115,7 +116,8 @@ def kernel_xid(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.D
 #: which branch of ``_mlx5``) reads a line; a bulk shape requires its own and none other
 _TRIGGERS = ("NVRM: Xid", "SXid", "mlx5", "Lost carrier", "controller is down", "I/O error, dev",
              "Hardware Error", "EDAC", "AER:", "Link down", "Port module event[error]",
-             "health compromised", "fallen off the bus", "The NVIDIA GPU")
+             "health compromised", "fallen off the bus", "The NVIDIA GPU", "PCIe Bus Error", " QID ",
+             "Removing after probe failure", "insufficient power")
 #: the rsyslog prefix of :data:`_SHAPE` up to the message, with the host captured
 _HEAD = (
     rf"^{_YEAR}-[0-9]{{2}}-[0-9]{{2}}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
@@ -150,6 +152,27 @@ class _Kind:
 
 def _const(value: str) -> Callable[[], pl.Expr]:
     return lambda: pl.lit(value)
+
+
+#: AER report first lines of ``_kmsg._aer``: key, severity, label of the message, wording
+_AER_SHAPES = (
+    ("pcie:aer_fatal", "critical", "Uncorrected (Fatal) error", r"(?:Uncorrected|Uncorrectable) \(Fatal\)"),
+    ("pcie:aer_nonfatal", "error", "Uncorrected (Non-Fatal) error", r"(?:Uncorrected|Uncorrectable) \(Non-Fatal\)"),
+    ("pcie:aer_corrected", "warning", "Corrected error", r"(?:Corrected|Correctable)"),
+)
+
+
+def _aer_kinds(key: str, severity: str, label: str, words: str) -> tuple[_Kind, _Kind]:
+    """The two bulk shapes of one AER severity: with and without the ``pcieport <bdf>:`` part."""
+    tail = rf"AER: (?:Multiple )?{words} error (?:message )?received(?: from)?:? *(?P<b>{_N}*){_P}*"
+    return (
+        _Kind(key, ("AER:",), ("AER:", "pcieport"), rf"pcieport (?P<a>{_N}+?): {tail}",
+              lambda: pl.format(f"{{}}: AER: {label} received: {{}}", _g("a"), _g("b")).str.strip_chars(" "),
+              _const(severity)),
+        _Kind(key, ("AER:",), ("AER:",), tail,
+              lambda: pl.format(f"AER: {label} received: {{}}", _g("b")).str.strip_chars(" "),
+              _const(severity), absent=("pcieport",)),
+    )
 
 
 #: the other signal lines of :mod:`reliab.io.formats.kernel._kmsg` in their common rsyslog shape; each
@@ -190,14 +213,7 @@ _KINDS = (
           rf"EDAC (?:{_N}+ )?(?P<a>MC[0-9]+): (?P<b>[0-9]+) CE\b(?P<c>{_P}*)",
           lambda: pl.format("{}: {} CE{}", _g("a"), _g("b"), _g("c")).str.strip_chars_end(" "),
           _const("warning")),
-    _Kind("pcie:aer_fatal", ("AER:",), ("AER:", "pcieport"),
-          rf"pcieport (?P<a>{_N}+?): AER: (?:Multiple )?Uncorrected \(Fatal\) error received:? *(?P<b>{_N}*){_P}*",
-          lambda: pl.format("{}: AER: Uncorrected (Fatal) error received: {}", _g("a"), _g("b"))
-          .str.strip_chars(" "), _const("critical")),
-    _Kind("pcie:aer_fatal", ("AER:",), ("AER:",),
-          rf"AER: (?:Multiple )?Uncorrected \(Fatal\) error received:? *(?P<b>{_N}*){_P}*",
-          lambda: pl.format("AER: Uncorrected (Fatal) error received: {}", _g("b")).str.strip_chars(" "),
-          _const("critical"), absent=("pcieport",)),
+    *(kind for key, sev, label, words in _AER_SHAPES for kind in _aer_kinds(key, sev, label, words)),
 )
 
 
@@ -273,12 +289,20 @@ def kernel_other(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl
 
 
 def _held(hits: pl.DataFrame) -> pl.Series:
-    """Hits left to the per-line parser whatever their shape: the last of the group, and
-    those followed within three lines by a hit that does not start with a visible ASCII
-    character (an indented continuation line, which takes the time of the line before it)."""
-    nxt_i, nxt = pl.col("i").shift(-1), pl.col("line").shift(-1)
-    near = (nxt_i.cast(pl.Int64) - pl.col("i").cast(pl.Int64)) <= 3
-    return hits.select(nxt_i.is_null() | (near & ~nxt.str.contains("^[!-~]"))).to_series()
+    """Hits left to the per-line parser whatever their shape, so that the look-back rules of
+    ``_reports`` see them: those followed within three lines by a hit that does not start
+    with a visible ASCII character (an indented continuation line takes the time of the line
+    before it), those at most :data:`_AER_LINES` lines before a ``PCIe Bus Error`` hit (an
+    AER report's second line), and the last :data:`_AER_LINES` lines of the group (whose
+    followers are in the next group)."""
+    i = pl.col("i").cast(pl.Int64)
+    nxt_i, nxt = i.shift(-1), pl.col("line").shift(-1)
+    indented = ((nxt_i - i) <= 3) & ~nxt.str.contains("^[!-~]")
+    detail = pl.when(pl.col("line").str.contains("PCIe Bus Error", literal=True)).then(i)
+    next_detail = detail.backward_fill()
+    before_detail = (next_detail.shift(-1) - i) <= _AER_LINES
+    tail = i >= i.max() - _AER_LINES
+    return hits.select(tail | indented.fill_null(False) | before_detail.fill_null(False)).to_series()
 
 
 def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:

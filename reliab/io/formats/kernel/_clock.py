@@ -11,7 +11,10 @@ Three prefixes do not state a wall-clock time by themselves:
   seconds, no year) when it changes and otherwise the seconds since the previous record
   (``[  +0.000001]``, util-linux ``dmesg.c``).  A line's time is its minute plus the
   increments since that minute's line; the minute line itself is placed at second 0, the
-  earliest time it can have (the capture does not say more).
+  earliest time it can have (the capture does not say more).  Lines before the first minute
+  line (an excerpt that starts mid-minute) are placed back from it by their increments; a
+  capture with no minute line at all is placed back from the file's modification time
+  (inferred, and said in the file's notes).
 
 Rows carry ``_mono`` (printk seconds) or ``_partial`` (month, day, hour, minute, second)
 plus ``_offset`` (seconds, reltime) until :func:`resolve_times` completes them once the
@@ -63,20 +66,50 @@ def boot_anchor(header: Header, ctx: LineContext) -> datetime | None:
 
 
 def advance_reltime(header: Header, ctx: LineContext) -> None:
-    """Follow the ``dmesg --reltime`` clock over every line (minute lines and increments)."""
-    rel = ctx.state.get("rel")
+    """Follow the ``dmesg --reltime`` clock over every line (minute lines and increments).
+
+    ``rel_total`` sums every increment from the start of the file, so that lines before the
+    first minute line can be placed back from it (``rel_first``).
+    """
+    st = ctx.state
     if header.style != "dmesg_reltime":
         return
     if header.partial is not None:
-        ctx.state["rel"] = [header.partial, 0.0]
-    elif header.delta is not None and rel is not None:
-        rel[1] += header.delta
+        st["rel"] = [header.partial, 0.0]
+        st.setdefault("rel_first", (header.partial, st.get("rel_total", 0.0)))
+    elif header.delta is not None:
+        st["rel_total"] = st.get("rel_total", 0.0) + header.delta
+        if "rel" in st:
+            st["rel"][1] += header.delta
 
 
 def reltime_stamp(ctx: LineContext) -> tuple[tuple[int, int, int, int, int], float] | None:
     """The current ``(minute, seconds since it)`` of a reltime capture, ``None`` before any."""
     rel = ctx.state.get("rel")
     return None if rel is None else (rel[0], rel[1])
+
+
+def _resolve_before_anchor(rows: list[Row], ctx: LineContext) -> None:
+    """Reltime rows before the first minute line: placed back from it, else from the mtime."""
+    pending = [r for r in rows if "_pre" in r]
+    if not pending:
+        return
+    first = ctx.state.get("rel_first")
+    if first is not None:
+        for row in pending:
+            row["_partial"], row["_offset"] = first[0], row.pop("_pre") - first[1]
+        return
+    total = ctx.state.get("rel_total", 0.0)
+    mtime = datetime.fromtimestamp(os.stat(ctx.path).st_mtime, tz=UTC)
+    for row in pending:
+        when, error = shifted(mtime, row.pop("_pre") - total)
+        if when is None:
+            row["_reject"] = f"{row['signal']} line: {error}"
+        else:
+            row["time"] = when
+    ctx.state.setdefault("notes", []).append(
+        f"{len(pending)} dmesg --reltime line(s) without any '[MonDD HH:MM]' line: placed back from"
+        f" the file's modification time ({mtime.isoformat()}) by their increments, inferred")
 
 
 def _boot_time(ctx: LineContext) -> datetime | None:
@@ -176,5 +209,6 @@ def _complete(row: Row, year: int, tz: Any) -> None:
 def resolve_times(rows: list[Row], ctx: LineContext) -> list[Row]:
     """Complete the rows of :mod:`reliab.io.formats.kernel` that need the whole file."""
     _resolve_monotonic(rows, ctx)
+    _resolve_before_anchor(rows, ctx)
     _resolve_years(rows, ctx)
     return rows

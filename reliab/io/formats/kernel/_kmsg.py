@@ -34,7 +34,8 @@ WARNING_XIDS = frozenset({45, 63, 92, 154})
 LITERALS: tuple[bytes, ...] = (
     b"NVRM: Xid", b"SXid", b"Link down", b"Port module event[error]", b"health compromised",
     b"Lost carrier", b"controller is down", b"I/O error, dev", b"Hardware Error", b"EDAC",
-    b"AER:", b"setting system clock", b"fallen off the bus", b"The NVIDIA GPU",
+    b"AER:", b"setting system clock", b"fallen off the bus", b"The NVIDIA GPU", b"PCIe Bus Error",
+    b" QID ", b"Removing after probe failure", b"insufficient power",
 )
 #: the longest Xid/SXid code read as a number (NVIDIA codes have at most 5 digits)
 MAX_CODE_DIGITS = 9
@@ -75,7 +76,13 @@ _NVME = re.compile(r"nvme (nvme\d+): controller is down(.*)", re.S)
 _BLK = re.compile(r"I/O error, dev (\S+?),(.*)", re.S)
 _MCE = re.compile(r"CPU (\d+): Machine Check( Exception)?: (.*)", re.S)
 _EDAC = re.compile(r"EDAC (?:\S+ )?(MC[0-9]+): (?:([0-9]+) )?(UE|CE)\b(.*)", re.S)
-_AER = re.compile(r"(?:pcieport (\S+?): )?AER: (?:Multiple )?Uncorrected \(Fatal\) error received:?\s*(\S*)")
+_AER = re.compile(r"(?:pcieport (\S+?): )?AER: (?:Multiple )?(Uncorrected|Uncorrectable|Corrected|Correctable) "
+                  r"(?:\((Fatal|Non-Fatal)\) )?error (?:message )?received(?: from)?:?\s*(\S*)")
+#: the second line of an AER report, which repeats its severity (``aer_print_error``)
+_AER_DETAIL = re.compile(r"(?:\S+ )?(\S+?): PCIe Bus Error: severity=([^,]*)")
+_NVME_TIMEOUT = re.compile(r"nvme (nvme[0-9]+): I/O ([0-9]+) QID ([0-9]+) timeout(.*)", re.S)
+_NVME_REMOVED = re.compile(r"nvme (nvme[0-9]+): Removing after probe failure status: (-?[0-9]+)")
+_PCIE_POWER = re.compile(r"mlx5_core (\S+?):? .*Detected insufficient power on the PCIe slot(.*)", re.S)
 
 
 def _xid(body: str) -> KernelSignal:
@@ -137,6 +144,11 @@ def _mlx5(body: str) -> KernelSignal | None:
         dev = m.group(1) if m else "mlx5"
         return KernelSignal("nic:health_compromised", "critical",
                             f"{dev}: device's health compromised")
+    if "insufficient power" in body:  # events.c mlx5_pcie_event()
+        m = _PCIE_POWER.search(body)
+        if m is not None:
+            return KernelSignal("nic:pcie_power", "warning",
+                                f"{m.group(1)}: Detected insufficient power on the PCIe slot{m.group(2)}".strip())
     return None
 
 
@@ -150,6 +162,22 @@ def _nvme(body: str) -> KernelSignal | None:
     if m is None:
         return None
     return KernelSignal("nvme:controller_down", "critical", f"{m.group(1)}: controller is down{m.group(2)}".strip())
+
+
+def _nvme_timeout(body: str) -> KernelSignal | None:
+    """``nvme nvmeN: I/O <tag> QID <q> timeout, aborting|reset controller`` (``pci.c`` ``nvme_timeout``)."""
+    m = _NVME_TIMEOUT.search(body)
+    if m is None:
+        return None
+    return KernelSignal("nvme:io_timeout", "error", f"{m.group(1)}: I/O {m.group(2)} QID {m.group(3)} timeout{m.group(4)}".strip())
+
+
+def _nvme_removed(body: str) -> KernelSignal | None:
+    """``nvme nvmeN: Removing after probe failure status: <n>`` (``pci.c`` ``nvme_remove_dead_ctrl``)."""
+    m = _NVME_REMOVED.search(body)
+    if m is None:
+        return None
+    return KernelSignal("nvme:removed", "critical", f"{m.group(1)}: Removing after probe failure status: {m.group(2)}")
 
 
 def _blk(body: str) -> KernelSignal | None:
@@ -201,14 +229,50 @@ def _bus_drop(body: str) -> KernelSignal | None:
                         m.group(1).lower() if m else None, part="bus_drop")
 
 
+#: AER severities (``drivers/pci/pcie/aer.c``, old and new wordings) -> (key, severity, label)
+_AER_KINDS = {
+    "fatal": ("pcie:aer_fatal", "critical", "Uncorrected (Fatal) error"),
+    "non-fatal": ("pcie:aer_nonfatal", "error", "Uncorrected (Non-Fatal) error"),
+    "corrected": ("pcie:aer_corrected", "warning", "Corrected error"),
+}
+
+
+def _aer_kind(kind: str, sev: str | None) -> str | None:
+    if kind in ("Corrected", "Correctable"):
+        return None if sev else "corrected"
+    return None if sev is None else sev.lower()
+
+
 def _aer(body: str) -> KernelSignal | None:
-    if "Fatal" not in body:
-        return None
+    """The first line of an AER report: ``<port>: AER: [Multiple ]<severity> error [message ]received…``.
+
+    Fatal, non-fatal and corrected errors get distinct keys (a corrected storm is never read
+    as fatal); the report's other lines are not signals (``AER: can't recover``, ``device
+    recovery failed`` are consequences).
+    """
     m = _AER.search(body)
     if m is None:
         return None
+    kind = _aer_kind(m.group(2), m.group(3))
+    if kind is None:
+        return None
+    key, severity, label = _AER_KINDS[kind]
     port = f"{m.group(1)}: " if m.group(1) else ""
-    return KernelSignal("pcie:aer_fatal", "critical", f"{port}AER: Uncorrected (Fatal) error received: {m.group(2)}".strip())
+    return KernelSignal(key, severity, f"{port}AER: {label} received: {m.group(4)}".strip())
+
+
+def _aer_detail(body: str) -> KernelSignal | None:
+    """``<dev>: PCIe Bus Error: severity=<…>``: the second line of an AER report (``part``)."""
+    m = _AER_DETAIL.search(body)
+    if m is None:
+        return None
+    sev = m.group(2).strip()
+    kind = ("fatal" if "(Fatal)" in sev else "non-fatal" if "Non-Fatal" in sev
+            else "corrected" if sev.startswith("Correct") else None)
+    if kind is None:
+        return None
+    key, severity, _ = _AER_KINDS[kind]
+    return KernelSignal(key, severity, f"{m.group(1)}: PCIe Bus Error: severity={sev}", part="aer_detail")
 
 
 _MATCHERS: tuple[tuple[str, Callable[[str], KernelSignal | None]], ...] = (
@@ -217,10 +281,13 @@ _MATCHERS: tuple[tuple[str, Callable[[str], KernelSignal | None]], ...] = (
     ("mlx5", _mlx5),
     ("Lost carrier", _carrier),
     ("controller is down", _nvme),
+    (" QID ", _nvme_timeout),
+    ("Removing after probe failure", _nvme_removed),
     ("I/O error, dev", _blk),
     ("Hardware Error", _mce),
     ("EDAC", _edac),
     ("AER:", _aer),
+    ("PCIe Bus Error", _aer_detail),
     ("fallen off the bus", _bus_drop),
 )
 

@@ -15,8 +15,15 @@
   :data:`BUS_WINDOW_S`, or :data:`BUS_WINDOW_LINES` lines when the two times cannot be
   compared), as NVSentinel's syslog monitor suppresses such duplicates.
 
-Both rules look back only, so that the per-line parser and the bulk parser of the fast
-route (which records the Xid 79 rows it takes, :func:`remember_xid79`) decide alike.
+* An AER report is its first line (``pcieport <port>: AER: Corrected error received: <src>``)
+  and the lines after it, the first of which repeats the severity (``<dev>: PCIe Bus Error:
+  severity=Corrected, …``, ``aer_print_error`` in ``drivers/pci/pcie/aer.c``; ``<dev>`` is
+  the port or the source device).  That line is part of the report just before it; one whose
+  first line is missing from the capture stands for its event.
+
+All rules look back only, so that the per-line parser and the bulk parser of the fast route
+decide alike: the bulk parser records the Xid 79 rows it takes (:func:`remember_xid79`) and
+leaves the lines before an AER severity line to the per-line parser.
 """
 
 from __future__ import annotations
@@ -34,9 +41,12 @@ BUS_WINDOW_LINES = 50
 _REPORT_LINES = 3
 #: an SXid detail line belongs to a first line at most this many lines before it
 _SXID_LINES = 200
+#: an AER severity line belongs to a report line at most this many lines before it
+AER_LINES = 8
 #: bounded memory whatever the input: entries kept per GPU, SXid reports tracked
 _KEEP_PER_GPU = 64
 _MAX_OPEN_SXID = 10_000
+_AER_PARTIES = re.compile(r"(?:(\S+?): )?(?:AER: .*received: (\S+)|PCIe Bus Error)")
 _NV_GPU = re.compile(r"The NVIDIA GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})")
 
 #: a comparable clock of a line: ("t", epoch seconds), ("m", printk seconds), ("p", calendar
@@ -72,11 +82,38 @@ def _same_event(lineno: int, clock: Clock, entries: list[tuple[int, Clock]]) -> 
     return False
 
 
+def aer_parties(message: str) -> tuple[str | None, str | None]:
+    """(port, source device) named by an AER row's message."""
+    m = _AER_PARTIES.match(message)
+    return (None, None) if m is None else (m.group(1), m.group(2) or None)
+
+
+def remember_aer(state: dict[str, Any], lineno: int, message: str) -> None:
+    """Record a line of an AER report (per-line parser, in line order) for the severity-line rule."""
+    heads = state.setdefault("aer_heads", {})
+    for old in [n for n in heads if n < lineno - AER_LINES]:  # bounded: one window kept
+        del heads[old]
+    heads[lineno] = aer_parties(message)
+
+
+def _aer_detail(found: KernelSignal, ctx: LineContext) -> KernelSignal | None:
+    heads: dict[int, tuple[str | None, str | None]] = ctx.state.setdefault("aer_heads", {})
+    dev = aer_parties(found.message)[0]
+    related = any(ctx.lineno - AER_LINES <= n < ctx.lineno and (dev is None or port is None or dev in (port, src))
+                  for n, (port, src) in heads.items())
+    remember_aer(ctx.state, ctx.lineno, found.message)
+    if related:
+        return None
+    return KernelSignal(found.signal, found.severity, f"{found.message} (first line of the report not in"
+                        " the capture)", found.gpu)
+
+
 def _bus_drop(found: KernelSignal, host: str, clock: Clock, ctx: LineContext) -> KernelSignal | None:
     gpu = found.gpu
     named = ctx.state.get("nv_gpu")
     if gpu is None and named is not None and ctx.lineno - named[0] <= _REPORT_LINES:
         gpu = named[1]
+        ctx.state["report_start"] = named[0]
     seen: dict[tuple[str, str | None], list[tuple[int, Clock]]] = ctx.state.get("xid79", {})
     candidates = [entries for (h, g), entries in seen.items() if h == host and (gpu is None or g == gpu)]
     if any(_same_event(ctx.lineno, clock, entries) for entries in candidates):
@@ -106,8 +143,12 @@ def resolve_report(found: KernelSignal, host: str, clock: Clock, ctx: LineContex
         return _bus_drop(found, host, clock, ctx)
     if found.part == "sxid_detail":
         return _sxid_detail(found, ctx)
+    if found.part == "aer_detail":
+        return _aer_detail(found, ctx)
     if found.signal.startswith("sxid:"):
         _sxid_first(found, ctx)
     elif found.signal == "xid:79":
         remember_xid79(ctx.state, ctx.lineno, host, found.gpu, clock)
+    elif found.signal.startswith("pcie:aer_"):
+        remember_aer(ctx.state, ctx.lineno, found.message)
     return found
