@@ -72,16 +72,19 @@ def test_keys_severity_and_message(tmp_path: Path) -> None:
 
 
 def test_named_zone_needs_tz(tmp_path: Path) -> None:
-    line = "   4 | 06/03/2024 | 03:21:32 SAST | Power Supply PS2 Status | Failure detected | Asserted"
+    """An ambiguous zone name (CST: China or US Central) needs tz=; an unambiguous one does not."""
+    line = "   4 | 06/03/2024 | 03:21:32 CST | Power Supply PS2 Status | Failure detected | Asserted"
     path = _write(tmp_path, [line])
     r = get_parser("sel").read(path)
     _check(r)
-    assert r.malformed == 1 and "SAST" in r.quarantine["reason"].iloc[0]
+    assert r.malformed == 1 and "CST" in r.quarantine["reason"].iloc[0]
     assert r.quarantine["lineno"].iloc[0] == 1
-    r = get_parser("sel").read(path, tz="Africa/Johannesburg")
-    assert r.tables["signals"]["time"].iloc[0] == pd.Timestamp("2024-06-03T01:21:32Z")
+    r = get_parser("sel").read(path, tz="America/Chicago")
+    assert r.tables["signals"]["time"].iloc[0] == pd.Timestamp("2024-06-03T08:21:32Z")
     with pytest.raises(ParseError, match="node0421.sel:1"):
         get_parser("sel").read(path, strict=True)
+    r = get_parser("sel").read(_write(tmp_path, [line.replace("CST", "SAST")], "n2.sel"))
+    assert r.tables["signals"]["time"].iloc[0] == pd.Timestamp("2024-06-03T01:21:32Z")
 
 
 def test_host_option_and_compressed_name(tmp_path: Path) -> None:

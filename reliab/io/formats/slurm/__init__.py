@@ -143,7 +143,7 @@ def _int_or_none(text: str, field: str) -> int | None:
 
 def _is_header(cells: Sequence[str]) -> bool:
     names = {c.strip().lower() for c in cells}
-    return "jobid" in names and "state" in names
+    return bool({"jobid", "jobidraw"} & names) and "state" in names
 
 
 def _none_if_blank(text: str | None) -> str | None:
@@ -153,8 +153,16 @@ def _none_if_blank(text: str | None) -> str | None:
     return text or None
 
 
+def _field_names(cells: Sequence[str]) -> list[str]:
+    """Lower-case field names; ``JobIDRaw`` stands for ``JobID`` when that is absent."""
+    names = [c.strip().lower().split("%")[0] for c in cells]
+    if "jobid" not in names and "jobidraw" in names:
+        names[names.index("jobidraw")] = "jobid"
+    return names
+
+
 def _set_header(cells: list[str], ctx: LineContext) -> None:
-    names = [c.strip().lower() for c in cells]
+    names = _field_names(cells)
     if names and names[-1] == "":
         names = names[:-1]  # --parsable: trailing delimiter
     missing = [f for f in REQUIRED if f not in names]
@@ -179,9 +187,8 @@ def _note_missing_times(names: list[str], ctx: LineContext) -> None:
 def _fixed_header(text: str, ctx: LineContext) -> bool:
     """A fixed-width header (``JobID JobName … State …``): remember its words."""
     words = text.split()
-    names = {w.lower() for w in words}
-    if "jobid" in names and "state" in names and ctx.options["fields"] is None:
-        ctx.state["fixed_names"] = [w.lower() for w in words]
+    if _is_header(words) and ctx.options["fields"] is None:
+        ctx.state["fixed_names"] = _field_names(words)
         return True
     return False
 
@@ -284,10 +291,27 @@ def _parse_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
     return job
 
 
+#: every state name sacct prints (JOB STATE CODES of sacct(1))
+_STATE_NAMES = frozenset(STATE_CODES.values()) | {"REQUEUE_HOLD", "REQUEUE_FED", "SPECIAL_EXIT",
+                                                   "LAUNCH_FAILED", "STOPPED"}
+_JOB_ID = re.compile(r"[0-9]+(?:[_+][0-9]+)?(?:\.[A-Za-z0-9_]+)?")
+
+
+def _headerless_row(line: str) -> bool:
+    """``1655360|FAILED|127:0``: a job id first and a Slurm state in some cell."""
+    cells = [c.strip() for c in line.split("|")]
+    if len(cells) < 2 or not _JOB_ID.fullmatch(cells[0]):
+        return False
+    return any((m := _STATE.match(c)) is not None and m["state"] in _STATE_NAMES for c in cells[1:])
+
+
 def _sniff(path: str, lines: Sequence[str]) -> float:
     for line in lines[:3]:
         if "|" in line and _is_header(line.split("|")):
             return 0.95
+    rows = [ln for ln in lines if ln.strip()]
+    if rows and sum(_headerless_row(ln) for ln in rows) * 2 >= len(rows):
+        return 0.6  # sacct -n: pass fields= to read it
     for first, second in zip(lines[:3], lines[1:4], strict=False):
         words = {w.lower() for w in first.split()}
         if {"jobid", "state"} <= words and second.strip() and set(second.strip()) <= {"-", " "}:
@@ -342,7 +366,7 @@ def read_sacct(
     names = None
     if fields is not None:
         seq = fields.split(",") if isinstance(fields, str) else list(fields)
-        names = [f.strip().lower().split("%")[0] for f in seq]
+        names = _field_names(seq)
         missing = [f for f in REQUIRED if f not in names]
         if missing:
             raise ValueError(f"fields= lacks required field(s) {', '.join(missing)}")
