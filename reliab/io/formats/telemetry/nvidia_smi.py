@@ -38,11 +38,16 @@ _UNIT_SUFFIX = {"C": "_c", "W": "_w", "MHz": "_mhz", "%": "_pct", "MiB": "_mib",
 
 
 def normalize_pci(bus_id: str) -> str:
-    """``00000000:18:00.0`` / ``0000:18:00.0`` / ``0000:18:00`` → ``0000:18:00`` (kernel-log form)."""
+    """``00000000:18:00.0`` / ``0000:18:00.0`` / ``0000:18:00`` / ``0:2:0`` → kernel-log form ``0000:18:00``.
+
+    Old drivers print the domain, bus and device in short hex (``GPU 0:2:0``); they are
+    zero-padded to 4, 2 and 2 digits.
+    """
     parts = bus_id.strip().lower().split(":")
     if len(parts) < 3:
         return bus_id.strip().lower()
-    return f"{parts[-3][-4:]}:{parts[-2]}:{parts[-1].split('.')[0]}"
+    domain, bus, device = parts[-3][-4:], parts[-2], parts[-1].split(".")[0]
+    return f"{domain.zfill(4)}:{bus.zfill(2)}:{device.zfill(2)}"
 
 
 def _host_of(path: str, options: dict[str, Any]) -> str:
@@ -86,6 +91,7 @@ def _capture_time(value: str | None, tz: str = "UTC") -> pd.Timestamp | None:
 # ---------------------------------------------------------------- nvidia-smi -q
 _Q_ALIASES = {
     "Temperature/GPU Current Temp": "temp_c",
+    "Temperature/Gpu": "temp_c",  # drivers before ~340
     "Temperature/Memory Current Temp": "mem_temp_c",
     "GPU Power Readings/Average Power Draw": "power_w",
     "GPU Power Readings/Power Draw": "power_w",
@@ -96,6 +102,7 @@ _Q_ALIASES = {
     "Clocks/Memory": "mem_clock_mhz",
     "Clocks/Graphics": "graphics_clock_mhz",
     "Utilization/GPU": "util_gpu_pct",
+    "Utilization/Gpu": "util_gpu_pct",
     "Utilization/Memory": "util_mem_pct",
     "FB Memory Usage/Used": "fb_used_mib",
     "FB Memory Usage/Total": "fb_total_mib",
@@ -133,7 +140,7 @@ def _parse_q_line(text: str, ctx: LineContext) -> dict | None:
     key = key.strip()
     st = ctx.state
     if indent == 0:
-        if re.fullmatch(r"GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(\.\d)?", text.strip()):
+        if re.fullmatch(r"GPU [0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{1,2}:[0-9A-Fa-f]{1,2}(\.[0-9])?", text.strip()):
             st["gpu"] = normalize_pci(text.strip()[4:])
             st["stack"] = []
         elif key == "Timestamp" and sep:
@@ -299,6 +306,21 @@ def read_nvidia_smi_dmon(path: str, *, host: str | None = None, start: str | Non
 
 
 # ---------------------------------------------------------------- dcgm-exporter (Prometheus text)
+#: DCGM's "blank" sentinels (``dcgm_structs.h``: DCGM_INT64_BLANK 0x7ffffffffffffff0,
+#: DCGM_INT32_BLANK 0x7ffffff0, DCGM_FP64_BLANK 140737488355328.0, each followed by
+#: NOT_FOUND, NOT_SUPPORTED and NOT_PERMISSIONED): a value that is not there
+_DCGM_BLANKS = ((0x7FFFFFFFFFFFFFF0, 0x7FFFFFFFFFFFFFFF), (0x7FFFFFF0, 0x7FFFFFF3),
+                (140737488355328.0, 140737488355331.0))
+
+
+def _dcgm_value(text: str) -> float:
+    """A sample value, NaN for DCGM's blank sentinels (compared exactly, not as floats)."""
+    exact: float | int = int(text) if text.isascii() and text.isdigit() and len(text) < 25 else float(text)
+    if any(lo <= exact <= hi for lo, hi in _DCGM_BLANKS):
+        return math.nan
+    return float(exact)
+
+
 _PROM = re.compile(r"^(?P<name>[A-Za-z_:][A-Za-z0-9_:]*)(?:\{(?P<labels>.*)\})?\s+(?P<value>\S+)(?:\s+(?P<ts>-?\d+))?\s*$")
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
@@ -314,7 +336,7 @@ def _parse_prom_line(text: str, ctx: LineContext) -> dict | None:
         return None
     labels = dict(_LABEL.findall(m["labels"] or ""))
     try:
-        value = float(m["value"])
+        value = _dcgm_value(m["value"])
     except ValueError as exc:
         raise ParseError(f"sample value {m['value']!r} is not a number") from exc
     column = dcgm_column(name) or f"dcgm_{name.lower().removeprefix('dcgm_fi_dev_')}_raw"
