@@ -233,3 +233,15 @@ def test_query_gpu_csv_without_timestamp(tmp_path: Path) -> None:
     p.write_text("name, pci.bus_id, temperature.gpu\nGeForce RTX 2060, 00000000:09:00.0, 36\n")
     tel = reliab.ingest(p, start="2022-04-18T00:00:00Z").telemetry
     assert tel[["gpu", "temp_c"]].values.tolist() == [["0000:09:00", 36.0]]
+
+
+def test_dcgm_timestamps_out_of_range_are_quarantined(tmp_path: Path) -> None:
+    """Regression (issue 8): a far-future or 5000-digit sample timestamp is never stored as 1970."""
+    p = tmp_path / "m.prom"
+    p.write_text('DCGM_FI_DEV_GPU_TEMP{gpu="0",Hostname="h"} 31 99999999999999999\n'
+                 'DCGM_FI_DEV_GPU_TEMP{gpu="0",Hostname="h"} 31 ' + "9" * 5000 + "\n"
+                 'DCGM_FI_DEV_GPU_TEMP{gpu="0",Hostname="h"} 32 1717400000000\n')
+    res = read_dcgm_prometheus(str(p))
+    _identity(res)
+    assert res.tables["telemetry"]["time"].tolist() == [pd.Timestamp(1717400000000, unit="ms", tz="UTC")]
+    assert res.malformed == 2 and all("out of range" in r for r in res.quarantine["reason"])

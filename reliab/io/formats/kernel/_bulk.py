@@ -139,39 +139,56 @@ class _Kind:
     ``own`` are the :data:`_TRIGGERS` the line holds (every other one is absent), ``once``
     substrings that occur exactly once in the line (which pins where the per-line
     expression's ``search`` lands), ``absent`` substrings that must not occur at all.
+    ``signal`` is a key or, for a shape that covers several keys (EDAC UE/CE, the AER
+    severities), an expression of the captured groups; ``accept`` narrows the matches to
+    those the per-line matcher reads as a signal.
     """
 
-    signal: str
+    signal: str | Callable[[], pl.Expr]
     own: tuple[str, ...]
     once: tuple[str, ...]
     body: str
     message: Callable[[], pl.Expr]
     severity: Callable[[], pl.Expr]
     absent: tuple[str, ...] = ()
+    accept: Callable[[], pl.Expr] | None = None
 
 
 def _const(value: str) -> Callable[[], pl.Expr]:
     return lambda: pl.lit(value)
 
 
-#: AER report first lines of ``_kmsg._aer``: key, severity, label of the message, wording
-_AER_SHAPES = (
-    ("pcie:aer_fatal", "critical", "Uncorrected (Fatal) error", r"(?:Uncorrected|Uncorrectable) \(Fatal\)"),
-    ("pcie:aer_nonfatal", "error", "Uncorrected (Non-Fatal) error", r"(?:Uncorrected|Uncorrectable) \(Non-Fatal\)"),
-    ("pcie:aer_corrected", "warning", "Corrected error", r"(?:Corrected|Correctable)"),
-)
+def _by_aer(fatal: str, nonfatal: str, corrected: str) -> pl.Expr:
+    """One of three values by the AER severity a line's groups state (see ``_kmsg._aer``)."""
+    return (pl.when(_g("w").str.starts_with("Corr")).then(pl.lit(corrected))
+            .when(_g("s") == "Fatal").then(pl.lit(fatal)).otherwise(pl.lit(nonfatal)))
 
 
-def _aer_kinds(key: str, severity: str, label: str, words: str) -> tuple[_Kind, _Kind]:
-    """The two bulk shapes of one AER severity: with and without the ``pcieport <bdf>:`` part."""
-    tail = rf"AER: (?:Multiple )?{words} error (?:message )?received(?: from)?:? *(?P<b>{_N}*){_P}*"
+#: the first line of an AER report, every severity and wording of ``_kmsg._aer``
+_AER_TAIL = (rf"AER: (?:Multiple )?(?P<w>Uncorrected|Uncorrectable|Corrected|Correctable) "
+             rf"(?:\((?P<s>Fatal|Non-Fatal)\) )?error (?:message )?received(?: from)?:? *(?P<b>{_N}*){_P}*")
+
+
+def _aer_accept() -> pl.Expr:
+    """Corrected without a severity in parentheses, uncorrected with one (else not a signal)."""
+    return _g("w").str.starts_with("Corr") == _g("s").is_null()
+
+
+def _aer_label() -> pl.Expr:
+    return _by_aer("Uncorrected (Fatal) error", "Uncorrected (Non-Fatal) error", "Corrected error")
+
+
+def _aer_kinds() -> tuple[_Kind, _Kind]:
+    """The two bulk shapes of an AER report's first line: with and without ``pcieport <bdf>:``."""
+    signal = lambda: _by_aer("pcie:aer_fatal", "pcie:aer_nonfatal", "pcie:aer_corrected")  # noqa: E731
+    severity = lambda: _by_aer("critical", "error", "warning")  # noqa: E731
     return (
-        _Kind(key, ("AER:",), ("AER:", "pcieport"), rf"pcieport (?P<a>{_N}+?): {tail}",
-              lambda: pl.format(f"{{}}: AER: {label} received: {{}}", _g("a"), _g("b")).str.strip_chars(" "),
-              _const(severity)),
-        _Kind(key, ("AER:",), ("AER:",), tail,
-              lambda: pl.format(f"AER: {label} received: {{}}", _g("b")).str.strip_chars(" "),
-              _const(severity), absent=("pcieport",)),
+        _Kind(signal, ("AER:",), ("AER:", "pcieport"), rf"pcieport (?P<a>{_N}+?): {_AER_TAIL}",
+              lambda: pl.format("{}: AER: {} received: {}", _g("a"), _aer_label(), _g("b")).str.strip_chars(" "),
+              severity, accept=_aer_accept),
+        _Kind(signal, ("AER:",), ("AER:",), _AER_TAIL,
+              lambda: pl.format("AER: {} received: {}", _aer_label(), _g("b")).str.strip_chars(" "),
+              severity, absent=("pcieport",), accept=_aer_accept),
     )
 
 
@@ -205,15 +222,11 @@ _KINDS = (
     _Kind("mce:events_logged", ("Hardware Error",), ("Hardware Error",),
           r"mce: \[Hardware Error\]: Machine check events logged",
           _const("Machine check events logged"), _const("warning")),
-    _Kind("edac:uncorrectable", ("EDAC",), ("EDAC",),
-          rf"EDAC (?:{_N}+ )?(?P<a>MC[0-9]+): (?P<b>[0-9]+) UE\b(?P<c>{_P}*)",
-          lambda: pl.format("{}: {} UE{}", _g("a"), _g("b"), _g("c")).str.strip_chars_end(" "),
-          _const("critical")),
-    _Kind("edac:correctable", ("EDAC",), ("EDAC",),
-          rf"EDAC (?:{_N}+ )?(?P<a>MC[0-9]+): (?P<b>[0-9]+) CE\b(?P<c>{_P}*)",
-          lambda: pl.format("{}: {} CE{}", _g("a"), _g("b"), _g("c")).str.strip_chars_end(" "),
-          _const("warning")),
-    *(kind for key, sev, label, words in _AER_SHAPES for kind in _aer_kinds(key, sev, label, words)),
+    _Kind(lambda: pl.when(_g("t") == "UE").then(pl.lit("edac:uncorrectable")).otherwise(pl.lit("edac:correctable")),
+          ("EDAC",), ("EDAC",), rf"EDAC (?:{_N}+ )?(?P<a>MC[0-9]+): (?P<b>[0-9]+) (?P<t>UE|CE)\b(?P<c>{_P}*)",
+          lambda: pl.format("{}: {} {}{}", _g("a"), _g("b"), _g("t"), _g("c")).str.strip_chars_end(" "),
+          lambda: pl.when(_g("t") == "UE").then(pl.lit("critical")).otherwise(pl.lit("warning"))),
+    *_aer_kinds(),
 )
 
 
@@ -248,10 +261,13 @@ def _other_plans() -> tuple[tuple[pl.Expr, pl.Expr, pl.Expr, tuple[pl.Expr, ...]
             cond = cond & ~line.str.contains(text, literal=True)
         groups = line.str.extract_groups(f"{_HEAD}(?P<body>{kind.body})$")
         ok = _g("body").is_not_null() & ~_g("body").str.starts_with("[") & pl.col("time").is_not_null()
+        if kind.accept is not None:
+            ok = ok & kind.accept().fill_null(False)
+        signal = pl.lit(kind.signal) if isinstance(kind.signal, str) else kind.signal()
         out = (
             (pl.col("i").cast(pl.Int64) + 1).alias("_lineno"), pl.col("time"), _g("host").alias("host"),
             pl.lit(None, pl.String).alias("gpu"), pl.lit(None, pl.String).alias("job_id"),
-            pl.lit("kernel").alias("source"), pl.lit(kind.signal).alias("signal"),
+            pl.lit("kernel").alias("source"), signal.alias("signal"),
             kind.severity().alias("severity"), kind.message().alias("message"))
         plans.append((cond, groups, ok, out))
     return tuple(plans)
