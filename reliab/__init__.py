@@ -32,6 +32,8 @@ _EXPORTS: dict[str, str] = {
     "explain": "reliab.taxonomy",
     "load_rules": "reliab.taxonomy",
     "attribute": "reliab.taxonomy",
+    "job_outcomes": "reliab.taxonomy",
+    "JobOutcomes": "reliab.taxonomy",
     "table5": "reliab.taxonomy.vocabulary",
     "xid_catalog": "reliab.taxonomy.xid",
     # datasets

@@ -7,7 +7,10 @@ import pytest
 
 @pytest.fixture(scope="session")
 def sample_ingest():
-    """``reliab.ingest`` of the bundled Llama-3-scale sample (read-only: do not mutate)."""
+    """``reliab.ingest`` of the bundled Llama-3-scale sample (read-only: do not mutate).
+
+    The sample is one training run, counted as Llama 3 counted (policy ``training-run``).
+    """
     import reliab
 
-    return reliab.ingest(reliab.sample_path())
+    return reliab.ingest(reliab.sample_path(), policy="training-run")

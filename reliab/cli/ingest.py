@@ -21,6 +21,11 @@ def ingest(
     year: Annotated[int | None, typer.Option(help="Year for timestamps that carry none (RFC 3164).")] = None,
     rules: Annotated[Path | None, typer.Option(help="A user taxonomy rules CSV that overrides the shipped one.")] = None,
     why: Annotated[bool, typer.Option("--why", help="Also say why each format was chosen.")] = False,
+    policy: Annotated[str | None, typer.Option(
+        help="What counts as an interruption: fleet (default; NODE_FAIL, or FAILED with infrastructure "
+             "evidence) or training-run (every end of one run, as Llama 3 counted).")] = None,
+    job_name: Annotated[str | None, typer.Option(
+        help="The training run for --policy training-run (default: the job name with the most GPU-hours).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
 ) -> None:
     """Read raw logs, show the format and compression chosen and the line accounting of every file.
@@ -34,8 +39,8 @@ def ingest(
     options = {} if year is None else {"year": year}
     try:
         result = run_ingest(paths, source=source, strict=strict, store=store, rules=rules, progress=not quiet,
-                            **options)
-    except (ReliabError, KeyError) as exc:
+                            policy=policy, job_name=job_name, **options)
+    except (ReliabError, KeyError, ValueError) as exc:
         _fail(exc)
     from rich.console import Console
     from rich.table import Table
@@ -61,8 +66,13 @@ def ingest(
         typer.echo("files: " + ", ".join(f"{int(counts.get(s, 0)):,} {s}"
                                          for s in ("new", "appended", "rotated", "unchanged")))
     typer.echo(f"{len(result.signals):,} signals, {len(result.jobs):,} jobs, "
-               f"{len(result.interruptions):,} interruptions, {len(result.quarantine):,} quarantined lines"
+               f"{len(result.interruptions):,} interruptions (policy {result.policy}"
+               + (f"; {len(result.user_failures):,} user failures apart" if result.policy == "fleet" else "")
+               + f"), {len(result.quarantine):,} quarantined lines"
                + (f" in store {store}" if store is not None else ""))
+    for note in result.notes:  # evidence-coverage warnings are never silent
+        if note.startswith("Warning: "):
+            typer.echo(note)
     if len(result.interruptions):
         top = result.interruptions["category"].value_counts().head(8)
         typer.echo("interruptions by category: " + ", ".join(f"{k} {v:,}" for k, v in top.items()))
