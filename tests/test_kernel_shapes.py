@@ -191,8 +191,10 @@ def test_corrected_errors_are_never_root_causes() -> None:
     jobs = pd.DataFrame({"job_id": ["7"], "state": ["FAILED"], "start": [t - pd.Timedelta(hours=5)], "end": [t],
                          "nodelist": ["n1"], "origin": ["s:2"]})
     from reliab import schema
-    inter = reliab.taxonomy.attribute(schema.conform(sig, "signals"), schema.conform(jobs, "jobs"))
+    inter = reliab.taxonomy.attribute(schema.conform(sig, "signals"), schema.conform(jobs, "jobs"),
+                                      policy="training-run")
     assert inter["category"].tolist() == ["NCCL Watchdog Timeouts"]
+    assert inter["root_signal"].tolist() == ["nccl:watchdog_timeout"]
 
 
 # --- timestamp shapes
