@@ -39,6 +39,7 @@ PIECES = [
     b"2024-06-03T14:02:16Z n9 kernel: EDAC MC0: 2 CE memory read error x",
     b"2024-06-03T14:02:16Z n9 kernel: mce: [Hardware Error]: Machine check events logged",
     b"2024-06-03T14:02:16Z n9 kernel: NVRM: GPU 0000:18:00.0: GPU has fallen off the bus.",
+    b"2024-06-03T14:02:12+00:00 n1 kernel: NVRM: GPU 0000:18:00.0: GPU has fallen off the bus.",  # after an Xid 79
     b"2024-06-03T14:02:16Z n9 kernel: NVRM: The NVIDIA GPU 0000:18:00.0",
     b"               NVRM: fallen off the bus and is not responding to commands.",
     b"2024-06-03T14:02:17Z n9 kernel: pcieport 0000:00:02.0: AER: Corrected error received: id=0010",

@@ -41,7 +41,7 @@ import polars as pl
 from reliab.io._lines import LineContext
 from reliab.io.formats.kernel._kmsg import CRITICAL_XIDS, WARNING_XIDS
 from reliab.io.formats.kernel._reports import AER_LINES as _AER_LINES
-from reliab.io.formats.kernel._reports import remember_xid79
+from reliab.io.formats.kernel._reports import remember_xid79_rows
 
 #: printable ASCII but space, ``:``, ``[`` and ``]`` (``[^\s:\[\]]`` of ``_TAG`` in ASCII)
 _WORD = r"[!-9;-Z\\\^-~]"
@@ -322,15 +322,12 @@ def _held(hits: pl.DataFrame) -> pl.Series:
 
 
 def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
-    """Record the Xid 79 rows taken here for the bus-drop rule of ``_reports``."""
+    """Keep the Xid 79 rows taken here (as a small frame) for the bus-drop rule of ``_reports``."""
     if not rows.height:
         return
     lost = rows.filter(pl.col("signal") == "xid:79")
-    if not lost.height:
-        return
-    seconds = lost.select(pl.col("time").dt.epoch("us") / 1e6).to_series().to_list()
-    for (lineno, host, gpu), t in zip(lost.select("_lineno", "host", "gpu").iter_rows(), seconds, strict=True):
-        remember_xid79(ctx.state, lineno, host, gpu, ("t", t))
+    if lost.height:
+        remember_xid79_rows(ctx.state, lost.select("_lineno", "host", "gpu", t=pl.col("time").dt.epoch("us") / 1e6))
 
 
 def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:

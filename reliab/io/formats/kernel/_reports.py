@@ -22,7 +22,7 @@
   first line is missing from the capture stands for its event.
 
 All rules look back only, so that the per-line parser and the bulk parser of the fast route
-decide alike: the bulk parser records the Xid 79 rows it takes (:func:`remember_xid79`) and
+decide alike: the bulk parser records the Xid 79 rows it takes (:func:`remember_xid79_rows`) and
 leaves the lines before an AER severity line to the per-line parser.
 """
 
@@ -68,6 +68,33 @@ def remember_xid79(state: dict[str, Any], lineno: int, host: str, gpu: str | Non
     entries.append((lineno, clock))
     if len(entries) > _KEEP_PER_GPU:
         del entries[0]
+
+
+#: Xid 79 rows of the bulk parser kept (in frames) for the bus-drop rule; beyond, the oldest go
+_KEEP_BULK_ROWS = 200_000
+
+
+def remember_xid79_rows(state: dict[str, Any], frame: Any) -> None:
+    """Record the Xid 79 rows of the bulk parser: a polars frame ``_lineno, host, gpu, t``
+    (epoch seconds), looked at only when a bus-drop line comes (rare)."""
+    frames: list[Any] = state.setdefault("xid79_bulk", [])
+    frames.append(frame)
+    while sum(f.height for f in frames) > _KEEP_BULK_ROWS and len(frames) > 1:
+        del frames[0]
+
+
+def _bulk_entries(state: dict[str, Any], host: str, gpu: str | None, lineno: int) -> list[tuple[int, Clock]]:
+    """The bulk parser's Xid 79 rows of ``host`` (and ``gpu``) before ``lineno``."""
+    frames = state.get("xid79_bulk")
+    if not frames:
+        return []
+    import polars as pl
+
+    cond = (pl.col("host") == host) & (pl.col("_lineno") < lineno)
+    if gpu is not None:
+        cond = cond & (pl.col("gpu") == gpu)
+    rows = pl.concat([f.filter(cond) for f in frames])
+    return [(n, ("t", t)) for n, t in rows.select("_lineno", "t").iter_rows()]
 
 
 def _same_event(lineno: int, clock: Clock, entries: list[tuple[int, Clock]]) -> bool:
@@ -116,6 +143,7 @@ def _bus_drop(found: KernelSignal, host: str, clock: Clock, ctx: LineContext) ->
         ctx.state["report_start"] = named[0]
     seen: dict[tuple[str, str | None], list[tuple[int, Clock]]] = ctx.state.get("xid79", {})
     candidates = [entries for (h, g), entries in seen.items() if h == host and (gpu is None or g == gpu)]
+    candidates.append(_bulk_entries(ctx.state, host, gpu, ctx.lineno))
     if any(_same_event(ctx.lineno, clock, entries) for entries in candidates):
         return None
     return KernelSignal(found.signal, found.severity, found.message, gpu)
