@@ -24,6 +24,7 @@ import pandas as pd
 import reliab.io.formats  # noqa: F401
 from reliab import schema
 from reliab.errors import InputFileError, ParseError, ReliabError, UnknownFormatError
+from reliab.io import sources as live
 from reliab.io._files import head_lines
 from reliab.io._lines import quarantine_frame
 from reliab.io._registry import FileResult, Parser, get_parser, options_for, parsers
@@ -118,6 +119,7 @@ def _check_options(options: dict[str, Any]) -> None:
         if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
             return
         accepted |= {p.name for p in params[1:] if p.kind in named}
+    accepted |= live.accepted_options()
     unknown = sorted(set(options) - accepted)
     if unknown:
         raise TypeError(f"ingest() got option(s) {unknown} that no parser accepts;"
@@ -286,9 +288,12 @@ def ingest(
 
     Parameters
     ----------
-    paths : path, directory, or iterable of them
+    paths : path, directory, live location, or iterable of them
         Files to read; directories are walked (sorted), skipping ``truth/`` folders,
         hidden files and documentation files (``SOURCE.md``, ``README*``, ``LICENSE*``).
+        A string ``scheme://…`` is a live source (:func:`reliab.io.sources.live_sources`:
+        ``slurm://``, ``prometheus://host:9090``), read with the options it accepts
+        (``start``, ``end``, ``step``, ``metrics``, ``partition``, ``user``, …).
     source : str, optional
         Force one parser (see :func:`available_sources`) instead of sniffing each file.
     recursive : bool
@@ -339,10 +344,14 @@ def ingest(
     TypeError
         An option that no parser accepts.
     """
+    locations, paths = live.split_locations(paths)  # live sources (scheme://…) are not files
     check_arguments(source, options)
-    files = discover(paths, recursive=recursive)
+    if locations and store is not None:
+        raise ValueError(f"store= keeps files only; read {locations[0]} without store=")
+    files = discover(paths, recursive=recursive) if paths or not locations else []
     attribution = {"policy": policy, "job_name": job_name, "rules": rules, "before": before,
                    "after": after, "job_filter": job_filter}
+    live_results, live_choices = live.read_live(locations, options, strict)  # first: fail before files
     if store is not None:
         from reliab.io._store import ingest_into
 
@@ -357,7 +366,7 @@ def ingest(
             advance()
     finally:
         close()
-    return assemble(results, choices, **attribution)
+    return assemble(live_results + results, {**live_choices, **choices}, **attribution)
 
 
 def file_tables(results: list[FileResult]) -> dict[str, pd.DataFrame]:

@@ -479,6 +479,7 @@ def assemble(
             getattr(ingest, "accounting", None), getattr(ingest, "quarantine", None), max_quarantine,
             interruptions=getattr(ingest, "interruptions", None),
             notes=tuple(getattr(ingest, "notes", ())),
+            tables={t: getattr(ingest, t, None) for t in ("signals", "jobs", "telemetry")},
         ),
         _methods_section(rates, reference, meta_s, *_policy_sentence(ingest)),
     )

@@ -29,6 +29,20 @@ def _accounting_groups(acc: pd.DataFrame, nums: pd.DataFrame, diff: Any) -> pd.D
     return g
 
 
+def _provenance_block(acc: pd.DataFrame, tables: dict[str, pd.DataFrame | None] | None) -> list[Block]:
+    """The source and window of each table (:mod:`reliab.report.provenance`), if any table."""
+    from reliab.report.provenance import provenance
+
+    where = provenance(acc, tables or {})
+    if not len(where):
+        return []
+    return [Table(
+        "Where each table comes from", where,
+        "Per table, the sources its rows were read from (live sources by location, files by "
+        "folder and format), the time its rows span, and the window a live source was asked for.",
+        numeric=("Rows",), monospace=("From",))]
+
+
 #: evidence kinds of the ``interruptions`` table and how the report names them
 _KINDS = (("hardware", "Hardware evidence"), ("other", "Other evidence only"),
           ("nccl", "NCCL evidence only"), ("none", "No evidence"))
@@ -58,6 +72,7 @@ def coverage_blocks(interruptions: pd.DataFrame | None, notes: tuple[str, ...]) 
 def quality_section(
     accounting: pd.DataFrame | None, quarantine: pd.DataFrame | None, max_quarantine: int,
     *, interruptions: pd.DataFrame | None = None, notes: tuple[str, ...] = (),
+    tables: dict[str, pd.DataFrame | None] | None = None,
 ) -> Section:
     blocks: list[Block] = []
     acc = accounting if accounting is not None else pd.DataFrame()
@@ -134,6 +149,7 @@ def quality_section(
                 monospace=("Files",),
             )
         )
+        blocks += _provenance_block(acc, tables)
     q = quarantine if quarantine is not None else pd.DataFrame()
     if q.empty:
         blocks.append(Text("The quarantine is empty: no malformed line was set aside."))
