@@ -172,6 +172,8 @@ def test_aer_reports_keys_and_continuations(tmp_path: Path) -> None:
     ("nvme nvme2: Removing after probe failure status: -19", "nvme:removed", "critical"),
     ("mlx5_core 0000:1a:00.0: mlx5_pcie_event:299:(pid 9): Detected insufficient power on the PCIe slot (27W).",
      "nic:pcie_power", "warning"),
+    ("{1}[Hardware Error]: Hardware error from APEI Generic Hardware Error Source: 0", "apei:hardware_error",
+     "error"),
 ])
 def test_new_kernel_keys(tmp_path: Path, message: str, signal: str, severity: str) -> None:
     """Message texts from the cited Linux sources and corpus captures (see _kmsg)."""
@@ -212,6 +214,39 @@ def test_kmsg_localized_months_and_ipv6_hosts(tmp_path: Path) -> None:
     _, sig = _read(tmp_path, f"2024-06-03T14:02:11Z 2001:db8::7 kernel: {XID79}\n"
                    f"Jun  3 14:02:11 fe80::1%eth0 kernel: {XID79}\n", year=2024)
     assert sig["host"].tolist() == ["2001:db8::7", "fe80::1%eth0"]
+
+
+def test_more_localized_months(tmp_path: Path) -> None:
+    """journalctl in a Polish, Portuguese or Russian locale prints its own %b."""
+    text = "".join(f"{mon} 12 08:15:02 n1 kernel: {XID79}\n" for mon in ("kwi", "out", "дек"))
+    _, sig = _read(tmp_path, text, year=2023)
+    assert sig["time"].tolist() == [_ts("2023-04-12 08:15:02"), _ts("2023-10-12 08:15:02"),
+                                    _ts("2023-12-12 08:15:02")]
+
+
+NO_CLOCK = f"""\
+kernel: {XID79}
+kernel: NVRM: GPU at PCI:0000:91:00: GPU-0b8c5a1e-33f1-4a8f-9f8e-1b2c3d4e5f60
+NVRM: Xid (PCI:0000:92:00): 48, pid=1234, name=python, An uncorrectable double bit error
+"""
+
+
+def test_excerpt_without_dates_gets_the_mtime(tmp_path: Path) -> None:
+    """Real-shaped (an issue comment pasting only 'kernel: NVRM: Xid …' with the syslog date
+    and host cut away): recognised, read with the file's mtime, and the notes say so."""
+    path = tmp_path / "excerpt.txt"
+    path.write_text(NO_CLOCK)
+    os.utime(path, (1717200000, 1717200000))
+    assert reliab.ingest(path).sources[str(path)].source == "kernel"
+    res = read_kernel(str(path))
+    sig = res.tables["signals"]
+    assert sig["signal"].tolist() == ["xid:79", "xid:48"]
+    assert (sig["time"] == _ts("2024-06-01 00:00:00")).all()
+    assert res.malformed == 0 and any("modification time" in n for n in res.notes)
+    # once a signal line of the file is dated, an undated one is not guessed
+    path.write_text(f"2024-06-03T14:02:11Z n1 kernel: {XID79}\n" + NO_CLOCK)
+    res = read_kernel(str(path))
+    assert res.tables["signals"]["signal"].tolist() == ["xid:79"] and res.malformed == 2
 
 
 # --- hostile input: a correct read or a quarantine row with its reason, never a wrong value

@@ -48,6 +48,9 @@ PIECES = [
     b" received from 0000:80:1b.4",
     b"2024-06-03T14:02:18Z n9 kernel: nvme nvme1: I/O 775 QID 2 timeout, aborting",
     b"2999-06-03T14:02:11+00:00 n1 kernel: " + XID.encode(), b"2024-06-03T14:02:11Z 2001:db8::7 kernel: " + XID.encode(),
+    b"2024-06-03T14:02:19Z n9 kernel: {1}[Hardware Error]: Hardware error from APEI Generic Hardware Error Source: 0",
+    b"2024-06-03T14:02:19Z n9 kernel: {1}[Hardware Error]: event severity: corrected",
+    b"kernel: " + XID.encode(),  # an excerpt whose date and host were cut away
 ]
 
 

@@ -248,6 +248,19 @@ def test_fixed_width_output_is_read_by_its_rule(tmp_path: Path) -> None:
     assert get_parser("sacct").sniff("out.txt", lines[:3]) >= 0.9
 
 
+def test_fixed_width_row_off_the_rule_is_split_at_blanks(tmp_path: Path) -> None:
+    """Real-shaped (an excerpt whose job ids were shortened by hand, so a row no longer lines
+    up with the dash rule): the row is split at its blanks when that gives one value per column."""
+    lines = ["       JobID    JobName      State ExitCode ",
+             "------------ ---------- ---------- -------- ",
+             "123456789012345 train     NODE_FAIL      0:0 ",
+             "        4242      train     FAILED      1:0 "]
+    r = get_parser("sacct").read(_write(tmp_path, lines))
+    _check(r)
+    jobs = r.tables["jobs"]
+    assert jobs[["job_id", "state"]].values.tolist() == [["123456789012345", "NODE_FAIL"], ["4242", "FAILED"]]
+
+
 def test_headerless_output_is_sniffed_and_read_with_fields(tmp_path: Path) -> None:
     """Real-shaped (snakemake-executor-plugin-slurm#157 'sacct -X -P -n --format=JobIdRaw,State';
     SDSC ucloud '-b -P -n'): recognised without a header; JobIdRaw stands for JobID."""

@@ -59,6 +59,10 @@ LOCAL_MONTHS = {
     "avr": 4, "abr": 4, "mai": 5, "mei": 5, "maj": 5, "mag": 5, "juin": 6, "giu": 6, "juil": 7,
     "lug": 7, "août": 8, "aout": 8, "ago": 8, "sept": 9, "set": 9, "okt": 10, "ott": 10,
     "déc": 12, "dez": 12, "dic": 12, "des": 12,
+    # Polish, Portuguese and Russian %b
+    "sty": 1, "lut": 2, "kwi": 4, "cze": 6, "lip": 7, "sie": 8, "wrz": 9, "paź": 10, "paz": 10,
+    "lis": 11, "gru": 12, "fev": 2, "out": 10, "янв": 1, "фев": 2, "мар": 3, "апр": 4, "май": 5,
+    "мая": 5, "июн": 6, "июл": 7, "авг": 8, "сен": 9, "окт": 10, "ноя": 11, "дек": 12,
 }
 
 _DECODE = re.compile(r"([a-z0-9]+)\s*:\s*([a-z]+)\s*: ")

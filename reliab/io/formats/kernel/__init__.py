@@ -25,6 +25,8 @@ Signals and the kernel messages they come from:
   ``block:io_error`` (``blk-core.c`` "I/O error, dev %s, sector %llu"),
   ``mce:hardware_error`` (``arch/x86/kernel/cpu/mce/core.c`` "CPU %d: Machine Check…"),
   ``mce:events_logged`` ("Machine check events logged", ``mce_notify_irq``),
+  ``apei:hardware_error`` (firmware-first report head "{N}[Hardware Error]: Hardware error from
+  APEI Generic Hardware Error Source: <n>", ``drivers/acpi/apei/ghes.c``),
   ``edac:uncorrectable`` / ``edac:correctable`` (``edac_mc.c`` "EDAC MC%d: %d UE|CE …"),
   ``pcie:aer_fatal`` (``drivers/pci/pcie/aer.c`` "AER: Uncorrected (Fatal) error received").
 
@@ -32,7 +34,9 @@ Every other line is irrelevant, including the continuation lines of a multi-line
 (GSP RPC history tables, call traces).  A line that looks like a signal but cannot be read
 (an Xid without a code, a signal line without a readable time) is malformed.  A signal line
 without a timestamp of its own that starts with white space (dmesg indents the lines of a
-multi-line record) takes the time of the timestamped line just before it.
+multi-line record) takes the time of the timestamped line just before it.  An excerpt whose
+date and host were cut away (``kernel: NVRM: Xid …``, no signal line of the file carries a
+time) is read with the file's modification time, marked as inferred in the file's notes.
 """
 
 from __future__ import annotations
@@ -64,6 +68,8 @@ if TYPE_CHECKING:
     import polars as pl
 
 SOURCE = "kernel"
+#: the start of kernel lines whose timestamp and host were cut away
+_NO_CLOCK = ("kernel: ", "NVRM: ")
 _STEM_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zstd", ".log", ".txt", ".out", ".kmsg")
 
 
@@ -88,6 +94,8 @@ def sniff_kernel(path: str, first_lines: list[str] | tuple[str, ...]) -> float:
     lines = [ln for ln in first_lines if ln.strip()]
     if not lines:
         return 0.0
+    if sum(ln.startswith(_NO_CLOCK) for ln in lines) * 2 >= len(lines):
+        return 0.5  # a kernel excerpt whose date (and host) were cut away
     headers = [parse_header(ln) for ln in lines]
     # a line counts only if its timestamp reads cleanly and a message follows it
     weights = [STYLE_WEIGHT[h.style] if h.error is None and h.body.strip() else 0.0 for h in headers]
@@ -160,7 +168,8 @@ def parse_kernel_line(text: str, ctx: LineContext) -> Row | None:
     if found is None:
         note_nvidia_gpu(text, ctx)
         return None
-    if header.error is not None:
+    noclock = header.style == "none" and text.startswith(_NO_CLOCK)
+    if header.error is not None and not noclock:
         raise ParseError(f"{found.signal} line with {header.error}")
     rel = reltime_stamp(ctx) if header.style == "dmesg_reltime" else None
     host = header.host or st["host"]
@@ -177,7 +186,9 @@ def parse_kernel_line(text: str, ctx: LineContext) -> Row | None:
         row["origin"] = f"{ctx.path}:{start}"
     if header.when is None:
         row["_text"] = text[:2000]
-        if header.style == "dmesg_reltime" and rel is None:
+        if noclock:
+            row["_noclock"] = True
+        elif header.style == "dmesg_reltime" and rel is None:
             row["_pre"] = st.get("rel_total", 0.0)  # before the first minute line
         elif rel is not None:
             row["_partial"], row["_offset"] = rel

@@ -16,6 +16,10 @@ Three prefixes do not state a wall-clock time by themselves:
   capture with no minute line at all is placed back from the file's modification time
   (inferred, and said in the file's notes).
 
+A line with no timestamp at all (an excerpt whose date and host were cut away) gets the
+file's modification time when no other signal line of the file carries a time (inferred,
+said in the notes); otherwise it is malformed.
+
 Rows carry ``_mono`` (printk seconds) or ``_partial`` (month, day, hour, minute, second)
 plus ``_offset`` (seconds, reltime) until :func:`resolve_times` completes them once the
 whole file is read.  A row whose time cannot be known or stored gets ``_reject``.
@@ -110,6 +114,29 @@ def _resolve_before_anchor(rows: list[Row], ctx: LineContext) -> None:
     ctx.state.setdefault("notes", []).append(
         f"{len(pending)} dmesg --reltime line(s) without any '[MonDD HH:MM]' line: placed back from"
         f" the file's modification time ({mtime.isoformat()}) by their increments, inferred")
+
+
+def _resolve_no_clock(rows: list[Row], ctx: LineContext) -> None:
+    """Rows without any timestamp: the file's mtime if no signal line is dated, else malformed."""
+    pending = [r for r in rows if r.pop("_noclock", False)]
+    if not pending:
+        return
+    dated = "last_head" in ctx.state or "bulk_first" in ctx.state
+    if dated:
+        for row in pending:
+            row["_reject"] = f"{row['signal']} line with no recognisable timestamp"
+        return
+    mtime = datetime.fromtimestamp(os.stat(ctx.path).st_mtime, tz=UTC)
+    error = out_of_range(mtime)
+    for row in pending:
+        if error is None:
+            row["time"] = mtime
+        else:
+            row["_reject"] = f"{row['signal']} line without a timestamp and the file's mtime: {error}"
+    if error is None:
+        ctx.state.setdefault("notes", []).append(
+            f"{len(pending)} signal line(s) without any timestamp (the capture's date was cut away):"
+            f" time inferred from the file's modification time ({mtime.isoformat()})")
 
 
 def _boot_time(ctx: LineContext) -> datetime | None:
@@ -208,6 +235,7 @@ def _complete(row: Row, year: int, tz: Any) -> None:
 
 def resolve_times(rows: list[Row], ctx: LineContext) -> list[Row]:
     """Complete the rows of :mod:`reliab.io.formats.kernel` that need the whole file."""
+    _resolve_no_clock(rows, ctx)
     _resolve_monotonic(rows, ctx)
     _resolve_before_anchor(rows, ctx)
     _resolve_years(rows, ctx)

@@ -74,6 +74,8 @@ _PORT_MODULE = re.compile(r"Port module event\[error\]: (.*)", re.S)
 _CARRIER = re.compile(r"(\S+): Lost carrier")
 _NVME = re.compile(r"nvme (nvme\d+): controller is down(.*)", re.S)
 _BLK = re.compile(r"I/O error, dev (\S+?),(.*)", re.S)
+#: the head line of a firmware-first (APEI GHES) report; its detail lines repeat ``{N}[Hardware Error]:``
+_APEI = re.compile(r"\[Hardware Error\]: Hardware error from APEI Generic Hardware Error Source: ([0-9]+)")
 _MCE = re.compile(r"CPU (\d+): Machine Check( Exception)?: (.*)", re.S)
 _EDAC = re.compile(r"EDAC (?:\S+ )?(MC[0-9]+): (?:([0-9]+) )?(UE|CE)\b(.*)", re.S)
 _AER = re.compile(r"(?:pcieport (\S+?): )?AER: (?:Multiple )?(Uncorrected|Uncorrectable|Corrected|Correctable) "
@@ -188,6 +190,11 @@ def _blk(body: str) -> KernelSignal | None:
 
 
 def _mce(body: str) -> KernelSignal | None:
+    if "APEI Generic Hardware Error Source" in body:  # ghes.c ghes_print_estatus(): firmware-first report
+        m = _APEI.search(body)
+        if m is not None:
+            return KernelSignal("apei:hardware_error", "error",
+                                f"Hardware error from APEI Generic Hardware Error Source: {m.group(1)}")
     if "mce" not in body:
         return None
     if "Machine check events logged" in body:  # mce_notify_irq(): records are in mcelog

@@ -205,8 +205,17 @@ def _fixed_rule(text: str, ctx: LineContext) -> None:
 
 
 def _fixed_cells(text: str, spans: list[tuple[int, int]]) -> list[str]:
-    """Cells of a fixed-width row: each column from its rule's start to the next column's."""
+    """Cells of a fixed-width row: each column from its rule's start to the next column's.
+
+    A row that does not line up with the rule (a separating blank missing where the rule has
+    one, as in an excerpt whose job ids were shortened by hand) is split at its blanks
+    instead, when that gives one value per column.
+    """
     starts = [a for a, _ in spans]
+    aligned = all(a > len(text) or text[a - 1] == " " for a in starts[1:])
+    words = text.split()
+    if not aligned and len(words) == len(spans):
+        return words
     ends = starts[1:] + [max(len(text), spans[-1][1])]
     return [text[a:b] for a, b in zip(starts, ends, strict=True)]
 
