@@ -98,6 +98,15 @@ _EXPORTS: dict[str, str] = {
     "ReportRun": "reliab.study",
     "load_config": "reliab.study",
     "load_archive": "reliab.study",
+    # models: job-level reliability
+    "job_mttf": "reliab.models",
+    "estimate_job_mttf": "reliab.models",
+    "expected_ettr": "reliab.models",
+    "optimal_checkpoint_interval": "reliab.models",
+    "plan_checkpoints": "reliab.models",
+    "simulate_job": "reliab.models",
+    "failure_cost": "reliab.models",
+    "replay_mitigations": "reliab.models",
     # report
     "demo": "reliab._demo",
     "build_report": "reliab.report",

@@ -94,6 +94,10 @@ def assemble(
     inputs: pd.DataFrame | None = None,
     config: str | None = None,
     max_quarantine: int = 20,
+    job_costs: Any | None = None,
+    replay: Any | None = None,
+    job_mttf: Any | None = None,
+    plan: Any | None = None,
 ) -> Report:
     """Build the report document; see :func:`reliab.report.build_report`."""
     by_section: dict[str, list[tuple[str, str, str, tuple[str, ...], Any]]] = {}

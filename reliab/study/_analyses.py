@@ -174,9 +174,43 @@ def analyze(
     gate("lemons", "lemon nodes", lambda: reliab.find_lemons(
         ingest.signals, inter, node_hours=hosts, jobs=jobs, conf_level=conf_level),
         no_jobs, no_hosts)
+    _job_level(out, ingest, f, no_jobs or no_fleet, conf_level)
     if previous is not None:
         out.update(compare_with(out["rates"], previous, fleet, conf_level=conf_level, labels=labels))
     return out
+
+
+def _job_level(out: dict[str, Any], ingest: Any, f: Fleet, missing: NotAvailable | None,
+               conf_level: float) -> None:
+    """The run's cost (ETTR, lost GPU-hours), the replay of mitigations, job MTTF against size
+    and the checkpoint plan (:mod:`reliab.models.jobs`), each where its inputs exist."""
+    from reliab.models.jobs import (
+        PUBLISHED_RATES,
+        estimate_job_mttf,
+        failure_cost,
+        plan_checkpoints,
+        replay_mitigations,
+    )
+
+    def need(*keys: str) -> NotAvailable | None:
+        if missing is not None:
+            return missing
+        return next((out[k] for k in keys if isinstance(out.get(k), NotAvailable)), None)
+
+    def put(key: str, what: str, fn: Callable[[], Any], blocker: NotAvailable | None) -> None:
+        out[key] = NotAvailable(what, blocker.reason) if blocker is not None else _run(what, fn)
+
+    jobs = ingest.jobs
+    put("job_costs", "cost of interruptions (ETTR, lost GPU-hours)", lambda: failure_cost(
+        ingest.interruptions, jobs, ingest.signals, start=f.start, end=f.end), need())
+    put("replay", "replay of mitigations", lambda: replay_mitigations(out["job_costs"]), need("job_costs"))
+    put("job_mttf", "job MTTF against job size", lambda: estimate_job_mttf(
+        out["rates"], gpus_per_node=f.gpus_per_node, jobs=jobs.dropna(subset=["end"]),
+        interruptions=ingest.interruptions), need("rates"))
+    put("plan", "checkpoint interval plan", lambda: plan_checkpoints(
+        checkpoint_write_h=max(out["job_costs"].checkpoint_write_h, 1 / 60),
+        node_failure_rate_per_day={"this run": out["job_mttf"].rate_per_node_day, **PUBLISHED_RATES},
+        gpus_per_node=f.gpus_per_node, simulate=False), need("job_costs", "job_mttf"))
 
 
 def compare_with(rates: Any, previous: dict[str, Any], fleet: Fleet | NotAvailable, *,
