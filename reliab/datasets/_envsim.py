@@ -63,6 +63,8 @@ class SimulatedEnvironment:
     jobs, interruptions : DataFrame
         The job timeline (``job_id``, ``start``, ``end``, ``state``) and one row per
         interruption (``time``, ``hosts``, ``category``, ``planned``, ``failure_time``).
+    nodes : DataFrame
+        ``host``, ``offset_c`` (persistent temperature offset) and ``frailty``.
     truth : dict
         The true values: ``temperature_irr``, ``diurnal_amplitude_pct``, effects in %/°C …
     """
@@ -72,6 +74,7 @@ class SimulatedEnvironment:
     node_throughput: pd.DataFrame = field(repr=False)
     jobs: pd.DataFrame = field(repr=False)
     interruptions: pd.DataFrame = field(repr=False)
+    nodes: pd.DataFrame = field(repr=False)
     truth: dict[str, Any]
     params: dict[str, Any]
 
@@ -250,8 +253,11 @@ def simulate_environment(
              "gpu_step_w": float(GPU_W[LOAD] - GPU_W[CKPT])}
     params = {"n_nodes": n_nodes, "days": days, "gpus_per_node": gpus_per_node, "seed": seed,
               "start": t0.isoformat(), "utc_offset_h": utc_offset_h, "frailty": frailty}
+    nodes = pd.DataFrame({"host": [f"node{i + 1:04d}" for i in range(n_nodes)],
+                          "offset_c": offset, "frailty": z})
     return SimulatedEnvironment(windows=windows, cluster=cluster, node_throughput=panel,
-                                jobs=jobs, interruptions=inter, truth=truth, params=params)
+                                jobs=jobs, interruptions=inter, nodes=nodes, truth=truth,
+                                params=params)
 
 
 def _windows(sim: dict, phase: np.ndarray, t0: pd.Timestamp, n: int, gpn: int) -> pd.DataFrame:

@@ -27,6 +27,7 @@ def build_report(
     title: str = "Cluster reliability report",
     subtitle: str | None = None,
     meta: Mapping[str, Any] | None = None,
+    environment: Any | None = None,
 ) -> Report:
     """Assemble the cluster reliability report.
 
@@ -50,19 +51,23 @@ def build_report(
         Facts about the run for the header box (GPUs, nodes, days, window, input files,
         generated-at ...).  An ``attribution window`` entry, if present, is quoted in the
         methods.  The ``reliab version`` is added when missing.
+    environment : EnvironmentStudy, optional
+        Result of :func:`reliab.analyze_environment`; adds an ``environment`` section
+        (before ``methods``) when given.
 
     Returns
     -------
     Report
         Sections, in order: ``summary``, ``categories``, ``timeline``, ``rates``, ``daily``,
-        ``data-quality``, ``methods``.
+        ``data-quality``, (``environment``,) ``methods``.
 
     See Also
     --------
     render_html, write_html, write_pdf
     """
     return assemble(
-        ingest, rates=rates, reference=reference, title=title, subtitle=subtitle, meta=meta
+        ingest, rates=rates, reference=reference, title=title, subtitle=subtitle, meta=meta,
+        environment=environment,
     )
 
 

@@ -442,6 +442,7 @@ def assemble(
     subtitle: str | None = None,
     meta: Mapping[str, Any] | None = None,
     max_quarantine: int = 20,
+    environment: Any | None = None,
 ) -> Report:
     """Build the report document; see :func:`reliab.report.build_report`."""
     df = _interruptions(ingest)
@@ -461,6 +462,10 @@ def assemble(
         ),
         _methods_section(rates, reference, meta_s),
     )
+    if environment is not None:  # shown only when telemetry was analysed
+        from reliab.report.environment import environment_section
+
+        sections = (*sections[:-1], environment_section(environment), sections[-1])
     return Report(title=title, sections=sections, subtitle=subtitle, meta=tuple(meta_s.items()))
 
 

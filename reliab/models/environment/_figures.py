@@ -30,6 +30,17 @@ def _naive(times: pd.Series | pd.DatetimeIndex) -> pd.DatetimeIndex:
     return t.tz_convert("UTC").tz_localize(None) if t.tz is not None else t
 
 
+def _envelope(power: pd.Series, bins: int) -> tuple[pd.DatetimeIndex, np.ndarray]:
+    """Min and max of each of ``bins`` time bins, so steps survive the thinning."""
+    if len(power) <= 2 * bins:
+        return _naive(power.index), power.to_numpy(dtype=float)
+    k = np.arange(len(power)) * bins // len(power)
+    g = pd.Series(power.to_numpy(dtype=float)).groupby(k)
+    lo_i, hi_i = g.idxmin().to_numpy(), g.idxmax().to_numpy()
+    idx = np.sort(np.unique(np.r_[lo_i, hi_i]))
+    return _naive(power.index[idx]), power.to_numpy(dtype=float)[idx]
+
+
 def power_swing_figure(result: Any, ax: Any = None) -> Figure:
     """Top: power (MW after scaling) with swing onsets; bottom: swing size vs time and limit."""
     import seaborn as sns
@@ -40,8 +51,9 @@ def power_swing_figure(result: Any, ax: Any = None) -> Figure:
         top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
         power = result.power
         if power is not None and len(power):
-            p = power if len(power) <= 50_000 else power.iloc[:: len(power) // 50_000 + 1]
-            top.plot(_naive(p.index), p.to_numpy() * result.scale / 1e6, lw=0.6, color="#444444")
+            t, v = _envelope(power, 2000)
+            top.plot(t, v * result.scale / 1e6, lw=0.6, color="#444444",
+                     rasterized=len(t) > 2000)
         top.set_ylabel("power (MW)")
         top.set_title(f"Power swings (>= {result.min_step_w:g} W measured, x{result.scale:g})")
     else:
@@ -50,7 +62,7 @@ def power_swing_figure(result: Any, ax: Any = None) -> Figure:
         data = pd.DataFrame({"start": _naive(sw["start"]), "delta_mw": sw["delta_mw"],
                              "label": sw["label"].astype(str)})
         sns.scatterplot(data=data, x="start", y="delta_mw", hue="label", ax=bottom, s=18,
-                        palette=_LABEL_COLOURS, linewidth=0)
+                        palette=_LABEL_COLOURS, linewidth=0, rasterized=len(data) > 500)
         bottom.legend(fontsize=7, frameon=False, loc="best")
     if result.grid_limit_mw is not None:
         for sign in (1, -1):
@@ -85,7 +97,7 @@ def throughput_figure(result: Any, ax: Any = None) -> Figure:
     if pts is None or pts.empty:
         return fig
     sns.scatterplot(data=pts, x="temperature", y="throughput", ax=ax, s=6, alpha=0.3,
-                    color="#444444", linewidth=0)
+                    color="#444444", linewidth=0, rasterized=len(pts) > 2000)
     tot = result.effect("total")
     tc = float(pts["temperature"].mean())
     yc = float(np.exp(np.log(pts["throughput"]).mean()))

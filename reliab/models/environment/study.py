@@ -155,9 +155,10 @@ def analyze_environment(
     temp = _first([c for c in TEMPERATURES if c in cluster and cluster[c].notna().any()],
                   TEMPERATURES)
     no_tput = None if tput else "no cluster-level throughput column"
+    training = cluster[cluster[tput] > 0] if tput else cluster
     r.run("diurnal", lambda: diurnal_amplitude(
         _series(cluster, tput).where(lambda s: s > 0),
-        temperature=_series(cluster, temp) if temp else None, tz=tz, conf_level=conf_level,
+        temperature=_series(training, temp) if temp else None, tz=tz, conf_level=conf_level,
         seed=seed), no_tput)
     r.run("throughput", lambda: fit_throughput(
         _hourly(cluster, tput, temp, freq), throughput="throughput", temperature="temperature",
