@@ -31,7 +31,7 @@ import pandas as pd
 
 from reliab.models._result import ResultMixin
 
-Duplicates = Literal["mean", "first", "last", "error"]
+Duplicates = Literal["mean", "first", "last", "error", "keep"]
 Direction = Literal["backward", "forward", "nearest"]
 ISSUE_COLUMNS = ("table", "check", "rows", "action", "detail")
 
@@ -113,9 +113,10 @@ def clean_times(
     by : str or sequence of str, optional
         Key columns of independent series (``"host"``, ``["host", "gpu"]``): sorting and
         duplicates are judged per key.
-    duplicates : {"mean", "first", "last", "error"}
+    duplicates : {"mean", "first", "last", "error", "keep"}
         What to do with rows of one key that share a timestamp: average the numeric columns
-        (first value of the others), keep the first or last, or raise.
+        (first value of the others), keep the first or last, raise, or keep them all
+        (events such as steps or failures may share a time; samples should not).
     assume_tz : str, optional
         Zone of naive timestamps; without it naive timestamps raise ``ValueError``.
     name : str
@@ -127,8 +128,9 @@ def clean_times(
         The cleaned table sorted by ``by`` then ``time`` (index reset), and the issues
         (columns ``table, check, rows, action, detail``; empty when nothing was wrong).
     """
-    if duplicates not in ("mean", "first", "last", "error"):
-        raise ValueError(f"duplicates must be 'mean', 'first', 'last' or 'error', got {duplicates!r}")
+    if duplicates not in ("mean", "first", "last", "error", "keep"):
+        raise ValueError("duplicates must be 'mean', 'first', 'last', 'error' or 'keep', got "
+                         f"{duplicates!r}")
     keys = _keys(by)
     missing = [c for c in [time, *keys] if c not in frame.columns]
     if missing:
@@ -157,9 +159,10 @@ def clean_times(
         if duplicates == "error":
             raise ValueError(f"{name}: {n_rows} rows share a timestamp with another row of the "
                              f"same key ({detail}); pass duplicates='mean', 'first' or 'last'")
-        out = _merge_duplicates(out, order_cols, duplicates)
-        issues.append(_issue(name, "duplicate timestamps", n_rows,
-                             f"merged ({duplicates}) into {n_stamps} row(s)", detail))
+        action = "kept" if duplicates == "keep" else f"merged ({duplicates}) into {n_stamps} row(s)"
+        if duplicates != "keep":
+            out = _merge_duplicates(out, order_cols, duplicates)
+        issues.append(_issue(name, "duplicate timestamps", n_rows, action, detail))
     return out, issues_frame(issues)
 
 
@@ -329,8 +332,11 @@ def align_asof(
         Columns that must match exactly (``"host"``, ``["host", "gpu"]``).
     direction : {"backward", "forward", "nearest"}
         Take the last right sample at or before, the first at or after, or the nearest.
-    duplicates, assume_tz
-        Passed to :func:`clean_times` for both tables.
+    duplicates : {"mean", "first", "last", "error"}
+        Policy for repeated timestamps of the *right* table (samples); repeated left
+        timestamps (events) are kept and reported.
+    assume_tz : str, optional
+        Zone of naive timestamps in either table.
     suffix : str
         Added to right columns whose names clash with left columns.
 
@@ -354,7 +360,10 @@ def align_asof(
         raise ValueError(f"tolerance must be non-negative, got {tolerance!r}")
     lt, rt = left_on or on, right_on or on
     keys = _keys(by)
-    lc, li = clean_times(left, time=lt, by=keys, duplicates=duplicates, assume_tz=assume_tz,
+    if duplicates == "keep":
+        raise ValueError("duplicates='keep' would make the right side ambiguous; choose 'mean', "
+                         "'first', 'last' or 'error'")
+    lc, li = clean_times(left, time=lt, by=keys, duplicates="keep", assume_tz=assume_tz,
                          name="left")
     rc, ri = clean_times(right, time=rt, by=keys, duplicates=duplicates, assume_tz=assume_tz,
                          name="right")

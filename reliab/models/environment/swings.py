@@ -205,8 +205,8 @@ def label_power_swings(
 ) -> pd.DataFrame:
     """Name the cause of each swing from the job timeline.
 
-    In this order: a rise whose onset lies in ``start_window`` around a job's start is a
-    ``job start``; a drop followed within ``max_pause`` by a rise that is not a job start is
+    In this order: the first rise whose onset lies in ``start_window`` around a job's start
+    is a ``job start``; a drop followed within ``max_pause`` by a rise that is not a job start is
     a ``pause (checkpoint/collective)`` (both swings get the label); a remaining drop in
     ``stop_window`` around a job's end is ``failure-induced`` when the job ended in a failure
     state (``NODE_FAIL``, ``FAILED``, ``BOOT_FAIL``) or an unplanned interruption of
@@ -228,10 +228,9 @@ def label_power_swings(
     rise = (out["direction"] == "rise").to_numpy(dtype=bool)
     timeline = _Timeline(jobs, interruptions) if jobs is not None and n else None
     if timeline is not None:
-        for i in np.flatnonzero(rise):
-            k = timeline.started(start[i], start_window)
-            if k is not None:
-                label[i], job[i] = "job start", timeline.ids[k]
+        rises = np.flatnonzero(rise)
+        for k, i in timeline.first_rises(start[rises], start_window):
+            label[rises[i]], job[rises[i]] = "job start", timeline.ids[k]
     pause = pd.Timedelta(max_pause).to_timedelta64()
     for i in range(n - 1):
         if label[i] == "" and label[i + 1] == "" and not rise[i] and rise[i + 1] \
@@ -272,10 +271,13 @@ class _Timeline:
     def _window(w: tuple[str, str]) -> tuple[np.timedelta64, np.timedelta64]:
         return tuple(pd.Timedelta(v).to_timedelta64() for v in w)  # type: ignore[return-value]
 
-    def started(self, t: np.datetime64, window: tuple[str, str]) -> int | None:
+    def first_rises(self, onsets: np.ndarray, window: tuple[str, str]) -> list[tuple[int, int]]:
+        """(job, rise) pairs: for each job start, the first rise with onset in the window."""
         lo, hi = self._window(window)
-        hit = np.flatnonzero((t >= self.starts + lo) & (t <= self.starts + hi))
-        return int(hit[0]) if hit.size else None
+        pos = np.searchsorted(onsets, self.starts + lo, side="left")
+        ok = (pos < len(onsets))
+        ok[ok] &= onsets[pos[ok]] <= self.starts[ok] + hi
+        return [(int(k), int(pos[k])) for k in np.flatnonzero(ok)]
 
     def ended(self, t: np.datetime64, window: tuple[str, str]) -> tuple[str, str] | None:
         lo, hi = self._window(window)
