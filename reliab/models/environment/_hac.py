@@ -52,6 +52,13 @@ def andrews_lags(scores: NDArray[np.float64], groups: NDArray[np.int64] | None =
     return int(max(0, np.floor(bandwidth - 1.0)))  # weights 1 - l/(L+1): L = bandwidth - 1
 
 
+def bread(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``(X'X)^-1`` from the QR decomposition of ``X`` (stable for badly scaled columns)."""
+    r = np.linalg.qr(x, mode="r")
+    r_inv = np.linalg.pinv(r)
+    return r_inv @ r_inv.T
+
+
 def long_run_cov(u: NDArray[np.float64], lags: int,
                  groups: NDArray[np.int64] | None = None) -> NDArray[np.float64]:
     """Bartlett-weighted long-run covariance ``Σ_t u_t u_t' + Σ_l w_l (Γ_l + Γ_l')``."""
@@ -70,14 +77,14 @@ def stacked_hac(designs: list[NDArray[np.float64]], residuals: list[NDArray[np.f
                 lags: int, groups: NDArray[np.int64] | None = None) -> NDArray[np.float64]:
     """Joint HAC covariance of the coefficients of several OLS equations on the same rows."""
     scores = np.hstack([x * e[:, None] for x, e in zip(designs, residuals, strict=True)])
-    breads = [np.linalg.pinv(x.T @ x) for x in designs]
+    breads = [bread(x) for x in designs]
     p = sum(b.shape[0] for b in breads)
-    bread = np.zeros((p, p))
+    joint = np.zeros((p, p))
     k = 0
     for b in breads:
-        bread[k:k + b.shape[0], k:k + b.shape[0]] = b
+        joint[k:k + b.shape[0], k:k + b.shape[0]] = b
         k += b.shape[0]
-    return bread @ long_run_cov(scores, lags, groups) @ bread
+    return joint @ long_run_cov(scores, lags, groups) @ joint
 
 
-__all__ = ["nw94_lags", "andrews_lags", "long_run_cov", "stacked_hac", "LagRule"]
+__all__ = ["nw94_lags", "andrews_lags", "bread", "long_run_cov", "stacked_hac", "LagRule"]

@@ -32,7 +32,7 @@ from scipy import stats
 
 from reliab.errors import InsufficientDataError
 from reliab.models._result import ResultMixin
-from reliab.models.environment._hac import andrews_lags, nw94_lags, stacked_hac
+from reliab.models.environment._hac import andrews_lags, bread, nw94_lags, stacked_hac
 
 _PLOT_POINTS = 20_000
 
@@ -90,7 +90,7 @@ def _ols(x: NDArray[np.float64], y: NDArray[np.float64], dof_extra: int
     resid = y - x @ beta
     dof = len(y) - x.shape[1] - dof_extra
     s2 = float(resid @ resid) / max(dof, 1)
-    return beta, resid, s2 * np.linalg.pinv(x.T @ x)
+    return beta, resid, s2 * bread(x)
 
 
 def _prepare(data: pd.DataFrame, cols: list[str], node: str | None, time: str | None
