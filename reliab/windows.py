@@ -123,13 +123,25 @@ def combine_partials(parts: Iterable[pd.DataFrame]) -> pd.DataFrame:
 
 
 def _series_interval(p: pd.DataFrame) -> pd.Series:
-    """Sampling interval (s) per row: median over the series' windows of span / (n - 1)."""
-    span = (epoch_s(p["last"]) - epoch_s(p["first"]))
+    """Sampling interval (s) per row: median over the series' windows of span / (n - 1).
+
+    A series with at most one sample per window (e.g. 15-minute samples in 15-minute
+    windows) falls back to the median spacing of its windows' first samples.
+    """
+    first = epoch_s(p["first"])
+    span = epoch_s(p["last"]) - first
     steps = p["n"].to_numpy(dtype=float) - 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
         per = np.where(steps > 0, span / steps, np.nan)
-    key = p["host"].astype("string").fillna("\0") + "|" + p["gpu"].astype("string").fillna("\0")
-    return pd.Series(per, index=p.index).groupby(key.to_numpy()).transform("median")
+    key = (p["host"].astype("string").fillna("\0") + "|"
+           + p["gpu"].astype("string").fillna("\0")).to_numpy()
+    within = pd.Series(per, index=p.index).groupby(key).transform("median")
+    order = np.lexsort((first, key))
+    gaps = np.full(len(p), np.nan)
+    same = key[order][1:] == key[order][:-1]
+    gaps[order[1:]] = np.where(same, np.diff(first[order]), np.nan)
+    across = pd.Series(gaps, index=p.index).groupby(key).transform("median")
+    return within.fillna(across)
 
 
 def _rack_of(hosts: pd.Series, racks: Mapping[str, str] | Callable[[str], str] | None) -> pd.Series:

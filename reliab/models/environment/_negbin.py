@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import minimize_scalar
-from scipy.special import gammaln
+from scipy.special import gammaln, xlogy
 
 LOG_ALPHA_BOUNDS = (-12.0, 5.0)
 
@@ -38,9 +38,10 @@ class NegBinFit:
 def nb2_loglik(y: NDArray[np.float64], mu: NDArray[np.float64], alpha: float) -> float:
     """NB2 log-likelihood (Cameron & Trivedi 2013, eq. 3.26)."""
     inv = 1.0 / alpha
+    am = alpha * mu
+    # y log(am / (1 + am)) - log(1 + am) / alpha, written so that y = 0 with am -> 0 stays finite
     return float(np.sum(gammaln(y + inv) - gammaln(inv) - gammaln(y + 1.0)
-                        + y * np.log(alpha * mu / (1.0 + alpha * mu))
-                        - inv * np.log1p(alpha * mu)))
+                        + xlogy(y, am) - (y + inv) * np.log1p(am)))
 
 
 def _irls(y: NDArray[np.float64], x: NDArray[np.float64], offset: NDArray[np.float64],
