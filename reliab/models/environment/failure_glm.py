@@ -234,7 +234,7 @@ def _fit_negbin(y: np.ndarray, x: np.ndarray, e: np.ndarray, start: np.ndarray,
                 notes: list[str]) -> NegBinFit | None:
     """NB2 by profile likelihood; None (with a note) when the information matrix is singular."""
     try:
-        nb = fit_nb2(y, x, e, start)
+        nb = fit_nb2(y, x, e, start, poisson_start=True)
     except np.linalg.LinAlgError as exc:
         notes.append(f"negative binomial not fitted ({exc})")
         return None
