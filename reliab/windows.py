@@ -36,6 +36,19 @@ SUM_SUFFIXES = ("_w", "_kw", "_mw")
 _RESERVED = ("time", "host", "gpu", "window", "origin", "source", "phase")
 
 
+def window_freq(frame: pd.DataFrame, freq: str | None) -> str:
+    """The window length: ``freq`` if given, else the one recorded in ``frame.attrs``.
+
+    Raises ``ValueError`` when neither is known (e.g. windows read back from Parquet), rather
+    than guessing a length and misplacing events.
+    """
+    found = freq or frame.attrs.get("freq")
+    if not found:
+        raise ValueError("the window length is unknown (no freq= and none recorded in "
+                         "attrs); pass freq=, e.g. freq='1h'")
+    return str(found)
+
+
 def _measurements(telemetry: pd.DataFrame, columns: Sequence[str] | None) -> list[str]:
     if columns is not None:
         missing = [c for c in columns if c not in telemetry.columns]
@@ -159,6 +172,7 @@ def finalize_windows(
     level: Level = "host",
     racks: Mapping[str, str] | Callable[[str], str] | None = None,
     sum_columns: Sequence[str] | None = None,
+    freq: str | None = None,
 ) -> pd.DataFrame:
     """Means, observed hours and hours above thresholds per window at ``level``.
 
@@ -173,6 +187,9 @@ def finalize_windows(
     sum_columns : sequence of str, optional
         Columns whose series means are summed into ``{c}_total`` (default: those ending in
         ``_w``, ``_kw`` or ``_mw``: power adds up across GPUs, temperature does not).
+    freq : str, optional
+        Window length of the partials; default the one :func:`window_partials` recorded in
+        ``attrs`` (required when the partials lost it, e.g. after a Parquet round trip).
 
     Returns
     -------
@@ -187,7 +204,8 @@ def finalize_windows(
         raise ValueError("no telemetry windows to finalize")
     p = partials.copy()
     cols = [c for c in dict.fromkeys(c.split("__")[0] for c in p.columns if c.endswith("__sum"))]
-    width_s = pd.Timedelta(pd.tseries.frequencies.to_offset(p.attrs.get("freq", "1h"))).total_seconds()
+    freq = window_freq(partials, freq)
+    width_s = pd.Timedelta(pd.tseries.frequencies.to_offset(freq)).total_seconds()
     interval = _series_interval(p)
     p["hours"] = np.minimum(p["n"] * interval, width_s).to_numpy() / 3600.0
     summed = list(sum_columns) if sum_columns is not None else [c for c in cols if c.endswith(SUM_SUFFIXES)]
@@ -212,7 +230,7 @@ def finalize_windows(
         if c in summed:
             out[f"{c}_total"] = groups[f"{c}__mean"].sum(min_count=1)
     out = out.reset_index()
-    out.attrs = {"level": level, "freq": p.attrs.get("freq", "1h"),
+    out.attrs = {"level": level, "freq": freq,
                  "thresholds": p.attrs.get("thresholds", {})}
     return out
 
@@ -297,7 +315,7 @@ def count_events(
     time, host : str
         Columns of ``events``; ``host`` falls back to ``hosts`` when absent.
     freq : str, optional
-        Window length; default ``windows.attrs["freq"]`` or ``"1h"``.
+        Window length; default ``windows.attrs["freq"]`` (an error if neither is known).
 
     Returns
     -------
@@ -306,7 +324,7 @@ def count_events(
         whose host/window has no telemetry window (they are not silently dropped:
         ``attrs["issues"]`` says how many and gives an example).
     """
-    freq = freq or windows.attrs.get("freq", "1h")
+    freq = window_freq(windows, freq)
     col = host if host in events.columns else "hosts" if "hosts" in events.columns else None
     if col is None or time not in events.columns:
         raise ValueError(f"events need a {time!r} column and a {host!r} (or 'hosts') column")
@@ -347,7 +365,7 @@ def lag_windows(windows: pd.DataFrame, columns: Sequence[str], *, periods: int =
     """
     if periods < 1:
         raise ValueError(f"periods must be >= 1, got {periods}")
-    step = pd.Timedelta(pd.tseries.frequencies.to_offset(freq or windows.attrs.get("freq", "1h")))
+    step = pd.Timedelta(pd.tseries.frequencies.to_offset(window_freq(windows, freq)))
     cols = list(columns)
     prev = windows[[by, "window", *cols]].copy()
     prev["window"] = prev["window"] + periods * step
@@ -373,5 +391,5 @@ def counting_process_rows(windows: pd.DataFrame, *, event: str = "failures",
                     **{event: (w[event] > 0).astype(int)})
 
 
-__all__ = ["window_partials", "combine_partials", "finalize_windows", "telemetry_windows",
+__all__ = ["window_freq", "window_partials", "combine_partials", "finalize_windows", "telemetry_windows",
            "count_events", "lag_windows", "counting_process_rows", "SUM_SUFFIXES"]

@@ -99,6 +99,14 @@ def test_partials_combine_exactly(seed: int, parts: int, freq: str) -> None:
     pd.testing.assert_frame_equal(split, whole, check_exact=False, rtol=1e-12)
 
 
+def test_window_length_is_never_guessed() -> None:
+    parts = window_partials(_telemetry(), freq="30min")
+    parts.attrs = {}  # e.g. read back from Parquet
+    with pytest.raises(ValueError, match="freq="):
+        finalize_windows(parts)
+    assert len(finalize_windows(parts, freq="30min")) == 3 * 6
+
+
 def test_count_events_places_and_reports() -> None:
     w = telemetry_windows(_telemetry())
     ev = pd.DataFrame({"time": pd.to_datetime(["2024-06-01T00:30:00Z", "2024-06-01T01:10:00Z",
