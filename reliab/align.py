@@ -45,6 +45,12 @@ def issues_frame(rows: Sequence[dict]) -> pd.DataFrame:
     return pd.DataFrame(list(rows), columns=list(ISSUE_COLUMNS)).astype({"rows": "int64"})
 
 
+def issue_notes(issues: pd.DataFrame) -> list[str]:
+    """One sentence per issue, for the ``notes`` of a result."""
+    return [f"{r.table}: {r.check} ({r.rows} row(s)) - {r.action}"
+            for r in issues.itertuples(index=False)]
+
+
 def _keys(by: str | Sequence[str] | None) -> list[str]:
     return [] if by is None else [by] if isinstance(by, str) else list(by)
 
@@ -171,9 +177,13 @@ def clean_series(
     *,
     name: str = "series",
     duplicates: Duplicates = "mean",
-    assume_tz: str | None = None,
+    assume_tz: str | None = "UTC",
 ) -> tuple[pd.Series, pd.DataFrame]:
     """A numeric Series indexed by time, cleaned like :func:`clean_times` (missing values dropped).
+
+    A lone series has nothing to misalign with, so naive timestamps are taken to be in
+    ``assume_tz`` (UTC, the convention of :func:`reliab.schema.conform`) and the issues
+    table says so; pass ``assume_tz=None`` to refuse them instead.
 
     Returns the Series (float, sorted, unique UTC index) and the issues table.
     """
@@ -389,5 +399,5 @@ def align_asof(
                      tolerance_s=tol.total_seconds(), direction=direction)
 
 
-__all__ = ["Alignment", "align_asof", "clean_series", "clean_times", "epoch_s", "find_gaps", "gap_issues", "issues_frame",
+__all__ = ["Alignment", "align_asof", "issue_notes", "clean_series", "clean_times", "epoch_s", "find_gaps", "gap_issues", "issues_frame",
            "utc_times", "ISSUE_COLUMNS"]

@@ -73,9 +73,9 @@ def test_bad_arguments() -> None:
     s = _steps([100, 700])
     with pytest.raises(ValueError, match="min_step_w"):
         detect_power_swings(s, min_step_w=0)
-    with pytest.raises(ValueError, match="time zone"):
-        detect_power_swings(s.tz_localize(None) if s.index.tz is None else
-                            s.set_axis(s.index.tz_localize(None)), min_step_w=100)
+    naive = detect_power_swings(s.set_axis(s.index.tz_localize(None)), min_step_w=100)
+    assert naive["start"].iloc[0] == detect_power_swings(s, min_step_w=100)["start"].iloc[0]
+    assert "localized as UTC" in naive.attrs["issues"]["action"].iloc[0]  # reported, not silent
     with pytest.raises(TypeError, match="Series"):
         detect_power_swings(s.to_frame(), min_step_w=100)
 

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from reliab.align import clean_series
+from reliab.align import clean_series, issue_notes
 from reliab.errors import InsufficientDataError
 from reliab.models._result import ResultMixin
 
@@ -184,7 +184,7 @@ def diurnal_amplitude(
         raise ValueError(f"method must be 'stl' or 'mstl', got {method!r}")
     if n_boot < 10:
         raise ValueError(f"n_boot must be >= 10, got {n_boot}")
-    s, _ = clean_series(series, name="series")
+    s, issues = clean_series(series, name="series")
     if len(s) < 4:
         raise InsufficientDataError(f"series has {len(s)} usable value(s)")
     period_td = pd.Timedelta(period)
@@ -201,7 +201,8 @@ def diurnal_amplitude(
     dt = mask_t = None
     temp_grid = None
     if temperature is not None:
-        tser, _ = clean_series(temperature, name="temperature")
+        tser, t_issues = clean_series(temperature, name="temperature")
+        issues = pd.concat([issues, t_issues], ignore_index=True)
         temp_grid = tser.groupby(tser.index.floor(pd.Timedelta(freq))).mean().reindex(y.index)
         if temp_grid.notna().sum() < per * min_cycles // 2:
             raise InsufficientDataError("temperature does not overlap the series")
@@ -229,6 +230,7 @@ def diurnal_amplitude(
         bs, _ = _share(bprof, bprof_t)
         share_lo, share_hi = (float(v) for v in np.nanquantile(bs, [a, 1 - a]))
         t_amp = float(np.nanmax(prof_t) - np.nanmin(prof_t))
+    notes += issue_notes(issues)
     bias = float(np.nanmean(bamp) - amp)
     notes.append(f"bootstrap mean minus estimate: {bias:+.3g} pp (a peak-to-trough range of a "
                  "noisy profile is biased upward; large values mean too few cycles)")

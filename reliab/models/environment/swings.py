@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.rates import confint_poisson
 
-from reliab.align import clean_series, epoch_s, issues_frame
+from reliab.align import clean_series, epoch_s, issue_notes, issues_frame
 from reliab.errors import InsufficientDataError
 from reliab.models._result import ResultMixin
 
@@ -418,6 +418,7 @@ def analyze_power_swings(
         notes.append(f"sizes scaled by {scale:g} (all units assumed to swing in sync)")
     if jobs is None:
         notes.append("no job timeline: only pauses (drop then rise) can be labelled")
+    notes += issue_notes(issues)
     return PowerSwingResult(
         swings=sw, per_day=_per_day(sw, t0, t1), table=pd.DataFrame(rows), n=len(sw),
         days=float(days), scale=float(scale), min_step_w=float(min_step_w),
