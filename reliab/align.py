@@ -152,14 +152,25 @@ def clean_times(
                              f"first at row {int(np.flatnonzero(nat.to_numpy())[0])}"))
         out = out[~nat.to_numpy()]
     order_cols = [*keys, time]
-    unsorted = _unsorted_rows(out, keys, time)
+    codes = key_codes(out, keys)
+    tns = pd.DatetimeIndex(out[time]).asi8
+    same = codes[1:] == codes[:-1]
+    unsorted = int(((tns[1:] < tns[:-1]) & same).sum())
     if unsorted:
         issues.append(_issue(name, "unsorted", unsorted, "sorted by " + ", ".join(order_cols),
                              "rows earlier than the row before them (same key)"))
-    out = out.sort_values(order_cols, kind="stable").reset_index(drop=True)
-    dup = out.duplicated(order_cols, keep=False)
-    if dup.any():
-        n_rows, n_stamps = int(dup.sum()), int(out[dup].drop_duplicates(order_cols).shape[0])
+        order = np.lexsort((tns, codes))  # stable: keeps the input order of equal stamps
+        out, codes, tns = out.take(order), codes[order], tns[order]
+    elif len(codes) > 1 and (np.diff(codes) < 0).any():
+        order = np.argsort(codes, kind="stable")
+        out, codes, tns = out.take(order), codes[order], tns[order]
+    out = out.reset_index(drop=True)
+    twin = (codes[1:] == codes[:-1]) & (tns[1:] == tns[:-1])
+    if twin.any():
+        dup = np.zeros(len(out), dtype=bool)
+        dup[1:] |= twin
+        dup[:-1] |= twin
+        n_rows, n_stamps = int(dup.sum()), int(dup.sum() - twin.sum())
         example = out.loc[dup, order_cols].iloc[0].to_dict()
         detail = f"{n_stamps} timestamp(s) repeated, e.g. {example}"
         if duplicates == "error":
@@ -207,14 +218,14 @@ def clean_series(
     return out, issues
 
 
-def _unsorted_rows(frame: pd.DataFrame, keys: list[str], time: str) -> int:
-    t = pd.DatetimeIndex(frame[time]).asi8
-    back = np.zeros(len(frame), dtype=bool)
-    back[1:] = t[1:] < t[:-1]
-    if keys and len(frame) > 1:
-        codes = frame.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
-        back[1:] &= codes[1:] == codes[:-1]
-    return int(back.sum())
+def key_codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
+    """Integer code per row of the key columns, ordered like the sorted keys (missing last)."""
+    codes = np.zeros(len(frame), dtype=np.int64)
+    for k in keys:
+        c, uniq = pd.factorize(frame[k], sort=True, use_na_sentinel=True)
+        c = np.where(c < 0, len(uniq), c)  # missing keys sort after every value
+        codes = codes * (len(uniq) + 1) + c
+    return codes
 
 
 def _merge_duplicates(frame: pd.DataFrame, keys: list[str], how: str) -> pd.DataFrame:
@@ -223,7 +234,7 @@ def _merge_duplicates(frame: pd.DataFrame, keys: list[str], how: str) -> pd.Data
     numeric = [c for c in frame.columns if c not in keys
                and pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])]
     other = [c for c in frame.columns if c not in keys and c not in numeric]
-    g = frame.groupby(keys, sort=False, dropna=False)
+    g = frame.groupby(keys, sort=False, dropna=False, observed=True)
     parts = [g[numeric].mean()] if numeric else []
     if other:
         parts.append(g[other].first())
@@ -399,5 +410,5 @@ def align_asof(
                      tolerance_s=tol.total_seconds(), direction=direction)
 
 
-__all__ = ["Alignment", "align_asof", "issue_notes", "clean_series", "clean_times", "epoch_s", "find_gaps", "gap_issues", "issues_frame",
+__all__ = ["Alignment", "align_asof", "issue_notes", "key_codes", "clean_series", "clean_times", "epoch_s", "find_gaps", "gap_issues", "issues_frame",
            "utc_times", "ISSUE_COLUMNS"]

@@ -27,7 +27,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from reliab.align import clean_times, epoch_s, issues_frame
+from reliab.align import clean_times, epoch_s, issues_frame, key_codes
 
 Level = Literal["gpu", "host", "rack", "cluster"]
 SERIES = ("host", "gpu")
@@ -99,23 +99,40 @@ def window_partials(
     t = telemetry["time"]
     if not isinstance(t.dtype, pd.DatetimeTZDtype):
         raise ValueError("telemetry 'time' must be tz-aware UTC (see reliab.align.clean_times)")
-    frame = pd.DataFrame({"host": telemetry["host"].astype("string"),
-                          "gpu": telemetry["gpu"].astype("string"),
-                          "window": t.dt.floor(freq), "time": t})
-    agg: dict[str, tuple[str, str]] = {"n": ("time", "size"), "first": ("time", "min"),
-                                       "last": ("time", "max")}
+    step = pd.Timedelta(pd.tseries.frequencies.to_offset(freq)).value
+    tns = pd.DatetimeIndex(t).as_unit("ns").asi8
+    series = key_codes(telemetry, list(SERIES))
+    key = tns // step  # window index since the epoch (floor, also before 1970)
+    order = np.lexsort((tns, key, series))
+    series, key, tns = series[order], key[order], tns[order]
+    new = np.r_[True, (series[1:] != series[:-1]) | (key[1:] != key[:-1])] if len(order) else \
+        np.zeros(0, dtype=bool)
+    starts = np.flatnonzero(new)
+    first_rows = order[starts]
+    out = pd.DataFrame({
+        "host": telemetry["host"].iloc[first_rows].astype("string").to_numpy(),
+        "gpu": telemetry["gpu"].iloc[first_rows].astype("string").to_numpy(),
+        "window": pd.to_datetime(key[starts] * step, unit="ns", utc=True),
+        "n": np.diff(np.r_[starts, len(order)]).astype(np.int64),
+        "first": pd.to_datetime(tns[starts], unit="ns", utc=True),
+        "last": pd.to_datetime(np.maximum.reduceat(tns, starts) if len(starts) else tns,
+                               unit="ns", utc=True)})
     for c in cols:
-        frame[c] = telemetry[c].to_numpy(dtype=float)
-        agg |= {f"{c}__n": (c, "count"), f"{c}__sum": (c, "sum"), f"{c}__min": (c, "min"),
-                f"{c}__max": (c, "max")}
+        x = telemetry[c].to_numpy(dtype=float)[order]
+        ok = ~np.isnan(x)
+        out[f"{c}__n"] = _reduce(np.add, ok.astype(np.int64), starts)
+        out[f"{c}__sum"] = _reduce(np.add, np.where(ok, x, 0.0), starts)
+        out[f"{c}__min"] = _reduce(np.fmin, x, starts)
+        out[f"{c}__max"] = _reduce(np.fmax, x, starts)
         if c in thr:
-            frame[f"{c}__gt"] = (frame[c] > float(thr[c])).astype(np.int64)
-            agg[f"{c}__above"] = (f"{c}__gt", "sum")
-    out = frame.groupby(["host", "gpu", "window"], dropna=False, sort=True).agg(**agg)
-    out = out.reset_index()
+            out[f"{c}__above"] = _reduce(np.add, (x > float(thr[c])).astype(np.int64), starts)
     out.attrs["thresholds"] = thr
     out.attrs["freq"] = freq
     return out
+
+
+def _reduce(ufunc: np.ufunc, values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    return ufunc.reduceat(values, starts) if len(starts) else values[:0]
 
 
 def combine_partials(parts: Iterable[pd.DataFrame]) -> pd.DataFrame:
@@ -278,11 +295,15 @@ def telemetry_windows(
     tel = telemetry.copy()
     if "gpu" not in tel.columns:
         tel["gpu"] = pd.Series(pd.NA, index=tel.index, dtype="string")
+    # factorize the series keys once: every later sort and group works on integer codes
+    tel["host"] = tel["host"].astype("category")
+    tel["gpu"] = tel["gpu"].astype("category")
     clean, issues = clean_times(tel, by=list(SERIES), duplicates=duplicates, name="telemetry")
-    mixed = clean.groupby("host", dropna=False)["gpu"].agg(lambda g: g.isna().any() and g.notna().any())
+    no_gpu = clean["gpu"].isna().to_numpy()
+    hosts = sorted(set(pd.unique(clean["host"][no_gpu])) & set(pd.unique(clean["host"][~no_gpu])),
+                   key=str)
     extra = []
-    if mixed.any():
-        hosts = list(mixed.index[mixed.to_numpy()])
+    if hosts:
         extra.append({"table": "telemetry", "check": "mixed levels", "rows": len(hosts),
                       "action": "kept: host means pool GPU rows and host-level rows",
                       "detail": f"host(s) with both GPU and host-level rows, e.g. {hosts[:3]}"})
