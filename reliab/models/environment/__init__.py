@@ -12,7 +12,7 @@ from typing import Any
 
 _EXPORTS: dict[str, str] = {
     "detect_power_swings": "reliab.models.environment.swings",
-    "label_power_swings": "reliab.models.environment.swings",
+    "label_power_swings": "reliab.models.environment.swing_labels",
     "analyze_power_swings": "reliab.models.environment.swings",
     "PowerSwingResult": "reliab.models.environment.swings",
     "summarize_clock_events": "reliab.models.environment.clocks",
