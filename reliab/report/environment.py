@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from reliab.report.document import Block, Figure, Section, Table, Text
-from reliab.report.formatting import DASH, fmt_num
+from reliab.report.formatting import DASH, fmt_int, fmt_interval, fmt_num
 
 TITLES = {
     "diurnal": ("Diurnal cycle of throughput",
@@ -44,13 +44,38 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
+def _triplets(columns: list[str]) -> dict[str, tuple[str, str]]:
+    """Columns ``c`` that come with ``c_low``/``c_high`` (or ``estimate`` with ``low``/``high``)."""
+    out = {c: (f"{c}_low", f"{c}_high") for c in columns
+           if f"{c}_low" in columns and f"{c}_high" in columns}
+    if {"estimate", "low", "high"} <= set(columns):
+        out["estimate"] = ("low", "high")
+    return out
+
+
 def format_table(frame: pd.DataFrame, max_rows: int = 30) -> tuple[pd.DataFrame, tuple[str, ...]]:
-    """Cells as strings (4 significant digits) and the names of the numeric columns."""
+    """Cells as strings (4 significant digits), each estimate with its interval in one cell
+    (``est [low, high]``), and the names of the numeric columns."""
     shown = frame.head(max_rows)
-    numeric = tuple(c for c in shown.columns if pd.api.types.is_numeric_dtype(shown[c])
-                    and not pd.api.types.is_bool_dtype(shown[c]))
-    cells = pd.DataFrame({str(c): [_cell(v) for v in shown[c].tolist()] for c in shown.columns})
-    return cells, tuple(str(c) for c in numeric)
+    cols = [str(c) for c in shown.columns]
+    triples = _triplets(cols)
+    bounds = {b for pair in triples.values() for b in pair}
+    numeric = []
+    cells: dict[str, list[str]] = {}
+    for c in cols:
+        if c in bounds:
+            continue
+        if c in triples:
+            lo, hi = triples[c]
+            cells[c] = [fmt_interval(v, a, b) if pd.notna(a) or pd.notna(b) else _cell(v)
+                        for v, a, b in zip(shown[c], shown[lo], shown[hi], strict=True)]
+        elif pd.api.types.is_integer_dtype(shown[c]):
+            cells[c] = [fmt_int(v) for v in shown[c].tolist()]
+        else:
+            cells[c] = [_cell(v) for v in shown[c].tolist()]
+        if pd.api.types.is_numeric_dtype(shown[c]) and not pd.api.types.is_bool_dtype(shown[c]):
+            numeric.append(c)
+    return pd.DataFrame(cells), tuple(numeric)
 
 
 def environment_section(study: Any) -> Section:

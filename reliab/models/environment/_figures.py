@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import matplotlib.dates as mdates
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -55,7 +56,10 @@ def power_swing_figure(result: Any, ax: Any = None) -> Figure:
             top.plot(t, v * result.scale / 1e6, lw=0.6, color="#444444",
                      rasterized=len(t) > 2000)
         top.set_ylabel("power (MW)")
-        top.set_title(f"Power swings (>= {result.min_step_w:g} W measured, x{result.scale:g})")
+        step = (f"{result.min_step_w / 1e6:.3g} MW" if result.min_step_w >= 1e5
+                else f"{result.min_step_w:g} W")
+        scaled = f", scaled x{result.scale:,.0f}" if result.scale != 1 else ""
+        top.set_title(f"Power swings (steps of at least {step} measured{scaled})")
     else:
         fig, bottom = ax.get_figure(root=True), ax
     if len(sw):
@@ -71,6 +75,9 @@ def power_swing_figure(result: Any, ax: Any = None) -> Figure:
                     transform=bottom.transAxes, ha="right", va="top", fontsize=7,
                     color="#D55E00")
     bottom.axhline(0, color="#BBBBBB", lw=0.6)
+    locator = mdates.AutoDateLocator()
+    bottom.xaxis.set_major_locator(locator)
+    bottom.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
     bottom.set_ylabel("swing (MW)")
     bottom.set_xlabel("time (UTC)")
     return fig

@@ -156,10 +156,10 @@ def analyze_environment(
                   TEMPERATURES)
     no_tput = None if tput else "no cluster-level throughput column"
     training = cluster[cluster[tput] > 0] if tput else cluster
+    idle = len(cluster) - len(training)
     r.run("diurnal", lambda: diurnal_amplitude(
-        _series(cluster, tput).where(lambda s: s > 0),
-        temperature=_series(training, temp) if temp else None, tz=tz, conf_level=conf_level,
-        seed=seed), no_tput)
+        _series(training, tput), temperature=_series(training, temp) if temp else None, tz=tz,
+        conf_level=conf_level, seed=seed), no_tput)
     r.run("throughput", lambda: fit_throughput(
         _hourly(cluster, tput, temp, freq), throughput="throughput", temperature="temperature",
         conf_level=conf_level), no_tput or (None if temp else "no cluster temperature column"))
@@ -181,6 +181,9 @@ def analyze_environment(
           None if len(nodes) and _first(list(nodes.columns), ("temp_c", "gpu_temp_c"))
           else "no node-level temperature")
     notes = [power_note] if power_note else []
+    if tput and idle:
+        notes.append(f"{idle:,} cluster sample(s) with zero throughput (not training) are left "
+                     "out of the diurnal cycle and the throughput regression")
     return EnvironmentStudy(results=tuple(r.results), skipped=tuple(r.skipped),
                             n=len(telemetry), conf_level=conf_level, notes=tuple(notes))
 
