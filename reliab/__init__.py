@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "InsufficientDataError": "reliab.errors",
     "UnknownFormatError": "reliab.errors",
     "InputFileError": "reliab.errors",
+    "SourceError": "reliab.errors",
     "ReliabWarning": "reliab.errors",
     # schema
     "validate": "reliab.schema",
@@ -27,11 +28,14 @@ _EXPORTS: dict[str, str] = {
     "ingest": "reliab.io",
     "IngestResult": "reliab.io",
     "available_sources": "reliab.io",
+    "live_sources": "reliab.io.sources",
     # taxonomy
     "classify": "reliab.taxonomy",
     "explain": "reliab.taxonomy",
     "load_rules": "reliab.taxonomy",
     "attribute": "reliab.taxonomy",
+    "job_outcomes": "reliab.taxonomy",
+    "JobOutcomes": "reliab.taxonomy",
     "table5": "reliab.taxonomy.vocabulary",
     "xid_catalog": "reliab.taxonomy.xid",
     # datasets

@@ -98,6 +98,8 @@ INTERRUPTIONS = (
     Column("root_signal", "string", nullable=True, doc="signal key that decided the category"),
     Column("evidence", "string", nullable=True, doc="origins (file:line) of all evidence, ';'-joined"),
     Column("attribution", "string", doc="which rule decided, e.g. 'rule:xid-79'"),
+    Column("evidence_kind", "string", nullable=True, check=_in(("hardware", "other", "nccl", "none")),
+           doc="strongest evidence: hardware, other (software, dependency, operator), nccl only, none"),
     Column("job_state", "string", nullable=True),
     Column("downtime_h", "float64", nullable=True, check=_nonneg),
     Column("lost_gpu_hours", "float64", nullable=True, check=_nonneg),
@@ -140,6 +142,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "signals": SIGNALS,
     "jobs": JOBS,
     "interruptions": INTERRUPTIONS,
+    "user_failures": INTERRUPTIONS,  # FAILED jobs the fleet policy sets apart (same columns)
     "exposure": EXPOSURE,
     "telemetry": TELEMETRY,
     "quarantine": QUARANTINE,

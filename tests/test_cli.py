@@ -59,9 +59,14 @@ def test_ingest_shows_accounting_and_writes_parquet(tmp_path: Path) -> None:
     src = sample_path() / "slurm"
     out = _run("ingest", str(src), "--out", str(tmp_path / "tables"), "-q")
     assert out.returncode == 0, out.stderr
-    assert "sacct" in out.stdout and "1,869" in out.stdout
+    assert "sacct" in out.stdout and "2,290" in out.stdout
     jobs = pd.read_parquet(tmp_path / "tables" / "jobs.parquet")
-    assert len(jobs) == 467
+    assert len(jobs) == 467 + 143  # the training run's allocations and other users' jobs
+    # sacct alone under the default fleet policy: only NODE_FAIL counts, no FAILED job has
+    # infrastructure evidence, and the missing evidence families are named, never silent
+    assert "122 interruptions (policy fleet; 334 user failures apart)" in out.stdout
+    assert "Warning: no kernel logs" in out.stdout and "Warning: no IPMI SEL" in out.stdout
+    assert "Warning: 122 of 122 interruptions (100%) have no evidence" in out.stdout
 
 
 def test_explain_and_sources() -> None:

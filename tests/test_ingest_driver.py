@@ -187,7 +187,8 @@ def test_parquet_round_trip(cluster: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     written = res.write_parquet(out)
     assert sorted(p.name for p in written.values()) == sorted(
-        f"{n}.parquet" for n in ("signals", "interruptions", "accounting", "quarantine", "jobs", "telemetry"))
+        f"{n}.parquet" for n in ("signals", "interruptions", "accounting", "quarantine", "jobs", "telemetry",
+                                 "user_failures"))
     for name, path in written.items():
         back = schema.read_parquet(str(path), name)
         pd.testing.assert_frame_equal(back, getattr(res, name), check_dtype=True)

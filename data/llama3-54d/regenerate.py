@@ -51,12 +51,24 @@ and imitate, line by line, the raw formats of a real GPU cluster (`docs/raw-form
   detected 30 s–5 min after it happens; checkpoint every 30 min lasting ~1 min.
 - Mixture of signals per category (e.g. 75 % of faulty-GPU failures print Xid 79), log
   noise rates, ambient temperature 22 °C ± 3.5 °C peaking 15:00 local (UTC−7), host power.
+- Other users' jobs: about 3 a day, 1–2 spare nodes each, in `slurm/sacct.txt` only; end
+  states in the order of Meta's RSC-1 (Kokolis et al., arXiv:2410.21680) with the rare
+  ones raised (50 % COMPLETED, 22 % FAILED in user code, 10 % `CANCELLED by <uid>`, 7 %
+  PREEMPTED, 7 % TIMEOUT, 4 % OUT_OF_MEMORY), none with evidence near its end.
+
+## Interruption policy
+The sample is one training run: `reliab demo` counts it as Llama 3 did
+(`policy="training-run"`: 466 interruptions, 47 planned, the 18 Table 5 counts).  The
+default fleet policy of `reliab.ingest` (Meta RSC) gives 358 interruptions on the same
+logs: the 54 Software Bug and 7 NCCL-timeout ends of the run have no infrastructure
+evidence and join the other users' FAILED jobs as user failures, and the 47 planned ends
+(`CANCELLED by 0`) are not interruptions.
 
 ## Ground truth
 `truth/interruptions.csv` (one row per interruption: job end time, job id, category,
 component, planned, host, GPU, failure time, downtime), `truth/nodes.csv` (frailty, lemon,
-spare, interruptions per host) and `truth/rates.csv` (expected count, rate per GPU-hour and
-shape per category).  Ingest must not read `truth/`.
+spare, interruptions per host), `truth/rates.csv` (expected count, rate per GPU-hour and
+shape per category) and `truth/other_jobs.csv` (the other users' jobs and their states).  Ingest must not read `truth/`.
 
 ## Fleet facts (`cluster.json`)
 What an operator knows without reading any log: GPUs (16,384), GPUs per node (8), nodes

@@ -46,6 +46,7 @@ def simulate_cluster(
     background_per_node_day: float = 0.02,
     telemetry_nodes: int = 16,
     utc_offset_h: float = -7.0,
+    other_jobs_per_day: float = 3.0,
 ) -> SimulatedCluster:
     """Simulate one large training job on a GPU cluster, with ground truth.
 
@@ -88,6 +89,12 @@ def simulate_cluster(
         Nodes whose 15-min telemetry is kept.
     utc_offset_h : float
         Local time of the site, for the diurnal cycle (peak at 15:00 local) [U].
+    other_jobs_per_day : float
+        Other users' small jobs per day on free spare nodes, with the end states of a
+        shared Slurm cluster (COMPLETED, FAILED in user code, ``CANCELLED by <uid>``,
+        TIMEOUT, OUT_OF_MEMORY, PREEMPTED) and no evidence near their ends; written to the
+        sacct capture only.  They are not interruptions under either policy (the fleet
+        policy counts the FAILED ones apart as user failures) [U].
 
     Returns
     -------
@@ -107,6 +114,8 @@ def simulate_cluster(
                          f"gpus_per_node={gpus_per_node}")
     if days <= 0:
         raise ValueError(f"days must be positive, got {days}")
+    if other_jobs_per_day < 0:
+        raise ValueError(f"other_jobs_per_day must be >= 0, got {other_jobs_per_day}")
     if rates is None:
         scaled = counts == "expected"
         rates = default_rates(n_gpus / LLAMA3_GPUS if scaled else 1.0,
@@ -125,7 +134,8 @@ def simulate_cluster(
         spare_fraction=float(spare_fraction), restart_minutes=tuple(restart_minutes),
         repair_hours=tuple(repair_hours), noise_lines_per_node_day=float(noise_lines_per_node_day),
         background_per_node_day=float(background_per_node_day),
-        telemetry_nodes=int(telemetry_nodes), utc_offset_h=float(utc_offset_h))
+        telemetry_nodes=int(telemetry_nodes), utc_offset_h=float(utc_offset_h),
+        other_jobs_per_day=float(other_jobs_per_day))
     return simulate(params)
 
 

@@ -24,6 +24,7 @@ import pandas as pd
 import reliab.io.formats  # noqa: F401
 from reliab import schema
 from reliab.errors import InputFileError, ParseError, ReliabError, UnknownFormatError
+from reliab.io import sources as live
 from reliab.io._files import head_lines
 from reliab.io._lines import quarantine_frame
 from reliab.io._registry import FileResult, Parser, get_parser, options_for, parsers
@@ -118,6 +119,7 @@ def _check_options(options: dict[str, Any]) -> None:
         if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
             return
         accepted |= {p.name for p in params[1:] if p.kind in named}
+    accepted |= live.accepted_options()
     unknown = sorted(set(options) - accepted)
     if unknown:
         raise TypeError(f"ingest() got option(s) {unknown} that no parser accepts;"
@@ -273,6 +275,8 @@ def ingest(
     recursive: bool = True,
     strict: bool = False,
     store: str | os.PathLike[str] | None = None,
+    policy: str | None = None,
+    job_name: str | list[str] | None = None,
     rules: Any = None,
     before: str | pd.Timedelta = "10min",
     after: str | pd.Timedelta = "5min",
@@ -284,9 +288,12 @@ def ingest(
 
     Parameters
     ----------
-    paths : path, directory, or iterable of them
+    paths : path, directory, live location, or iterable of them
         Files to read; directories are walked (sorted), skipping ``truth/`` folders,
         hidden files and documentation files (``SOURCE.md``, ``README*``, ``LICENSE*``).
+        A string ``scheme://…`` is a live source (:func:`reliab.io.sources.live_sources`:
+        ``slurm://``, ``prometheus://host:9090``), read with the options it accepts
+        (``start``, ``end``, ``step``, ``metrics``, ``partition``, ``user``, …).
     source : str, optional
         Force one parser (see :func:`available_sources`) instead of sniffing each file.
     recursive : bool
@@ -302,9 +309,19 @@ def ingest(
         ``messages-20240603``) contribute only their new lines, and the result holds the
         *whole* store, attributed afresh.  ``accounting`` then covers this run only (new
         lines per file) with a ``status`` column: new, appended, unchanged or rotated.
+    policy : {"fleet", "training-run"} or None
+        What counts as an interruption (:func:`reliab.job_outcomes`).  ``None`` or
+        ``"fleet"`` (the default of a shared cluster, Kokolis et al. HPCA 2025): NODE_FAIL
+        or BOOT_FAIL, or FAILED with infrastructure evidence near the job's end; FAILED
+        without it is a user failure (``user_failures``); CANCELLED, TIMEOUT, OOM and
+        COMPLETED are not interruptions.  ``"training-run"`` (Llama 3): every end of one
+        training run other than COMPLETED.  The result's ``policy`` and first note say which.
+    job_name : str, optional
+        The training run for ``policy="training-run"`` (default: the job name with the
+        most GPU-hours).
     rules, before, after, job_filter
-        Passed to :func:`reliab.taxonomy.attribute` (rules file, attribution window
-        around the job end, which interrupted jobs to keep).
+        Passed to :func:`reliab.job_outcomes` (rules file, attribution window around the
+        job end, which interrupted jobs to keep).
     progress : bool
         Show a rich progress bar over the files (nothing is printed otherwise).
     **options
@@ -327,9 +344,14 @@ def ingest(
     TypeError
         An option that no parser accepts.
     """
+    locations, paths = live.split_locations(paths)  # live sources (scheme://…) are not files
     check_arguments(source, options)
-    files = discover(paths, recursive=recursive)
-    attribution = {"rules": rules, "before": before, "after": after, "job_filter": job_filter}
+    if locations and store is not None:
+        raise ValueError(f"store= keeps files only; read {locations[0]} without store=")
+    files = discover(paths, recursive=recursive) if paths or not locations else []
+    attribution = {"policy": policy, "job_name": job_name, "rules": rules, "before": before,
+                   "after": after, "job_filter": job_filter}
+    live_results, live_choices = live.read_live(locations, options, strict)  # first: fail before files
     if store is not None:
         from reliab.io._store import ingest_into
 
@@ -344,7 +366,7 @@ def ingest(
             advance()
     finally:
         close()
-    return assemble(results, choices, **attribution)
+    return assemble(live_results + results, {**live_choices, **choices}, **attribution)
 
 
 def file_tables(results: list[FileResult]) -> dict[str, pd.DataFrame]:
@@ -393,7 +415,7 @@ def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
 
     ``tables`` holds signals, jobs, telemetry and quarantine, already conformed.
     """
-    from reliab.taxonomy import attribute
+    from reliab.taxonomy import job_outcomes
 
     signals = tables["signals"]
     if not signals["time"].is_monotonic_increasing:  # a stable sort keeps sorted rows as they are
@@ -404,9 +426,16 @@ def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
     for name in ("jobs", "telemetry", "quarantine"):
         schema.validate(tables[name], name)
     schema.validate(signals, "signals")
-    # conform: the same (Arrow) string backing as every other table, e.g. after a Parquet trip
-    interruptions = schema.validate(schema.conform(attribute(signals, tables["jobs"], **attribution),
-                                                   "interruptions"), "interruptions")
-    return IngestResult(signals=signals, jobs=tables["jobs"], interruptions=interruptions,
+    outcomes = job_outcomes(signals, tables["jobs"], sources=accounting["source"].unique(),
+                            **attribution)
+
+    def conformed(frame: pd.DataFrame) -> pd.DataFrame:
+        # the same (Arrow) string backing as every other table, e.g. after a Parquet trip
+        return schema.validate(schema.conform(frame, "interruptions"), "interruptions")
+
+    return IngestResult(signals=signals, jobs=tables["jobs"],
+                        interruptions=conformed(outcomes.interruptions),
                         telemetry=tables["telemetry"], quarantine=tables["quarantine"],
-                        accounting=schema.validate(accounting, "accounting"), sources=sources)
+                        accounting=schema.validate(accounting, "accounting"), sources=sources,
+                        notes=(outcomes.method, *outcomes.notes), policy=outcomes.policy,
+                        user_failures=conformed(outcomes.user_failures))

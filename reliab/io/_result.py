@@ -13,7 +13,8 @@ import pandas as pd
 from reliab import schema
 
 #: table name -> Parquet file written by :meth:`IngestResult.write_parquet`
-PARQUET_TABLES = ("signals", "interruptions", "accounting", "quarantine", "jobs", "telemetry")
+PARQUET_TABLES = ("signals", "interruptions", "accounting", "quarantine", "jobs", "telemetry",
+                  "user_failures")
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,14 @@ class IngestResult:
     sources : mapping of str to SourceChoice
         Chosen format per input path.
     notes : tuple of str
-        Run-level remarks (e.g. attribution skipped).
+        Run-level remarks: the interruption policy and its counts, evidence coverage
+        (warnings start with ``"Warning: "``).
+    policy : str
+        The interruption policy used: ``fleet`` (default) or ``training-run``
+        (:func:`reliab.job_outcomes`).
+    user_failures : pandas.DataFrame
+        Schema ``interruptions``: FAILED jobs without infrastructure evidence, which the
+        fleet policy counts apart as user or application failures.
     """
 
     signals: pd.DataFrame
@@ -58,6 +66,8 @@ class IngestResult:
     accounting: pd.DataFrame
     sources: Mapping[str, SourceChoice] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    policy: str = "fleet"
+    user_failures: pd.DataFrame = field(default_factory=lambda: schema.empty("user_failures"))
 
     def summary(self) -> pd.DataFrame:
         """Per source: files, line accounting and the number of signal rows produced."""
@@ -80,6 +90,8 @@ class IngestResult:
             "signals": len(self.signals),
             "jobs": len(self.jobs),
             "interruptions": len(self.interruptions),
+            "policy": self.policy,
+            "user_failures": len(self.user_failures),
             "telemetry_rows": len(self.telemetry),
             "quarantined": len(self.quarantine),
             "summary": summary,
@@ -92,7 +104,7 @@ class IngestResult:
         d = self.to_dict()
         head = (f"<h4>IngestResult</h4><p>{d['files']} file(s), {d['lines']} line(s): "
                 f"{d['signals']} signal(s), {d['jobs']} job(s), {d['interruptions']} "
-                f"interruption(s), {d['telemetry_rows']} telemetry row(s), "
+                f"interruption(s) (policy {d['policy']}), {d['telemetry_rows']} telemetry row(s), "
                 f"{d['quarantined']} quarantined line(s)</p>")
         body = self.summary().to_html(index=False, border=0)
         notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)

@@ -115,6 +115,8 @@ def ingest_distributed(
     source: str | None = None,
     recursive: bool = True,
     strict: bool = False,
+    policy: str | None = None,
+    job_name: str | list[str] | None = None,
     rules: Any = None,
     before: str | pd.Timedelta = "10min",
     after: str | pd.Timedelta = "5min",
@@ -139,7 +141,7 @@ def ingest_distributed(
         Small files are grouped, in order, into tasks of up to this many bytes (a larger
         file is a task of its own), which keeps the per-task overhead of thousands of small
         logs low; ``None`` submits exactly one task per file.
-    source, recursive, strict, rules, before, after, job_filter, **options
+    source, recursive, strict, policy, job_name, rules, before, after, job_filter, **options
         As for :func:`~reliab.ingest`.
 
     Returns
@@ -177,8 +179,9 @@ def ingest_distributed(
             cluster.close()
     results = [r for batch, _ in gathered for r in batch]
     tables = file_tables(results) if out is None else _read_parts([w for _, w in gathered])
-    return finish(tables, accounting_of(results), sources_of(results, choices),
-                  rules=rules, before=before, after=after, job_filter=job_filter)
+    return finish(tables, accounting_of(results), sources_of(results, choices), policy=policy,
+                  job_name=job_name, rules=rules, before=before, after=after,
+                  job_filter=job_filter)
 
 
 __all__ = ["ingest_distributed", "read_batch", "batches", "PARTITIONED"]

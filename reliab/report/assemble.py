@@ -398,8 +398,25 @@ def _daily_section(df: pd.DataFrame) -> Section:
     )
 
 
+def _policy_sentence(ingest: IngestLike) -> tuple[str | None, tuple[str, ...]]:
+    """The interruption policy as the ingest result states it, and its other notes.
+
+    Warnings are left out: the data-quality section shows them.
+    """
+    notes = tuple(str(n) for n in getattr(ingest, "notes", ()))
+    stated = next((n for n in notes if n.startswith("Interruption policy")), None)
+    policy = getattr(ingest, "policy", None)
+    if stated is None and policy is not None:
+        from reliab.taxonomy._policy import describe
+
+        stated = describe(policy)
+    rest = tuple(n for n in notes if n != stated and not n.startswith("Warning: "))
+    return stated, rest
+
+
 def _methods_section(
-    rates: RatesLike, reference: pd.DataFrame | None, meta: Mapping[str, str]
+    rates: RatesLike, reference: pd.DataFrame | None, meta: Mapping[str, str],
+    policy: str | None = None, counts: tuple[str, ...] = (),
 ) -> Section:
     conf = float(rates.conf_level)
     method = getattr(rates, "method", None)
@@ -421,6 +438,8 @@ def _methods_section(
             "caused). Parsers never assign categories; the taxonomy rules do."
         ),
     ]
+    if policy:
+        blocks.append(Text(policy, items=counts))
     if reference is not None:
         blocks.append(
             Text(
@@ -458,9 +477,12 @@ def assemble(
         _rates_section(summary, conf, components),
         _daily_section(df),
         quality_section(
-            getattr(ingest, "accounting", None), getattr(ingest, "quarantine", None), max_quarantine
+            getattr(ingest, "accounting", None), getattr(ingest, "quarantine", None), max_quarantine,
+            interruptions=getattr(ingest, "interruptions", None),
+            notes=tuple(getattr(ingest, "notes", ())),
+            tables={t: getattr(ingest, t, None) for t in ("signals", "jobs", "telemetry")},
         ),
-        _methods_section(rates, reference, meta_s),
+        _methods_section(rates, reference, meta_s, *_policy_sentence(ingest)),
     )
     if environment is not None:  # shown only when telemetry was analysed
         from reliab.report.environment import environment_section
