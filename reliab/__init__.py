@@ -74,6 +74,7 @@ _EXPORTS: dict[str, str] = {
     "finalize_windows": "reliab.windows",
     "count_events": "reliab.windows",
     "lag_windows": "reliab.windows",
+    "counting_process_rows": "reliab.windows",
     "detect_power_swings": "reliab.models.environment",
     "label_power_swings": "reliab.models.environment",
     "analyze_power_swings": "reliab.models.environment",

@@ -104,7 +104,7 @@ def throughput_figure(result: Any, ax: Any = None) -> Figure:
     if pts is None or pts.empty:
         return fig
     sns.scatterplot(data=pts, x="temperature", y="throughput", ax=ax, s=6, alpha=0.3,
-                    color="#444444", linewidth=0, rasterized=len(pts) > 2000)
+                    color="#444444", linewidth=0, rasterized=len(pts) > 500)
     tot = result.effect("total")
     tc = float(pts["temperature"].mean())
     yc = float(np.exp(np.log(pts["throughput"]).mean()))
