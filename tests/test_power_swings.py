@@ -152,18 +152,21 @@ def test_analysis_scales_counts_and_limits() -> None:
 
 
 def test_sample_cluster_power_swings_match_the_job_timeline(sample_ingest) -> None:
-    """Regression on the bundled sample: every job start, stop and failure is one swing."""
+    """Regression on the bundled sample: every start, stop and failure of the training job is
+    one swing of its cluster power; the other (small) jobs of the cluster claim none of them."""
     tel = sample_ingest.telemetry
     c = tel[tel["host"] == "cluster"]
     power = pd.Series(c["power_w"].to_numpy(), index=pd.DatetimeIndex(c["time"]))
-    res = analyze_power_swings(power, min_step_w=100.0 * 16_384, jobs=sample_ingest.jobs,
-                               interruptions=sample_ingest.interruptions)
-    counts = res.summary().set_index("label")["count"]
     jobs = sample_ingest.jobs
-    assert counts["job start"] == len(jobs)
-    assert counts["failure-induced"] == int((~sample_ingest.interruptions["planned"]).sum()) == 419
-    assert counts["job stop"] == int(sample_ingest.interruptions["planned"].sum()) == 47
+    train = jobs[jobs["name"] == "llama3-405b-pretrain"]
+    res = analyze_power_swings(power, min_step_w=100.0 * 16_384, jobs=jobs)
+    counts = res.summary().set_index("label")["count"]
+    state = train["state"].astype(str).str.split(" ").str[0]
+    assert counts["job start"] == len(train) == 467
+    assert counts["failure-induced"] == int(state.isin(["FAILED", "NODE_FAIL"]).sum()) == 419
+    assert counts["job stop"] == int((state == "CANCELLED").sum()) == 47
     assert "unexplained" not in counts.index
     assert counts["pause (checkpoint/collective)"] % 2 == 0
+    assert set(res.swings["job_id"].dropna()) <= set(train["job_id"])
     big = res.swings["delta_mw"].abs()
     assert 9 < big.median() < 13  # ~10 MW checkpoint swings of 16,384 GPUs (Llama 3 §3.3.4)

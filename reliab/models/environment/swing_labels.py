@@ -34,11 +34,15 @@ def label_power_swings(
     start_window: tuple[str, str] = ("-2min", "10min"),
     stop_window: tuple[str, str] = ("-10min", "5min"),
     max_pause: str = "15min",
+    max_w_per_gpu: float | None = 1000.0,
 ) -> pd.DataFrame:
     """Name the cause of each swing from the job timeline.
 
-    In this order: the first rise whose onset lies in ``start_window`` around a job's start
-    is a ``job start``; a drop followed within ``max_pause`` by a rise that is not a job start is
+    Jobs are taken largest first (``ngpus``, else ``nnodes``), and a job with ``ngpus`` can
+    only explain a swing of at most ``ngpus × max_w_per_gpu`` watts (default 1000 W: the
+    700 W TDP of an H100/H200 (Llama 3 §3.3.1) plus its share of the host), so the small jobs
+    of a shared cluster never claim the swings of the large one.  In this order: the first rise whose onset lies in
+    ``start_window`` around a job's start is a ``job start``; a drop followed within ``max_pause`` by a rise that is not a job start is
     a ``pause (checkpoint/collective)`` (both swings get the label); a remaining drop in
     ``stop_window`` around a job's end is ``failure-induced`` when the job ended in a failure
     state (``NODE_FAIL``, ``FAILED``, ``BOOT_FAIL``) or an unplanned interruption of
@@ -58,10 +62,11 @@ def label_power_swings(
     start = _naive64(out["start"]) if n else np.array([], dtype="datetime64[ns]")
     ends = _naive64(out["end"]) if n else start
     rise = (out["direction"] == "rise").to_numpy(dtype=bool)
-    timeline = _Timeline(jobs, interruptions) if jobs is not None and n else None
+    timeline = _Timeline(jobs, interruptions, max_w_per_gpu) if jobs is not None and n else None
+    size = out["delta_w"].abs().to_numpy(dtype=float) if n else np.zeros(0)
     if timeline is not None:
         rises = np.flatnonzero(rise)
-        for k, i in timeline.first_rises(start[rises], start_window):
+        for k, i in timeline.first_rises(start[rises], size[rises], start_window):
             label[rises[i]], job[rises[i]] = "job start", timeline.ids[k]
     pause = pd.Timedelta(max_pause).to_timedelta64()
     for i in range(n - 1):
@@ -70,7 +75,7 @@ def label_power_swings(
             label[i] = label[i + 1] = "pause (checkpoint/collective)"
     if timeline is not None:
         for i in np.flatnonzero(~rise & (label == "")):
-            hit = timeline.ended(start[i], stop_window)
+            hit = timeline.ended(start[i], size[i], stop_window)
             if hit is not None:
                 label[i], job[i] = hit
     label[label == ""] = "unexplained"
@@ -82,11 +87,20 @@ def label_power_swings(
 class _Timeline:
     """Job starts and ends (naive UTC datetime64) for labelling swings."""
 
-    def __init__(self, jobs: pd.DataFrame, interruptions: pd.DataFrame | None) -> None:
+    def __init__(self, jobs: pd.DataFrame, interruptions: pd.DataFrame | None,
+                 max_w_per_gpu: float | None) -> None:
         missing = [c for c in ("job_id", "start", "end") if c not in jobs.columns]
         if missing:
             raise ValueError(f"jobs is missing column(s) {missing}")
         j = jobs.dropna(subset=["start"])
+        size = next((pd.to_numeric(j[c], errors="coerce").fillna(0) for c in ("ngpus", "nnodes")
+                     if c in j), pd.Series(1, index=j.index))
+        order = np.argsort(-size.to_numpy(dtype=float), kind="stable")  # largest job first
+        j = j.iloc[order]
+        gpus = pd.to_numeric(j["ngpus"], errors="coerce").to_numpy(dtype=float) if "ngpus" in j \
+            else np.full(len(j), np.nan)
+        # NaN (unknown GPUs or no bound) never rules a job out
+        self.cap = gpus * max_w_per_gpu if max_w_per_gpu is not None else np.full(len(j), np.nan)
         self.starts, self.ends = _naive64(j["start"]), _naive64(j["end"])
         self.ids = j["job_id"].astype("string").to_numpy()
         states = j["state"].astype("string").fillna("") if "state" in j else \
@@ -103,17 +117,30 @@ class _Timeline:
     def _window(w: tuple[str, str]) -> tuple[np.timedelta64, np.timedelta64]:
         return tuple(pd.Timedelta(v).to_timedelta64() for v in w)  # type: ignore[return-value]
 
-    def first_rises(self, onsets: np.ndarray, window: tuple[str, str]) -> list[tuple[int, int]]:
-        """(job, rise) pairs: for each job start, the first rise with onset in the window."""
-        lo, hi = self._window(window)
-        pos = np.searchsorted(onsets, self.starts + lo, side="left")
-        ok = (pos < len(onsets))
-        ok[ok] &= onsets[pos[ok]] <= self.starts[ok] + hi
-        return [(int(k), int(pos[k])) for k in np.flatnonzero(ok)]
+    def _can(self, k: int, size: float) -> bool:
+        return not self.cap[k] < size  # NaN cap: no bound
 
-    def ended(self, t: np.datetime64, window: tuple[str, str]) -> tuple[str, str] | None:
+    def first_rises(self, onsets: np.ndarray, sizes: np.ndarray, window: tuple[str, str]
+                    ) -> list[tuple[int, int]]:
+        """(job, rise) pairs: each job start, largest job first, takes the first rise in its
+        window that no larger job took and that the job is big enough to cause."""
         lo, hi = self._window(window)
-        ok = ~np.isnat(self.ends)
+        taken: set[int] = set()
+        pairs = []
+        for k in range(len(self.starts)):
+            i = int(np.searchsorted(onsets, self.starts[k] + lo, side="left"))
+            while i < len(onsets) and onsets[i] <= self.starts[k] + hi and (
+                    i in taken or not self._can(k, sizes[i])):
+                i += 1
+            if i < len(onsets) and onsets[i] <= self.starts[k] + hi:
+                taken.add(i)
+                pairs.append((k, i))
+        return pairs
+
+    def ended(self, t: np.datetime64, size: float, window: tuple[str, str]
+              ) -> tuple[str, str] | None:
+        lo, hi = self._window(window)
+        ok = ~np.isnat(self.ends) & ~(self.cap < size)
         hit = np.flatnonzero(ok & (t >= self.ends + lo) & (t <= self.ends + hi))
         if not hit.size:
             return None
