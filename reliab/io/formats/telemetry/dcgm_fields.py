@@ -38,7 +38,7 @@ FIELD_IDS = {
 def dcgm_column(name: str) -> str | None:
     """Column for a DCGM field given as ``DCGM_FI_DEV_GPU_TEMP``, ``GPU_TEMP`` or ``150``."""
     key = name.strip().upper()
-    if key.isdigit():
+    if key.isascii() and key.isdigit():  # "¹".isdigit() is True but int("¹") fails
         key = FIELD_IDS.get(int(key), "")
     key = key.removeprefix("DCGM_FI_DEV_").removeprefix("DCGM_FI_PROF_")
     return DCGM_COLUMNS.get(key)
