@@ -138,3 +138,20 @@ def test_irr_forest_plot(env) -> None:
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert any("temp_c_mean" in x for x in labels) and not any("intercept" in x for x in labels)
     assert np.isclose(fig.axes[0].lines[-1].get_xdata()[0], 1.0)  # the IRR = 1 reference line
+
+
+def test_cluster_power_from_jittered_gpu_series() -> None:
+    """32 GPUs sampled at 1 Hz with different phases are summed on a common 1 s grid."""
+    rng = np.random.default_rng(0)
+    frames = []
+    for g in range(32):
+        t = pd.Timestamp("2024-06-01", tz="UTC") + pd.to_timedelta(
+            np.arange(3600.0) + rng.uniform(0, 0.9), unit="s")
+        watts = np.where((np.arange(3600) // 60) % 30 == 29, 110.0, 690.0) + rng.normal(0, 3, 3600)
+        frames.append(pd.DataFrame({"time": t, "host": f"n{g // 8}", "gpu": str(g % 8),
+                                    "power_w": watts}))
+    study = analyze_environment(pd.concat(frames, ignore_index=True), min_step_w=32 * 300)
+    sw = study.get("power_swings").swings
+    assert sw["direction"].tolist() == ["drop", "rise", "drop"]
+    np.testing.assert_allclose(sw["delta_w"].abs(), 32 * 580, rtol=0.01)
+    assert "sum of 32 series" in study.notes[0]

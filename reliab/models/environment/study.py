@@ -189,17 +189,30 @@ def analyze_environment(
 
 
 def _power_series(cluster: pd.DataFrame, nodes: pd.DataFrame) -> tuple[pd.Series | None, str]:
+    """Cluster power: the cluster rows' own series, else the sum of every GPU/host series.
+
+    Series sampled at different instants are put on a common grid (the median sampling
+    interval, whole seconds): each series' mean in a bin, summed over series
+    (:func:`reliab.windows.telemetry_windows` at cluster level); bins where not every
+    series reported are left out and counted.
+    """
+    from reliab.windows import telemetry_windows
+
     if "power_w" in cluster and cluster["power_w"].notna().any():
         return _series(cluster, "power_w"), ""
-    if "power_w" in nodes and nodes["power_w"].notna().any():
-        use = nodes.dropna(subset=["power_w"])
-        per = use.groupby("time")["power_w"].agg(["sum", "size"])
-        full = per["size"] == per["size"].max()
-        s = per.loc[full, "sum"]
-        return (pd.Series(s.to_numpy(), index=pd.DatetimeIndex(s.index)),
-                f"cluster power = sum over the {int(per['size'].max())} series reporting at "
-                f"each time; {int((~full).sum())} time(s) with fewer series left out")
-    return None, ""
+    if "power_w" not in nodes or not nodes["power_w"].notna().any():
+        return None, ""
+    use = nodes.dropna(subset=["power_w"])
+    t = use.sort_values("time").groupby(["host", "gpu"], dropna=False, observed=True)["time"]
+    step = float(np.nanmedian(t.diff().dt.total_seconds())) if len(use) > 1 else 1.0
+    freq = f"{max(1, int(round(step)))}s"
+    win = telemetry_windows(use, freq=freq, level="cluster", columns=["power_w"],
+                            sum_columns=["power_w"])
+    full = win["n_series"] == win["n_series"].max()
+    s = pd.Series(win.loc[full, "power_w_total"].to_numpy(),
+                  index=pd.DatetimeIndex(win.loc[full, "window"]))
+    return s, (f"cluster power = sum of {int(win['n_series'].max())} series' means on a {freq} "
+               f"grid; {int((~full).sum())} bin(s) where a series was missing left out")
 
 
 def _failure_glm(nodes: pd.DataFrame, interruptions: pd.DataFrame, freq: str,
