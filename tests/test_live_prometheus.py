@@ -212,7 +212,7 @@ def test_cli_writes_the_telemetry(prom, tmp_path):
     start, end = _window(GPU_CSV)
     out = tmp_path / "tables"
     result = CliRunner().invoke(app, ["ingest", prom["url"], "--start", start.isoformat(), "--end",
-                                      end.isoformat(), "--step", "1min", "--metric", "DCGM_FI_DEV_POWER_USAGE",
+                                      end.isoformat(), "--step", "1min", "--metrics", "DCGM_FI_DEV_POWER_USAGE",
                                       "--out", str(out), "--quiet"])
     assert result.exit_code == 0, result.output
     got = reliab.schema.read_parquet(str(out / "telemetry.parquet"), "telemetry")
@@ -283,7 +283,7 @@ def test_bad_options_fail_before_any_request():
         reliab.ingest("prometheus://127.0.0.1:1", start="2024-06-01", max_points=20_000)
     with pytest.raises(ValueError, match="needs a column name"):
         reliab.ingest("prometheus://127.0.0.1:1", start="2024-06-01", metrics=["avg(up)"])
-    with pytest.raises(reliab.UnknownFormatError, match="no live source for s3://"):
+    with pytest.raises(reliab.UnknownFormatError, match="no source handles s3://"):
         reliab.ingest("s3://bucket/logs")
     with pytest.raises(SourceError, match="cannot reach"):
         reliab.ingest("prometheus://127.0.0.1:1", start="2024-06-01", end="2024-06-02")

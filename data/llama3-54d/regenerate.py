@@ -68,12 +68,14 @@ evidence and join the other users' FAILED jobs as user failures, and the 47 plan
 `truth/interruptions.csv` (one row per interruption: job end time, job id, category,
 component, planned, host, GPU, failure time, downtime), `truth/nodes.csv` (frailty, lemon,
 spare, interruptions per host), `truth/rates.csv` (expected count, rate per GPU-hour and
-shape per category) and `truth/other_jobs.csv` (the other users' jobs and their states).  Ingest must not read `truth/`.
+shape per category) and `truth/other_jobs.csv` (the other users' jobs and their states).  Ingest
+must not read `truth/`: the hand-over manifest `reliab.toml` skips it (and `cluster.json`), and
+ingest lists those files as skipped.
 
 ## Fleet facts (`cluster.json`)
 What an operator knows without reading any log: GPUs (16,384), GPUs per node (8), nodes
 (2,048), spare nodes and the observation window.  `reliab demo` takes the exposure for the
-rates from it (GPU-days = GPUs x window); `reliab.ingest` skips it when walking the folder.
+rates from it (GPU-days = GPUs x window); `reliab.ingest` skips it (`reliab.toml`).
 
 ## Telemetry (`telemetry/`)
 - `cluster_1min.csv`: `time,host,gpu,ambient_c,power_w,throughput_tokens_per_s` — one row

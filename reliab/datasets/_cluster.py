@@ -248,7 +248,23 @@ def write_cluster(cluster: SimulatedCluster, directory: Path) -> dict[str, Path]
     out |= _write_telemetry(cluster, directory)
     out |= _write_truth(cluster, directory)
     out |= _write_facts(cluster, directory)
+    out |= _write_manifest(directory)
     return dict(sorted(out.items()))
+
+
+#: the sample's hand-over manifest (``reliab.io._manifest``): truth and fleet facts are not logs
+MANIFEST = """\
+# Hand-over manifest of this sample: reliab.ingest applies it when it walks the folder.
+# Ground truth and fleet facts sit beside the logs but are not logs; ingest lists them as skipped.
+skip = ["truth/", "cluster.json", "regenerate.py"]
+"""
+
+
+def _write_manifest(directory: Path) -> dict[str, Path]:
+    """``reliab.toml``: skip the ground truth and the fleet facts when the folder is ingested."""
+    path = directory / "reliab.toml"
+    path.write_text(MANIFEST, encoding="utf-8")
+    return {"reliab.toml": path}
 
 
 def _write_facts(cluster: SimulatedCluster, directory: Path) -> dict[str, Path]:
