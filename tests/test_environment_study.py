@@ -34,6 +34,13 @@ def ingested(written):
     return reliab.ingest(written)
 
 
+def written_env_interruptions(d: Path) -> list:
+    """Failure-ended allocations in the written sacct records (the training-run policy's count)."""
+    rows = (d / "slurm" / "sacct.txt").read_text().splitlines()[1:]
+    return [r for r in rows if "|" in r and r.split("|")[0].isdigit()
+            and r.split("|")[5] in ("FAILED", "NODE_FAIL")]
+
+
 def _hashes(d: Path) -> dict[str, str]:
     return {str(p.relative_to(d)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(d.rglob("*")) if p.is_file()}
@@ -64,7 +71,9 @@ def test_raw_files_are_real_formats_and_fully_parsed(written, ingested) -> None:
     assert "# TYPE DCGM_FI_DEV_GPU_TEMP gauge" in prom and 'Hostname="node0001"' in prom
     acc = ingested.accounting
     assert (acc["malformed"] == 0).all()
-    assert set(acc["source"]) == {"nvidia_smi_csv", "dcgm_prometheus", "telemetry_csv", "sacct"}
+    assert set(acc["source"]) == {"nvidia_smi_csv", "dcgm_prometheus", "telemetry_csv", "sacct",
+                                  "manifest", "skipped"}  # reliab.toml skips truth/
+    assert len(ingested.interruptions) == len(written_env_interruptions(written))
     tel = ingested.telemetry
     assert (tel["host"] == "cluster").sum() == 8 * 1440
     smi_rows = tel[tel["clock_event_reasons_flag"].notna()]

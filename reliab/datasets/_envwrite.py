@@ -10,7 +10,9 @@
   ``Hostname``) as in NVIDIA dcgm-exporter's ``default-counters.csv`` and a real scrape;
 * ``telemetry/cluster_1min.csv`` — the cluster series (generic telemetry CSV);
 * ``slurm/sacct.txt`` — ``sacct --parsable2`` records of the job timeline;
-* ``truth/truth.json`` — the true effects (``reliab.ingest`` skips ``truth/``).
+* ``truth/truth.json`` — the true effects;
+* ``reliab.toml`` — the hand-over manifest: one training job (``policy = "training-run"``),
+  ``truth/`` skipped.
 
 Times are UTC.  Output is deterministic for a given simulation.
 """
@@ -45,6 +47,12 @@ from reliab.datasets._simulate import GPU_PCI
 if TYPE_CHECKING:
     from reliab.datasets._envsim import SimulatedEnvironment
 
+#: hand-over manifest (``reliab.io._manifest``): one training job; the truth is not a log
+MANIFEST = """\
+# Hand-over manifest of a simulated environment: reliab.ingest applies it when it walks the folder.
+policy = "training-run"
+skip = ["truth/"]
+"""
 SMI_HEADER = ("timestamp, index, temperature.gpu, power.draw [W], clocks.current.sm [MHz], "
               "utilization.gpu [%], clocks_event_reasons.active")
 _DCGM = (("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C)."),
@@ -144,6 +152,9 @@ def write_environment(env: SimulatedEnvironment, directory: Path, *, hosts: int,
     truth.write_text(json.dumps({**env.truth, "params": env.params}, indent=2) + "\n",
                      encoding="utf-8")
     out["truth/truth.json"] = truth
+    manifest = directory / "reliab.toml"
+    manifest.write_text(MANIFEST, encoding="utf-8")
+    out["reliab.toml"] = manifest
     return dict(sorted(out.items()))
 
 
