@@ -85,6 +85,15 @@ _EXPORTS: dict[str, str] = {
     "aggregate_cells": "reliab.models.environment",
     "analyze_environment": "reliab.models.environment",
     "simulate_environment": "reliab.datasets",
+    # models: job-level reliability
+    "job_mttf": "reliab.models",
+    "estimate_job_mttf": "reliab.models",
+    "expected_ettr": "reliab.models",
+    "optimal_checkpoint_interval": "reliab.models",
+    "plan_checkpoints": "reliab.models",
+    "simulate_job": "reliab.models",
+    "failure_cost": "reliab.models",
+    "replay_mitigations": "reliab.models",
     # report
     "demo": "reliab._demo",
     "build_report": "reliab.report",

@@ -68,6 +68,27 @@ def cluster_facts(data: Path, jobs: pd.DataFrame) -> ClusterFacts:
     return ClusterFacts(ngpus, 8, jobs["start"].min(), end)
 
 
+def _job_level(result: Any, facts: ClusterFacts, rates: Any) -> tuple[Any, Any, Any, Any]:
+    """Cost of the sample's training run, the default replay, MTTF vs size, checkpoint plan."""
+    from reliab.models.jobs import (
+        PUBLISHED_RATES,
+        estimate_job_mttf,
+        failure_cost,
+        plan_checkpoints,
+        replay_mitigations,
+    )
+
+    costs = failure_cost(result.interruptions, result.jobs, result.signals, start=facts.start,
+                         end=facts.end)
+    mttf = estimate_job_mttf(rates, gpus_per_node=facts.gpus_per_node,
+                             jobs=result.jobs.dropna(subset=["end"]), interruptions=result.interruptions)
+    scenarios = {"this run": mttf.rate_per_node_day, **PUBLISHED_RATES}
+    plan = plan_checkpoints(checkpoint_write_h=max(costs.checkpoint_write_h, 1 / 60),
+                            node_failure_rate_per_day=scenarios, gpus_per_node=facts.gpus_per_node,
+                            simulate=False)
+    return costs, replay_mitigations(costs), mttf, plan
+
+
 def demo(out: str | Path = "demo-report", *, data: str | Path | None = None, pdf: bool = True,
          progress: bool = False, policy: str = "training-run",
          job_name: str | None = None) -> DemoResult:
@@ -128,6 +149,10 @@ def demo(out: str | Path = "demo-report", *, data: str | Path | None = None, pdf
         timings["environment"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
+    costs, replay, job_mttf, plan = _job_level(result, facts, rates)
+    timings["jobs"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
     meta = {
         "data": str(data),
         "GPUs": f"{facts.n_gpus:,} ({facts.n_nodes:,} nodes × {facts.gpus_per_node})",
@@ -139,6 +164,7 @@ def demo(out: str | Path = "demo-report", *, data: str | Path | None = None, pdf
     report = build_report(result, rates=rates, reference=table5(),
                           title="Reliability report: Llama-3-scale sample cluster",
                           subtitle="Synthetic logs calibrated to Llama 3 Table 5 (arXiv 2407.21783)", meta=meta,
+                          job_costs=costs, replay=replay, job_mttf=job_mttf, plan=plan,
                           environment=environment)
     files = {"report.html": write_html(report, out / "report.html")}
     timings["html"] = time.perf_counter() - t0

@@ -98,7 +98,8 @@ def test_detects_every_step_of_a_staircase(levels, seed) -> None:
         else:
             merged.append(c)
     assert len(sw) == len(merged)
-    np.testing.assert_allclose(sw["delta_w"], merged, atol=30)
+    # levels are medians of 8-sample plateaus: sd of a difference ~ 1.25 * 15 * sqrt(2/8) = 9.4 W
+    np.testing.assert_allclose(sw["delta_w"], merged, atol=50)
 
 
 def _jobs() -> pd.DataFrame:

@@ -48,7 +48,11 @@ and imitate, line by line, the raw formats of a real GPU cluster (`docs/raw-form
   × 15 (the lemon-node idea is from Kokolis et al., arXiv:2410.21680); 3 % spare nodes;
   repaired nodes return after a lognormal time (median 48 h).
 - Restart downtime lognormal (median 15 min, log-sd 0.35), floored at 12 min; failure
-  detected 30 s–5 min after it happens; checkpoint every 30 min lasting ~1 min.
+  detected 30 s–5 min after it happens.
+- Checkpointing: training resumes 5 min after an allocation starts (checkpoint load);
+  a checkpoint completes every 30 min after that, its write pausing training for the
+  last 60 s (29 min of training per checkpoint); an interruption loses the work since
+  the last completed checkpoint.
 - Mixture of signals per category (e.g. 75 % of faulty-GPU failures print Xid 79), log
   noise rates, ambient temperature 22 °C ± 3.5 °C peaking 15:00 local (UTC−7), host power.
 - Other users' jobs: about 3 a day, 1–2 spare nodes each, in `slurm/sacct.txt` only; end
@@ -68,7 +72,10 @@ evidence and join the other users' FAILED jobs as user failures, and the 47 plan
 `truth/interruptions.csv` (one row per interruption: job end time, job id, category,
 component, planned, host, GPU, failure time, downtime), `truth/nodes.csv` (frailty, lemon,
 spare, interruptions per host), `truth/rates.csv` (expected count, rate per GPU-hour and
-shape per category) and `truth/other_jobs.csv` (the other users' jobs and their states).  Ingest
+shape per category), `truth/checkpoints.csv` (every checkpoint: job, completion time,
+write seconds), `truth/costs.csv` (per interruption: downtime to the next allocation,
+its 5-min restart, the work lost since the last checkpoint, blocking write time and lost
+GPU-hours) and `truth/other_jobs.csv` (the other users' jobs and their states).  Ingest
 must not read `truth/`: the hand-over manifest `reliab.toml` skips it (and `cluster.json`), and
 ingest lists those files as skipped.
 

@@ -168,14 +168,22 @@ def load_llama3_sample() -> dict[str, object]:
     -------
     dict
         ``path`` (Path of the raw-file directory, ready for ``reliab.ingest``),
-        ``interruptions``, ``nodes`` and ``rates`` (DataFrames read from ``truth/``).
+        ``interruptions``, ``nodes``, ``rates``, ``checkpoints`` (every checkpoint written)
+        and ``costs`` (downtime, restart, lost work and lost GPU-hours of every
+        interruption) — DataFrames read from ``truth/``.
     """
     path = sample_path()
     truth = path / "truth"
     inter = pd.read_csv(truth / "interruptions.csv", parse_dates=["time", "failure_time"],
                         dtype={"job_id": "string", "host": "string", "gpu": "string"})
-    return {"path": path, "interruptions": inter, "nodes": pd.read_csv(truth / "nodes.csv"),
-            "rates": pd.read_csv(truth / "rates.csv")}
+    out: dict[str, object] = {"path": path, "interruptions": inter,
+                              "nodes": pd.read_csv(truth / "nodes.csv"),
+                              "rates": pd.read_csv(truth / "rates.csv")}
+    for name in ("checkpoints", "costs"):  # job-level truth (absent from older samples)
+        if (truth / f"{name}.csv").is_file():
+            out[name] = pd.read_csv(truth / f"{name}.csv", parse_dates=["time"],
+                                    dtype={"job_id": "string"})
+    return out
 
 
 __all__ = ["simulate_cluster", "SimulatedCluster", "load_llama3_sample", "sample_path",

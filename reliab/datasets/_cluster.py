@@ -17,12 +17,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from reliab.datasets import _messy
 from reliab.datasets import _writers as w
 from reliab.datasets._environment import cluster_telemetry
 from reliab.datasets._evidence import Evidence, add_background
 from reliab.datasets._jobs import build_jobs, hostlist
 from reliab.datasets._noise import kernel_noise, syslog_noise, training_lines
 from reliab.datasets._other_jobs import build_other_jobs
+from reliab.datasets._progress import (
+    CHECKPOINT_WRITE_S,
+    checkpoint_schedule,
+    progress_truth,
+    resume_time,
+)
 from reliab.datasets._signatures import Case, express
 from reliab.datasets._simulate import (
     GPU_PCI,
@@ -66,6 +73,11 @@ class SimulatedCluster:
         Expected count, rate per GPU-hour and time shape per category.
     params : SimParams
         The parameters of the run.
+    checkpoints : DataFrame
+        Every checkpoint written: ``job_id``, ``time`` (completion), ``write_s``.
+    costs : DataFrame
+        What each interruption cost (``reliab.datasets._progress.progress_truth``): downtime,
+        restart, lost work and lost GPU-hours.
     other_jobs : DataFrame
         Other users' allocations on spare nodes (``reliab.datasets._other_jobs``): their
         sacct rows only, and ``truth/other_jobs.csv``.
@@ -80,6 +92,8 @@ class SimulatedCluster:
     evidence: Evidence = field(repr=False)
     raw_jobs: pd.DataFrame = field(repr=False)
     other_jobs: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    checkpoints: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    costs: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
 
     def write(self, directory: str | Path) -> dict[str, Path]:
         """Write every raw file of docs/raw-formats.md and ``truth/*.csv`` under ``directory``.
@@ -120,13 +134,15 @@ def simulate(params: SimParams) -> SimulatedCluster:
     telemetry = cluster_telemetry(params, raw_jobs, spans, rng_for(params, 8))
     nodes = nodes.assign(interruptions=np.bincount(timeline["node"][timeline["node"] >= 0],
                                                    minlength=len(nodes)))
+    checkpoints, costs = progress_truth(params, raw_jobs, timeline)
     others = build_other_jobs(params, raw_jobs, spans, len(nodes), _evidence_times(ev),
                               rng_for(params, 30))
     return SimulatedCluster(
         interruptions=_truth_interruptions(timeline, raw_jobs), jobs=_public_jobs(params, raw_jobs,
                                                                                    timeline),
         nodes=nodes, telemetry=telemetry, true_rates=true_rates(params), params=params,
-        evidence=ev, raw_jobs=raw_jobs, other_jobs=others)
+        evidence=ev, raw_jobs=raw_jobs, other_jobs=others, checkpoints=checkpoints,
+        costs=costs)
 
 
 def _evidence_times(ev: Evidence) -> dict[int, np.ndarray]:
@@ -230,14 +246,19 @@ def write_cluster(cluster: SimulatedCluster, directory: Path) -> dict[str, Path]
     to_dmesg = [r for r in ev.kernel if r[2] == "kernel" and r[1] in dmesg_hosts]
     to_syslog = [r for r in ev.kernel if not (r[2] == "kernel" and r[1] in dmesg_hosts)]
     n_noise = int(p.noise_lines_per_node_day * len(hosts) * p.days)
-    out = w.write_syslog(directory, to_syslog + syslog_noise(rng, t0, t1, hosts, n_noise))
+    messy = rng_for(p, 22)  # the untidy shapes of a real hand-over (._messy), drawn apart
+    storms = _messy.edac_storms(messy, t0, t1, hosts)
+    out = w.write_syslog(directory, to_syslog + syslog_noise(rng, t0, t1, hosts, n_noise) + storms)
     noise = [rec for h in sorted(dmesg_hosts) for rec in kernel_noise(rng, t0, t1, h, 25)]
     styles = {h: int(h[4:]) % 3 for h in dmesg_hosts}
     out |= w.write_dmesg(directory, to_dmesg + noise, styles)
-    out |= w.write_train(directory, ev.train + _train_progress(cluster, rng_for(p, 21)))
+    unpadded = _messy.unpadded_jobs(messy, list(cluster.raw_jobs["job_id"]))
+    out |= w.write_train(directory, ev.train + _train_progress(cluster, rng_for(p, 21)), unpadded)
+    out |= w.write_text(directory, _messy.clean_logs(messy))
     reset = [(t0 - 2 * 86_400_000_000, h, "Event Logging Disabled #0x07",
               "Log area reset/cleared", True) for h in sorted({r[1] for r in ev.sel})]
-    out |= w.write_sel(directory, ev.sel + reset)
+    empty = _messy.empty_sel_hosts(messy, hosts, {r[1] for r in ev.sel})
+    out |= w.write_sel(directory, ev.sel + reset, empty)
     out |= w.write_tickets(directory, ev.tickets)
     others = cluster.other_jobs
     other_lists = [hostlist(np.asarray(n, dtype=np.int64)) for n in others.get("nodes", [])]
@@ -286,7 +307,10 @@ def _train_progress(cluster: SimulatedCluster, rng: np.random.Generator) -> list
     recs, step = [], _FIRST_STEP
     for job in jobs.itertuples(index=False):
         end = job.end_us if job.end_us >= 0 else p.start_us + p.window_us
-        lines, step = training_lines(rng, job.job_id, job.start_us, end, step, tput, p.start_us)
+        lines, step = training_lines(rng, job.job_id, job.start_us, end, step, tput, p.start_us,
+                                     resume_us=resume_time(job.start_us),
+                                     saves_us=checkpoint_schedule(job.start_us, end),
+                                     write_s=CHECKPOINT_WRITE_S)
         recs += lines
         if job.end_us < 0:
             continue
@@ -323,6 +347,8 @@ def _write_truth(cluster: SimulatedCluster, directory: Path) -> dict[str, Path]:
                         date_format=fmt)
             | w.write_csv(directory, "truth/nodes.csv", cluster.nodes)
             | w.write_csv(directory, "truth/rates.csv", cluster.true_rates)
+            | w.write_csv(directory, "truth/checkpoints.csv", cluster.checkpoints, date_format=fmt)
+            | w.write_csv(directory, "truth/costs.csv", cluster.costs, date_format=fmt)
             | _write_other_truth(cluster, directory, fmt))
 
 

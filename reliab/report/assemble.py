@@ -26,6 +26,7 @@ from reliab.report.formatting import (
     fmt_pct,
     fmt_with,
 )
+from reliab.report.jobs_section import job_section
 from reliab.report.quality import quality_section
 from reliab.taxonomy.vocabulary import COMPONENT_OF
 
@@ -461,6 +462,10 @@ def assemble(
     subtitle: str | None = None,
     meta: Mapping[str, Any] | None = None,
     max_quarantine: int = 20,
+    job_costs: Any | None = None,
+    replay: Any | None = None,
+    job_mttf: Any | None = None,
+    plan: Any | None = None,
     environment: Any | None = None,
 ) -> Report:
     """Build the report document; see :func:`reliab.report.build_report`."""
@@ -476,6 +481,7 @@ def assemble(
         _timeline_section(df),
         _rates_section(summary, conf, components),
         _daily_section(df),
+        *((job_section(job_costs, replay, mttf=job_mttf, plan=plan),) if job_costs is not None else ()),
         quality_section(
             getattr(ingest, "accounting", None), getattr(ingest, "quarantine", None), max_quarantine,
             interruptions=getattr(ingest, "interruptions", None),

@@ -31,7 +31,6 @@ from reliab.taxonomy._evidence import (
     candidate_pairs,
     collapse_storms,
     escalate_app_xids,
-    ns,
     relevant_signals,
     with_job_states,
 )
@@ -104,19 +103,6 @@ def _filter_mask(jobs: pd.DataFrame, job_filter: JobFilter) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- output
-def _downtime_h(all_jobs: pd.DataFrame, jobs: pd.DataFrame) -> np.ndarray:
-    """Hours from each interrupted job's end to the next start of a job with the same name."""
-    if "name" not in all_jobs or "start" not in all_jobs:
-        return np.full(len(jobs), np.nan)
-    pool = pd.DataFrame({"name": all_jobs["name"], "job_id": all_jobs["job_id"],
-                         "start": ns(all_jobs["start"].fillna(all_jobs["end"]))})
-    pool = pool[pool["name"].notna()].sort_values(["name", "start"], kind="stable")
-    pool["next"] = pool.groupby("name")["start"].shift(-1)
-    nxt = pool.drop_duplicates("job_id", keep="last").set_index("job_id")["next"]
-    gap = nxt.reindex(jobs["job_id"]).to_numpy(dtype=float) - ns(jobs["end"]).astype(float)
-    return np.clip(gap / 3.6e12, 0.0, None)
-
-
 def _joined(job: np.ndarray, code: np.ndarray, names: np.ndarray, sep: str) -> pd.Series:
     """Distinct values (codes >= 0) per job, in the given order, as ``names`` joined by sep."""
     f = pd.DataFrame({"job": job, "code": code})
@@ -169,8 +155,6 @@ def _assemble(jobs: pd.DataFrame, all_jobs: pd.DataFrame, ep: pd.DataFrame, sig:
     def col(name: str) -> pd.Series:
         return pd.Series(info[name].to_numpy(dtype=object), dtype="string")
 
-    downtime = _downtime_h(all_jobs, jobs)
-    ngpus = pd.to_numeric(jobs.get("ngpus", pd.Series(np.nan, index=jobs.index)))
     rule_ids = rules.table["id"].to_numpy(dtype=object)
     return pd.DataFrame({
         "time": pd.to_datetime(jobs["end"], utc=True).dt.as_unit("ns"),
@@ -182,12 +166,21 @@ def _assemble(jobs: pd.DataFrame, all_jobs: pd.DataFrame, ep: pd.DataFrame, sig:
                                  for p in pos], dtype="string"),
         "evidence_kind": pd.array(kinds, dtype="string"),
         "job_state": jobs["_state"].astype("string"),
-        "downtime_h": downtime.astype("float64"),
-        "lost_gpu_hours": (downtime * ngpus.to_numpy(dtype=float, na_value=np.nan)),
+        "downtime_h": np.nan, "lost_gpu_hours": np.nan,  # filled by _with_costs
         "co_occurring": col("co_occurring"),
         "n_evidence": info["n_evidence"].fillna(0).to_numpy(dtype=np.int64),
         "n_signals": info["n_signals"].fillna(0).to_numpy(dtype=np.int64),
     })
+
+
+def _with_costs(out: pd.DataFrame, jobs: pd.DataFrame, signals: pd.DataFrame) -> pd.DataFrame:
+    """Downtime, restart, lost work and lost GPU-hours of each interruption, and their basis."""
+    from reliab.models.jobs._timeline import interruption_costs
+
+    costs = interruption_costs(out, jobs, signals)
+    out = out.assign(downtime_h=costs.pop("downtime_h"), lost_gpu_hours=costs.pop("lost_gpu_hours"))
+    at = out.columns.get_loc("lost_gpu_hours") + 1
+    return pd.concat([out.iloc[:, :at], costs, out.iloc[:, at:]], axis=1)
 
 
 def _outcomes_frame(ended: pd.DataFrame, outcome: np.ndarray, reason: np.ndarray,
@@ -294,7 +287,7 @@ def job_outcomes(
     episodes = collapse_storms(escalate_app_xids(pairs, sig, rules), gap_ns)
     kinds, infra = evidence_kinds(len(cand), episodes["job"].to_numpy(),
                                   episodes["rule_pos"].to_numpy(), rules.table)
-    table = _assemble(cand, jobs, episodes, sig, rules, kinds)
+    table = _with_costs(_assemble(cand, jobs, episodes, sig, rules, kinds), jobs, signals)
     has_infra = np.zeros(len(ended), dtype=bool)
     has_infra[need] = infra
     outcome, reason = decide(policy, states, in_run, has_infra, pending)
@@ -381,10 +374,11 @@ def attribute(
     jobs; then all those occurrences are re-keyed ``xid_repeat:<code>`` and classified by
     rule ``xid-app-repeat`` (Faulty GPU).
 
-    ``downtime_h`` is the gap from the job's end to the next start of a job with the same
-    name (NaN for the last; 0 if the next one started earlier). The time lost since the
-    last checkpoint is not known here, so ``lost_gpu_hours`` is the downtime only:
-    ``downtime_h × ngpus``.
+    ``downtime_h`` (the job's end to the start of the next job with the same name),
+    ``restart_h``, ``lost_work_h`` (since the last checkpoint in the training log, else half
+    an assumed hourly interval), ``lost_gpu_hours`` and ``cost_basis`` come from
+    :func:`reliab.models.jobs._timeline.interruption_costs`; NaN where the logs cannot tell,
+    with the reason in ``cost_basis``.
     """
     return job_outcomes(signals, jobs, policy=policy, job_name=job_name, rules=rules,
                         before=before, after=after, job_filter=job_filter,
