@@ -280,7 +280,8 @@ def telemetry_windows(
     -------
     pandas.DataFrame
         One row per key and window (columns of :func:`finalize_windows`);
-        ``attrs["issues"]`` lists what cleaning found (time zones, unsorted rows,
+        ``attrs["issues"]`` (records; :func:`reliab.align.issues_frame` makes them a table)
+        lists what cleaning found (time zones, unsorted rows,
         duplicates) and hosts that mix GPU rows with host-level rows.
 
     Examples
@@ -309,7 +310,9 @@ def telemetry_windows(
                       "detail": f"host(s) with both GPU and host-level rows, e.g. {hosts[:3]}"})
     parts = window_partials(clean, freq=freq, columns=columns, thresholds=thresholds)
     out = finalize_windows(parts, level=level, racks=racks, sum_columns=sum_columns)
-    out.attrs["issues"] = pd.concat([issues, issues_frame(extra)], ignore_index=True)
+    # records, not a frame: pandas compares attrs with == when it combines frames
+    out.attrs["issues"] = pd.concat([issues, issues_frame(extra)],
+                                    ignore_index=True).to_dict("records")
     return out
 
 
@@ -370,8 +373,7 @@ def count_events(
         rows.append({"table": name, "check": "no host", "rows": no_host, "action": "not counted",
                      "detail": "events without a host cannot be placed on a node"})
     out.attrs = {**windows.attrs, "unplaced": n_unplaced + no_host,
-                 "issues": pd.concat([windows.attrs.get("issues", issues_frame([])),
-                                      issues_frame(rows)], ignore_index=True)}
+                 "issues": [*windows.attrs.get("issues", []), *rows]}
     return out
 
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from matplotlib.figure import Figure
 
 from reliab import analyze_power_swings, detect_power_swings, label_power_swings
+from reliab.align import issues_frame
 
 T0 = pd.Timestamp("2024-06-01T00:00:00Z")
 
@@ -62,7 +63,7 @@ def test_unsorted_duplicates_and_gaps_are_handled_and_reported() -> None:
     clean = detect_power_swings(s, min_step_w=300)
     dirty = pd.concat([s.iloc[::-1], s.iloc[5:8]])
     sw = detect_power_swings(dirty, min_step_w=300)
-    assert len(sw) == 2 and {"unsorted", "duplicate timestamps"} <= set(sw.attrs["issues"]["check"])
+    assert len(sw) == 2 and {"unsorted", "duplicate timestamps"} <= set(issues_frame(sw.attrs["issues"])["check"])
     np.testing.assert_allclose(sw["delta_w"], clean["delta_w"], atol=1.0)
     gap = pd.concat([s.iloc[:20], s.iloc[20:].set_axis(s.index[20:] + pd.Timedelta(minutes=5))])
     g = detect_power_swings(gap, min_step_w=300)
@@ -75,7 +76,7 @@ def test_bad_arguments() -> None:
         detect_power_swings(s, min_step_w=0)
     naive = detect_power_swings(s.set_axis(s.index.tz_localize(None)), min_step_w=100)
     assert naive["start"].iloc[0] == detect_power_swings(s, min_step_w=100)["start"].iloc[0]
-    assert "localized as UTC" in naive.attrs["issues"]["action"].iloc[0]  # reported, not silent
+    assert "localized as UTC" in issues_frame(naive.attrs["issues"])["action"].iloc[0]  # reported, not silent
     with pytest.raises(TypeError, match="Series"):
         detect_power_swings(s.to_frame(), min_step_w=100)
 

@@ -17,6 +17,7 @@ from reliab import (
     telemetry_windows,
     window_partials,
 )
+from reliab.align import issues_frame
 from reliab.windows import counting_process_rows
 
 T0 = pd.Timestamp("2024-06-01T00:00:00Z")
@@ -71,7 +72,7 @@ def test_dirty_input_is_cleaned_and_reported() -> None:
     tel = _telemetry(minutes=60, hosts=1, gpus=1)
     dirty = pd.concat([tel.iloc[::-1], tel.iloc[:5]], ignore_index=True)
     w = telemetry_windows(dirty)
-    checks = set(w.attrs["issues"]["check"])
+    checks = set(issues_frame(w.attrs["issues"])["check"])
     assert {"unsorted", "duplicate timestamps"} <= checks
     pd.testing.assert_frame_equal(w.drop(columns=[]), telemetry_windows(tel))
 
@@ -80,7 +81,7 @@ def test_mixed_gpu_and_host_rows_are_flagged() -> None:
     tel = _telemetry(minutes=60, hosts=1, gpus=1)
     node_rows = tel.assign(gpu=pd.NA)
     w = telemetry_windows(pd.concat([tel, node_rows], ignore_index=True))
-    assert "mixed levels" in set(w.attrs["issues"]["check"])
+    assert "mixed levels" in set(issues_frame(w.attrs["issues"])["check"])
 
 
 @settings(max_examples=10, deadline=None)
@@ -117,7 +118,7 @@ def test_count_events_places_and_reports() -> None:
     assert got[("node0000", T0)] == 1 and got[("node0001", T0)] == 1
     assert got[("node0001", T0 + pd.Timedelta(hours=1))] == 1 and got.sum() == 3
     assert out.attrs["unplaced"] == 2
-    assert set(out.attrs["issues"]["check"]) == {"outside windows", "no host"}
+    assert set(issues_frame(out.attrs["issues"])["check"]) == {"outside windows", "no host"}
 
 
 def test_lag_windows_only_uses_the_window_right_before() -> None:

@@ -10,11 +10,12 @@ counts them against a grid limit in MW and MW/s.
 Detection uses one number from the user, ``min_step_w``.  The series is cut into legs by a
 zig-zag filter with reversal ``min_step_w`` (a leg ends at an extreme once the series has
 moved back from it by at least ``min_step_w``), so noise on a plateau never makes a swing
-and every leg is a move of at least ``min_step_w``.  Each leg's ramp runs between its 10 %
-and 90 % reference levels (the transition-duration convention of IEEE Std 181-2011): it
-starts at the last sample still within 10 % of the old level and ends at the first sample
-beyond 90 % of the move.  Levels before and after are medians of the plateaus between
-swings, and ``delta_w`` is their difference.
+and every leg is a move of at least ``min_step_w`` (a staircase without reversal is one
+move).  The level at each end of a leg is the median of the plateau its extreme sits on
+(the samples around it within ``min_step_w / 2``), so a noisy extreme does not set it, and
+``delta_w`` is the difference of the levels.  The ramp runs between the 10 % and 90 %
+reference levels of the move (the transition-duration convention of IEEE Std 181-2011):
+from the last sample still within 10 % of the old level to the first sample beyond 90 %.
 """
 
 from __future__ import annotations
@@ -67,28 +68,58 @@ def _zigzag(x: list[float], r: float) -> list[int]:
     return pivots
 
 
-def _ramp(x: np.ndarray, a: int, b: int) -> tuple[int, int]:
-    """10 %–90 % ramp of the leg from pivot ``a`` to pivot ``b`` (indices)."""
+def _ramp(x: np.ndarray, a: int, b: int, l0: float, l1: float) -> tuple[int, int]:
+    """10 %–90 % ramp of the leg from pivot ``a`` to pivot ``b`` between levels ``l0``/``l1``."""
     seg = x[a:b + 1]
-    move = x[b] - x[a]
-    s = np.sign(move)
-    j90 = int(np.flatnonzero(s * (seg - (x[a] + 0.9 * move)) >= 0)[0])
-    old = np.flatnonzero(s * (seg[:j90 + 1] - (x[a] + 0.1 * move)) <= 0)
-    return a + int(old[-1]), a + j90
+    move = l1 - l0
+    d = 1.0 if x[b] > x[a] else -1.0
+    if d * move <= 0:  # levels disagree with the leg: fall back to the pivots themselves
+        l0, move = x[a], x[b] - x[a]
+    end = int(np.flatnonzero(d * (seg - (l0 + 0.9 * move)) >= 0)[0])
+    old = np.flatnonzero(d * (seg[:end + 1] - (l0 + 0.1 * move)) <= 0)
+    start = int(old[-1]) if old.size else 0
+    return a + min(start, max(end - 1, 0)), a + end
 
 
-def _drop_transients(ramps: list[tuple[int, int]], t: np.ndarray, min_s: float
-                     ) -> list[tuple[int, int]]:
-    """Remove pairs of opposite swings whose middle plateau is shorter than ``min_s``."""
-    if min_s <= 0:
-        return ramps
-    out: list[tuple[int, int]] = []
-    for r in ramps:
-        if out and t[r[0]] - t[out[-1][1]] < min_s:
-            out.pop()  # the previous swing and this one bracket a short spike or dip
+def _pivot_level(x: np.ndarray, p: int, half: float) -> float:
+    """Median of the samples around pivot ``p`` that stay within ``half`` of it: the plateau
+    the extreme sits on, whatever its own noise."""
+    lo = p
+    while lo > 0 and abs(x[lo - 1] - x[p]) < half:
+        lo -= 1
+    hi = p
+    while hi + 1 < len(x) and abs(x[hi + 1] - x[p]) < half:
+        hi += 1
+    return float(np.median(x[lo:hi + 1]))
+
+
+def _legs(x: np.ndarray, pivots: list[int], step: float
+          ) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """Ramp (start, end) of every leg and the level at every pivot."""
+    levels = np.array([_pivot_level(x, p, step / 2) for p in pivots])
+    ramps = [_ramp(x, a, b, levels[k], levels[k + 1])
+             for k, (a, b) in enumerate(zip(pivots[:-1], pivots[1:], strict=True))]
+    return ramps, levels
+
+
+def _drop_transients(ramps: list[tuple[int, int]], levels: np.ndarray, t: np.ndarray,
+                     min_s: float) -> tuple[list[tuple[int, int]], np.ndarray, np.ndarray]:
+    """Remove pairs of opposite swings whose middle plateau is shorter than ``min_s``.
+
+    Returns the kept ramps and their levels before and after.
+    """
+    kept: list[int] = []
+    for k, r in enumerate(ramps):
+        if min_s > 0 and kept and t[r[0]] - t[ramps[kept[-1]][1]] < min_s:
+            kept.pop()  # the previous swing and this one bracket a short spike or dip
             continue
-        out.append(r)
-    return out
+        kept.append(k)
+    before = np.array([levels[k] for k in kept])
+    after = np.array([levels[k + 1] for k in kept])
+    # after a dropped spike the level before the next swing is the one the spike left
+    for i in range(1, len(kept)):
+        before[i] = after[i - 1] if kept[i] != kept[i - 1] + 1 else before[i]
+    return [ramps[k] for k in kept], before, after
 
 
 def detect_power_swings(
@@ -105,7 +136,8 @@ def detect_power_swings(
     power : pandas.Series
         Power in watts indexed by UTC timestamps: one GPU, one node, or the cluster sum.
         Unsorted input is sorted, repeated timestamps averaged and missing values dropped;
-        ``attrs["issues"]`` of the result reports each.
+        ``attrs["issues"]`` of the result reports each (records; see
+        :func:`reliab.align.issues_frame`).
     min_step_w : float
         Smallest step reported, in watts (the only detection parameter).
     min_duration_s : float
@@ -146,24 +178,22 @@ def detect_power_swings(
         SWING_COLUMNS, ["datetime64[ns, UTC]"] * 2 + ["string"] + ["float64"] * 5 + ["bool"],
         strict=True)})
     if len(series) < 2:
-        empty.attrs["issues"] = issues
+        empty.attrs["issues"] = issues.to_dict("records")
         return empty
     x = series.to_numpy(dtype=float)
     t = epoch_s(series.index)
     pivots = _zigzag(x.tolist(), float(min_step_w))
-    ramps = [_ramp(x, a, b) for a, b in zip(pivots[:-1], pivots[1:], strict=True)]
-    ramps = _drop_transients(ramps, t, float(min_duration_s))
+    ramps: list[tuple[int, int]] = []
+    if len(pivots) > 1:
+        legs, levels = _legs(x, pivots, float(min_step_w))
+        ramps, before, after = _drop_transients(legs, levels, t, float(min_duration_s))
     if not ramps:
-        empty.attrs["issues"] = issues
+        empty.attrs["issues"] = issues.to_dict("records")
         return empty
     dt = np.diff(t)
     gap = float(max_gap_s) if max_gap_s is not None else 5.0 * float(np.median(dt))
     starts = np.array([r[0] for r in ramps])
     ends = np.array([r[1] for r in ramps])
-    bounds_lo = np.r_[0, ends[:-1]]
-    bounds_hi = np.r_[starts[1:], len(x) - 1]
-    before = np.array([np.median(x[lo:s + 1]) for lo, s in zip(bounds_lo, starts, strict=True)])
-    after = np.array([np.median(x[e:hi + 1]) for e, hi in zip(ends, bounds_hi, strict=True)])
     across = np.array([bool(np.any(dt[s:e] > gap)) for s, e in zip(starts, ends, strict=True)])
     dur = t[ends] - t[starts]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -178,7 +208,7 @@ def detect_power_swings(
             "table": "power", "check": "gaps", "rows": int(across.sum()),
             "action": "ramp rate left missing",
             "detail": f"swing ramps spanning a gap longer than {gap:.4g} s"}])], ignore_index=True)
-    out.attrs["issues"] = issues
+    out.attrs["issues"] = issues.to_dict("records")  # records: attrs are compared with ==
     return out
 
 
@@ -286,7 +316,7 @@ def analyze_power_swings(
         if v is not None and not v > 0:
             raise ValueError(f"{name} must be positive, got {v!r}")
     sw = detect_power_swings(power, min_step_w=min_step_w, min_duration_s=min_duration_s)
-    issues = sw.attrs.get("issues", issues_frame([]))
+    issues = issues_frame(sw.attrs.get("issues", []))
     series, _ = clean_series(power, name="power")
     if len(series) < 2:
         raise InsufficientDataError(f"power has {len(series)} usable sample(s); need at least 2")
