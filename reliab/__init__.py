@@ -58,11 +58,13 @@ _EXPORTS: dict[str, str] = {
     "estimate_kaplan_meier": "reliab.models",
     "estimate_nelson_aalen": "reliab.models",
     "fit_cox": "reliab.models",
-    "cumulative_incidence": "reliab.models",
+    "estimate_cumulative_incidence": "reliab.models",
+    "cumulative_incidence": "reliab.models",  # deprecated alias of estimate_cumulative_incidence
     # models: recurrent events and trends
     "estimate_mcf": "reliab.models",
     "compare_mcf": "reliab.models",
-    "crow_amsaa": "reliab.models",
+    "fit_crow_amsaa": "reliab.models",
+    "crow_amsaa": "reliab.models",  # deprecated alias of fit_crow_amsaa
     "trend_test": "reliab.models",
     "find_lemons": "reliab.models",
     # environment: alignment, windows, power, throughput, diurnal cycle, failures
@@ -85,6 +87,37 @@ _EXPORTS: dict[str, str] = {
     "aggregate_cells": "reliab.models.environment",
     "analyze_environment": "reliab.models.environment",
     "simulate_environment": "reliab.datasets",
+    # result classes (every public function's return type; one contract, tests/test_result_contract.py)
+    "NotAvailable": "reliab._result",
+    "MTBFResult": "reliab.models",
+    "RatesResult": "reliab.models",
+    "RateComparison": "reliab.models",
+    "WeibullFit": "reliab.models",
+    "ParametricFit": "reliab.models",
+    "DistributionComparison": "reliab.models",
+    "KaplanMeierResult": "reliab.models",
+    "NelsonAalenResult": "reliab.models",
+    "CoxFit": "reliab.models",
+    "CumulativeIncidenceResult": "reliab.models",
+    "MCFResult": "reliab.models",
+    "MCFComparison": "reliab.models",
+    "CrowAMSAAResult": "reliab.models",
+    "TrendTestResult": "reliab.models",
+    "LemonsResult": "reliab.models",
+    "TicketSuggestions": "reliab.taxonomy.suggest",
+    # models: quarter over quarter
+    "compare_periods": "reliab.models",
+    "estimate_period_rates": "reliab.models",
+    "PeriodComparison": "reliab.models",
+    "PeriodRatesResult": "reliab.models",
+    # reports for the user's own cluster (reliab report)
+    "Fleet": "reliab.study",
+    "fleet_facts": "reliab.study",
+    "analyze": "reliab.study",
+    "run_report": "reliab.study",
+    "ReportRun": "reliab.study",
+    "load_config": "reliab.study",
+    "load_archive": "reliab.study",
     # models: job-level reliability
     "job_mttf": "reliab.models",
     "estimate_job_mttf": "reliab.models",
@@ -104,7 +137,8 @@ _EXPORTS: dict[str, str] = {
 __all__ = ["__version__", *_EXPORTS]
 
 
-_SUBPACKAGES = ("datasets", "ingest", "models", "report", "taxonomy", "schema", "errors", "plots", "prepare")
+_SUBPACKAGES = ("datasets", "ingest", "models", "report", "taxonomy", "schema", "errors", "plots", "prepare",
+                "study")
 
 
 def __getattr__(name: str) -> Any:

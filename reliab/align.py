@@ -29,7 +29,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from reliab.models._result import ResultMixin
+from reliab._result import ResultMixin
 
 Duplicates = Literal["mean", "first", "last", "error", "keep"]
 Direction = Literal["backward", "forward", "nearest"]

@@ -1,40 +1,85 @@
-"""Scripted analyses run end to end on the bundled sample using the public API only."""
+"""Scripted analyses: the two bundled quarters end to end, and the walkthrough notebook.
+
+Regression tests on the synthetic quarters of ``data/quarters`` (``generate.py`` triples the
+mean of GPU HBM3 Memory in 2024Q2): the quarterly run writes both reports and archives, and
+the Q2 comparison flags exactly that category.  The notebook runs top to bottom.
+"""
 
 from __future__ import annotations
 
-import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "analyses" / "quarterly" / "run.py"
+ROOT = Path(__file__).resolve().parents[1]
+QUARTERLY = ROOT / "analyses" / "quarterly"
+NOTEBOOK = ROOT / "analyses" / "notebooks" / "walkthrough.ipynb"
+pytestmark = pytest.mark.skipif(not QUARTERLY.exists(), reason="analyses/ not in this checkout")
 
 
-@pytest.mark.skipif(not SCRIPT.exists(), reason="analyses/ not in this checkout")
-def test_quarterly_uses_public_api_only() -> None:
-    """Regression: the script imports nothing from reliab's private modules."""
-    tree = ast.parse(SCRIPT.read_text())
-    names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
-    names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
-    assert all(not m.startswith("reliab.") for m in names), names
-
-
-@pytest.mark.skipif(not SCRIPT.exists(), reason="analyses/ not in this checkout")
-def test_quarterly_runs(tmp_path: Path) -> None:
-    """Regression: the quarterly study writes its tables, summary and report on the sample."""
-    import os
-
+def _reliab(*args: str) -> subprocess.CompletedProcess[str]:
     import reliab
 
     env = {**os.environ, "PYTHONPATH": str(Path(reliab.__file__).parents[1])}
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path)], capture_output=True, text=True,
-                          timeout=600, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["trend_tests"]["laplace"]["n"] == 419
-    assert summary["crow_amsaa"]["type"] == "CrowAMSAAResult"
-    for name in ("rates_by_period.csv", "lemons.csv", "report.html"):
-        assert (tmp_path / name).stat().st_size > 0
+    return subprocess.run([sys.executable, "-m", "reliab", *args], capture_output=True, text=True,
+                          timeout=900, env=env)
+
+
+@pytest.fixture(scope="module")
+def quarters(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("quarters")
+    q1 = _reliab("report", "--config", str(QUARTERLY / "2024Q1.toml"), "--out", str(out / "q1"), "-q")
+    assert q1.returncode == 0, q1.stderr[-3000:]
+    q2 = _reliab("report", "--config", str(QUARTERLY / "2024Q2.toml"), "--out", str(out / "q2"),
+                 "--previous", str(out / "q1" / "results.json"), "-q")
+    assert q2.returncode == 0, q2.stderr[-3000:]
+    assert "Traceback" not in q1.stderr + q2.stderr
+    return out
+
+
+def test_both_quarters_write_reports_and_archives(quarters: Path) -> None:
+    for q in ("q1", "q2"):
+        for name in ("report.html", "report.pdf", "results.json", "inputs.sha256"):
+            assert (quarters / q / name).stat().st_size > 0, (q, name)
+    archive = json.loads((quarters / "q2" / "results.json").read_text())
+    assert archive["label"] == "2024Q2" and archive["format"] == "reliab-results/1"
+    assert [h[0] for h in archive["history"]] == ["2024Q1", "2024Q2"]
+
+
+def test_q2_flags_the_category_whose_rate_changed(quarters: Path) -> None:
+    archive = json.loads((quarters / "q2" / "results.json").read_text())
+    table = archive["results"]["period_comparison"]["summary"]
+    changed = [r["category"] for r in table if r["changed"] and r["category"] != "Total"]
+    assert changed == ["GPU HBM3 Memory"]
+    row = next(r for r in table if r["category"] == "GPU HBM3 Memory")
+    assert 1.5 < row["ratio"] < 6 and row["low"] > 1
+    html = (quarters / "q2" / "report.html").read_text()
+    assert "Change since the previous period" in html and "Rates per period and lifetime" in html
+    assert "GPU HBM3 Memory changed significantly" in html
+    assert "Lifetime" in html
+
+
+def test_q1_has_no_comparison_and_says_so(quarters: Path) -> None:
+    html = (quarters / "q1" / "report.html").read_text()
+    assert "no earlier period given" in html and "Rate ratio per category" not in html
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not NOTEBOOK.exists(), reason="notebook not in this checkout")
+def test_walkthrough_notebook_runs(tmp_path: Path) -> None:
+    """Regression: the notebook executes top to bottom with the public API only."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    source = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert "import reliab." not in source and "from reliab" not in source  # public API only
+    client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                                     resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    assert (tmp_path / "walkthrough-report" / "report.html").exists()

@@ -1,4 +1,4 @@
-"""Tests of reliab.models.growth (Crow–AMSAA); references in tests/reference/crow_amsaa.md."""
+"""Tests of reliab.models.growth (Crow–AMSAA); references in tests/reference/fit_crow_amsaa.md."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from reliab.errors import InsufficientDataError
-from reliab.models import crow_amsaa
+from reliab.models import fit_crow_amsaa
 
 NIST = [5, 40, 43, 175, 389, 712, 747, 795, 1299, 1478]
 MIL = [2.6, 16.5, 16.5, 17.0, 21.4, 29.1, 33.3, 56.5, 63.1, 70.6, 73.0, 77.7, 93.9, 95.5,
@@ -18,7 +18,7 @@ MIL = [2.6, 16.5, 16.5, 17.0, 21.4, 29.1, 33.3, 56.5, 63.1, 70.6, 73.0, 77.7, 93
 
 def test_nist_case_study():
     """Reference: NIST e-Handbook 8.4.2.3 — b̄ 0.483506, â 0.2913003, MTBF 310.234, 80 % 157.71–548.56."""
-    r = crow_amsaa(NIST, end=1500, conf_level=0.80)
+    r = fit_crow_amsaa(NIST, end=1500, conf_level=0.80)
     assert r.beta_unbiased == pytest.approx(0.483506, abs=1e-6)
     assert 10 / 1500 ** r.beta_unbiased == pytest.approx(0.2913003, abs=1e-7)
     assert 1500 / (10 * r.beta_unbiased) == pytest.approx(310.234, abs=1e-3)
@@ -29,7 +29,7 @@ def test_nist_case_study():
 
 def test_mil_hdbk_189_appendix_c():
     """Reference: MIL-HDBK-189 (1981) App. C — β̂ 0.71634, λ̂ 0.45384, MTBF at 300 h 15.511."""
-    r = crow_amsaa(MIL, end=300.0, conf_level=0.90)
+    r = fit_crow_amsaa(MIL, end=300.0, conf_level=0.90)
     assert r.beta == pytest.approx(0.7163392624, rel=1e-8)
     assert r.lam == pytest.approx(0.4538418614, rel=1e-8)
     assert r.mtbf_instantaneous[0] == pytest.approx(15.5109620, rel=1e-7)
@@ -39,11 +39,11 @@ def test_mil_hdbk_189_appendix_c():
 def test_interval_closed_forms():
     """Reference: β pivot χ²(2n) / χ²(2(n−1)); cumulative MTBF exact chi-square (module docstring)."""
     n = len(NIST)
-    tt = crow_amsaa(NIST, end=1500)
+    tt = fit_crow_amsaa(NIST, end=1500)
     b = tt.beta
     assert tt.params.loc["beta", "low"] == pytest.approx(b * stats.chi2.ppf(0.025, 2 * n) / (2 * n))
     assert tt.mtbf_cumulative[1] == pytest.approx(3000 / stats.chi2.ppf(0.975, 2 * n + 2))
-    ft = crow_amsaa(NIST)
+    ft = fit_crow_amsaa(NIST)
     assert ft.termination == "failure" and ft.end == 1478
     assert ft.beta == pytest.approx(n / np.sum(np.log(1478 / np.array(NIST[:-1]))))
     assert ft.params.loc["beta", "high"] == pytest.approx(
@@ -68,15 +68,15 @@ def test_too_little_data():
     """Regression: 0 or 1 failure raises; n = 2 failure-terminated gives NaN unbiased β + note."""
     for times in ([], [5.0]):
         with pytest.raises(InsufficientDataError):
-            crow_amsaa(times, end=10.0)
-    r = crow_amsaa([1.0, 4.0])
+            fit_crow_amsaa(times, end=10.0)
+    r = fit_crow_amsaa([1.0, 4.0])
     assert math.isnan(r.beta_unbiased) and r.notes
     with pytest.raises(InsufficientDataError):
-        crow_amsaa([3.0, 3.0])
+        fit_crow_amsaa([3.0, 3.0])
     with pytest.raises(ValueError):
-        crow_amsaa([1.0, 5.0], end=4.0)
+        fit_crow_amsaa([1.0, 5.0], end=4.0)
     with pytest.raises(ValueError):
-        crow_amsaa([0.0, 5.0])
+        fit_crow_amsaa([0.0, 5.0])
 
 
 def test_plot_returns_figure():
@@ -84,7 +84,7 @@ def test_plot_returns_figure():
     import matplotlib
 
     matplotlib.use("Agg")
-    fig = crow_amsaa(NIST, end=1500).plot()
+    fig = fit_crow_amsaa(NIST, end=1500).plot()
     assert fig.__class__.__name__ == "Figure"
 
 
@@ -101,7 +101,7 @@ def test_beta_coverage_and_unbiasedness_simulation():
     for t in _simulate(rng, beta, 25.0, 1000.0, 1500):
         if t.size < 2:
             continue
-        r = crow_amsaa(t, end=1000.0)
+        r = fit_crow_amsaa(t, end=1000.0)
         used += 1
         hits += r.params.loc["beta", "low"] <= beta <= r.params.loc["beta", "high"]
         unb.append(r.beta_unbiased)

@@ -127,17 +127,22 @@ def test_no_checkpoint_lines_is_noted():
 
 
 def test_report_section(sample_ingest, sample_cost):
-    """The report gets a 'jobs' section built from the results' summaries and plots."""
-    rates = reliab.estimate_rates(sample_ingest.interruptions, gpu_days=16_384 * 54, job_hours=1296)
+    """The job-level results reach the report through the generic path: the cost under
+    'Downtime, lost GPU-hours and ETTR' (and ETTR in the executive summary), the replay under
+    'Job-level reliability', each from its summary, method, notes and plot."""
+    rates = reliab.estimate_rates(sample_ingest.interruptions, by=["component", "category"],
+                                  gpu_days=16_384 * 54, job_hours=1296)
     res = reliab.replay_mitigations(sample_cost)
-    report = reliab.build_report(sample_ingest, rates=rates, job_costs=sample_cost, replay=res)
-    section = report.section("jobs")
-    titles = [getattr(b, "title", "") for b in section.blocks]
-    assert "Cost of interruptions by category" in titles and "What each mitigation would have given" in titles
+    report = reliab.build_report({"rates": rates, "job_costs": sample_cost, "replay": res},
+                                 ingest=sample_ingest)
+    titles = [getattr(b, "title", "") for b in report.section("downtime").blocks]
+    assert "Cost of interruptions by category" in titles
+    titles = [getattr(b, "title", "") for b in report.section("jobs").blocks]
+    assert "What each mitigation would have given" in titles
     html = reliab.report.render_html(report)
-    assert "Job-level reliability" in html and "75.5%" in html
+    assert "Job-level reliability" in html and f"{100 * sample_cost.ettr:.1f}%" in html
     keys = [s.key for s in report.sections]
-    assert keys.index("jobs") == keys.index("daily") + 1
+    assert keys.index("jobs") == keys.index("downtime") + 1
 
 
 def test_lemons_given_as_a_result_with_none_flagged(hand):

@@ -264,8 +264,7 @@ def test_report_names_source_and_window_of_each_table(slurm, read):
     from reliab.report.document import Table
     from reliab.report.quality import quality_section
 
-    section = quality_section(read.accounting, read.quarantine, 5,
-                              tables={"signals": read.signals, "jobs": read.jobs, "telemetry": read.telemetry})
+    section = quality_section(read, 5)  # the ingest result: accounting, quarantine and its tables
     where = next(b for b in section.blocks if isinstance(b, Table) and b.title == "Where each table comes from")
     rows = where.data.set_index(["Table", "From"])
     asked = f"{slurm['t0']:%Y-%m-%dT%H:%M:%S} – {slurm['t1']:%Y-%m-%dT%H:%M:%S}"

@@ -27,8 +27,8 @@ def test_kaplan_meier_by_hand():
     np.testing.assert_allclose(km.table["survival"], [5 / 6, 5 / 6 * 4 / 5, 4 / 6 * 2 / 3,
                                                       4 / 9, 0.0])
     assert km.table["at_risk"].tolist() == [6, 5, 3, 2, 1]
-    assert km.survival_at(2.5) == pytest.approx(2 / 3)
-    assert km.survival_at(0.5) == 1.0
+    assert km.at(2.5)["survival"].iloc[0] == pytest.approx(2 / 3)
+    assert km.at(0.5)["survival"].iloc[0] == 1.0
     assert km.median() == 3.0
     na = estimate_nelson_aalen([1, 2, 2, 3, 4, 5], [1, 1, 0, 1, 0, 1])
     np.testing.assert_allclose(na.table["cumhaz"], np.cumsum([1 / 6, 1 / 5, 1 / 3, 0, 1]))
@@ -84,7 +84,7 @@ def test_result_contract():
         assert isinstance(res.plot(), Figure)
         assert res._repr_html_().startswith("<div")
         assert (res.n, res.n_failures, res.exposure) == (3, 2, 6.0)
-    assert na.survival_at([2.5])[0] == pytest.approx(np.exp(-0.5))
+    assert na.at([2.5])["survival"].iloc[0] == pytest.approx(np.exp(-0.5))
 
 
 def test_validation_and_insufficient_data():

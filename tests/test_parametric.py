@@ -76,7 +76,7 @@ def test_weibull_routes_to_own_solver():
     fit = fit_parametric(df["time_hours"], df["event"])
     assert isinstance(fit.backend, WeibullFit)
     pd.testing.assert_frame_equal(fit.params, fit_weibull(df["time_hours"], df["event"]).params)
-    assert fit.survival(500.0) == pytest.approx(np.exp(-(500 / 606.5276) ** 1.720797), rel=1e-5)
+    assert fit.at(500.0)["survival"].iloc[0] == pytest.approx(np.exp(-(500 / 606.5276) ** 1.720797), rel=1e-5)
 
 
 @pytest.mark.parametrize("dist", ["weibull", "exponential", "lognormal", "loglogistic"])
@@ -86,7 +86,7 @@ def test_every_distribution_fits_and_plots(dist):
     fit = fit_parametric(df["time_hours"], df["event"], distribution=dist)
     p = fit.params
     assert ((p["low"] < p["estimate"]) & (p["estimate"] < p["high"])).all()
-    s = fit.survival(np.array([100.0, 300.0, 500.0]))
+    s = fit.at(np.array([100.0, 300.0, 500.0]))["survival"].to_numpy()
     assert np.all(np.diff(s) < 0) and np.all((s > 0) & (s < 1))
     assert isinstance(fit.plot(), Figure)
     json.dumps(fit.to_dict())

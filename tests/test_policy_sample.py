@@ -96,7 +96,7 @@ def test_sample_evidence_coverage(sample, fleet) -> None:
 def test_report_states_policy_and_coverage(sample) -> None:
     """Regression: the methods section states the policy; data quality shows evidence coverage."""
     rates = reliab.estimate_rates(sample.interruptions, gpu_days=16384 * 54, job_hours=54 * 24)
-    report = reliab.build_report(sample, rates=rates)
+    report = reliab.build_report({"rates": rates}, ingest=sample)
     methods = next(s for s in report.sections if s.key == "methods")
     texts = [b.body for b in methods.blocks if hasattr(b, "body")]
     assert any(t.startswith("Interruption policy 'training-run'") for t in texts)
@@ -110,10 +110,11 @@ def test_report_shows_coverage_warnings(tmp_path) -> None:
     sacct = sample_path() / "slurm" / "sacct.txt"
     res = reliab.ingest(sacct)
     rates = reliab.estimate_rates(res.interruptions, gpu_days=16384 * 54, job_hours=54 * 24)
-    quality = next(s for s in reliab.build_report(res, rates=rates).sections if s.key == "data-quality")
+    quality = next(s for s in reliab.build_report({"rates": rates}, ingest=res).sections
+                   if s.key == "data-quality")
     note = next(b for b in quality.blocks if getattr(b, "kind", "") == "note")
     assert any(i.startswith("no kernel logs") for i in note.items)
-    html = reliab.report.render_html(reliab.build_report(res, rates=rates))
+    html = reliab.report.render_html(reliab.build_report({"rates": rates}, ingest=res))
     assert "Evidence coverage" in html and "Interruption policy &#39;fleet&#39;" in html
 
 

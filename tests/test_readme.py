@@ -11,9 +11,11 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 @pytest.mark.skipif(not README.exists(), reason="README not in this checkout")
-def test_readme_python_example_runs(capsys) -> None:
+def test_readme_python_example_runs(capsys, tmp_path, monkeypatch) -> None:
     """Regression: the README's Python block executes and prints the explanation of xid:79."""
     block = re.search(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     assert block is not None
+    monkeypatch.chdir(tmp_path)  # the example writes my-report/report.html
     exec(compile(block.group(1), str(README), "exec"), {})  # noqa: S102 - our own README
     assert "Faulty GPU" in capsys.readouterr().out
+    assert (tmp_path / "my-report" / "report.html").stat().st_size > 0

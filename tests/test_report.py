@@ -1,7 +1,8 @@
-"""Tests of reliab.report: document assembly, HTML, PDF and (optionally) a headless browser.
+"""The report's generic path on small inputs: assembly, formatting, HTML, PDF, escaping.
 
-All regression/structure tests: they check what the report contains and that it is
-self-contained and safe, not pixels.  The data are a fake Llama-3-sized ingest built here.
+Regression/structure tests: they check what the report contains and that it is
+self-contained and safe, not pixels.  Results are real (``estimate_rates`` and friends on a
+Table-5-sized synthetic interruption table); the ingest is a small stand-in object.
 """
 
 from __future__ import annotations
@@ -15,16 +16,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import chi2
 
-from reliab.report import build_report, render_html, write_html, write_pdf
+import reliab
+from reliab import schema
+from reliab.report import Entry, build_report, render_html, write_html, write_pdf
 from reliab.report.document import Callout, Figure, Report, Table, Text
+from reliab.report.formatting import fmt_hours, fmt_interval, fmt_num
 from reliab.taxonomy.vocabulary import COMPONENT_OF, table5
 
-N_GPUS = 16_384
-DAYS = 54
+N_GPUS, DAYS = 16_384, 54
 START = pd.Timestamp("2024-03-01", tz="UTC")
-SCRIPT = "<script>alert('x')</script> Xid 79 & garbage"
+HOSTILE = ("<script>alert('x')</script>", '<img src=x onerror="alert(1)">', "</table><b>bold</b>",
+           '<img src="file:///etc/passwd">', '<link rel="stylesheet" href="http://example.com/x.css">')
 
 
 @dataclass(frozen=True)
@@ -33,16 +36,8 @@ class FakeIngest:
     interruptions: pd.DataFrame
     accounting: pd.DataFrame
     quarantine: pd.DataFrame
-
-
-@dataclass(frozen=True)
-class FakeRates:
-    table: pd.DataFrame
-    conf_level: float = 0.95
     notes: tuple[str, ...] = field(default=())
-
-    def summary(self) -> pd.DataFrame:
-        return self.table.copy()
+    policy: str = "training-run"
 
 
 def make_interruptions(seed: int = 0) -> pd.DataFrame:
@@ -50,111 +45,49 @@ def make_interruptions(seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     ref = table5()
     cats = list(ref["category"].repeat(ref["count"])) + ["Planned"] * 47
-    n = len(cats)
-    offsets = np.sort(rng.uniform(0, DAYS * 24, n))
     rng.shuffle(cats)
-    planned = np.array([c == "Planned" for c in cats])
-    return pd.DataFrame(
-        {
-            "time": START + pd.to_timedelta(offsets, unit="h"),
-            "job_id": pd.array([f"{1000 + i}" for i in range(n)], dtype="string"),
-            "hosts": pd.array(
-                [f"node{rng.integers(1, 2049):04d}" for _ in range(n)], dtype="string"
-            ),
-            "gpu": pd.array([str(rng.integers(0, 8)) for _ in range(n)], dtype="string"),
-            "planned": planned,
-            "category": pd.array(cats, dtype="string"),
-            "component": pd.array([COMPONENT_OF[c] for c in cats], dtype="string"),
-            "root_signal": pd.array(["xid:79"] * n, dtype="string"),
-            "evidence": pd.array(["kern.log:1"] * n, dtype="string"),
-            "attribution": pd.array(["rule:test"] * n, dtype="string"),
-            "job_state": pd.array(["NODE_FAIL"] * n, dtype="string"),
-            "downtime_h": rng.exponential(1.0, n),
-            "lost_gpu_hours": rng.exponential(5000.0, n),
-        }
-    )
+    n = len(cats)
+    return schema.conform(pd.DataFrame({
+        "time": START + pd.to_timedelta(np.sort(rng.uniform(0, DAYS * 24, n)), unit="h"),
+        "job_id": [f"{1000 + i}" for i in range(n)],
+        "hosts": [f"node{rng.integers(1, 2049):04d}" for _ in range(n)],
+        "planned": [c == "Planned" for c in cats], "category": cats,
+        "component": [COMPONENT_OF[c] for c in cats], "attribution": "rule:test",
+        "downtime_h": rng.exponential(1.0, n), "lost_gpu_hours": rng.exponential(5000.0, n),
+    }), "interruptions")
 
 
-def make_ingest() -> FakeIngest:
-    accounting = pd.DataFrame(
-        {
-            "path": ["logs/kern.log", "logs/sacct.txt", "logs/train.log", "logs/tickets.csv"],
-            "source": ["xid", "slurm", "nccl", "tickets"],
-            "lines": [120_000, 5_400, 88_000, 61],
-            "parsed": [2_100, 5_390, 700, 58],
-            "irrelevant": [117_880, 0, 87_290, 0],
-            "malformed": [20, 10, 10, 2],  # tickets: 58 + 0 + 2 != 61 -> identity fails
-        }
-    )
-    q = [
-        ("logs/kern.log", i * 97 + 3, "xid", "no Xid code", f"NVRM: Xid (PCI:0000:{i:02x}:00): ")
-        for i in range(20)
-    ]
-    q.insert(2, ("logs/tickets.csv", 17, "tickets", "unparseable time", SCRIPT))
-    q.insert(
-        4,
-        (
-            "logs/very/deep/directory/structure/of/the/cluster/train-rank-00017.log",
-            123_456,
-            "nccl",
-            "truncated record",
-            "x" * 50 + "\x00\x1b[31m" + "y" * 250,
-        ),
-    )
+def make_ingest(hostile: bool = True) -> FakeIngest:
+    accounting = pd.DataFrame({
+        "path": ["logs/kern.log", "logs/sacct.txt", "logs/train.log", "logs/tickets.csv"],
+        "source": ["kernel", "sacct", "nccl", "tickets"],
+        "lines": [120_000, 5_400, 88_000, 61], "parsed": [2_100, 5_390, 700, 58],
+        "irrelevant": [117_880, 0, 87_290, 0],
+        "malformed": [20, 10, 10, 2],  # tickets: 58 + 0 + 2 != 61 -> identity fails
+    })
+    q = [("logs/kern.log", i * 97 + 3, "kernel", "no Xid code", f"NVRM: Xid (PCI:0000:{i:02x}:00): ")
+         for i in range(20)]
+    if hostile:
+        q = [("logs/tickets.csv", 17 + i, "tickets", f"bad row {t}", t) for i, t in enumerate(HOSTILE)] + q
+    q.insert(4, ("logs/very/deep/train-rank-00017.log", 123_456, "nccl", "truncated record",
+                 "x" * 50 + "\x00\x1b[31m" + "y" * 250))
     quarantine = pd.DataFrame(q, columns=["path", "lineno", "source", "reason", "text"])
-    return FakeIngest(
-        signals=pd.DataFrame(),
-        interruptions=make_interruptions(),
-        accounting=accounting,
-        quarantine=quarantine,
-    )
+    return FakeIngest(schema.empty("signals"), make_interruptions(), accounting, quarantine,
+                      notes=("Interruption policy 'training-run': every unplanned end of the run.",))
 
 
-def _poisson(k: np.ndarray, conf: float) -> tuple[np.ndarray, np.ndarray]:
-    a = 1 - conf
-    low = np.where(k > 0, chi2.ppf(a / 2, 2 * k) / 2, 0.0)
-    high = chi2.ppf(1 - a / 2, 2 * k + 2) / 2
-    return low, high
-
-
-def make_rates(interruptions: pd.DataFrame, conf: float = 0.95) -> FakeRates:
-    """Exact Poisson rates per category over the whole fleet (unexpected only)."""
-    un = interruptions[~interruptions["planned"]]
-    counts = un["category"].value_counts()
-    counts = pd.concat([counts, pd.Series({"Total": counts.sum()})])
-    k = counts.to_numpy(dtype=float)
-    low, high = _poisson(k, conf)
-    gpu_days = float(N_GPUS * DAYS)
-    node_days = gpu_days / 8
-    df = pd.DataFrame({"category": counts.index, "count": k.astype(int)})
-    df["share_pct"] = 100 * k / k[-1]
-    df["gpu_days"] = gpu_days
-    for name, expo in (
-        ("rate_per_1k_gpu_days", gpu_days / 1e3),
-        ("rate_per_1k_node_days", node_days / 1e3),
-    ):
-        df[name], df[f"{name}_low"], df[f"{name}_high"] = k / expo, low / expo, high / expo
-    with np.errstate(divide="ignore"):
-        for name, expo in (("mtbf_gpu_hours", gpu_days * 24), ("mtti_job_hours", DAYS * 24.0)):
-            df[name], df[f"{name}_low"], df[f"{name}_high"] = expo / k, expo / high, expo / low
-    years = gpu_days / 365.25
-    df["afr_pct"], df["afr_pct_low"], df["afr_pct_high"] = (
-        100 * k / years,
-        100 * low / years,
-        100 * high / years,
-    )
-    return FakeRates(
-        df, conf, ("exact Poisson (Garwood) intervals", "exposure: 16,384 GPUs × 54 days")
-    )
-
-
-META = {
-    "GPUs": "16,384",
-    "Nodes": "2,048",
-    "Days": "54",
-    "Window": "2024-03-01 → 2024-04-24",
-    "Input files": "4",
-}
+def make_results(inter: pd.DataFrame) -> dict[str, object]:
+    unexpected = inter[~inter["planned"]]
+    hours = ((unexpected["time"] - START) / pd.Timedelta(hours=1)).to_numpy()
+    common = {"gpu_days": N_GPUS * DAYS, "job_hours": DAYS * 24.0}
+    return {
+        "rates": reliab.estimate_rates(inter, by=["component", "category"], **common),
+        "rates_by_component": reliab.estimate_rates(inter, by="component", **common),
+        "tbi_weibull": reliab.fit_weibull(np.diff(np.r_[0, hours]), None),
+        "crow_amsaa": reliab.fit_crow_amsaa(hours, end=DAYS * 24.0),
+        "trend_laplace": reliab.trend_test(hours, end=DAYS * 24.0),
+        "job_km": reliab.NotAvailable("survival of job allocations", "no job records in this test"),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -163,14 +96,14 @@ def ingest() -> FakeIngest:
 
 
 @pytest.fixture(scope="module")
-def report(ingest: FakeIngest) -> Report:
-    return build_report(
-        ingest,
-        rates=make_rates(ingest.interruptions),
-        reference=table5(),
-        subtitle="Fake Llama 3 window",
-        meta=META,
-    )
+def results(ingest: FakeIngest) -> dict[str, object]:
+    return make_results(ingest.interruptions)
+
+
+@pytest.fixture(scope="module")
+def report(ingest: FakeIngest, results: dict[str, object]) -> Report:
+    return build_report(results, ingest=ingest, reference=table5(), subtitle="Fake Llama 3 window",
+                        meta={"Fleet": "16,384 GPUs"})
 
 
 @pytest.fixture(scope="module")
@@ -178,190 +111,224 @@ def html(report: Report) -> str:
     return render_html(report)
 
 
-@pytest.fixture(scope="module")
-def pdf_path(report: Report, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_pdf(report, tmp_path_factory.mktemp("pdf") / "report.pdf")
+# ------------------------------------------------------------------ assembly
+def test_sections_in_order_and_only_with_inputs(report: Report) -> None:
+    keys = [s.key for s in report.sections]
+    assert keys == ["summary", "taxonomy", "rates", "tbi", "survival", "trends", "data-quality",
+                    "methods"]
+    assert "lemons" not in keys and "change" not in keys  # no lemons result, no previous period
 
 
-class TestAssemble:
-    def test_sections_in_order(self, report: Report) -> None:
-        keys = [s.key for s in report.sections]
-        assert keys == [
-            "summary",
-            "categories",
-            "timeline",
-            "rates",
-            "daily",
-            "data-quality",
-            "methods",
-        ]
-
-    def test_summary_callouts(self, report: Report) -> None:
-        callouts = [b for b in report.section("summary").blocks if isinstance(b, Callout)]
-        values = {c.label: c.value for c in callouts}
-        assert values["Interruptions"] == "466"
-        assert values["Unexpected"] == "419"
-        assert values["Planned"] == "47"
-        gpu = next(c for c in callouts if "GPU" in c.label and "share" in c.label.lower())
-        assert gpu.value == "64.0%"
-
-    def test_table5_counts_match_reference(self, report: Report) -> None:
-        table = next(b for b in report.section("categories").blocks if isinstance(b, Table))
-        df = table.data.set_index("Category")
-        assert df.loc["Faulty GPU", "Count"] == "148"
-        assert df.loc["Faulty GPU", "Printed %"] == "30.1"
-        assert df.loc["Faulty GPU", "% from count"] == "35.3"
-        assert "printed" in df.loc["Faulty GPU", "Check"]
-        assert df.loc["GPU HBM3 Memory", "Check"] == "✓"
-        assert "subtotal" in table.row_kinds and table.row_kinds[-1] == "total"
-
-    def test_count_mismatch_and_unknown_category_flagged(self, ingest: FakeIngest) -> None:
-        df = ingest.interruptions.copy()
-        idx = df.index[df["category"] == "Faulty GPU"][:3]
-        df.loc[idx, "category"] = "NVLink"
-        changed = FakeIngest(ingest.signals, df, ingest.accounting, ingest.quarantine)
-        report = build_report(changed, rates=make_rates(df), reference=table5())
-        table = next(b for b in report.section("categories").blocks if isinstance(b, Table))
-        data = table.data.set_index("Category")
-        assert data.loc["Faulty GPU", "Check"] == "✗ count -3; misprinted share"
-        assert data.loc["NVLink", "Check"] == "✗ not in reference"
-        assert data.loc["NVLink", "Published"] == "—"
-        flagged = {
-            table.data.iloc[i]["Category"] for i, k in enumerate(table.row_kinds) if k == "flag"
-        }
-        assert flagged == {"Faulty GPU", "NVLink"}
-
-    def test_faulty_gpu_note_only_with_reference(
-        self, report: Report, html: str, ingest: FakeIngest
-    ) -> None:
-        notes = [
-            b.body
-            for b in report.section("categories").blocks
-            if isinstance(b, Text) and b.kind == "note"
-        ]
-        assert any("30.1%" in n and "35.3%" in n and "148/419" in n for n in notes)
-        assert "148/419" in html
-        without = build_report(ingest, rates=make_rates(ingest.interruptions))
-        texts = [
-            b.body + " ".join(b.items)
-            for s in without.sections
-            for b in s.blocks
-            if isinstance(b, Text)
-        ]
-        assert not any("148/419" in t for t in texts)
-
-    def test_identity_failure_is_flagged(self, report: Report) -> None:
-        tables = [b for b in report.section("data-quality").blocks if isinstance(b, Table)]
-        acc = tables[0]
-        flagged = [i for i, k in enumerate(acc.row_kinds) if k == "flag"]
-        labels = [acc.data.iloc[i]["Files"] for i in flagged]
-        assert len(labels) == 1 and labels[0].endswith("tickets.csv")
-        assert acc.data.iloc[flagged[0]]["Check"].startswith("✗")
-
-    def test_rates_intervals_formatted(self, report: Report) -> None:
-        table = next(b for b in report.section("rates").blocks if isinstance(b, Table))
-        cell = table.data.set_index("Category").loc["Total", "Rate / 1k GPU-days"]
-        assert re.fullmatch(r"\d\.\d{4} \[\d\.\d{4}, \d\.\d{4}\]", cell), cell
-
-    def test_methods_mention_conf_level_and_notes(self, report: Report) -> None:
-        texts = " ".join(
-            b.body + " ".join(b.items)
-            for b in report.section("methods").blocks
-            if isinstance(b, Text)
-        )
-        assert "95%" in texts and "Garwood" in texts and "10 minutes before" in texts
-
-    def test_figures_present(self, report: Report) -> None:
-        figs = [b for s in report.sections for b in s.blocks if isinstance(b, Figure)]
-        assert len(figs) >= 3
-
-    def test_empty_tables_do_not_crash(self, ingest: FakeIngest) -> None:
-        empty = FakeIngest(
-            pd.DataFrame(),
-            ingest.interruptions.iloc[:0],
-            ingest.accounting.iloc[:0],
-            ingest.quarantine.iloc[:0],
-        )
-        rates = make_rates(ingest.interruptions)
-        out = render_html(build_report(empty, rates=rates))
-        assert "No interruptions" in out
+def test_summary_reads_the_rates_result(report: Report, results: dict) -> None:
+    values = {c.label: c.value for c in report.section("summary").blocks if isinstance(c, Callout)}
+    assert values["Interruptions"] == "466" and values["Unexpected"] == "419"
+    tot = results["rates"].summary().iloc[-1]
+    assert values["Mean time to interruption"] == fmt_hours(tot["mtti_job_hours"]) == "3.09 h"
+    assert values["GPU-level MTBF"] == "50,700 GPU-h"
+    assert values["Effective training time"] == "—"  # no cost model given: said, not invented
 
 
-class TestHTML:
-    def test_title_and_meta(self, html: str) -> None:
-        assert "<title>Cluster reliability report</title>" in html
-        assert "16,384" in html and "Fake Llama 3 window" in html
-
-    def test_no_external_resources(self, html: str) -> None:
-        refs = re.findall(r"""(?:src|href)\s*=\s*["']([^"']*)["']""", html)
-        assert refs, "expected at least the table-of-contents links"
-        assert not [r for r in refs if re.match(r"(?i)(https?:)?//", r)]
-        assert "<script" not in html.lower()
-        assert "@import" not in html and "<link" not in html
-
-    def test_quarantine_text_is_escaped(self, html: str) -> None:
-        assert "&lt;script&gt;alert(" in html
-        assert "<script>alert" not in html
-
-    def test_figures_inline_svg_with_unique_ids(self, html: str) -> None:
-        assert html.count("<svg") >= 4
-        ids = re.findall(r'\sid="([^"]+)"', html)
-        assert len(ids) == len(set(ids))
-
-    def test_long_and_binary_lines_are_cut_and_visible(self, report: Report) -> None:
-        table = [b for b in report.section("data-quality").blocks if isinstance(b, Table)][-1]
-        texts = list(table.data["Text"])
-        assert any(t.endswith("…") and len(t) == 160 for t in texts)
-        assert not any("\x00" in t for t in texts)
-        assert any("x\\x00\\x1b[31m" in t for t in texts)  # shown as \\xNN
-
-    def test_write_html(self, report: Report, tmp_path: Path) -> None:
-        path = write_html(report, tmp_path / "sub" / "r.html")
-        assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+def test_table5_comparison_only_when_asked(report: Report, ingest, results) -> None:
+    table = next(b for b in report.section("taxonomy").blocks if isinstance(b, Table))
+    df = table.data.set_index("Category")
+    assert df.loc["Faulty GPU", "Count"] == "148" and df.loc["Faulty GPU", "Printed %"] == "30.1"
+    assert "misprinted" in df.loc["Faulty GPU", "Check"]
+    assert df.loc["GPU HBM3 Memory", "Check"] == "✓"
+    plain = build_report(results, ingest=ingest)
+    t2 = next(b for b in plain.section("taxonomy").blocks if isinstance(b, Table))
+    assert "Published" not in t2.data.columns and "Llama" not in render_html(plain).split("Methods")[0]
 
 
-def _page_count(path: Path) -> int:
-    if shutil.which("pdfinfo"):
-        out = subprocess.run(["pdfinfo", str(path)], capture_output=True, text=True, check=True)
-        return int(re.search(r"^Pages:\s+(\d+)", out.stdout, re.M).group(1))
-    return len(re.findall(rb"/Type\s*/Page(?!s)", path.read_bytes()))
+def test_any_grouping_of_rates_renders() -> None:
+    """Regression (issue 11): build_report raised KeyError 'category' on per-component rates."""
+    inter = make_interruptions()
+    rates = reliab.estimate_rates(inter, by="component", gpu_days=1000.0)
+    page = render_html(build_report({"by_component": rates}))
+    assert "GPU" in page and "Rates and MTBF" in page
 
 
-class TestPDF:
-    def test_pdf_is_pdf_with_pages(self, pdf_path: Path) -> None:
-        assert pdf_path.read_bytes()[:5] == b"%PDF-"
-        assert _page_count(pdf_path) >= 2
+def test_unknown_result_lands_in_further_results_and_entry_places_it() -> None:
+    @dataclass(frozen=True)
+    class NewModel(reliab._result.ResultMixin):
+        n: int = 3
+        conf_level: float = 0.9
+        method: str = "a brand-new estimator (Someone 2031)"
+        notes: tuple[str, ...] = ("a note",)
+
+        def summary(self) -> pd.DataFrame:
+            return pd.DataFrame({"quantity": ["x"], "estimate": [1.234], "low": [1.0], "high": [1.5]})
+
+        def plot(self, ax=None):
+            fig, ax = reliab._result.new_figure(ax)
+            ax.plot([0, 1], [0, 1])
+            return fig
+
+    rep = build_report({"brand_new": NewModel()})
+    assert [s.key for s in rep.sections] == ["other", "methods"]
+    page = render_html(rep)
+    assert "Someone 2031" in page and "1.23 <span class=\"ci\">[1.00, 1.50]" in page and "a note" in page
+    placed = build_report({"x": Entry(NewModel(), section="trends", title="Placed by hand")})
+    assert placed.sections[0].key == "trends" and "Placed by hand" in render_html(placed)
 
 
-CHROMIUM = Path("/usr/bin/chromium")
+def test_not_available_says_why(report: Report) -> None:
+    texts = [b.body for b in report.section("survival").blocks if isinstance(b, Text)]
+    assert any("not available: no job records in this test" in t for t in texts)
+    methods = " ".join(" ".join(b.items) for b in report.section("methods").blocks if isinstance(b, Text))
+    assert "no job records in this test" in methods
 
 
-@pytest.mark.browser
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium (headless browser)")
-def test_browser_renders_without_errors(report: Report, tmp_path: Path) -> None:
-    page = write_html(report, tmp_path / "report.html")
-    cmd = [
-        str(CHROMIUM),
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={tmp_path / 'profile'}",
-        "--enable-logging=stderr",
-        "--v=0",
-        "--dump-dom",
-        page.as_uri(),
-    ]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert "Cluster reliability report" in out.stdout
-    bad = [
-        ln
-        for ln in out.stderr.splitlines()
-        if "Uncaught" in ln or ("CONSOLE" in ln and "report.html" in ln)
-    ]
-    assert not bad, bad
+def test_interval_cells_and_bars(report: Report) -> None:
+    table = next(b for b in report.section("rates").blocks if isinstance(b, Table)
+                 and "Rate / 1k GPU-days" in b.data.columns)
+    cell = table.data["Rate / 1k GPU-days"].iloc[-1]
+    assert re.fullmatch(r"0\.474 \[0\.429, 0\.521\]", cell), cell
+    bars = dict(table.intervals)["Rate / 1k GPU-days"]
+    assert len(bars) == len(table.data) and all(lo <= est <= hi for est, lo, hi in bars)
+
+
+def test_shape_meaning_and_trend_verdict(report: Report) -> None:
+    tbi = " ".join(b.body for b in report.section("tbi").blocks if isinstance(b, Text))
+    assert "Shape" in tbi and ("random" in tbi or "burn-in" in tbi or "wear-out" in tbi)
+    assert "B10 life" in tbi
+    trends = report.section("trends").blocks[0].body
+    assert trends.startswith(("Neither", "Wearing out", "Burning in", "The tests disagree"))
+
+
+def test_identity_failure_is_flagged(report: Report) -> None:
+    acc = next(b for b in report.section("data-quality").blocks
+               if isinstance(b, Table) and b.title.startswith("Line accounting"))
+    flagged = [acc.data.iloc[i]["Files"] for i, k in enumerate(acc.row_kinds) if k == "flag"]
+    assert len(flagged) == 1 and flagged[0].endswith("tickets.csv")
+
+
+def test_empty_results_do_not_crash() -> None:
+    rep = build_report({})
+    assert [s.key for s in rep.sections] == ["methods"]
+    assert "no input file was read" in render_html(rep)
+
+
+# ------------------------------------------------------------------ formatting
+@pytest.mark.parametrize("value, text", [(0.16731, "0.167"), (50677.3, "50,700"), (3.0927, "3.09"),
+                                         (float("inf"), "∞"), (float("nan"), "—"), (1.5e-9, "1.50e-09")])
+def test_three_significant_figures(value: float, text: str) -> None:
+    assert fmt_num(value) == text
+
+
+def test_large_mtbf_in_gpu_years_and_interval_decimals() -> None:
+    assert fmt_hours(1.06e7, "GPU-h") == "1,210 GPU-years"
+    assert fmt_hours(0.25) == "15.0 min" and fmt_hours(2500) == "104 days"
+    assert fmt_interval(0.16731, 0.14142, 0.19661) == "0.167 [0.141, 0.197]"
+
+
+def test_rare_category_mtbf_column_switches_to_years(report: Report) -> None:
+    table = next(b for b in report.section("rates").blocks if isinstance(b, Table)
+                 and b.title.startswith("Rates per category"))
+    assert "MTBF (GPU-years)" in table.data.columns
+
+
+# ------------------------------------------------------------------ HTML
+def test_self_contained(html: str) -> None:
+    refs = re.findall(r"""(?:src|href)\s*=\s*["']([^"']*)["']""", html)
+    assert refs and all(r.startswith(("#", "data:image/png;base64,")) for r in refs)
+    assert "<script" not in html.lower() and "<link" not in html and "@import" not in html
+
+
+def test_log_text_is_escaped(html: str) -> None:
+    for raw in HOSTILE:
+        assert raw not in html
+    assert "&lt;script&gt;alert(" in html and "&lt;/table&gt;&lt;b&gt;bold" in html
+    assert "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in html
+    assert "file:///etc/passwd" in html and 'src="file:' not in html
+
+
+def test_inline_svg_ids_unique(html: str) -> None:
+    assert html.count("<svg") >= 5
+    ids = re.findall(r'\sid="([^"]+)"', html)
+    assert len(ids) == len(set(ids))
+
+
+def test_binary_and_long_lines_are_visible_and_cut(report: Report) -> None:
+    table = next(b for b in report.section("data-quality").blocks
+                 if isinstance(b, Table) and b.title == "Quarantined lines")
+    texts = list(table.data["Text"])
+    assert any(t.endswith("…") and len(t) == 160 for t in texts)
+    assert any("x\\x00\\x1b[31m" in t for t in texts) and not any("\x00" in t for t in texts)
+
+
+def test_readable_at_760px(html: str) -> None:
+    css = re.search(r"<style>(.*)</style>", html, re.S).group(1)
+    assert "max-width: 100%" in css and ".table-scroll { overflow-x: auto; }" in css
+    assert re.search(r"@media screen and \(max-width: 720px\)", css)
+
+
+# ------------------------------------------------------------------ PDF
+def test_pdf_fetches_nothing_and_keeps_log_text(report: Report, tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    def fetcher(url: str, *args, **kwargs):
+        calls.append(url)
+        raise ValueError(f"refused {url}")
+
+    path = write_pdf(report, tmp_path / "r.pdf", url_fetcher=fetcher)
+    assert path.read_bytes()[:5] == b"%PDF-"
+    assert not [c for c in calls if not c.startswith("data:")], calls
+    if shutil.which("pdftotext"):
+        text = subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True,
+                              text=True, check=True).stdout
+        assert "<script>alert('x')</script>" in text and "</table><b>bold</b>" in text
+        assert "Page 1 of" in text and "Executive summary" in text
+
+
+def test_write_html(report: Report, tmp_path: Path) -> None:
+    path = write_html(report, tmp_path / "sub" / "r.html")
+    assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert any(isinstance(b, Figure) for s in report.sections for b in s.blocks)
+
+
+def test_hostile_host_and_job_names_render_as_text() -> None:
+    """Regression (issue 8/11): hosts and job names from logs are text in HTML and PDF."""
+    inter = make_interruptions().head(60).copy()
+    inter["hosts"] = [HOSTILE[i % 3] if i % 4 == 0 else f"node{i % 7:03d}" for i in range(len(inter))]
+    inter["job_id"] = [f"{HOSTILE[2]}-{i}" for i in range(len(inter))]
+    signals = schema.conform(pd.DataFrame({
+        "time": inter["time"], "host": inter["hosts"], "source": "tickets", "signal": "ticket:incident",
+        "severity": "info", "message": HOSTILE[0], "origin": [f"t.csv:{i}" for i in range(len(inter))]}),
+        "signals")
+    lemons = reliab.find_lemons(signals, inter, node_hours=100.0, anomaly=False)
+    page = render_html(build_report({"lemons": lemons}))
+    assert HOSTILE[0] not in page and HOSTILE[1] not in page and "<table><b>" not in page
+    assert page.count("<table") == page.count("</table>")
+    assert "&lt;script&gt;" in page
+
+
+def test_composite_results_expand_into_their_section() -> None:
+    """Regression: a study holding several results (as the environment study does) renders
+    each part through the generic path and each skipped part with its reason."""
+    @dataclass(frozen=True)
+    class EnvironmentStudy(reliab._result.ResultMixin):
+        results: tuple = ()
+        skipped: tuple = ()
+        n: int = 1
+        conf_level: float = 0.95
+        method: str = "several analyses"
+        notes: tuple = ()
+
+        def summary(self) -> pd.DataFrame:
+            return pd.DataFrame({"analysis": ["diurnal"]})
+
+    fit = reliab.fit_weibull([54, 187, 216, 240, 500, 500], [1, 1, 1, 1, 0, 0])
+    study = EnvironmentStudy(results=(("diurnal", fit),), skipped=(("failure_glm", "too few failures"),))
+    rep = build_report({"environment": study})
+    assert [s.key for s in rep.sections] == ["environment", "methods"]
+    page = render_html(rep)
+    assert "Failure glm: not available: too few failures" in page and "Diurnal" in page
+
+
+def test_files_not_read_are_listed_with_the_reason(tmp_path: Path) -> None:
+    """Regression: unrecognised and binary files of a folder show in data quality with why."""
+    (tmp_path / "notes.txt").write_text("hello world\nfoo bar\n")
+    (tmp_path / "blob.bin").write_bytes(b"\x00\x01\x02binary")
+    res = reliab.ingest(tmp_path)
+    page = render_html(build_report({}, ingest=res))
+    assert "Files not read" in page and "blob.bin" in page and "notes.txt" in page

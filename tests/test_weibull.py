@@ -175,9 +175,10 @@ def test_survival_hazard_and_meaning():
     t, d, _ = _simulate(1, 2000, 0.5, False)
     fit = fit_weibull(t, d)
     x = np.array([5.0, 50.0, 150.0])
-    dlog = (np.log(fit.survival(x + 1e-4)) - np.log(fit.survival(x - 1e-4))) / 2e-4
-    np.testing.assert_allclose(fit.hazard(x), -dlog, rtol=1e-6)
-    assert isinstance(fit.survival(10.0), float)
+    sf = fit.at
+    dlog = (np.log(sf(x + 1e-4)["survival"]) - np.log(sf(x - 1e-4)["survival"])) / 2e-4
+    np.testing.assert_allclose(fit.at(x)["hazard"], -dlog, rtol=1e-6)
+    assert len(fit.at(10.0)) == 1
     assert fit.shape_meaning.startswith("burn-in")
     assert fit_weibull(*_simulate(2, 2000, 3.0, False)[:2]).shape_meaning.startswith("wear-out")
 

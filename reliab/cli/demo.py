@@ -1,4 +1,4 @@
-"""``reliab demo``: the whole pipeline on the bundled sample."""
+"""``reliab demo``: ``reliab report`` on the bundled sample, compared with Llama 3 Table 5."""
 
 from __future__ import annotations
 
@@ -12,18 +12,18 @@ from reliab.cli._app import _fail, app
 
 @app.command()
 def demo(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for report.html, report.pdf and Parquet tables.")] = Path("demo-report"),
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for report.html, report.pdf, results.json and tables.")] = Path("demo-report"),
     data: Annotated[Path | None, typer.Option(help="Sample folder (default: the bundled llama3-54d).")] = None,
     pdf: Annotated[bool, typer.Option(help="Also render report.pdf.")] = True,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
 ) -> None:
-    """Run the whole pipeline on the bundled Llama-3-scale sample and write the report."""
+    """The whole pipeline on the bundled Llama-3-scale sample: `reliab report` with --compare llama3."""
     from reliab._demo import demo as run_demo
     from reliab.errors import ReliabError
 
     try:
         result = run_demo(out, data=data, pdf=pdf, progress=not quiet)
-    except (ReliabError, FileNotFoundError) as exc:
+    except (ReliabError, FileNotFoundError, ValueError) as exc:
         _fail(exc)
     for name, path in result.files.items():
         typer.echo(f"{name:>22}  {path}")

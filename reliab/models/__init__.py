@@ -24,10 +24,12 @@ _EXPORTS: dict[str, str] = {
     "estimate_kaplan_meier": "reliab.models.nonparametric",
     "estimate_nelson_aalen": "reliab.models.nonparametric",
     "fit_cox": "reliab.models.cox",
-    "cumulative_incidence": "reliab.models.competing",
+    "estimate_cumulative_incidence": "reliab.models.competing",
+    "cumulative_incidence": "reliab.models.competing",  # deprecated alias
     "estimate_mcf": "reliab.models.mcf",
     "compare_mcf": "reliab.models.mcf",
-    "crow_amsaa": "reliab.models.growth",
+    "fit_crow_amsaa": "reliab.models.growth",
+    "crow_amsaa": "reliab.models.growth",  # deprecated alias
     "trend_test": "reliab.models.trend",
     "find_lemons": "reliab.models.lemons",
     # environment (reliab.models.environment)
@@ -37,6 +39,22 @@ _EXPORTS: dict[str, str] = {
     "diurnal_amplitude": "reliab.models.environment",
     "fit_failure_glm": "reliab.models.environment",
     "analyze_environment": "reliab.models.environment",
+    "compare_periods": "reliab.models.periods",
+    "estimate_period_rates": "reliab.models.periods",
+    "PeriodComparison": "reliab.models.periods",
+    "PeriodRatesResult": "reliab.models.periods",
+    # result classes
+    "ParametricFit": "reliab.models.parametric",
+    "DistributionComparison": "reliab.models.parametric",
+    "KaplanMeierResult": "reliab.models.nonparametric",
+    "NelsonAalenResult": "reliab.models.nonparametric",
+    "CoxFit": "reliab.models.cox",
+    "CumulativeIncidenceResult": "reliab.models.competing",
+    "MCFResult": "reliab.models.mcf",
+    "MCFComparison": "reliab.models.mcf",
+    "CrowAMSAAResult": "reliab.models.growth",
+    "TrendTestResult": "reliab.models.trend",
+    "LemonsResult": "reliab.models.lemons",
     # job-level reliability (reliab.models.jobs)
     "job_mttf": "reliab.models.jobs.mttf",
     "estimate_job_mttf": "reliab.models.jobs.mttf",

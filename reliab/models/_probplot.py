@@ -9,13 +9,14 @@ half-way between its values just before and at each failure time (Meeker & Escob
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from matplotlib.figure import Figure
 from numpy.typing import NDArray
 from scipy import special, stats
 
+from reliab._result import new_figure
 from reliab.models._survival_input import Lifetimes
 from reliab.models.nonparametric import km_curve, risk_table
 
@@ -49,12 +50,12 @@ def probability_plot(
     cdf: Callable[[NDArray[np.float64]], NDArray[np.float64]],
     scale: Scale,
     title: str,
+    ax: Any = None,
 ) -> Figure:
     """Figure with the plotting positions and the fitted ``cdf`` on linearizing axes."""
     t, f = plotting_positions(data)
     fx, fy, ylabel = _axes_maps(scale)
-    fig = Figure(figsize=(6, 4.5))
-    ax = fig.add_subplot()
+    fig, ax = new_figure(ax, (6, 4.5))
     ax.scatter(fx(t), fy(f), s=14, color="C0", label="failures (KM plotting positions)")
     lo = float(np.min(t)) if t.size else float(np.min(data.durations[data.durations > 0]))
     hi = float(np.max(data.durations))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,21 +21,11 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from reliab._deprecation import renamed
+from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
-from reliab.models._result import ResultMixin
 from reliab.models._survival_input import as_lifetimes, check_conf_level
 from reliab.models.nonparametric import km_curve, na_curve, risk_table
-
-
-class Incidence(NamedTuple):
-    """Cumulative incidence of one cause at one time, with its pointwise interval."""
-
-    cause: Hashable
-    time: float
-    probability: float
-    low: float
-    high: float
-    conf_level: float
 
 
 def _cif_variance(f: NDArray[np.float64], lag_s: NDArray[np.float64], n: NDArray[np.float64],
@@ -78,21 +68,31 @@ class CumulativeIncidenceResult(ResultMixin):
     conf_level: float
     method: str = ("Aalen-Johansen cumulative incidence, Collett delta-method variance, "
                    "log(-log) intervals; cause-specific Nelson-Aalen hazards")
+    notes: tuple[str, ...] = ()
 
     def _rows(self, cause: Hashable) -> pd.DataFrame:
         if cause not in self.causes:
             raise KeyError(f"unknown cause {cause!r}; causes are {list(self.causes)}")
         return self.table[self.table["cause"] == cause]
 
-    def at(self, time: float, cause: Hashable) -> Incidence:
-        """Probability of failing from ``cause`` (before any other cause) by ``time``."""
-        rows = self._rows(cause)
-        idx = int(np.searchsorted(rows["time"].to_numpy(), float(time), side="right")) - 1
-        if idx < 0:
-            return Incidence(cause, float(time), 0.0, 0.0, 0.0, self.conf_level)
-        row = rows.iloc[idx]
-        return Incidence(cause, float(time), float(row["cif"]), float(row["low"]),
-                         float(row["high"]), self.conf_level)
+    def at(self, t: ArrayLike, cause: Hashable | None = None) -> pd.DataFrame:
+        """Probability of failing from each cause (before any other) by time(s) ``t``.
+
+        Returns one row per cause and time: cause, time, cif, low, high, cumhaz (0 before a
+        cause's first event).  ``cause`` restricts the rows to one cause (``KeyError`` if
+        unknown).
+        """
+        tt = np.atleast_1d(np.asarray(t, dtype=float))
+        frames = []
+        for c in (self.causes if cause is None else (cause,)):
+            rows = self._rows(c)
+            idx = np.searchsorted(rows["time"].to_numpy(), tt, side="right") - 1
+            out = {"cause": [c] * tt.size, "time": tt}
+            for col in ("cif", "low", "high", "cumhaz"):
+                vals = np.r_[0.0, rows[col].to_numpy()]
+                out[col] = vals[idx + 1]
+            frames.append(pd.DataFrame(out))
+        return pd.concat(frames, ignore_index=True)
 
     def summary(self) -> pd.DataFrame:
         """Per cause: events, and incidence with interval and cumulative hazard at the end."""
@@ -106,10 +106,9 @@ class CumulativeIncidenceResult(ResultMixin):
                         "cumhaz": float(last["cumhaz"])})
         return pd.DataFrame(out)
 
-    def plot(self) -> Figure:
+    def plot(self, ax: Any = None) -> Figure:
         """Stacked cumulative incidence curves (they sum to 1 - overall KM)."""
-        fig = Figure(figsize=(6.5, 4))
-        ax = fig.add_subplot()
+        fig, ax = new_figure(ax, (6.5, 4))
         times = np.r_[0.0, self._rows(self.causes[0])["time"].to_numpy()]
         curves = [np.r_[0.0, self._rows(c)["cif"].to_numpy()] for c in self.causes]
         base = np.zeros_like(times)
@@ -140,7 +139,7 @@ def _codes(event_type: ArrayLike, censored: Hashable | None
     return codes, tuple(lab.item() if hasattr(lab, "item") else lab for lab in labels)
 
 
-def cumulative_incidence(
+def estimate_cumulative_incidence(
     durations: ArrayLike,
     event_type: ArrayLike,
     *,
@@ -197,3 +196,6 @@ def cumulative_incidence(
         conf_level=level)
 
 
+cumulative_incidence = renamed(estimate_cumulative_incidence, "cumulative_incidence")
+
+__all__ = ["CumulativeIncidenceResult", "cumulative_incidence", "estimate_cumulative_incidence"]

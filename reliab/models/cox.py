@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -26,8 +26,8 @@ from matplotlib.figure import Figure
 from numpy.typing import NDArray
 from scipy import sparse, stats
 
+from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
-from reliab.models._result import ResultMixin
 from reliab.models._survival_input import check_conf_level
 from reliab.models.nonparametric import km_curve, risk_table
 
@@ -198,13 +198,14 @@ class CoxFit(ResultMixin):
     converged: bool
     cov: NDArray[np.float64] = field(repr=False)
     method: str = "Cox partial likelihood, Newton-Raphson; Wald intervals for hazard ratios"
+    notes: tuple[str, ...] = ()
     _schoenfeld: NDArray[np.float64] | None = field(default=None, repr=False, compare=False)
     _event_times: NDArray[np.float64] | None = field(default=None, repr=False, compare=False)
     _km_at_events: NDArray[np.float64] | None = field(default=None, repr=False, compare=False)
 
     def summary(self) -> pd.DataFrame:
         """covariate, coef, se, hazard_ratio, hr_low, hr_high, z, p."""
-        return self.table
+        return self.table.copy()
 
     def scaled_schoenfeld(self) -> pd.DataFrame:
         """Scaled Schoenfeld residuals ``d V s_k + beta`` per event (Grambsch & Therneau 1994)."""
@@ -244,11 +245,10 @@ class CoxFit(ResultMixin):
         return pd.DataFrame({"test_statistic": stat, "df": dof, "p": stats.chi2.sf(stat, dof)},
                             index=pd.Index([*self.covariates, "global"], name="covariate"))
 
-    def plot(self) -> Figure:
+    def plot(self, ax: Any = None) -> Figure:
         """Forest plot of hazard ratios with their intervals (log axis)."""
         tb = self.table
-        fig = Figure(figsize=(6, 0.5 * len(tb) + 1.5))
-        ax = fig.add_subplot()
+        fig, ax = new_figure(ax, (6, 0.5 * len(tb) + 1.5))
         y = np.arange(len(tb))[::-1]
         ax.errorbar(tb["hazard_ratio"], y, xerr=[tb["hazard_ratio"] - tb["hr_low"],
                                                  tb["hr_high"] - tb["hazard_ratio"]],

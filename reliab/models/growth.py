@@ -44,8 +44,10 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, optimize, stats
 
+from reliab._deprecation import renamed, warn_renamed
+from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
-from reliab.models._result import ResultMixin
+from reliab.models._times import end_time, failure_times
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,12 @@ class CrowAMSAAResult(ResultMixin):
         """MLE of the scale λ (``lambda`` is a keyword)."""
         return float(self.params.loc["lambda", "estimate"])
 
+    def _log_n(self, t: np.ndarray) -> np.ndarray:
+        """``ln N(t) = ln λ + β ln t``, in logs so that extreme time scales stay finite."""
+        log_lam = math.log(self.n) - self.beta * math.log(self.end)
+        with np.errstate(divide="ignore"):
+            return log_lam + self.beta * np.log(t)
+
     def summary(self) -> pd.DataFrame:
         """Rows ``beta``, ``lambda``, ``beta_unbiased``, ``mtbf_instantaneous``,
         ``mtbf_cumulative``; columns ``estimate``, ``low``, ``high``."""
@@ -84,22 +92,31 @@ class CrowAMSAAResult(ResultMixin):
             columns=["estimate", "low", "high"])
         return pd.concat([self.params, extra])
 
+    def at(self, t: Any) -> pd.DataFrame:
+        """The fitted process at time(s) ``t``: columns time, expected_failures ``λ t^β``,
+        intensity ``λ β t^(β−1)`` and mtbf_instantaneous (its reciprocal)."""
+        tt = np.atleast_1d(np.asarray(t, dtype=float))
+        log_n = self._log_n(tt)
+        with np.errstate(over="ignore", divide="ignore"):
+            expected = np.exp(log_n)
+            intensity = np.exp(log_n + math.log(self.beta) - np.log(tt))
+            mtbf = np.exp(np.log(tt) - log_n - math.log(self.beta))
+        return pd.DataFrame({"time": tt, "expected_failures": expected, "intensity": intensity,
+                             "mtbf_instantaneous": mtbf})
+
     def expected_failures(self, t: np.ndarray | float) -> np.ndarray:
-        """Fitted ``N(t) = λ t^β``."""
-        return self.lam * np.asarray(t, dtype=float) ** self.beta
+        """Deprecated: use ``at(t)["expected_failures"]``."""
+        warn_renamed("CrowAMSAAResult.expected_failures(t)",
+                     'CrowAMSAAResult.at(t)["expected_failures"]')
+        with np.errstate(over="ignore"):
+            return np.exp(self._log_n(np.asarray(t, dtype=float)))
 
     def plot(self, ax: Any = None) -> Any:
         """Cumulative failures against time on log–log axes with the fitted ``λ t^β``."""
-        from matplotlib.figure import Figure
-
-        if ax is None:
-            fig = Figure(figsize=(6, 4))
-            ax = fig.add_subplot()
-        else:
-            fig = ax.figure
+        fig, ax = new_figure(ax)
         ax.step(self.times, np.arange(1, self.n + 1), where="post", label="observed")
         grid = np.geomspace(self.times[0], self.end, 200)
-        ax.plot(grid, self.expected_failures(grid), label=f"λ t^β, β = {self.beta:.3g}")
+        ax.plot(grid, self.at(grid)["expected_failures"], label=f"λ t^β, β = {self.beta:.3g}")
         ax.set(xscale="log", yscale="log", xlabel="time", ylabel="cumulative failures",
                title="Crow–AMSAA")
         ax.legend()
@@ -108,17 +125,14 @@ class CrowAMSAAResult(ResultMixin):
 
 
 def _prepare(times: Any, end: float | None) -> tuple[np.ndarray, float, str]:
-    t = np.sort(np.asarray(times, dtype=float).ravel())
-    if t.size and (not np.all(np.isfinite(t)) or t[0] <= 0):
-        raise ValueError("failure times must be finite and > 0")
+    t = failure_times(times)
     if t.size < 2:
         raise InsufficientDataError(
             f"Crow-AMSAA needs at least 2 failure times, got {t.size}")
-    if end is None:
+    tend = end_time(t, end)
+    if tend is None:
         return t, float(t[-1]), "failure"
-    if not end >= t[-1]:
-        raise ValueError(f"end ({end}) is before the last failure time ({t[-1]})")
-    return t, float(end), "time"
+    return t, tend, "time"
 
 
 @lru_cache(maxsize=256)
@@ -155,7 +169,8 @@ def _instantaneous_mtbf(m: float, n: int, termination: str,
     return low, m * n**2 / denom**2, []
 
 
-def crow_amsaa(times: Any, *, end: float | None = None, conf_level: float = 0.95) -> CrowAMSAAResult:
+def fit_crow_amsaa(times: Any, *, end: float | None = None,
+                   conf_level: float = 0.95) -> CrowAMSAAResult:
     """Fit the Crow–AMSAA power-law NHPP to the failure times of one system.
 
     Parameters
@@ -178,7 +193,11 @@ def crow_amsaa(times: Any, *, end: float | None = None, conf_level: float = 0.95
     Raises
     ------
     InsufficientDataError
-        Fewer than 2 failures, or all failure times equal.
+        Fewer than 2 failures, or all failure times equal (times closer than floating-point
+        resolution count as equal).
+    ValueError
+        A time that is missing, infinite or not positive, an ``end`` before the last time,
+        or ``conf_level`` outside (0, 1).
 
     Notes
     -----
@@ -190,17 +209,21 @@ def crow_amsaa(times: Any, *, end: float | None = None, conf_level: float = 0.95
         raise ValueError(f"conf_level must be in (0, 1), got {conf_level}")
     t, tend, termination = _prepare(times, end)
     n, alpha = t.size, 1.0 - conf_level
-    s = float(np.sum(np.log(tend / t)))
+    log_end = math.log(tend)
+    s = float(np.sum(log_end - np.log(t)))  # logs: no overflow of tend / t at extreme scales
     if s <= 0:
         raise InsufficientDataError("all failure times equal the end time: β is not identifiable")
     beta = n / s
-    lam = n / tend**beta
     df = 2 * n if termination == "time" else 2 * (n - 1)
     b_lo, b_hi = _beta_bounds(beta, n, df, alpha)
     df_up = 2 * n + 2 if termination == "time" else 2 * n
-    l_lo = stats.chi2.ppf(alpha / 2, 2 * n) / (2 * tend**beta)
-    l_hi = stats.chi2.ppf(1 - alpha / 2, df_up) / (2 * tend**beta)
     notes: list[str] = []
+    with np.errstate(over="ignore", under="ignore"):  # λ = n / T^β, computed as a log
+        lam, l_lo, l_hi = (float(np.exp(math.log(c) - beta * log_end)) for c in (
+            n, stats.chi2.ppf(alpha / 2, 2 * n) / 2, stats.chi2.ppf(1 - alpha / 2, df_up) / 2))
+    if not (0.0 < lam < math.inf):
+        notes.append(f"λ is outside the float range (ln λ = {math.log(n) - beta * log_end:.6g}); "
+                     "use at(t) for the fitted process")
     k = n - 1 if termination == "time" else n - 2
     beta_unb = k / n * beta if k > 0 else math.nan
     if k <= 0:
@@ -225,4 +248,6 @@ def crow_amsaa(times: Any, *, end: float | None = None, conf_level: float = 0.95
         notes=tuple(notes), times=t)
 
 
-__all__ = ["crow_amsaa", "CrowAMSAAResult"]
+crow_amsaa = renamed(fit_crow_amsaa, "crow_amsaa")
+
+__all__ = ["CrowAMSAAResult", "crow_amsaa", "fit_crow_amsaa"]

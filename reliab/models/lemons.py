@@ -18,13 +18,14 @@ Two views, reported side by side:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
-from reliab.models._result import ResultMixin
 
 FEATURES = ("failures", "xid_cnt", "tickets", "out_count", "multi_node_node_fails",
             "single_node_node_fails", "link_flaps")
@@ -35,7 +36,8 @@ class LemonsResult(ResultMixin):
     """Nodes ranked by the multi-signal score, with the excess-failure test beside it.
 
     ``table`` has one row per host: ``rank``, ``host``, ``lemon`` (flagged), ``failures``,
-    ``expected``, ``ratio``, ``pvalue``, ``qvalue`` (BH), ``score``, ``anomaly_score``, the
+    ``expected``, ``ratio`` with its exact Poisson interval ``ratio_low``/``ratio_high``
+    (at ``conf_level``), ``pvalue``, ``qvalue`` (BH), ``score``, ``anomaly_score``, the
     feature columns and ``evidence`` (a readable sentence).
     """
 
@@ -47,6 +49,12 @@ class LemonsResult(ResultMixin):
     fdr: float
     method: str = "Poisson upper tail + Benjamini-Hochberg; sum of z-scores of log counts; isolation forest"
     notes: tuple[str, ...] = ()
+    conf_level: float = 0.95
+
+    @property
+    def n(self) -> int:
+        """Nodes ranked."""
+        return self.n_nodes
 
     def summary(self) -> pd.DataFrame:
         return self.table[self.table["lemon"]].copy() if self.table["lemon"].any() else self.table.head(10).copy()
@@ -60,12 +68,9 @@ class LemonsResult(ResultMixin):
         """Hosts flagged as lemons, best evidence first."""
         return self.table.loc[self.table["lemon"], "host"].tolist()
 
-    def plot(self, n: int = 20, ax=None):
+    def plot(self, ax: Any = None, *, n: int = 20) -> Any:
         """Bar chart of the top ``n`` scores, lemons highlighted; returns the Figure."""
-        from matplotlib.figure import Figure
-
-        fig = ax.figure if ax is not None else Figure(figsize=(7, 0.25 * n + 1))
-        ax = ax if ax is not None else fig.add_subplot()
+        fig, ax = new_figure(ax, (7, 0.25 * n + 1))
         top = self.table.head(n).iloc[::-1]
         ax.barh(top["host"], top["score"], color=np.where(top["lemon"], "#c0392b", "#95a5a6"))
         ax.set_xlabel("multi-signal score (sum of z-scores)")
@@ -144,7 +149,7 @@ def _evidence(row: pd.Series) -> str:
 def find_lemons(signals: pd.DataFrame, interruptions: pd.DataFrame, *, node_hours: pd.Series | float,
                 hosts: list[str] | None = None, jobs: pd.DataFrame | None = None, fdr: float = 0.05,
                 components: tuple[str, ...] = ("GPU", "Host", "Network"), anomaly: bool = True,
-                seed: int = 0) -> LemonsResult:
+                seed: int = 0, conf_level: float = 0.95) -> LemonsResult:
     """Rank nodes by excess hardware failures and by the RSC multi-signal score.
 
     Parameters
@@ -164,6 +169,9 @@ def find_lemons(signals: pd.DataFrame, interruptions: pd.DataFrame, *, node_hour
         Also compute the isolation-forest anomaly score (NaN when False).
     seed : int
         Seed of the isolation forest.
+    conf_level : float
+        Level of the exact Poisson interval of each node's ratio of observed to expected
+        failures (Garwood 1936).
 
     Returns
     -------
@@ -177,7 +185,12 @@ def find_lemons(signals: pd.DataFrame, interruptions: pd.DataFrame, *, node_hour
         With no node failures at all (nothing to compare against).
     """
     from statsmodels.stats.multitest import multipletests
+    from statsmodels.stats.rates import confint_poisson
 
+    if not 0.0 < conf_level < 1.0:
+        raise ValueError(f"conf_level must be in (0, 1), got {conf_level}")
+    if not 0.0 < fdr < 1.0:
+        raise ValueError(f"fdr must be in (0, 1), got {fdr}")
     feats = node_features(signals, interruptions, jobs=jobs, components=components)
     if isinstance(node_hours, pd.Series):
         fleet = list(node_hours.index) if hosts is None else hosts
@@ -185,6 +198,9 @@ def find_lemons(signals: pd.DataFrame, interruptions: pd.DataFrame, *, node_hour
     else:
         fleet = hosts if hosts is not None else sorted(set(signals["host"].dropna()) | set(feats.index))
         hours = pd.Series(float(node_hours), index=fleet)
+    if (hours < 0).any() or np.isinf(hours).any():
+        raise ValueError("node_hours must be finite and >= 0; "
+                         f"{int(((hours < 0) | np.isinf(hours)).sum())} value(s) are not")
     if hours.isna().any():
         raise ValueError(f"node_hours has no value for {int(hours.isna().sum())} host(s), e.g. {hours[hours.isna()].index[0]!r}")
     feats = feats.reindex(fleet, fill_value=0)
@@ -194,7 +210,10 @@ def find_lemons(signals: pd.DataFrame, interruptions: pd.DataFrame, *, node_hour
     expected = total_fail / total_hours * hours
     p = stats.poisson.sf(feats["failures"].to_numpy() - 1, expected.to_numpy())
     q = multipletests(p, alpha=fdr, method="fdr_bh")[1]
-    table = feats.assign(expected=expected, ratio=feats["failures"] / expected, pvalue=p, qvalue=q)
+    lo, hi = confint_poisson(feats["failures"].to_numpy(dtype=float), expected.to_numpy(dtype=float),
+                             method="exact-c", alpha=1.0 - conf_level)
+    table = feats.assign(expected=expected, ratio=feats["failures"] / expected, ratio_low=lo,
+                         ratio_high=hi, pvalue=p, qvalue=q)
     z = pd.concat([_z(feats[f]) for f in SCORE_FEATURES if feats[f].any()], axis=1)
     table["score"] = z.sum(axis=1) if z.shape[1] else 0.0
     table["anomaly_score"] = _anomaly(feats[list(FEATURES)], seed) if anomaly else np.nan
@@ -206,4 +225,5 @@ def find_lemons(signals: pd.DataFrame, interruptions: pd.DataFrame, *, node_hour
     table = table.reset_index(drop=True)
     notes = ("a node needs at least 2 hardware interruptions to be flagged",)
     return LemonsResult(table=table, fleet_rate_per_1k_node_days=1000.0 * 24 * total_fail / total_hours,
-                        n_nodes=len(fleet), n_failures=total_fail, node_hours=total_hours, fdr=fdr, notes=notes)
+                        n_nodes=len(fleet), n_failures=total_fail, node_hours=total_hours, fdr=fdr, notes=notes,
+                        conf_level=conf_level)

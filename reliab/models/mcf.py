@@ -34,8 +34,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from reliab._result import ResultMixin
 from reliab.errors import InsufficientDataError
-from reliab.models._result import ResultMixin
 
 _CHUNK = 2048
 
@@ -102,6 +102,11 @@ class MCFResult(ResultMixin):
     method: str
     origin: str | None = None
     notes: tuple[str, ...] = ()
+
+    @property
+    def n(self) -> int:
+        """Units under observation."""
+        return self.n_units
 
     def summary(self) -> pd.DataFrame:
         """Columns ``time``, ``events``, ``at_risk``, ``mcf``, ``se``, ``low``, ``high``."""
@@ -250,6 +255,7 @@ class MCFComparison(ResultMixin):
     conf_level: float
     method: str
     notes: tuple[str, ...] = ()
+    n: int = 0
 
     def summary(self) -> pd.DataFrame:
         """Columns ``time``, ``mcf_<a>``, ``mcf_<b>``, ``diff``, ``se``, ``low``, ``high``."""
@@ -330,6 +336,7 @@ def compare_mcf(
     notes = [] if first.horizon == second.horizon else [
         f"compared up to the common horizon {horizon:g}"]
     return MCFComparison(table=table, labels=labels, conf_level=level, notes=tuple(notes),
+                         n=first.n_units + second.n_units,
                          method="difference of Nelson MCFs; se from independent robust "
                                 "variances; normal pointwise interval (Doganaksoy & Nelson 1998)")
 

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
-from reliab.models._result import ResultMixin
 
 Termination = Literal["time", "failure"]
 Sided = Literal["two", "lower", "upper"]
@@ -48,6 +48,11 @@ class MTBFResult(ResultMixin):
     notes: tuple[str, ...] = ()
 
     @property
+    def n(self) -> int:
+        """Failures observed (the count the interval rests on)."""
+        return self.failures
+
+    @property
     def rate_low(self) -> float:
         """Lower bound of the failure rate (``1 / high``)."""
         return 0.0 if math.isinf(self.high) else 1.0 / self.high
@@ -64,6 +69,17 @@ class MTBFResult(ResultMixin):
              "high": [self.high, self.rate_high]},
             index=pd.Index(["mtbf", "rate"], name="quantity"),
         )
+
+    def plot(self, ax: Any = None) -> Any:
+        """The MTBF as a point with its interval (an open end drawn to the axis edge)."""
+        fig, ax = new_figure(ax, (6, 1.8))
+        hi = self.high if math.isfinite(self.high) else max(self.low, self.hours) * 10
+        ax.hlines(0, self.low, hi, color="#4c78a8", lw=3)
+        if math.isfinite(self.mtbf):
+            ax.plot([self.mtbf], [0], "o", color="black")
+        ax.set(xscale="log", yticks=[], xlabel="MTBF (unit of hours)",
+               title=f"MTBF, {self.conf_level:.0%} interval ({self.failures} failures)")
+        return fig
 
 
 
@@ -95,7 +111,7 @@ def chi2_mtbf_bounds(
     alpha = 1.0 - conf_level
     tail = alpha / 2.0 if sided == "two" else alpha
     extra = 2.0 if termination == "time" else 0.0
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         low = 2.0 * t / stats.chi2.ppf(1.0 - tail, 2.0 * r + extra)
         high = np.where(r > 0, 2.0 * t / stats.chi2.ppf(tail, np.maximum(2.0 * r, 1e-300)), np.inf)
     if sided == "upper":

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,8 +28,9 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from reliab._deprecation import warn_renamed
+from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
-from reliab.models._result import ResultMixin
 from reliab.models._survival_input import Lifetimes, as_lifetimes, check_conf_level
 
 
@@ -85,10 +87,21 @@ def _step_lookup(times: NDArray[np.float64], values: NDArray[np.float64], t: Arr
     return float(out) if out.ndim == 0 else out
 
 
+def step_frame(table: pd.DataFrame, t: ArrayLike, columns: dict[str, float]) -> pd.DataFrame:
+    """The step-function columns of ``table`` at times ``t`` (``columns``: name -> value before
+    the first time), as a frame with a ``time`` column: the shared ``at(t)`` of the estimators."""
+    tt = np.atleast_1d(np.asarray(t, dtype=float))
+    times = table["time"].to_numpy()
+    out = {"time": tt}
+    for name, before in columns.items():
+        out[name] = np.atleast_1d(_step_lookup(times, table[name].to_numpy(), tt, before))
+    return pd.DataFrame(out)
+
+
 def _step_figure(times: NDArray[np.float64], est: NDArray[np.float64], low: NDArray[np.float64],
-                 high: NDArray[np.float64], start: float, ylabel: str, title: str) -> Figure:
-    fig = Figure(figsize=(6, 4))
-    ax = fig.add_subplot()
+                 high: NDArray[np.float64], start: float, ylabel: str, title: str,
+                 ax: Any = None) -> Figure:
+    fig, ax = new_figure(ax)
     x = np.r_[0.0, times]
     ax.step(x, np.r_[start, est], where="post", color="C0", label="estimate")
     ax.fill_between(x, np.r_[start, low], np.r_[start, high], step="post", alpha=0.25,
@@ -110,13 +123,19 @@ class KaplanMeierResult(ResultMixin):
     exposure: float
     conf_level: float
     method: str = "Kaplan-Meier; Greenwood variance, log(-log) intervals"
+    notes: tuple[str, ...] = ()
 
     def summary(self) -> pd.DataFrame:
         """The estimate table: time, at_risk, events, censored, survival, low, high."""
-        return self.table
+        return self.table.copy()
+
+    def at(self, t: ArrayLike) -> pd.DataFrame:
+        """Survival and its pointwise interval at time(s) ``t``: columns time, survival, low, high."""
+        return step_frame(self.table, t, {"survival": 1.0, "low": 1.0, "high": 1.0})
 
     def survival_at(self, t: ArrayLike) -> NDArray[np.float64] | float:
-        """Estimated survival probability at time(s) ``t`` (right-continuous step function)."""
+        """Deprecated: use ``at(t)["survival"]``."""
+        warn_renamed("KaplanMeierResult.survival_at(t)", 'KaplanMeierResult.at(t)["survival"]')
         return _step_lookup(self.table["time"].to_numpy(), self.table["survival"].to_numpy(), t, 1.0)
 
     def median(self) -> float:
@@ -125,11 +144,11 @@ class KaplanMeierResult(ResultMixin):
         hit = np.flatnonzero(s <= 0.5)
         return float(self.table["time"].iloc[hit[0]]) if hit.size else float("inf")
 
-    def plot(self) -> Figure:
+    def plot(self, ax: Any = None) -> Figure:
         """Step plot of the survival curve with its pointwise interval band."""
         tb = self.table
         return _step_figure(tb["time"].to_numpy(), tb["survival"].to_numpy(), tb["low"].to_numpy(),
-                            tb["high"].to_numpy(), 1.0, "survival probability", "Kaplan-Meier")
+                            tb["high"].to_numpy(), 1.0, "survival probability", "Kaplan-Meier", ax)
 
 
 @dataclass(frozen=True)
@@ -142,18 +161,28 @@ class NelsonAalenResult(ResultMixin):
     exposure: float
     conf_level: float
     method: str = "Nelson-Aalen; variance sum (n-d)d/n^3, log-transformed intervals"
+    notes: tuple[str, ...] = ()
 
     def summary(self) -> pd.DataFrame:
         """The estimate table: time, at_risk, events, censored, cumhaz, variance, low, high."""
-        return self.table
+        return self.table.copy()
+
+    def at(self, t: ArrayLike) -> pd.DataFrame:
+        """Cumulative hazard with its interval, and the Breslow–Fleming–Harrington survival
+        ``exp(-H)``, at time(s) ``t``: columns time, cumhaz, low, high, survival."""
+        out = step_frame(self.table, t, {"cumhaz": 0.0, "low": 0.0, "high": 0.0})
+        out["survival"] = np.exp(-out["cumhaz"].to_numpy())
+        return out
 
     def cumhaz_at(self, t: ArrayLike) -> NDArray[np.float64] | float:
-        """Cumulative hazard at time(s) ``t``."""
+        """Deprecated: use ``at(t)["cumhaz"]``."""
+        warn_renamed("NelsonAalenResult.cumhaz_at(t)", 'NelsonAalenResult.at(t)["cumhaz"]')
         return _step_lookup(self.table["time"].to_numpy(), self.table["cumhaz"].to_numpy(), t, 0.0)
 
     def survival_at(self, t: ArrayLike) -> NDArray[np.float64] | float:
-        """Breslow–Fleming–Harrington survival ``exp(-H(t))`` at time(s) ``t``."""
-        h = self.cumhaz_at(t)
+        """Deprecated: use ``at(t)["survival"]``."""
+        warn_renamed("NelsonAalenResult.survival_at(t)", 'NelsonAalenResult.at(t)["survival"]')
+        h = _step_lookup(self.table["time"].to_numpy(), self.table["cumhaz"].to_numpy(), t, 0.0)
         return np.exp(-h) if isinstance(h, np.ndarray) else math.exp(-h)
 
     def median(self) -> float:
@@ -162,11 +191,11 @@ class NelsonAalenResult(ResultMixin):
         hit = np.flatnonzero(h >= np.log(2.0))
         return float(self.table["time"].iloc[hit[0]]) if hit.size else float("inf")
 
-    def plot(self) -> Figure:
+    def plot(self, ax: Any = None) -> Figure:
         """Step plot of the cumulative hazard with its pointwise interval band."""
         tb = self.table
         return _step_figure(tb["time"].to_numpy(), tb["cumhaz"].to_numpy(), tb["low"].to_numpy(),
-                            tb["high"].to_numpy(), 0.0, "cumulative hazard", "Nelson-Aalen")
+                            tb["high"].to_numpy(), 0.0, "cumulative hazard", "Nelson-Aalen", ax)
 
 
 def _base_table(rt: RiskTable) -> dict[str, NDArray[np.float64]]:

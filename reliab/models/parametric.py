@@ -21,9 +21,10 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from reliab._deprecation import warn_renamed
+from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
 from reliab.models._probplot import probability_plot
-from reliab.models._result import ResultMixin
 from reliab.models._survival_input import Lifetimes, as_lifetimes, check_conf_level
 from reliab.models.weibull import WeibullFit, fit_weibull
 
@@ -52,25 +53,41 @@ class ParametricFit(ResultMixin):
     conf_level: float
     interval_method: str
     backend: Any = field(repr=False, compare=False)
+    notes: tuple[str, ...] = ()
     _data: Lifetimes | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def method(self) -> str:
+        """How the fit was made: the likelihood and the interval method."""
+        return f"{self.distribution} maximum likelihood; {self.interval_method} intervals"
 
     def summary(self) -> pd.DataFrame:
         """Parameter table: estimate, low, high."""
-        return self.params
+        return self.params.copy()
+
+    def _sf(self, t: ArrayLike) -> NDArray[np.float64]:
+        tt = np.atleast_1d(np.asarray(t, dtype=float))
+        if isinstance(self.backend, WeibullFit):
+            return self.backend._sf(tt)
+        return np.asarray(self.backend.survival_function_at_times(tt), dtype=float)
+
+    def at(self, t: ArrayLike) -> pd.DataFrame:
+        """The fitted distribution at time(s) ``t``: columns time, survival, cdf."""
+        tt = np.atleast_1d(np.asarray(t, dtype=float))
+        s = self._sf(tt)
+        return pd.DataFrame({"time": tt, "survival": s, "cdf": 1.0 - s})
 
     def survival(self, t: ArrayLike) -> NDArray[np.float64] | float:
-        """Fitted survival probability at time(s) ``t``."""
-        tt = np.asarray(t, dtype=float)
-        if isinstance(self.backend, WeibullFit):
-            return self.backend.survival(tt)
-        s = np.asarray(self.backend.survival_function_at_times(np.atleast_1d(tt)), dtype=float)
-        return float(s[0]) if tt.ndim == 0 else s
+        """Deprecated: use ``at(t)["survival"]``."""
+        warn_renamed("ParametricFit.survival(t)", 'ParametricFit.at(t)["survival"]')
+        s = self._sf(t)
+        return float(s[0]) if np.ndim(t) == 0 else s
 
-    def plot(self) -> Figure:
+    def plot(self, ax: Any = None) -> Figure:
         """Probability plot on this distribution's linearizing scale with the fitted line."""
-        return probability_plot(self._data, lambda g: 1.0 - np.asarray(self.survival(g)),
+        return probability_plot(self._data, lambda g: 1.0 - self._sf(g),
                                 self.distribution,  # type: ignore[arg-type]
-                                f"{self.distribution} probability plot")
+                                f"{self.distribution} probability plot", ax=ax)
 
 
 def _lifelines_params(fitter: Any, names: dict[str, str], positive: frozenset[str],
@@ -160,7 +177,19 @@ class DistributionComparison(ResultMixin):
     fits: dict[str, ParametricFit] = field(repr=False)
     n: int
     n_failures: int
+    conf_level: float = 0.95
     method: str = "maximum likelihood; ranked by AIC = 2k - 2 log L"
+    notes: tuple[str, ...] = ()
+
+    def plot(self, ax: Any = None) -> Figure:
+        """AIC difference to the best distribution, one bar each (smaller is better)."""
+        fig, ax = new_figure(ax, (6, 0.45 * len(self.fits) + 1.6))
+        tb = self.summary().iloc[::-1]
+        ax.barh(tb["distribution"], tb["delta_aic"], color="#4c78a8")
+        ax.axvline(2.0, color="grey", lw=0.8, ls="--")
+        ax.set_xlabel("AIC - smallest AIC (dashed: 2, the usual 'no real difference' line)")
+        ax.set_title("Distributions ranked by AIC")
+        return fig
 
     def summary(self) -> pd.DataFrame:
         """Columns distribution, log_likelihood, aic, delta_aic, rank (1 = best)."""
@@ -184,6 +213,7 @@ def compare_distributions(
     *,
     entry: ArrayLike | None = None,
     distributions: Sequence[Distribution] = DISTRIBUTIONS,
+    conf_level: float = 0.95,
 ) -> DistributionComparison:
     """Fit each distribution to the same data and rank them by AIC.
 
@@ -193,6 +223,8 @@ def compare_distributions(
         As in :func:`fit_parametric`.
     distributions
         Names to compare (default: all four).
+    conf_level
+        Level of each fit's parameter intervals.
 
     Returns
     -------
@@ -201,9 +233,11 @@ def compare_distributions(
     """
     if not distributions:
         raise ValueError("distributions is empty; give at least one distribution name")
+    level = check_conf_level(conf_level)
     fits = {}
     for name in distributions:
         data = _prepare(durations, observed, entry, name)
-        fits[name] = _fit_one(data, name, 0.95)
+        fits[name] = _fit_one(data, name, level)
     first = next(iter(fits.values()))
-    return DistributionComparison(fits=fits, n=first.n, n_failures=first.n_failures)
+    return DistributionComparison(fits=fits, n=first.n, n_failures=first.n_failures,
+                                  conf_level=level)

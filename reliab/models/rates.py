@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,8 +27,8 @@ from statsmodels.stats.rates import (
     test_poisson_2indep,
 )
 
+from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
-from reliab.models._result import ResultMixin
 
 #: Days per year in the Backblaze AFR formula (domain.md §6.2).
 DAYS_PER_YEAR = 365.0
@@ -47,11 +48,51 @@ class RatesResult(ResultMixin):
     conf_level: float
     method: str
     notes: tuple[str, ...] = ()
+    n_planned: int = 0
 
     def summary(self) -> pd.DataFrame:
         """The rate table: the ``by`` column(s), ``count``, ``share_pct``, rates and intervals."""
         return self.table.copy()
 
+    def plot(self, ax: Any = None, *, measure: str = "rate_per_1k_gpu_days") -> Any:
+        """Forest plot of one measure per group with its interval (log axis; Total last)."""
+        if measure not in self.table.columns:
+            raise ValueError(f"measure must be a column of the rate table, got {measure!r}")
+        if measure == "count":
+            return self._count_bars(ax)
+        tb = self.table
+        labels = [" / ".join(str(v) for v in row) for row in tb[list(self.by)].itertuples(index=False)]
+        fig, ax = new_figure(ax, (6.5, 0.28 * len(tb) + 1.4))
+        y = np.arange(len(tb))[::-1]
+        est, lo, hi = (tb[c].to_numpy(dtype=float) for c in (measure, f"{measure}_low",
+                                                             f"{measure}_high"))
+        floor = np.nanmin(np.r_[lo[lo > 0], est[est > 0], 1e-9]) / 2
+        ax.hlines(y, np.maximum(lo, floor), hi, color="#4c78a8", lw=2)
+        ax.plot(np.where(est > 0, est, np.nan), y, "o", color="black", ms=4)
+        ax.set_yticks(y, labels)
+        ax.set_xscale("log")
+        ax.set_xlabel(f"{measure} ({self.conf_level:.0%} exact Poisson interval)")
+        return fig
+
+
+
+    def _count_bars(self, ax: Any) -> Any:
+        """Horizontal bars of the counts (Total left out), coloured by component if grouped."""
+        tb = self.table[self.table[list(self.by)].astype(str).ne(TOTAL).all(axis=1)]
+        tb = tb.iloc[::-1]
+        fig, ax = new_figure(ax, (6.5, 0.26 * len(tb) + 1.2))
+        key = self.by[-1]
+        colours = None
+        if "component" in tb.columns:
+            comps = list(dict.fromkeys(tb["component"].astype(str)))
+            lookup = {c: f"C{i}" for i, c in enumerate(comps)}
+            colours = [lookup[c] for c in tb["component"].astype(str)]
+        ax.barh(tb[key].astype(str), tb["count"].to_numpy(), color=colours)
+        for y, (v, share) in enumerate(zip(tb["count"], tb["share_pct"], strict=True)):
+            ax.text(v, y, f" {int(v):,} ({share:.1f}%)", va="center", fontsize=8)
+        ax.set_xlabel("unexpected interruptions")
+        ax.margins(x=0.2)
+        return fig
 
 
 def _poisson_bounds(counts: np.ndarray, conf_level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -61,6 +102,19 @@ def _poisson_bounds(counts: np.ndarray, conf_level: float) -> tuple[np.ndarray, 
     return np.asarray(low, dtype=float), np.asarray(high, dtype=float)
 
 
+def _positive(value: Any, name: str, *, allow_none: bool = False) -> float | None:
+    """``value`` as a finite positive float, else ``ValueError`` naming ``name``."""
+    if value is None and allow_none:
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return v
+
+
 def _exposures(gpu_days: float | None, node_days: float | None, gpus_per_node: int,
                exposure: pd.DataFrame | None) -> tuple[float, float, str]:
     """GPU-days, node-days and a sentence saying where they came from."""
@@ -68,7 +122,13 @@ def _exposures(gpu_days: float | None, node_days: float | None, gpus_per_node: i
         from reliab.prepare import exposure_totals
 
         tot = exposure_totals(exposure, gpus_per_node=gpus_per_node)
-        return float(tot["gpu_days"]), float(tot["node_days"]), "exposure table"
+        gd, nd = float(tot["gpu_days"]), float(tot["node_days"])
+        if not (math.isfinite(gd) and gd > 0):
+            raise InsufficientDataError(f"the exposure table has {len(exposure)} row(s) and "
+                                        f"{gd:g} GPU-days at risk: no rate can be estimated")
+        return gd, nd, "exposure table"
+    gpu_days = _positive(gpu_days, "gpu_days", allow_none=True)
+    node_days = _positive(node_days, "node_days", allow_none=True)
     if gpu_days is None and node_days is None:
         raise ValueError("give gpu_days, node_days or an exposure table")
     if gpu_days is None:
@@ -190,6 +250,11 @@ def estimate_rates(
     by_cols = [by] if isinstance(by, str) else list(by)
     if not 0.0 < conf_level < 1.0:
         raise ValueError(f"conf_level must be in (0, 1), got {conf_level}")
+    if isinstance(gpus_per_node, bool) or not isinstance(gpus_per_node, (int, np.integer)) \
+            or gpus_per_node < 1:
+        raise ValueError(f"gpus_per_node must be a positive integer, got {gpus_per_node!r}")
+    if job_hours is not None and not isinstance(job_hours, pd.Series):
+        job_hours = _positive(job_hours, "job_hours")
     if isinstance(gpu_days, pd.Series):
         return _estimate_rates_per_group(interruptions, by_cols, gpu_days, gpus_per_node, job_hours,
                                          conf_level, include_total, unexpected_only)
@@ -199,11 +264,13 @@ def estimate_rates(
     data = interruptions
     notes = [f"exposure: {gdays:,.1f} GPU-days, {ndays:,.1f} node-days ({source}); every group "
              "uses the whole fleet as denominator and a constant hazard over the window"]
+    n_planned = 0
     if unexpected_only:
         if "planned" not in data.columns:
             raise ValueError("interruptions has no 'planned' column (needed for unexpected_only)")
         planned = data["planned"].astype("boolean").fillna(False).to_numpy(dtype=bool)
-        notes.append(f"{int(planned.sum())} planned interruption(s) excluded")
+        n_planned = int(planned.sum())
+        notes.append(f"{n_planned} planned interruption(s) excluded")
         data = data[~planned]
     counts = _count(data, by_cols)
     counts["_total"] = False
@@ -220,7 +287,7 @@ def estimate_rates(
         table=table, by=tuple(by_cols), n=len(data), gpu_days=gdays, node_days=ndays,
         job_hours=job_hours, conf_level=conf_level,
         method="counts / exposure; exact Poisson intervals (statsmodels confint_poisson "
-               "'exact-c', Garwood 1936)", notes=tuple(notes))
+               "'exact-c', Garwood 1936)", notes=tuple(notes), n_planned=n_planned)
 
 
 def _estimate_rates_per_group(interruptions: pd.DataFrame, by_cols: list[str], gpu_days: pd.Series,
@@ -231,13 +298,15 @@ def _estimate_rates_per_group(interruptions: pd.DataFrame, by_cols: list[str], g
         raise ValueError("per-group gpu_days needs exactly one 'by' column")
     col = by_cols[0]
     gdays = gpu_days.astype(float)
-    if (gdays <= 0).any() or gdays.isna().any():
+    if (gdays <= 0).any() or gdays.isna().any() or np.isinf(gdays).any():
         raise ValueError(f"per-group gpu_days must be positive; got {gdays[~(gdays > 0)].to_dict()}")
     data = interruptions
     notes = ["per-group exposure: each group's rate divides by its own GPU-days; Total by their sum"]
+    n_planned = 0
     if unexpected_only:
         planned = data["planned"].astype("boolean").fillna(False).to_numpy(dtype=bool)
-        notes.append(f"{int(planned.sum())} planned interruption(s) excluded")
+        n_planned = int(planned.sum())
+        notes.append(f"{n_planned} planned interruption(s) excluded")
         data = data[~planned]
     counts = _count(data, by_cols).set_index(col)["count"]
     unknown = sorted(set(counts.index) - set(gdays.index), key=str)
@@ -261,7 +330,8 @@ def _estimate_rates_per_group(interruptions: pd.DataFrame, by_cols: list[str], g
                        job_hours=None if hours is None else float(np.nansum(hours[:len(gdays)])),
                        conf_level=conf_level,
                        method="counts / per-group exposure; exact Poisson intervals (statsmodels "
-                              "confint_poisson 'exact-c', Garwood 1936)", notes=tuple(notes))
+                              "confint_poisson 'exact-c', Garwood 1936)", notes=tuple(notes),
+                       n_planned=n_planned)
 
 
 @dataclass(frozen=True)
@@ -287,6 +357,25 @@ class RateComparison(ResultMixin):
         keys = ("count1", "exposure1", "rate1", "count2", "exposure2", "rate2", "ratio", "low",
                 "high", "pvalue")
         return pd.DataFrame([{k: getattr(self, k) for k in keys}])
+
+    @property
+    def n(self) -> int:
+        """Events in both groups (the conditional test rests on their sum)."""
+        return self.count1 + self.count2
+
+    def plot(self, ax: Any = None) -> Any:
+        """The rate ratio with its interval on a log axis; the dashed line is no change."""
+        fig, ax = new_figure(ax, (6, 1.8))
+        lo = self.low if self.low > 0 else min(self.ratio, 1.0) / 10 if self.ratio > 0 else 0.01
+        hi = self.high if math.isfinite(self.high) else max(self.ratio, 1.0) * 10 \
+            if math.isfinite(self.ratio) else 100.0
+        ax.hlines(0, lo, hi, color="#4c78a8", lw=3)
+        if 0 < self.ratio < math.inf:
+            ax.plot([self.ratio], [0], "o", color="black")
+        ax.axvline(1.0, color="grey", ls="--", lw=1)
+        ax.set(xscale="log", yticks=[], xlabel="rate ratio (first / second)",
+               title=f"Rate ratio, {self.conf_level:.0%} interval; p = {self.pvalue:.2g}")
+        return fig
 
 
 
@@ -342,11 +431,13 @@ def compare_rates(
     Pearson construction (Cox 1953), which inverts the same conditional test.
     """
     for name, c in (("count1", count1), ("count2", count2)):
-        if c < 0 or int(c) != c:
+        if not isinstance(c, (int, np.integer, float, np.floating)) or not math.isfinite(c) \
+                or c < 0 or int(c) != c:
             raise ValueError(f"{name} must be a non-negative integer, got {c}")
-    if not (exposure1 > 0 and exposure2 > 0):
-        raise ValueError(f"exposures must be positive, got {exposure1}, {exposure2}")
-    c1, c2, e1, e2 = int(count1), int(count2), float(exposure1), float(exposure2)
+    if not 0.0 < conf_level < 1.0:
+        raise ValueError(f"conf_level must be in (0, 1), got {conf_level}")
+    e1, e2 = _positive(exposure1, "exposure1"), _positive(exposure2, "exposure2")
+    c1, c2 = int(count1), int(count2)
     if c1 == c2 == 0:
         raise InsufficientDataError("no events in either group: the rate ratio is undefined")
     notes: list[str] = []

@@ -24,7 +24,7 @@ the null of a homogeneous Poisson process (no trend):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -32,8 +32,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from reliab._deprecation import warn_renamed
+from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
-from reliab.models._result import ResultMixin
+from reliab.models._times import end_time, failure_times
 
 Method = Literal["laplace", "mil-hdbk-189", "reverse-arrangement"]
 EXACT_MAX_R = 60
@@ -50,14 +52,34 @@ class TrendTestResult(ResultMixin):
     n: int
     end: float
     termination: str
-    alpha: float
+    conf_level: float
     distribution: str
     notes: tuple[str, ...] = ()
+    times: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
+
+    @property
+    def alpha(self) -> float:
+        """Significance level ``1 - conf_level`` at which ``trend`` was decided."""
+        return 1.0 - self.conf_level
 
     def summary(self) -> pd.DataFrame:
         """One row with every field."""
         row = {k: v for k, v in self._meta().items() if k != "notes"}
         return pd.DataFrame([row])
+
+    def plot(self, ax: Any = None) -> Any:
+        """Cumulative failures against time beside the straight line of no trend (an HPP
+        through the origin and the end of observation); curving below it is worsening,
+        above it improving."""
+        fig, ax = new_figure(ax)
+        t = self.times
+        ax.step(np.r_[0.0, t, self.end], np.r_[0, np.arange(1, t.size + 1), t.size], where="post",
+                label="observed")
+        ax.plot([0.0, self.end], [0.0, t.size], ls="--", color="grey", label="no trend (HPP)")
+        ax.set(xlabel="time", ylabel="cumulative failures",
+               title=f"{self.method}: {self.trend} (p = {self.pvalue:.2g})")
+        ax.legend()
+        return fig
 
 
 
@@ -66,7 +88,7 @@ def _laplace(t: np.ndarray, end: float, termination: str) -> tuple[float, float,
     n = x.size
     if n < 1:
         raise InsufficientDataError("the failure-terminated Laplace test needs >= 2 failures")
-    u = (x.mean() - end / 2) / (end * math.sqrt(1 / (12 * n)))
+    u = (float(np.mean(x / end)) - 0.5) / math.sqrt(1 / (12 * n))  # scaled by end: no overflow
     p = 2 * stats.norm.sf(abs(u))
     return u, p, "worsening" if u > 0 else "improving", n
 
@@ -75,7 +97,7 @@ def _mil(t: np.ndarray, end: float, termination: str) -> tuple[float, float, str
     x = t if termination == "time" else t[:-1]
     if x.size < 1:
         raise InsufficientDataError("the failure-terminated MIL-HDBK-189 test needs >= 2 failures")
-    chi = 2 * float(np.sum(np.log(end / x)))
+    chi = 2 * float(np.sum(math.log(end) - np.log(x)))  # logs: safe at extreme scales
     df = 2 * x.size
     lower = stats.chi2.cdf(chi, df)
     p = min(1.0, 2 * min(lower, 1 - lower))
@@ -131,7 +153,8 @@ def trend_test(
     *,
     end: float | None = None,
     method: Method = "laplace",
-    alpha: float = 0.05,
+    conf_level: float = 0.95,
+    alpha: float | None = None,
 ) -> TrendTestResult:
     """Test the failure times of one repairable system for a trend in the failure intensity.
 
@@ -143,36 +166,41 @@ def trend_test(
         End of observation (time-terminated). ``None``: failure-terminated at the last failure.
     method : {"laplace", "mil-hdbk-189", "reverse-arrangement"}
         The test (see the module docstring for formulas and sources).
-    alpha : float
-        Two-sided significance level at which ``trend`` is decided.
+    conf_level : float
+        ``trend`` is decided at the two-sided significance level ``1 - conf_level``.
+    alpha : float, optional
+        Deprecated: the significance level; give ``conf_level = 1 - alpha`` instead.
 
     Returns
     -------
     TrendTestResult
         ``statistic``, two-sided ``pvalue``, ``trend`` in {"improving", "worsening", "none"},
-        ``method``, ``n`` (failures used), ``end``, ``termination``, ``alpha``.
+        ``method``, ``n`` (failures used), ``end``, ``termination``, ``conf_level``.
 
     Raises
     ------
     InsufficientDataError
         No failures, or too few for the chosen test (failure-terminated tests drop the last).
+    ValueError
+        A time that is missing, infinite or not positive, ``end`` before the last time, or
+        ``conf_level`` outside (0, 1).  Times closer than floating-point resolution are ties.
 
     Notes
     -----
     Sources: NIST/SEMATECH e-Handbook §8.2.3.4; NIST Dataplot "RELIABILITY TRENDS TEST";
     MIL-HDBK-189 (1981); Cox & Lewis (1966); Kendall (1938).
     """
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    t = np.sort(np.asarray(times, dtype=float).ravel())
+    if alpha is not None:
+        warn_renamed("trend_test(alpha=...)", "trend_test(conf_level=1 - alpha)")
+        conf_level = 1.0 - alpha
+    if not 0.0 < conf_level < 1.0:
+        raise ValueError(f"conf_level must be in (0, 1), got {conf_level}")
+    t = failure_times(times)
     if t.size == 0:
         raise InsufficientDataError("no failure times: a trend test needs failures")
-    if not np.all(np.isfinite(t)) or t[0] <= 0:
-        raise ValueError("failure times must be finite and > 0")
-    termination = "failure" if end is None else "time"
-    tend = float(t[-1]) if end is None else float(end)
-    if tend < t[-1]:
-        raise ValueError(f"end ({tend}) is before the last failure time ({t[-1]})")
+    checked_end = end_time(t, end)
+    termination = "failure" if checked_end is None else "time"
+    tend = float(t[-1]) if checked_end is None else checked_end
     notes: list[str] = []
     if method == "laplace":
         stat, p, direction, n = _laplace(t, tend, termination)
@@ -188,9 +216,9 @@ def trend_test(
     else:
         raise ValueError(f"unknown method {method!r}")
     return TrendTestResult(
-        statistic=float(stat), pvalue=float(p), trend=direction if p < alpha else "none",
-        method=method, n=int(n), end=tend, termination=termination, alpha=alpha,
-        distribution=dist, notes=tuple(notes))
+        statistic=float(stat), pvalue=float(p), trend=direction if p < 1.0 - conf_level else "none",
+        method=method, n=int(n), end=tend, termination=termination, conf_level=conf_level,
+        distribution=dist, notes=tuple(notes), times=t)
 
 
 __all__ = ["trend_test", "TrendTestResult", "reversals"]

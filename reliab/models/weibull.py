@@ -35,12 +35,22 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special, stats
 
+from reliab._deprecation import warn_renamed
+from reliab._result import ResultMixin
 from reliab.errors import InsufficientDataError
 from reliab.models._probplot import probability_plot
-from reliab.models._result import ResultMixin
 from reliab.models._survival_input import Lifetimes, as_lifetimes, check_conf_level
 
 _MAX_SHAPE = 1e4
+
+
+def _exp(x: float) -> float:
+    """``exp(x)``, with ``inf`` past the float range (a tiny shape makes the mean life
+    ``Gamma(1 + 1/shape)`` times the scale, which no float holds)."""
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
 _LN_B10 = math.log(-math.log(0.9))
 
 
@@ -219,7 +229,7 @@ def _extreme(p: _Profile, name: str, bounds: tuple[float, float], threshold: flo
     res = optimize.minimize_scalar(objective, bounds=(lo_b, hi_b), method="bounded",
                                    options={"xatol": 1e-10 * hi_b, "maxiter": 200})
     best = min(float(res.fun), objective(lo_b), objective(hi_b))
-    return math.exp(-side * best)
+    return _exp(-side * best)
 
 
 @dataclass(frozen=True)
@@ -238,6 +248,7 @@ class WeibullFit(ResultMixin):
     params_wald: pd.DataFrame = field(repr=False)
     cov_log: NDArray[np.float64] = field(repr=False)
     method: str = "maximum likelihood (profile Newton); LR (profile) and Wald intervals"
+    notes: tuple[str, ...] = ()
     _profile: _Profile | None = field(default=None, repr=False, compare=False)
     _data: Lifetimes | None = field(default=None, repr=False, compare=False)
 
@@ -259,7 +270,7 @@ class WeibullFit(ResultMixin):
                 _extreme(self._profile, name, bounds, self._threshold, +1))
 
     def _estimate(self, name: str) -> float:
-        return self.scale * math.exp(_quantity_shift(name, self.shape)[0])
+        return _exp(math.log(self.scale) + _quantity_shift(name, self.shape)[0])
 
     @cached_property
     def params(self) -> pd.DataFrame:
@@ -303,21 +314,39 @@ class WeibullFit(ResultMixin):
         out.index.name = "quantity"
         return out
 
+    def _sf(self, t: ArrayLike) -> NDArray[np.float64]:
+        with np.errstate(over="ignore", under="ignore"):
+            return np.exp(-((np.asarray(t, dtype=float) / self.scale) ** self.shape))
+
+    def _hazard(self, t: ArrayLike) -> NDArray[np.float64]:
+        tt = np.asarray(t, dtype=float)
+        with np.errstate(over="ignore", under="ignore", divide="ignore"):
+            return self.shape / self.scale * (tt / self.scale) ** (self.shape - 1.0)
+
+    def at(self, t: ArrayLike) -> pd.DataFrame:
+        """The fitted model at time(s) ``t``: columns time, survival ``S(t) = exp(-(t /
+        scale)^shape)``, cdf ``1 - S``, hazard ``(shape / scale) (t / scale)^(shape - 1)``."""
+        tt = np.atleast_1d(np.asarray(t, dtype=float))
+        s = self._sf(tt)
+        return pd.DataFrame({"time": tt, "survival": s, "cdf": 1.0 - s, "hazard": self._hazard(tt)})
+
     def survival(self, t: ArrayLike) -> NDArray[np.float64] | float:
-        """``S(t) = exp(-(t / scale)^shape)``."""
-        s = np.exp(-((np.asarray(t, dtype=float) / self.scale) ** self.shape))
+        """Deprecated: use ``at(t)["survival"]``."""
+        warn_renamed("WeibullFit.survival(t)", 'WeibullFit.at(t)["survival"]')
+        s = self._sf(t)
         return float(s) if s.ndim == 0 else s
 
     def hazard(self, t: ArrayLike) -> NDArray[np.float64] | float:
-        """``h(t) = (shape / scale) (t / scale)^(shape - 1)``."""
-        tt = np.asarray(t, dtype=float)
-        h = self.shape / self.scale * (tt / self.scale) ** (self.shape - 1.0)
+        """Deprecated: use ``at(t)["hazard"]``."""
+        warn_renamed("WeibullFit.hazard(t)", 'WeibullFit.at(t)["hazard"]')
+        h = self._hazard(t)
         return float(h) if h.ndim == 0 else h
 
-    def plot(self) -> Figure:
+    def plot(self, ax: Any = None) -> Figure:
         """Weibull probability plot (KM-midpoint plotting positions) with the fitted line."""
-        return probability_plot(self._data, lambda g: 1.0 - self.survival(g), "weibull",
-                                f"Weibull plot: scale {self.scale:.4g}, shape {self.shape:.4g}")
+        return probability_plot(self._data, lambda g: 1.0 - self._sf(g), "weibull",
+                                f"Weibull plot: scale {self.scale:.4g}, shape {self.shape:.4g}",
+                                ax=ax)
 
 
 def _wald(cov: NDArray[np.float64], beta: float, name: str, estimate: float,
@@ -329,7 +358,9 @@ def _wald(cov: NDArray[np.float64], beta: float, name: str, estimate: float,
         grad = np.array([1.0, _quantity_shift(name, beta)[1]])
     se = math.sqrt(float(grad @ cov @ grad))
     z = float(stats.norm.ppf(0.5 + level / 2))
-    return estimate * math.exp(-z * se), estimate * math.exp(z * se)
+    if not math.isfinite(estimate):
+        return math.nan, math.nan
+    return estimate * _exp(-z * se), estimate * _exp(z * se)
 
 
 def fit_weibull(

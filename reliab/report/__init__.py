@@ -1,9 +1,11 @@
-"""The reliability report: assemble a document from results, render it as HTML or PDF.
+"""The reliability report: any mapping of results into a document, rendered as HTML or PDF.
 
-``build_report`` decides what is said (:mod:`reliab.report.assemble`); ``render_html`` /
-``write_html`` and ``write_pdf`` decide how it looks.  The document nodes
-(:class:`Report`, :class:`Section`, ...) are frozen data, so a report can be inspected or
-extended in a notebook before it is written.
+``build_report`` takes the results by name (what :func:`reliab.analyze` returns, or any
+mapping of result objects) and places each one in its section through one generic path
+(:mod:`reliab.report.generic`, placement in :mod:`reliab.report.catalog`); ``render_html`` /
+``write_html`` and ``write_pdf`` decide how it looks.  The document nodes (:class:`Report`,
+:class:`Section`, ...) are frozen data, so a report can be inspected or extended in a
+notebook before it is written.
 """
 
 from __future__ import annotations
@@ -13,76 +15,75 @@ from typing import Any
 
 import pandas as pd
 
-from reliab.report.assemble import IngestLike, RatesLike, assemble
+from reliab.report.assemble import assemble
+from reliab.report.catalog import SECTIONS, Entry
 from reliab.report.document import Callout, Figure, Report, Section, Table, Text
 from reliab.report.html import render_html, write_html
 from reliab.report.pdf import render_pdf, write_pdf
 
 
 def build_report(
-    ingest: IngestLike,
+    results: Mapping[str, Any],
     *,
-    rates: RatesLike,
-    reference: pd.DataFrame | None = None,
+    ingest: Any = None,
     title: str = "Cluster reliability report",
     subtitle: str | None = None,
     meta: Mapping[str, Any] | None = None,
-    job_costs: Any | None = None,
-    replay: Any | None = None,
-    job_mttf: Any | None = None,
-    plan: Any | None = None,
-    environment: Any | None = None,
+    reference: pd.DataFrame | None = None,
+    fleet: Any = None,
+    inputs: pd.DataFrame | None = None,
+    config: str | None = None,
 ) -> Report:
-    """Assemble the cluster reliability report.
+    """Assemble the reliability report from a mapping of results.
 
     Parameters
     ----------
-    ingest : object
-        Has DataFrame attributes ``interruptions``, ``accounting``, ``quarantine`` (and
-        ``signals``), with the schemas of :mod:`reliab.schema`.
-    rates : object
-        A rates result: ``summary()`` returns one row per category plus a ``Total`` row,
-        with ``count``, ``share_pct`` and each measure (``rate_per_1k_gpu_days``,
-        ``rate_per_1k_node_days``, ``mtbf_gpu_hours``, ``mtti_job_hours``, ``afr_pct``)
-        with ``_low`` / ``_high`` limits; ``conf_level`` and ``notes`` describe them.
-    reference : pandas.DataFrame, optional
-        A published table in the shape of :func:`reliab.taxonomy.vocabulary.table5`.  When
-        given, the categories section compares recomputed counts and shares with it and
-        flags every mismatch (including the paper's misprinted share for Faulty GPU).
+    results : mapping of str to result
+        Results by name: any object with the result contract (``summary()``, ``method``,
+        ``notes``, ``plot()``), a :class:`~reliab.NotAvailable` (shown as "not available"
+        with its reason) or an :class:`Entry` (a result with explicit placement).  The names
+        of :func:`reliab.analyze` (``rates``, ``tbi_weibull``, ``crow_amsaa`` ...) place
+        results in their sections; other results are placed by type, else under "Further
+        results".  Counts and shares come from the results, never recounted.
+    ingest : IngestResult, optional
+        Output of :func:`reliab.ingest`: the data-quality section (line accounting,
+        quarantine, files not read, evidence coverage) and the interruption policy.
     title, subtitle : str
         Shown at the top of the report.
     meta : mapping, optional
-        Facts about the run for the header box (GPUs, nodes, days, window, input files,
-        generated-at ...).  An ``attribution window`` entry, if present, is quoted in the
-        methods.  The ``reliab version`` is added when missing.
-    job_costs, replay, job_mttf, plan : optional
-        :func:`reliab.failure_cost`, :func:`reliab.replay_mitigations`,
-        :func:`reliab.estimate_job_mttf` and :func:`reliab.plan_checkpoints` results; with
-        ``job_costs`` a ``jobs`` section (ETTR, cost of interruptions per category, the
-        replay, MTTF against job size, checkpoint plan) follows ``daily``.
-    environment : EnvironmentStudy, optional
-        Result of :func:`reliab.analyze_environment`; adds an ``environment`` section
-        (before ``methods``) when given.
+        Facts about the run for the header box (fleet, window, inputs, generated-at ...).
+    reference : pandas.DataFrame, optional
+        A published table in the shape of :func:`reliab.table5`; the root-cause table then
+        compares the counts with it (``reliab report --compare llama3``).
+    fleet : Fleet or NotAvailable, optional
+        How the exposure was derived (:func:`reliab.fleet_facts`), stated in the methods.
+    inputs : pandas.DataFrame, optional
+        ``path``, ``bytes``, ``sha256`` of every input file (:func:`reliab.study.input_digests`).
+    config : str, optional
+        The configuration file's text, quoted in the methods.
 
     Returns
     -------
     Report
-        Sections, in order: ``summary``, ``categories``, ``timeline``, ``rates``, ``daily``,
-        (``jobs``), ``data-quality``, (``environment``,) ``methods``.
+        Sections in the order of :data:`reliab.report.catalog.SECTIONS`, each present only
+        when it has something to show.
 
-    See Also
+    Examples
     --------
-    render_html, write_html, write_pdf
+    >>> import reliab
+    >>> fit = reliab.fit_weibull([54, 187, 216, 240, 500, 500], [1, 1, 1, 1, 0, 0])
+    >>> report = build_report({"my_fit": fit})
+    >>> [s.key for s in report.sections]
+    ['tbi', 'methods']
     """
-    return assemble(
-        ingest, rates=rates, reference=reference, title=title, subtitle=subtitle, meta=meta,
-        job_costs=job_costs, replay=replay, job_mttf=job_mttf, plan=plan,
-        environment=environment,
-    )
+    return assemble(results, ingest=ingest, title=title, subtitle=subtitle, meta=meta,
+                    reference=reference, fleet=fleet, inputs=inputs, config=config)
 
 
 __all__ = [
+    "SECTIONS",
     "Callout",
+    "Entry",
     "Figure",
     "Report",
     "Section",

@@ -65,6 +65,12 @@ class Table:
         ``(cell value, CSS colour)`` pairs for ``swatch_column``.
     monospace : tuple of str
         Columns shown in a fixed-width font (log text, ``file:line``).
+    intervals : tuple of (str, tuple of (float, float, float))
+        Per interval column, the numbers ``(estimate, low, high)`` of each row; renderers
+        draw the interval's width (a bar on the column's common scale) beside the text.
+    screen_only : bool
+        Shown in the HTML page but left out of the PDF (long listings such as every input
+        file's hash; the PDF says where the full listing is).
     """
 
     title: str
@@ -75,6 +81,8 @@ class Table:
     swatch_column: str | None = None
     swatches: tuple[tuple[str, str], ...] = ()
     monospace: tuple[str, ...] = ()
+    intervals: tuple[tuple[str, tuple[tuple[float, float, float], ...]], ...] = ()
+    screen_only: bool = False
 
 
 @dataclass(frozen=True, eq=False)  # compared by identity, like the matplotlib figure
@@ -109,13 +117,14 @@ class Text:
         Plain text (no markup; renderers escape it).  May be empty when only ``items`` is used.
     items : tuple of str
         Bullet points shown after the paragraph.
-    kind : {"paragraph", "note"}
-        ``"note"`` renders as a highlighted aside (a caveat the reader must not miss).
+    kind : {"paragraph", "note", "code"}
+        ``"note"`` renders as a highlighted aside (a caveat the reader must not miss);
+        ``"code"`` as preformatted text (a configuration file).
     """
 
     body: str = ""
     items: tuple[str, ...] = ()
-    kind: Literal["paragraph", "note"] = "paragraph"
+    kind: Literal["paragraph", "note", "code"] = "paragraph"
 
 
 Block = Callout | Table | Figure | Text
@@ -134,11 +143,14 @@ class Section:
         of boxes.
     key : str
         Short stable identifier (HTML anchor), e.g. ``"summary"``.
+    intro : str
+        A lead paragraph under the heading.
     """
 
     title: str
     blocks: tuple[Block, ...]
     key: str = ""
+    intro: str = ""
 
 
 @dataclass(frozen=True)

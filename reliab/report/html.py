@@ -15,14 +15,36 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import matplotlib
+import numpy as np
 from markupsafe import Markup
+from matplotlib.collections import Collection
 from matplotlib.figure import Figure as MplFigure
+from matplotlib.lines import Line2D
 
 from reliab.report.document import Block, Callout, Figure, Report, Table, Text
 
 _CI = re.compile(r"^(.*\S) (\[[^\]]*\])$")
 _SVG_IDS = re.compile(r'\sid="([^"]+)"')
 _SVG_REFS = re.compile(r'(\sid="|href="#|url\(#)([^")]+)')
+
+
+#: an artist with more points than this is rasterized inside the SVG (WeasyPrint draws each
+#: SVG element one by one; the demo's step functions and scatter plots took most of the PDF time)
+DENSE = 150
+
+
+def _dense_artists(fig: MplFigure) -> list[Any]:
+    out = []
+    for ax in fig.axes:
+        for artist in ax.get_children():
+            if isinstance(artist, Line2D) and len(artist.get_xdata()) > DENSE:
+                out.append(artist)
+            elif isinstance(artist, Collection):
+                n = len(artist.get_offsets()) + sum(len(p.vertices) for p in artist.get_paths())
+                if n > DENSE and not artist.get_rasterized():
+                    out.append(artist)
+    return out
 
 
 def figure_to_svg(fig: MplFigure, *, id_prefix: str = "", alt: str = "") -> str:
@@ -44,7 +66,15 @@ def figure_to_svg(fig: MplFigure, *, id_prefix: str = "", alt: str = "") -> str:
         An ``<svg>`` element without XML prolog, doctype or metadata.
     """
     buf = io.BytesIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None})
+    dense = _dense_artists(fig)
+    for artist in dense:  # drawn as one embedded PNG each: a few KB instead of thousands of paths
+        artist.set_rasterized(True)
+    try:
+        with matplotlib.rc_context({"svg.fonttype": "none"}):  # text as <text>, not glyph paths
+            fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight", dpi=150)
+    finally:
+        for artist in dense:
+            artist.set_rasterized(False)
     svg = buf.getvalue().decode("utf-8")
     svg = svg[svg.index("<svg") :]
     svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
@@ -81,13 +111,49 @@ def _cell(value: Any, column: str, table: Table) -> dict[str, Any]:
     return {"text": text, "ci": ci, "cls": " ".join(classes), "swatch": swatch}
 
 
+def interval_bars(values: tuple[tuple[float, float, float], ...]) -> list[dict[str, float] | None]:
+    """Positions (percent of the cell) of each row's interval and estimate on the column's
+    common scale: logarithmic when every value is positive, else linear.  ``None`` for a row
+    without a finite interval."""
+    arr = np.array(values, dtype=float).reshape(-1, 3)
+    lo_all, hi_all = arr[:, 1], arr[:, 2]
+    finite = np.isfinite(arr)
+    vals = arr[finite]
+    if not vals.size:
+        return [None] * len(arr)
+    use_log = bool(np.all(vals > 0))
+    f = np.log10 if use_log else (lambda x: x)
+    top_all = np.where(np.isfinite(hi_all), hi_all, np.nan)
+    lo_v, hi_v = np.nanmin(np.where(np.isfinite(lo_all), lo_all, np.nan)), np.nanmax(top_all)
+    if not (np.isfinite(lo_v) and np.isfinite(hi_v)):
+        return [None] * len(arr)
+    a, b = f(max(lo_v, vals[vals > 0].min()) if use_log else lo_v), f(hi_v)
+    span = (b - a) or 1.0
+    out: list[dict[str, float] | None] = []
+    for est, lo, hi in arr:
+        if not (np.isfinite(lo) and (np.isfinite(hi) or hi == np.inf)):
+            out.append(None)
+            continue
+        x0 = 0.0 if (use_log and lo <= 0) else float(np.clip((f(lo) - a) / span, 0, 1))
+        x1 = 1.0 if not np.isfinite(hi) else float(np.clip((f(hi) - a) / span, 0, 1))
+        xe = float(np.clip((f(est) - a) / span, 0, 1)) if np.isfinite(est) and (est > 0 or not use_log) else None
+        out.append({"left": round(100 * x0, 1), "width": round(max(100 * (x1 - x0), 0.8), 1),
+                    "dot": None if xe is None else round(100 * xe, 1), "open": not np.isfinite(hi)})
+    return out
+
+
 def _table_view(table: Table) -> dict[str, Any]:
     cols = [str(c) for c in table.data.columns]
     kinds = table.row_kinds or ("",) * len(table.data)
-    rows = [
-        {"cls": kind, "cells": [_cell(v, c, table) for v, c in zip(rec, cols, strict=True)]}
-        for rec, kind in zip(table.data.itertuples(index=False, name=None), kinds, strict=True)
-    ]
+    bars = {name: interval_bars(vals) for name, vals in table.intervals}
+    rows = []
+    for i, (rec, kind) in enumerate(zip(table.data.itertuples(index=False, name=None), kinds, strict=True)):
+        cells = []
+        for v, c in zip(rec, cols, strict=True):
+            cell = _cell(v, c, table)
+            cell["bar"] = bars[c][i] if c in bars and i < len(bars[c]) else None
+            cells.append(cell)
+        rows.append({"cls": kind, "cells": cells})
     headers = [{"text": c, "cls": "num" if c in table.numeric else ""} for c in cols]
     return {
         "kind": "table",
@@ -95,6 +161,7 @@ def _table_view(table: Table) -> dict[str, Any]:
         "caption": table.caption,
         "headers": headers,
         "rows": rows,
+        "screen_only": table.screen_only,
     }
 
 
@@ -124,7 +191,7 @@ def _blocks_view(blocks: tuple[Block, ...], prefix: str) -> list[dict[str, Any]]
         elif isinstance(block, Text):
             out.append(
                 {
-                    "kind": "text",
+                    "kind": "code" if block.kind == "code" else "text",
                     "body": block.body,
                     "items": block.items,
                     "note": block.kind == "note",
@@ -179,7 +246,8 @@ def render_html(report: Report) -> str:
             anchor = f"{anchor}-{n}"
         seen.add(anchor)
         sections.append(
-            {"title": s.title, "anchor": anchor, "blocks": _blocks_view(s.blocks, prefix=f"s{n}")}
+            {"title": s.title, "anchor": anchor, "intro": s.intro,
+             "blocks": _blocks_view(s.blocks, prefix=f"s{n}")}
         )
     template = _environment().get_template("page.html.j2")
     # the stylesheet is our own file; marking it safe keeps quotes intact inside <style>

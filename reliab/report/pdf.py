@@ -8,19 +8,24 @@ fetcher only accepts ``data:`` URLs so that rendering never touches the network 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from reliab.report.document import Report
 from reliab.report.html import render_html
 
 
-def render_pdf(report: Report) -> bytes:
+def render_pdf(report: Report, *, url_fetcher: Callable[[str], Any] | None = None) -> bytes:
     """Render ``report`` to PDF bytes.
 
     Parameters
     ----------
     report : Report
         The document to render.
+    url_fetcher : callable, optional
+        WeasyPrint URL fetcher; the default refuses every scheme but ``data:``, so nothing
+        on disk or the network is ever read (log text that names a URL stays text).
 
     Returns
     -------
@@ -31,7 +36,7 @@ def render_pdf(report: Report) -> bytes:
     from weasyprint import HTML
     from weasyprint.urls import URLFetcher
 
-    fetcher = URLFetcher(allowed_protocols=("data",))
+    fetcher = url_fetcher if url_fetcher is not None else URLFetcher(allowed_protocols=("data",))
     document = HTML(string=render_html(report), base_url=None, url_fetcher=fetcher)
     pdf = document.write_pdf()
     if pdf is None:  # pragma: no cover - write_pdf returns bytes when no target is given
@@ -39,8 +44,10 @@ def render_pdf(report: Report) -> bytes:
     return pdf
 
 
-def write_pdf(report: Report, path: str | Path) -> Path:
-    """Write the PDF of ``report`` to ``path``, creating parent folders.
+def write_pdf(report: Report, path: str | Path, *, url_fetcher: Callable[[str], Any] | None = None
+              ) -> Path:
+    """Write the PDF of ``report`` to ``path``, creating parent folders (``url_fetcher`` as
+    in :func:`render_pdf`).
 
     Returns
     -------
@@ -49,7 +56,7 @@ def write_pdf(report: Report, path: str | Path) -> Path:
     """
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(render_pdf(report))
+    out.write_bytes(render_pdf(report, url_fetcher=url_fetcher))
     return out
 
 

@@ -69,15 +69,70 @@ def coverage_blocks(interruptions: pd.DataFrame | None, notes: tuple[str, ...]) 
     return blocks
 
 
-def quality_section(
-    accounting: pd.DataFrame | None, quarantine: pd.DataFrame | None, max_quarantine: int,
-    *, interruptions: pd.DataFrame | None = None, notes: tuple[str, ...] = (),
-    tables: dict[str, pd.DataFrame | None] | None = None,
-) -> Section:
+def relative_paths(paths: Any, accounting: pd.DataFrame) -> list[str]:
+    """``paths`` relative to the folder all input files share (no install paths in the report);
+    live locations (``scheme://``) stay as they are."""
+    files = [str(p) for p in accounting["path"] if "://" not in str(p)] if len(accounting) else []
+    root = os.path.commonpath(files) if len(files) > 1 else os.path.dirname(files[0]) if files else ""
+    out = []
+    for p in paths:
+        text = str(p)
+        out.append(os.path.relpath(text, root) if root and "://" not in text and os.path.isabs(text)
+                   and text.startswith(root) else text)
+    return out
+
+
+def strip_root(text: str, accounting: pd.DataFrame | None) -> str:
+    """``text`` with the input folder's absolute path taken out (notes naming files)."""
+    if accounting is None or not len(accounting):
+        return text
+    files = [str(p) for p in accounting["path"] if "://" not in str(p)]
+    root = os.path.commonpath(files) if len(files) > 1 else os.path.dirname(files[0]) if files else ""
+    return text.replace(root + os.sep, "") if root and root != os.sep else text
+
+
+def _not_read(acc: pd.DataFrame) -> list[Block]:
+    """Files no parser read (unrecognised, binary, special, unreadable, skipped), with why."""
+    if "reason" not in acc.columns:
+        return []
+    reason = acc["reason"].astype("string")
+    bad = acc[(reason.fillna("").str.len() > 0).to_numpy() & (acc["parsed"].to_numpy() == 0)]
+    if not len(bad):
+        return []
+    shown = bad.head(30)
+    data = pd.DataFrame({"File": [clean_text(p, 100) for p in relative_paths(shown["path"], acc)],
+                         "As": shown["source"].astype(str).tolist(),
+                         "Reason": [clean_text(r, 100) for r in shown["reason"]]})
+    return [Table("Files not read", data, f"{len(bad):,} input file(s) gave no record; the first "
+                  f"{len(shown):,} are listed with the reason (all are in accounting.parquet).",
+                  monospace=("File",))]
+
+
+def _per_source(ingest: Any) -> list[Block]:
+    try:
+        summary = ingest.summary()
+    except (AttributeError, KeyError, TypeError):
+        return []
+    if not len(summary):
+        return []
+    data = pd.DataFrame({"Format": summary["source"].astype(str)} | {
+        c.capitalize(): [fmt_int(v) for v in summary[c]] for c in summary.columns if c != "source"})
+    return [Table("Per input format", data, "Files, line accounting and signal rows per format.",
+                  numeric=tuple(c for c in data.columns if c != "Format"))]
+
+
+def quality_section(ingest: Any, max_quarantine: int = 20) -> Section:
+    """Section ``data-quality`` of an ingest result: accounting, formats, files not read,
+    quarantine, evidence coverage."""
+    accounting = getattr(ingest, "accounting", None)
+    quarantine = getattr(ingest, "quarantine", None)
+    interruptions = getattr(ingest, "interruptions", None)
+    notes = tuple(strip_root(str(n), accounting) for n in getattr(ingest, "notes", ()))
+    tables = {t: getattr(ingest, t, None) for t in ("signals", "jobs", "telemetry")}
     blocks: list[Block] = []
     acc = accounting if accounting is not None else pd.DataFrame()
     if acc.empty:
-        blocks.append(Text("No per-file line accounting was supplied."))
+        blocks.append(Text("No input file was read: the line accounting is empty.", kind="note"))
     else:
         cols = ["lines", "parsed", "irrelevant", "malformed"]
         nums = acc[cols].astype("int64")
@@ -136,6 +191,8 @@ def quality_section(
             }
         )
         kinds: tuple[RowKind, ...] = (*("flag" if d else "" for d in diff), "total")
+        blocks += _per_source(ingest)
+        blocks += _not_read(acc)
         blocks.append(
             Table(
                 "Line accounting per input folder and format",
@@ -159,7 +216,7 @@ def quality_section(
             {
                 "Line": [
                     f"{p}:{int(n)}" if pd.notna(n) else str(p)
-                    for p, n in zip(head["path"], head["lineno"], strict=True)
+                    for p, n in zip(relative_paths(head["path"], acc), head["lineno"], strict=True)
                 ],
                 "Source": [
                     str(s) if pd.notna(s) else DASH for s in head.get("source", [None] * len(head))

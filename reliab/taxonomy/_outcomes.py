@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from reliab.models._result import ResultMixin
+from reliab._result import ResultMixin, new_figure
 from reliab.taxonomy._policy import (
     INTERRUPTION,
     NOT_INTERRUPTION,
@@ -54,6 +56,21 @@ class JobOutcomes(ResultMixin):
     n: int
     method: str
     notes: tuple[str, ...] = ()
+
+    conf_level: None = None  # counts only: no interval
+
+    def plot(self, ax: Any = None) -> Any:
+        """Ended allocations per end state, stacked by outcome."""
+        table = self.summary().drop(index="Total", columns="total")
+        fig, ax = new_figure(ax, (6.5, 0.3 * max(len(table), 3) + 1.5))
+        left = np.zeros(len(table))
+        for i, outcome in enumerate(OUTCOMES):
+            ax.barh(table.index, table[outcome].to_numpy(), left=left, color=f"C{i}", label=outcome)
+            left = left + table[outcome].to_numpy()
+        ax.set_xlabel("ended allocations")
+        ax.set_title(f"Job ends under the {self.policy} policy")
+        ax.legend(loc="lower right", fontsize="small")
+        return fig
 
     def summary(self) -> pd.DataFrame:
         """Allocations per end state (rows, plus ``Total``) and outcome (columns)."""

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
-from reliab.models._result import ResultMixin
 
 
 @dataclass(frozen=True)
@@ -41,9 +42,26 @@ class TicketSuggestions(ResultMixin):
     method: str = "TF-IDF (1-2 grams) + logistic regression; stratified k-fold CV"
     notes: tuple[str, ...] = ()
     model: object = field(default=None, repr=False, compare=False)
+    conf_level: None = None  # no interval: the cross-validated accuracy is reported with its sd
+
+    @property
+    def n(self) -> int:
+        """Tickets considered: labelled by a rule plus unmatched."""
+        return self.n_labelled + self.n_unlabelled
 
     def summary(self) -> pd.DataFrame:
+        """One row per unmatched ticket with its suggested category and probability."""
         return self.table.copy()
+
+    def plot(self, ax: Any = None) -> Any:
+        """Unmatched tickets per suggested category, beside the validation accuracy."""
+        fig, ax = new_figure(ax, (6, 0.3 * max(len(self.classes), 3) + 1.5))
+        counts = self.table["suggested_category"].astype(str).value_counts().sort_values()
+        ax.barh(counts.index, counts.to_numpy(), color="#4c78a8")
+        ax.set_xlabel("unmatched tickets")
+        ax.set_title(f"Suggested categories (CV accuracy {self.cv_accuracy:.2f} vs "
+                     f"baseline {self.baseline_accuracy:.2f})")
+        return fig
 
 
 def _labelled(tickets: pd.DataFrame, rules) -> pd.DataFrame:

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reliab._result import ResultMixin
 from reliab.errors import InsufficientDataError
-from reliab.models._result import ResultMixin
 
 #: NVML clocks event reason bits (nvml.h, ``nvmlClocksEventReason*``)
 CLOCK_EVENT_REASONS: dict[int, str] = {
@@ -54,10 +54,12 @@ def decode_clock_events(mask: pd.Series) -> pd.DataFrame:
 class ClockEventSummary(ResultMixin):
     """Per clock-event reason: how often it was active and what power and clock did then."""
 
+    report_section = "environment"  # placement in the report (reliab.report.catalog)
+
     table: pd.DataFrame = field(repr=False)
     n: int
     power_limit_w: float | None
-    conf_level: float = float("nan")
+    conf_level: float | None = None  # no interval
     method: str = ("NVML clocks-event-reason bitmask decoded per sample; medians of power, "
                    "power / enforced limit and SM clock with the reason active vs inactive")
     notes: tuple[str, ...] = ()

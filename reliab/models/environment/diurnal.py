@@ -29,14 +29,16 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from reliab._result import ResultMixin
 from reliab.align import clean_series, issue_notes
 from reliab.errors import InsufficientDataError
-from reliab.models._result import ResultMixin
 
 
 @dataclass(frozen=True)
 class DiurnalResult(ResultMixin):
     """Diurnal amplitude (peak-to-trough, % of level) with a day-block bootstrap interval."""
+
+    report_section = "environment"  # placement in the report (reliab.report.catalog)
 
     amplitude_pct: float
     amplitude_low: float

@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from reliab._result import ResultMixin
 from reliab.errors import InsufficientDataError
-from reliab.models._result import ResultMixin
 from reliab.models.environment._negbin import NegBinFit, fit_nb2
 from reliab.models.environment.cells import aggregate_cells
 
@@ -39,6 +39,8 @@ Family = Literal["poisson", "negbin", "auto"]
 @dataclass(frozen=True)
 class FailureGLMFit(ResultMixin):
     """Incidence-rate ratios of failures per covariate unit, with the overdispersion checks."""
+
+    report_section = "environment"  # placement in the report (reliab.report.catalog)
 
     table: pd.DataFrame = field(repr=False)
     family: str

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reliab._result import ResultMixin
 from reliab.errors import InsufficientDataError
-from reliab.models._result import ResultMixin
 
 CLUSTER = "cluster"
 #: fewest failures for which the study fits a GLM (about 10 events per parameter)

@@ -27,9 +27,9 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.rates import confint_poisson
 
+from reliab._result import ResultMixin
 from reliab.align import clean_series, epoch_s, issue_notes, issues_frame
 from reliab.errors import InsufficientDataError
-from reliab.models._result import ResultMixin
 from reliab.models.environment.swing_labels import FAILURE_STATES, LABELS, label_power_swings, utc
 
 SWING_COLUMNS = ("start", "end", "direction", "delta_w", "ramp_w_per_s", "level_before_w",
@@ -215,6 +215,8 @@ def detect_power_swings(
 @dataclass(frozen=True)
 class PowerSwingResult(ResultMixin):
     """Labelled power swings, scaled to the cluster, counted per day against a grid limit."""
+
+    report_section = "environment"  # placement in the report (reliab.report.catalog)
 
     swings: pd.DataFrame = field(repr=False)
     per_day: pd.DataFrame = field(repr=False)

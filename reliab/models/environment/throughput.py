@@ -30,8 +30,8 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy import stats
 
+from reliab._result import ResultMixin
 from reliab.errors import InsufficientDataError
-from reliab.models._result import ResultMixin
 from reliab.models.environment._hac import andrews_lags, bread, nw94_lags, stacked_hac
 
 _PLOT_POINTS = 20_000
@@ -40,6 +40,8 @@ _PLOT_POINTS = 20_000
 @dataclass(frozen=True)
 class ThroughputFit(ResultMixin):
     """Effects of temperature on throughput (% per °C), naive and HAC intervals side by side."""
+
+    report_section = "environment"  # placement in the report (reliab.report.catalog)
 
     table: pd.DataFrame = field(repr=False)
     coefficients: pd.DataFrame = field(repr=False)

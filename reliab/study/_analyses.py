@@ -1,0 +1,256 @@
+"""Every analysis a report shows, run on one ingest, each where its inputs exist.
+
+:func:`analyze` returns a mapping ``key -> result`` in report order; an analysis whose inputs
+are missing, or that has too little data, yields a :class:`~reliab.NotAvailable` saying why
+(never an exception), so a folder without scheduler records or an empty folder still gives a
+complete report.  The keys are the names the report and the archive use.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reliab._result import NotAvailable
+from reliab.errors import InsufficientDataError, ReliabWarning
+from reliab.study._fleet import Fleet
+
+#: component classes whose interruptions count as node (hardware) failures
+HARDWARE = ("GPU", "Host", "Network")
+NO_JOBS = ("no scheduler job records (Slurm sacct) in the input: interruptions are job ends, "
+           "so none can be counted")
+
+
+def _run(what: str, fn: Callable[[], Any]) -> Any:
+    """``fn()``, or NotAvailable with the reason when the data are too few or unsuitable."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ReliabWarning)
+            return fn()
+    except InsufficientDataError as exc:
+        return NotAvailable(what, f"too little data: {exc}")
+    except ValueError as exc:
+        return NotAvailable(what, f"the data do not fit this analysis: {exc}")
+
+
+def _unexpected(interruptions: pd.DataFrame) -> pd.DataFrame:
+    return interruptions[~interruptions["planned"].astype(bool)]
+
+
+def _hours_since(times: pd.Series, fleet: Fleet) -> np.ndarray:
+    h = ((times - fleet.start) / pd.Timedelta(hours=1)).to_numpy(dtype=float)
+    return np.sort(h[(h > 0) & (h <= fleet.hours)])
+
+
+def _gaps(hours: np.ndarray, window_h: float) -> tuple[np.ndarray, np.ndarray]:
+    """Times between interruptions; the last gap (to the window end) is right-censored."""
+    edges = np.r_[0.0, hours]
+    gaps = np.diff(edges)
+    tail = window_h - edges[-1]
+    observed = np.r_[np.ones(gaps.size, dtype=int), 0] if tail > 0 else np.ones(gaps.size, dtype=int)
+    gaps = np.r_[gaps, tail] if tail > 0 else gaps
+    keep = gaps > 0
+    return gaps[keep], observed[keep]
+
+
+def _job_lifetimes(jobs: pd.DataFrame, interruptions: pd.DataFrame, policy: str
+                   ) -> pd.DataFrame:
+    """Ended allocations with duration (hours) and the component that interrupted them."""
+    j = jobs.dropna(subset=["start", "end"]).drop_duplicates("job_id", keep="last")
+    if policy == "training-run" and len(interruptions):
+        names = set(jobs.loc[jobs["job_id"].isin(interruptions["job_id"]), "name"].dropna())
+        j = j[j["name"].isin(names)]
+    dur = ((j["end"] - j["start"]) / pd.Timedelta(hours=1)).to_numpy(dtype=float)
+    cause = j["job_id"].map(_unexpected(interruptions).drop_duplicates("job_id")
+                            .set_index("job_id")["component"])
+    out = pd.DataFrame({"hours": dur, "cause": cause.astype(object).to_numpy()})
+    return out[out["hours"] > 0]
+
+
+def _node_events(inter: pd.DataFrame, fleet: Fleet, hosts: pd.Index) -> tuple[pd.DataFrame, pd.DataFrame]:
+    hw = _unexpected(inter)
+    hw = hw[hw["component"].isin(HARDWARE) & hw["hosts"].notna()]
+    ev = hw.assign(unit=hw["hosts"].astype(str).str.split(",")).explode("unit")
+    ev["unit"] = ev["unit"].str.strip()
+    ev = ev[ev["unit"].isin(hosts)]
+    ev = pd.DataFrame({"unit": ev["unit"].to_numpy(),
+                       "time": ((ev["time"] - fleet.start) / pd.Timedelta(hours=1)).to_numpy(float)})
+    ev = ev[(ev["time"] >= 0) & (ev["time"] <= fleet.hours)]
+    obs = pd.DataFrame({"unit": list(hosts), "start": 0.0, "end": fleet.hours})
+    return ev, obs
+
+
+def _hosts(ingest: Any) -> pd.Series:
+    """Hours at risk per node: from the job records, else the window for every host seen."""
+    from reliab.prepare import node_hours
+
+    if len(ingest.jobs) and ingest.jobs["nodelist"].notna().any():
+        return node_hours(ingest.jobs)
+    return pd.Series(dtype=float)
+
+
+def analyze(
+    ingest: Any,
+    fleet: Fleet | NotAvailable,
+    *,
+    conf_level: float = 0.95,
+    policy: str | None = None,
+    previous: dict[str, Any] | None = None,
+    labels: tuple[str, str] = ("previous", "current"),
+) -> dict[str, Any]:
+    """Run every analysis the report shows on one ingest.
+
+    Parameters
+    ----------
+    ingest : IngestResult
+        Output of :func:`reliab.ingest`.
+    fleet : Fleet or NotAvailable
+        Window and exposure (:func:`reliab.study.fleet_facts`).
+    conf_level : float
+        Level of every interval.
+    policy : str, optional
+        The interruption policy of the ingest (default: ``ingest.policy``).
+    previous : dict, optional
+        The archive of an earlier period (:func:`reliab.study.load_archive`); adds the
+        period comparison and the per-period table.
+    labels : (str, str)
+        Names of the previous and the current period.
+
+    Returns
+    -------
+    dict of str to result or NotAvailable
+        In report order: ``rates``, ``rates_by_component``, ``tbi_weibull``,
+        ``tbi_distributions``, ``job_km``, ``job_cif``, ``node_mcf``, ``crow_amsaa``,
+        ``trend_laplace``, ``trend_mil_hdbk_189``, ``trend_reverse_arrangement``, ``lemons``,
+        the job-level results, ``environment``, then (with ``previous``)
+        ``period_comparison`` and ``period_rates``.
+    """
+    import reliab
+
+    policy = policy or getattr(ingest, "policy", "fleet")
+    inter, jobs = ingest.interruptions, ingest.jobs
+    out: dict[str, Any] = {}
+    no_fleet = fleet if isinstance(fleet, NotAvailable) else None
+    no_jobs = NotAvailable("interruptions", NO_JOBS) if not len(jobs) else None
+
+    def gate(key: str, what: str, fn: Callable[[], Any], *needs: NotAvailable | None) -> None:
+        missing = next((n for n in needs if n is not None), None)
+        out[key] = NotAvailable(what, missing.reason) if missing is not None else _run(what, fn)
+
+    f: Fleet = fleet  # type: ignore[assignment]
+    gate("rates", "rates per category", lambda: reliab.estimate_rates(
+        inter, by=["component", "category"], gpu_days=f.gpu_days, gpus_per_node=f.gpus_per_node,
+        job_hours=f.hours, conf_level=conf_level), no_jobs, no_fleet)
+    gate("rates_by_component", "rates and MTBF per component", lambda: reliab.estimate_rates(
+        inter, by="component", gpu_days=f.gpu_days, gpus_per_node=f.gpus_per_node,
+        job_hours=f.hours, conf_level=conf_level), no_jobs, no_fleet)
+    def hours() -> np.ndarray:
+        return _hours_since(_unexpected(inter)["time"], f)
+
+    gate("tbi_weibull", "Weibull fit of the times between interruptions",
+         lambda: reliab.fit_weibull(*_gaps(hours(), f.hours), conf_level=conf_level), no_jobs, no_fleet)
+    gate("tbi_distributions", "distributions of the times between interruptions",
+         lambda: reliab.compare_distributions(*_gaps(hours(), f.hours), conf_level=conf_level),
+         no_jobs, no_fleet)
+    def life() -> pd.DataFrame:
+        return _job_lifetimes(jobs, inter, policy)
+
+    gate("job_km", "survival of job allocations", lambda: reliab.estimate_kaplan_meier(
+        life()["hours"], life()["cause"].notna(), conf_level=conf_level), no_jobs)
+    gate("job_cif", "cumulative incidence by component", lambda: reliab.estimate_cumulative_incidence(
+        life()["hours"], life()["cause"], censored=None, conf_level=conf_level), no_jobs)
+    hosts = _hosts(ingest)
+    no_hosts = NotAvailable("nodes", "the job records name no nodes (NodeList)") if not len(hosts) else None
+    gate("node_mcf", "mean cumulative hardware interruptions per node", lambda: reliab.estimate_mcf(
+        *_node_events(inter, f, hosts.index), conf_level=conf_level), no_jobs, no_fleet, no_hosts)
+    gate("crow_amsaa", "Crow-AMSAA reliability growth", lambda: reliab.fit_crow_amsaa(
+        hours(), end=f.hours, conf_level=conf_level), no_jobs, no_fleet)
+    for method in ("laplace", "mil-hdbk-189", "reverse-arrangement"):
+        gate(f"trend_{method.replace('-', '_')}", f"{method} trend test", lambda m=method: reliab.trend_test(
+            hours(), end=f.hours, method=m, conf_level=conf_level), no_jobs, no_fleet)
+    gate("lemons", "lemon nodes", lambda: reliab.find_lemons(
+        ingest.signals, inter, node_hours=hosts, jobs=jobs, conf_level=conf_level),
+        no_jobs, no_hosts)
+    _job_level(out, ingest, f, no_jobs or no_fleet, conf_level)
+    _environment(out, ingest, fleet, conf_level)
+    if previous is not None:
+        out.update(compare_with(out["rates"], previous, fleet, conf_level=conf_level, labels=labels))
+    return out
+
+
+def _job_level(out: dict[str, Any], ingest: Any, f: Fleet, missing: NotAvailable | None,
+               conf_level: float) -> None:
+    """The run's cost (ETTR, lost GPU-hours), the replay of mitigations, job MTTF against size
+    and the checkpoint plan (:mod:`reliab.models.jobs`), each where its inputs exist."""
+    from reliab.models.jobs import (
+        PUBLISHED_RATES,
+        estimate_job_mttf,
+        failure_cost,
+        plan_checkpoints,
+        replay_mitigations,
+    )
+
+    def need(*keys: str) -> NotAvailable | None:
+        if missing is not None:
+            return missing
+        return next((out[k] for k in keys if isinstance(out.get(k), NotAvailable)), None)
+
+    def put(key: str, what: str, fn: Callable[[], Any], blocker: NotAvailable | None) -> None:
+        out[key] = NotAvailable(what, blocker.reason) if blocker is not None else _run(what, fn)
+
+    jobs = ingest.jobs
+    put("job_costs", "cost of interruptions (ETTR, lost GPU-hours)", lambda: failure_cost(
+        ingest.interruptions, jobs, ingest.signals, start=f.start, end=f.end), need())
+    put("replay", "replay of mitigations", lambda: replay_mitigations(out["job_costs"]), need("job_costs"))
+    put("job_mttf", "job MTTF against job size", lambda: estimate_job_mttf(
+        out["rates"], gpus_per_node=f.gpus_per_node, jobs=jobs.dropna(subset=["end"]),
+        interruptions=ingest.interruptions), need("rates"))
+    put("plan", "checkpoint interval plan", lambda: plan_checkpoints(
+        checkpoint_write_h=max(out["job_costs"].checkpoint_write_h, 1 / 60),
+        node_failure_rate_per_day={"this run": out["job_mttf"].rate_per_node_day, **PUBLISHED_RATES},
+        gpus_per_node=f.gpus_per_node, simulate=False), need("job_costs", "job_mttf"))
+
+
+def _environment(out: dict[str, Any], ingest: Any, fleet: Fleet | NotAvailable,
+                 conf_level: float) -> None:
+    """Temperature, power and throughput (:func:`reliab.analyze_environment`) when the input
+    has telemetry.  Power steps count from 100 W per GPU of the fleet (so a 16,384-GPU fleet's
+    steps of at least 1.6 MW); without the fleet size, swings are not detected."""
+    from reliab.models.environment.study import analyze_environment
+
+    tel = getattr(ingest, "telemetry", None)
+    if tel is None or not len(tel):
+        out["environment"] = NotAvailable("environment analyses", "no telemetry in the input")
+        return
+    gpus = None if isinstance(fleet, NotAvailable) else fleet.n_gpus
+    out["environment"] = _run("environment analyses", lambda: analyze_environment(
+        tel, jobs=ingest.jobs, interruptions=ingest.interruptions,
+        min_step_w=100.0 * gpus if gpus else None, conf_level=conf_level))
+
+
+def compare_with(rates: Any, previous: dict[str, Any], fleet: Fleet | NotAvailable, *,
+                 conf_level: float, labels: tuple[str, str]) -> dict[str, Any]:
+    """The period comparison and per-period table against an earlier archive."""
+    import reliab
+
+    prev_rates = previous.get("results", {}).get("rates")
+    if isinstance(rates, NotAvailable) or not prev_rates or prev_rates.get("type") != "RatesResult":
+        why = rates.reason if isinstance(rates, NotAvailable) else "the earlier archive has no rates"
+        na = NotAvailable("change since the previous period", why)
+        return {"period_comparison": na, "period_rates": na}
+    history = [tuple(h) for h in previous.get("history", [])]
+    total = next(r for r in rates.summary().to_dict(orient="records") if r["category"] == "Total")
+    history.append((labels[1], int(total["count"]), float(rates.gpu_days)))
+    return {
+        "period_comparison": _run("change since the previous period", lambda: reliab.compare_periods(
+            rates, prev_rates, by="category", labels=labels, conf_level=conf_level)),
+        "period_rates": _run("rates per period", lambda: reliab.estimate_period_rates(
+            history, conf_level=conf_level)),
+    }
+
+
+__all__ = ["analyze", "compare_with"]

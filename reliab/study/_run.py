@@ -1,0 +1,239 @@
+"""``reliab report``: logs in, report and archive out, for the user's own cluster.
+
+:func:`run_report` is the whole path behind the command and behind ``reliab demo`` (the same
+run on the bundled sample with the Llama 3 comparison): ingest, fleet and exposure, every
+analysis (:func:`reliab.study.analyze`), the input files' hashes, the report (HTML and PDF),
+the JSON archive and the canonical tables.  Missing inputs never raise: the report says
+what could not be computed and why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from reliab._result import NotAvailable
+from reliab.study._analyses import analyze
+from reliab.study._archive import archive, load_archive, write_archive
+from reliab.study._fleet import Fleet, fleet_facts, read_inventory
+
+Compare = Literal["llama3"]
+
+
+@dataclass(frozen=True)
+class ReportRun:
+    """What :func:`run_report` wrote and computed.
+
+    Attributes
+    ----------
+    files : dict of str to Path
+        ``report.html``, ``report.pdf`` (unless ``pdf=False``), ``results.json``,
+        ``inputs.sha256`` and the Parquet tables.
+    results : dict
+        The analyses by key (results or :class:`~reliab.NotAvailable`).
+    fleet : Fleet or NotAvailable
+        Window and exposure.
+    ingest : IngestResult
+        The canonical tables and accounting.
+    timings : dict of str to float
+        Seconds per stage.
+    """
+
+    files: dict[str, Path]
+    results: dict[str, Any]
+    fleet: Fleet | NotAvailable
+    ingest: Any = field(repr=False)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def n_interruptions(self) -> int:
+        """Interruptions counted (planned included)."""
+        return len(self.ingest.interruptions)
+
+    @property
+    def n_unexpected(self) -> int:
+        """Unexpected interruptions."""
+        inter = self.ingest.interruptions
+        return int((~inter["planned"].astype(bool)).sum()) if len(inter) else 0
+
+    def headline(self) -> str:
+        """One line for the command line: counts, fleet and time taken."""
+        fleet = ("exposure not available" if isinstance(self.fleet, NotAvailable) else
+                 f"{self.fleet.gpu_days:,.0f} GPU-days over {self.fleet.days:,.1f} days")
+        missing = sum(isinstance(r, NotAvailable) for r in self.results.values())
+        return (f"{self.n_interruptions:,} interruptions ({self.n_unexpected:,} unexpected) "
+                f"[policy {self.ingest.policy}]; {fleet}; {len(self.results) - missing} of "
+                f"{len(self.results)} analyses done; {sum(self.timings.values()):.1f} s")
+
+
+def _common_root(paths: Sequence[Path]) -> Path | None:
+    existing = [p.resolve() for p in paths if p.exists()]
+    if not existing:
+        return None
+    roots = [p if p.is_dir() else p.parent for p in existing]
+    return Path(os.path.commonpath([str(r) for r in roots]))
+
+
+def input_digests(accounting: pd.DataFrame, root: Path | None) -> pd.DataFrame:
+    """SHA-256 and size of every input file of the accounting, paths relative to ``root``."""
+    rows = []
+    for path in accounting["path"].astype(str) if len(accounting) else []:
+        p = Path(path)
+        rel = os.path.relpath(path, root) if root is not None and p.is_absolute() else path
+        if "://" in path or not p.is_file():
+            rows.append({"path": rel, "bytes": None, "sha256": None})
+            continue
+        h = hashlib.sha256()
+        try:
+            with p.open("rb") as fh:
+                for block in iter(lambda f=fh: f.read(1 << 20), b""):
+                    h.update(block)
+            rows.append({"path": rel, "bytes": p.stat().st_size, "sha256": h.hexdigest()})
+        except OSError:
+            rows.append({"path": rel, "bytes": None, "sha256": None})
+    return pd.DataFrame(rows, columns=["path", "bytes", "sha256"])
+
+
+def run_report(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    *,
+    out: str | os.PathLike[str] = "report",
+    gpus: int | None = None,
+    inventory: str | os.PathLike[str] | None = None,
+    window: tuple[Any, Any] | None = None,
+    gpus_per_node: int = 8,
+    policy: str | None = None,
+    job_name: str | None = None,
+    compare: Compare | None = None,
+    previous: str | os.PathLike[str] | None = None,
+    label: str | None = None,
+    title: str | None = None,
+    subtitle: str | None = None,
+    conf_level: float = 0.95,
+    pdf: bool = True,
+    tables: bool = True,
+    progress: bool = False,
+    config_text: str | None = None,
+    data_label: str | None = None,
+) -> ReportRun:
+    """Ingest logs, run every analysis and write the report, the archive and the tables.
+
+    Parameters
+    ----------
+    paths : path or sequence of paths
+        Log files or folders (every file accounted for).
+    out : path
+        Output folder (created).
+    gpus, inventory : int or path, optional
+        Fleet size over the window, or an inventory CSV (:func:`reliab.study.read_inventory`).
+        Without either, GPU-days come from the job records, and the report says so.
+    window : (start, end), optional
+        Observation window; default the span of the job records, else of the logs.
+    gpus_per_node : int
+        GPUs per node.
+    policy, job_name : str, optional
+        Interruption policy (:func:`reliab.ingest`).
+    compare : {"llama3"}, optional
+        Compare the category counts with Llama 3 Table 5.
+    previous : path, optional
+        ``results.json`` of the previous period: adds the change since then.
+    label, title, subtitle : str, optional
+        Name of the period (for the archive's history) and the report's heading.
+    conf_level : float
+        Level of every interval.
+    pdf, tables : bool
+        Also write ``report.pdf``; also write the canonical tables as Parquet.
+    progress : bool
+        Show progress bars while reading.
+    config_text : str, optional
+        The configuration file's text, quoted in the report's methods.
+    data_label : str, optional
+        How the report names the input (default: the folder names given).
+
+    Returns
+    -------
+    ReportRun
+    """
+    import reliab
+    from reliab.report import build_report, write_html, write_pdf
+
+    if not 0.0 < conf_level < 1.0:
+        raise ValueError(f"conf_level must be in (0, 1), got {conf_level}")
+    plist = [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {}
+    prev = load_archive(previous) if previous is not None else None  # fail early on a bad path
+    inv = read_inventory(inventory) if inventory is not None else None
+
+    t0 = time.perf_counter()
+    res = reliab.ingest(plist, progress=progress, policy=policy, job_name=job_name)
+    timings["ingest"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    fleet = fleet_facts(jobs=res.jobs, signals=res.signals, gpus=gpus, inventory=inv,
+                        window=window, gpus_per_node=gpus_per_node)
+    label = label or (f"{fleet.start:%Y-%m-%d} to {fleet.end:%Y-%m-%d}"
+                      if isinstance(fleet, Fleet) else "this period")
+    results = analyze(res, fleet, conf_level=conf_level, policy=res.policy, previous=prev,
+                      labels=(str((prev or {}).get("label", "previous")), label))
+    timings["analyses"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    root = _common_root(plist)
+    inputs = input_digests(res.accounting, root)
+    timings["hashes"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    meta = {
+        "Data": data_label or ", ".join(p.name or str(p) for p in plist),
+        "Fleet": ("not available" if isinstance(fleet, NotAvailable) else
+                  (f"{fleet.n_gpus:,} GPUs ({fleet.n_gpus // fleet.gpus_per_node:,} nodes x "
+                   f"{fleet.gpus_per_node})" if fleet.n_gpus else
+                   f"{fleet.gpu_days:,.0f} GPU-days from job records")),
+        "Window": ("not available" if isinstance(fleet, NotAvailable) else
+                   f"{fleet.start:%Y-%m-%d %H:%M} to {fleet.end:%Y-%m-%d %H:%M} UTC ({fleet.days:,.1f} d)"),
+        "Input files": f"{len(res.accounting):,} ({int(res.accounting['lines'].sum()) if len(res.accounting) else 0:,} lines)",
+        "Policy": res.policy,
+        "Generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+    reference = None
+    if compare == "llama3":
+        from reliab.taxonomy.vocabulary import table5
+
+        reference = table5()
+    elif compare is not None:
+        raise ValueError(f"compare must be 'llama3' or None, got {compare!r}")
+    report = build_report(results, ingest=res, title=title or "Cluster reliability report",
+                          subtitle=subtitle or label, meta=meta, reference=reference, fleet=fleet,
+                          inputs=inputs, config=config_text)
+    files = {"report.html": write_html(report, out / "report.html")}
+    timings["html"] = time.perf_counter() - t0
+    if pdf:
+        t0 = time.perf_counter()
+        files["report.pdf"] = write_pdf(report, out / "report.pdf")
+        timings["pdf"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    files["results.json"] = write_archive(
+        archive(results, label=label, fleet=fleet, previous=prev,
+                inputs=inputs.to_dict(orient="records"), config={"text": config_text or ""}),
+        out / "results.json")
+    digest_lines = [f"{r.sha256}  {r.path}" for r in inputs.itertuples() if r.sha256]
+    (out / "inputs.sha256").write_text("\n".join(digest_lines) + ("\n" if digest_lines else ""))
+    files["inputs.sha256"] = out / "inputs.sha256"
+    if tables:
+        for name, path in res.write_parquet(out).items():
+            files[f"{name}.parquet"] = Path(path)
+    timings["archive"] = time.perf_counter() - t0
+    return ReportRun(files=files, results=results, fleet=fleet, ingest=res, timings=timings)
+
+
+__all__ = ["ReportRun", "input_digests", "run_report"]

@@ -1,0 +1,149 @@
+"""``reliab report`` and ``reliab demo`` end to end: real folders, browser, PDF pages.
+
+Regression tests.  The demo report (the bundled sample with ``--compare llama3``) opens in
+headless Chromium without console errors, has every section, a non-blank screenshot; its PDF
+becomes PNG pages (poppler ``pdftoppm``) none of them near-empty, and its text
+(``pdftotext``) holds the key numbers exactly as the Python API gives them.  Reports on a
+kernel-only folder, an empty folder and a copy of the sample without its ``cluster.json``
+complete with no traceback and say what they could not compute and why.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import reliab
+from reliab.report.formatting import fmt_hours, fmt_int
+
+CHROMIUM = Path("/usr/bin/chromium")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SECTIONS = ("summary", "taxonomy", "rates", "tbi", "survival", "competing", "trends", "lemons",
+            "data-quality", "methods")
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(Path(reliab.__file__).parents[1])}
+    return subprocess.run([sys.executable, "-m", "reliab", *args], capture_output=True, text=True,
+                          timeout=900, env=env)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> reliab.ReportRun:
+    return reliab.demo(tmp_path_factory.mktemp("demo"))
+
+
+def test_demo_reproduces_table5_and_has_every_section(demo: reliab.ReportRun) -> None:
+    assert demo.n_interruptions == 466 and demo.n_unexpected == 419
+    counts = demo.results["rates"].summary().set_index("category")["count"]
+    assert int(counts["Faulty GPU"]) == 148 and int(counts["Total"]) == 419
+    html = demo.files["report.html"].read_text()
+    for key in SECTIONS:
+        assert f'id="{key}"' in html, key
+    assert "not available" not in html.split('id="data-quality"')[0]  # every analysis ran
+    assert "site-packages" not in html and str(reliab.sample_path()) not in html
+
+
+def test_demo_pdf_text_has_the_api_numbers(demo: reliab.ReportRun) -> None:
+    if not shutil.which("pdftotext"):
+        pytest.skip("poppler-utils not installed")
+    text = subprocess.run(["pdftotext", str(demo.files["report.pdf"]), "-"], capture_output=True,
+                          text=True, check=True).stdout
+    tot = demo.results["rates"].summary().iloc[-1]
+    for number in (fmt_int(demo.n_interruptions), fmt_int(demo.n_unexpected),
+                   fmt_hours(tot["mtti_job_hours"]), fmt_hours(tot["mtbf_gpu_hours"], "GPU-h"),
+                   f"{demo.fleet.gpu_days:,.0f}"):
+        assert number in text, number
+    assert "3.09 h" in text and "148" in text and "Page 1 of" in text
+
+
+def test_demo_pdf_pages_are_not_near_empty(demo: reliab.ReportRun, tmp_path: Path) -> None:
+    if not shutil.which("pdftoppm"):
+        pytest.skip("poppler-utils not installed")
+    from matplotlib.image import imread
+
+    subprocess.run(["pdftoppm", "-r", "30", "-png", str(demo.files["report.pdf"]),
+                    str(tmp_path / "page")], check=True, timeout=300)
+    pages = sorted(tmp_path.glob("page*.png"))
+    assert len(pages) >= 5
+    filled = []
+    for p in pages:
+        img = imread(p)[..., :3]
+        body = img[: int(0.92 * img.shape[0])]  # leave out the running footer
+        rows = np.flatnonzero((body.mean(axis=2) < 0.9).any(axis=1))
+        filled.append(rows[-1] / img.shape[0] if rows.size else 0.0)
+    # near-empty page: content ends in the top half; only the last page may be short
+    assert all(f > 0.5 for f in filled[:-1]), [round(f, 2) for f in filled]
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium")
+def test_demo_in_headless_chromium(demo: reliab.ReportRun, tmp_path: Path) -> None:
+    page = demo.files["report.html"].as_uri()
+    base = [str(CHROMIUM), *FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run([*base, "--enable-logging=stderr", "--v=0", "--dump-dom", page],
+                         capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    for key in SECTIONS:
+        assert f'id="{key}"' in dom.stdout
+    errors = [ln for ln in dom.stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
+    assert not errors, errors
+    shot = tmp_path / "shot.png"
+    subprocess.run([*base, "--window-size=760,2400", f"--screenshot={shot}", page],
+                   capture_output=True, timeout=120, check=True)
+    from matplotlib.image import imread
+
+    img = imread(shot)[..., :3]
+    assert img.shape[1] == 760 and float(np.std(img)) > 0.05  # not blank
+
+
+def _kernel_only(root: Path) -> Path:
+    src = reliab.sample_path()
+    folder = root / "kernel-only"
+    folder.mkdir()
+    for f in sorted((src / "syslog").iterdir())[:3] + sorted((src / "dmesg").iterdir())[:5]:
+        shutil.copy(f, folder / f.name)
+    return folder
+
+
+def test_kernel_only_folder(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = _cli("report", str(_kernel_only(tmp_path)), "--gpus", "16384", "--out", str(out), "-q")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    html = (out / "report.html").read_text()
+    assert "not available: no scheduler job records" in html
+    assert (out / "report.pdf").read_bytes()[:5] == b"%PDF-"
+    assert "Data quality" in html and "Methods, versions and inputs" in html
+
+
+def test_empty_folder(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    out = tmp_path / "out"
+    proc = _cli("report", str(tmp_path / "empty"), "--out", str(out), "-q", "--no-pdf")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    html = (out / "report.html").read_text()
+    assert "No input file was read" in html
+    assert "not available: no window was given" in html or "Not computed, and why" in html
+
+
+@pytest.mark.slow
+def test_sample_without_its_metadata(tmp_path: Path) -> None:
+    """No cluster.json, no --gpus: GPU-days come from the job records and the report says so;
+    no Llama labels and no Table 5 comparison unless asked."""
+    copy = tmp_path / "logs"
+    shutil.copytree(reliab.sample_path(), copy, ignore=shutil.ignore_patterns("cluster.json", "truth"))
+    out = tmp_path / "out"
+    proc = _cli("report", str(copy), "--out", str(out), "-q", "--no-pdf", "--policy", "training-run")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    html = (out / "report.html").read_text()
+    assert "GPU-days at risk from the job records" in html
+    assert "Published" not in html and "Llama-3-scale" not in html
+    assert re.search(r"Unexpected.*?419", html, re.S)
