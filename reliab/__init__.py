@@ -87,6 +87,11 @@ _EXPORTS: dict[str, str] = {
     "aggregate_cells": "reliab.models.environment",
     "analyze_environment": "reliab.models.environment",
     "simulate_environment": "reliab.datasets",
+    "PowerSwingResult": "reliab.models.environment",
+    "ClockEventSummary": "reliab.models.environment",
+    "ThroughputFit": "reliab.models.environment",
+    "DiurnalResult": "reliab.models.environment",
+    "FailureGLMFit": "reliab.models.environment",
     # result classes (every public function's return type; one contract, tests/test_result_contract.py)
     "NotAvailable": "reliab._result",
     "MTBFResult": "reliab.models",
