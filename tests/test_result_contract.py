@@ -104,6 +104,38 @@ def _cox_frame(n: int = 40) -> pd.DataFrame:
     return pd.DataFrame({"t": rng.exponential(1 / np.exp(0.5 * x)), "e": rng.uniform(size=n) < 0.8, "x": x})
 
 
+def _power() -> pd.Series:
+    watts = np.r_[np.full(20, 100.0), np.full(20, 700.0), np.full(5, 110.0), np.full(20, 700.0)]
+    return pd.Series(watts, index=T0 + pd.to_timedelta(np.arange(watts.size), unit="s"))
+
+
+def _clocks() -> pd.DataFrame:
+    busy = np.arange(40) % 4 != 0
+    return pd.DataFrame({"clock_event_reasons_flag": np.where(busy, 4, 1),
+                         "power_w": np.where(busy, 690.0, 110.0),
+                         "sm_clock_mhz": np.where(busy, 1485.0, 1980.0), "power_limit_w": 700.0})
+
+
+def _steps() -> pd.DataFrame:
+    rng = np.random.default_rng(2)
+    temp = 55 + rng.normal(0, 3, 200)
+    clock = 1480 - 3.4 * (temp - 55) + rng.normal(0, 2, 200)
+    return pd.DataFrame({"time": T0 + pd.to_timedelta(np.arange(200), unit="min"), "temp_c": temp,
+                         "sm_clock_mhz": clock, "tflops": 400 * clock / 1480})
+
+
+def _daily() -> pd.Series:
+    t = T0 + pd.to_timedelta(np.arange(24 * 5), unit="h")
+    return pd.Series(100 + np.cos(2 * np.pi * np.arange(t.size) / 24), index=t)
+
+
+def _node_windows() -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    temp = np.round(rng.normal(60, 3, 2000), 1)
+    return pd.DataFrame({"temp_c_mean": temp, "hours": 1.0,
+                         "failures": rng.poisson(0.02 * 1.08 ** (temp - 60))})
+
+
 @dataclass(frozen=True)
 class Case:
     make: Callable[[Path], object]
@@ -154,6 +186,18 @@ CASES: dict[str, Case] = {
         lambda _: reliab.estimate_period_rates([])),
     "TicketSuggestions": Case(lambda _: reliab.suggest_ticket_categories(_tickets(), cv=3),
                               lambda _: reliab.suggest_ticket_categories(schema.empty("signals"))),
+    # environment (reliab.models.environment)
+    "PowerSwingResult": Case(lambda _: reliab.analyze_power_swings(_power(), min_step_w=300),
+                             lambda _: reliab.analyze_power_swings(_power().iloc[:0], min_step_w=300)),
+    "ClockEventSummary": Case(lambda _: reliab.summarize_clock_events(_clocks()),
+                              lambda _: reliab.summarize_clock_events(_clocks().head(0))),
+    "ThroughputFit": Case(
+        lambda _: reliab.fit_throughput(_steps(), throughput="tflops", mediators=["sm_clock_mhz"]),
+        lambda _: reliab.fit_throughput(_steps().head(0), throughput="tflops")),
+    "DiurnalResult": Case(lambda _: reliab.diurnal_amplitude(_daily(), temperature=_daily(), n_boot=20),
+                          lambda _: reliab.diurnal_amplitude(_daily().iloc[:0])),
+    "FailureGLMFit": Case(lambda _: reliab.fit_failure_glm(_node_windows(), ["temp_c_mean"]),
+                          lambda _: reliab.fit_failure_glm(_node_windows().head(0), ["temp_c_mean"])),
 }
 
 

@@ -126,7 +126,8 @@ def analyze(
         In report order: ``rates``, ``rates_by_component``, ``tbi_weibull``,
         ``tbi_distributions``, ``job_km``, ``job_cif``, ``node_mcf``, ``crow_amsaa``,
         ``trend_laplace``, ``trend_mil_hdbk_189``, ``trend_reverse_arrangement``, ``lemons``,
-        then (with ``previous``) ``period_comparison`` and ``period_rates``.
+        the job-level results, ``environment``, then (with ``previous``)
+        ``period_comparison`` and ``period_rates``.
     """
     import reliab
 
@@ -175,6 +176,7 @@ def analyze(
         ingest.signals, inter, node_hours=hosts, jobs=jobs, conf_level=conf_level),
         no_jobs, no_hosts)
     _job_level(out, ingest, f, no_jobs or no_fleet, conf_level)
+    _environment(out, ingest, fleet, conf_level)
     if previous is not None:
         out.update(compare_with(out["rates"], previous, fleet, conf_level=conf_level, labels=labels))
     return out
@@ -211,6 +213,23 @@ def _job_level(out: dict[str, Any], ingest: Any, f: Fleet, missing: NotAvailable
         checkpoint_write_h=max(out["job_costs"].checkpoint_write_h, 1 / 60),
         node_failure_rate_per_day={"this run": out["job_mttf"].rate_per_node_day, **PUBLISHED_RATES},
         gpus_per_node=f.gpus_per_node, simulate=False), need("job_costs", "job_mttf"))
+
+
+def _environment(out: dict[str, Any], ingest: Any, fleet: Fleet | NotAvailable,
+                 conf_level: float) -> None:
+    """Temperature, power and throughput (:func:`reliab.analyze_environment`) when the input
+    has telemetry.  Power steps count from 100 W per GPU of the fleet (so a 16,384-GPU fleet's
+    steps of at least 1.6 MW); without the fleet size, swings are not detected."""
+    from reliab.models.environment.study import analyze_environment
+
+    tel = getattr(ingest, "telemetry", None)
+    if tel is None or not len(tel):
+        out["environment"] = NotAvailable("environment analyses", "no telemetry in the input")
+        return
+    gpus = None if isinstance(fleet, NotAvailable) else fleet.n_gpus
+    out["environment"] = _run("environment analyses", lambda: analyze_environment(
+        tel, jobs=ingest.jobs, interruptions=ingest.interruptions,
+        min_step_w=100.0 * gpus if gpus else None, conf_level=conf_level))
 
 
 def compare_with(rates: Any, previous: dict[str, Any], fleet: Fleet | NotAvailable, *,
