@@ -26,6 +26,7 @@ from reliab import schema
 from reliab.errors import InputFileError, ParseError, ReliabError, UnknownFormatError
 from reliab.io._files import head_lines
 from reliab.io._lines import quarantine_frame
+from reliab.io._quarantine import quarantine_limit
 from reliab.io._registry import FileResult, Parser, get_parser, options_for, parsers
 from reliab.io._result import IngestResult, SourceChoice
 
@@ -118,7 +119,7 @@ def _check_options(options: dict[str, Any]) -> None:
         if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
             return
         accepted |= {p.name for p in params[1:] if p.kind in named}
-    unknown = sorted(set(options) - accepted)
+    unknown = sorted(set(options) - accepted - {"quarantine_limit"})  # read by read_file
     if unknown:
         raise TypeError(f"ingest() got option(s) {unknown} that no parser accepts;"
                         f" accepted: {', '.join(sorted(accepted - {'strict'}))}")
@@ -199,7 +200,8 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
     parser = get_parser(choice.source)
     kwargs = options_for(parser.read, {**(options or {}), "strict": strict})
     try:
-        return parser.read(name, **kwargs)
+        with quarantine_limit((options or {}).get("quarantine_limit")):
+            return parser.read(name, **kwargs)
     except ParseError as exc:
         if strict:
             if exc.origin is None:
@@ -309,7 +311,9 @@ def ingest(
         Show a rich progress bar over the files (nothing is printed otherwise).
     **options
         Parser options (``year``, ``tz``, ``boot_time``, ``host``, ``job_id``, column
-        mappings…), each passed to the readers that accept it.
+        mappings…), each passed to the readers that accept it; ``quarantine_limit=N``
+        keeps at most N malformed lines per file in full and counts the rest in one
+        summary row (default :data:`reliab.io._quarantine.QUARANTINE_LIMIT`).
 
     Returns
     -------

@@ -25,6 +25,10 @@ Any of them may be preceded by the ``facility:level :`` columns of ``dmesg --dec
 (``kern  :warn  : 2025-01-21T04:41:44,283302+00:00 msg``).  A message that itself starts
 with a printk time (``host kernel: [12345.678] msg``) yields that time as ``monotonic``
 beside the wall-clock time, which anchors the boot time of the file.
+
+Local times (no offset in the text) follow the one DST rule of every reader,
+:func:`localize` (:mod:`reliab.io._localtime`): an ambiguous time is the earlier instant
+(counted in a per-file note), a time skipped by a DST change is an unreadable timestamp.
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo
+
+from reliab.errors import ParseError
+from reliab.io._localtime import localize, localize_series  # noqa: F401 - the DST rule, re-exported
 
 MONTHS = {m: i for i, m in enumerate(
     ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
@@ -87,9 +94,8 @@ def resolve_tz(tz: str | tzinfo | None) -> tzinfo:
 
 
 def _aware(dt: datetime, tz: tzinfo) -> datetime:
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=tz)
-    return dt.astimezone(UTC)
+    """``dt`` in UTC; a naive ``dt`` is local time in ``tz`` (DST rule of :func:`localize`)."""
+    return localize(dt, tz)
 
 
 def _split_monotonic(message: str) -> tuple[float | None, str]:
@@ -115,6 +121,8 @@ def _iso(stamp: str, tz: tzinfo) -> tuple[datetime | None, str | None]:
         return _aware(datetime.fromisoformat(stamp), tz), None
     except (ValueError, OverflowError) as exc:  # OverflowError: 0001-01-01T00:00+01:00 in UTC
         return None, f"unreadable timestamp {stamp!r} ({exc})"
+    except ParseError as exc:  # a local time skipped by a DST change
+        return None, exc.message
 
 
 def parse_header(line: str, tz: tzinfo = UTC) -> Header:
@@ -155,11 +163,13 @@ def parse_header(line: str, tz: tzinfo = UTC) -> Header:
             try:
                 if mon is None:
                     raise ValueError(f"unknown month {m.group(1)!r}")
-                when = datetime(int(m.group(6)), mon, int(m.group(2)), int(m.group(3)),
-                                int(m.group(4)), int(m.group(5)))
-            except ValueError as exc:
+                when = _aware(datetime(int(m.group(6)), mon, int(m.group(2)), int(m.group(3)),
+                                       int(m.group(4)), int(m.group(5))), tz)
+            except (ValueError, OverflowError) as exc:
                 return Header("dmesg_ctime", m.group(7), m.group(7), error=f"unreadable dmesg -T timestamp ({exc})")
-            return Header("dmesg_ctime", m.group(7), m.group(7), _aware(when, tz))
+            except ParseError as exc:  # a local time skipped by a DST change
+                return Header("dmesg_ctime", m.group(7), m.group(7), error=exc.message)
+            return Header("dmesg_ctime", m.group(7), m.group(7), when)
         m = _CTIME_LOOSE.match(line)
         if m is not None:
             return Header("dmesg_ctime", m.group(1), m.group(1), error="unreadable dmesg -T timestamp")

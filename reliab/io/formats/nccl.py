@@ -37,7 +37,7 @@ import pandas as pd
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext, Row, scan_lines
 from reliab.io._registry import FileResult, register_parser
-from reliab.io.formats._timestamps import resolve_tz
+from reliab.io.formats._timestamps import localize, resolve_tz
 
 SOURCE = "nccl"
 
@@ -85,7 +85,7 @@ def _iso_time(m: re.Match[str], tz: tzinfo) -> pd.Timestamp:
     offset = m.group(8)
     if offset:
         return ts.tz_localize(datetime.fromisoformat("2000-01-01T00:00:00" + offset).tzinfo).tz_convert("UTC")
-    return ts.tz_localize(tz).tz_convert("UTC")
+    return localize(ts, tz)
 
 
 def _classify(msg: str, rank: str | None) -> tuple[str, str, str] | None:
@@ -192,7 +192,10 @@ def _finish(rows: list[Row], ctx: LineContext) -> list[Row]:
         except ValueError as exc:
             row["_reject"] = f"glog date {mon:02d}{day:02d} impossible in year {year} ({exc})"
             continue
-        row["time"] = ts.tz_localize(tz).tz_convert("UTC")
+        try:
+            row["time"] = localize(ts, tz)
+        except ParseError as exc:  # skipped by a DST change
+            row["_reject"] = f"{row['signal']} glog line: {exc.message}"
     return rows
 
 

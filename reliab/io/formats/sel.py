@@ -27,6 +27,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext, scan_lines
 from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._timestamps import localize
 
 SOURCE = "sel"
 _UTC_NAMES = frozenset({"UTC", "GMT", "Z", "UT"})
@@ -124,7 +125,7 @@ def parse_sel_time(date: str, clock: str, tz: tzinfo | None) -> datetime:
         naive = datetime.strptime(f"{date.strip()} {parts[0]}", f"{fmt} %H:%M:%S")
     except ValueError:
         raise ParseError(f"date/time {date.strip()!r} {parts[0]!r} is not MM/DD/YYYY HH:MM:SS") from None
-    return naive.replace(tzinfo=zone).astimezone(UTC)
+    return localize(naive, zone)
 
 
 def parse_sel_line(text: str, ctx: LineContext) -> dict[str, Any] | None:

@@ -38,7 +38,7 @@ import pandas as pd
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext, Row, scan_lines
 from reliab.io._registry import FileResult, register_parser
-from reliab.io.formats._timestamps import STYLE_WEIGHT, Header, parse_header, resolve_tz
+from reliab.io.formats._timestamps import STYLE_WEIGHT, Header, localize, parse_header, resolve_tz
 from reliab.io.formats.kernel._kmsg import LITERALS, match_signal
 
 if TYPE_CHECKING:
@@ -140,10 +140,7 @@ def _boot_time(ctx: LineContext) -> datetime | None:
     given = ctx.options.get("boot_time")
     if given is None:
         return ctx.state.get("boot")
-    ts = pd.Timestamp(given)
-    if ts.tzinfo is None:
-        ts = ts.tz_localize(ctx.state["tz"])
-    return ts.tz_convert("UTC").to_pydatetime()
+    return localize(pd.Timestamp(given), ctx.state["tz"]).to_pydatetime()
 
 
 def _resolve_monotonic(rows: list[Row], ctx: LineContext) -> None:
@@ -198,11 +195,11 @@ def _resolve_years(rows: list[Row], ctx: LineContext) -> None:
     for row, r in zip(pending, rels, strict=True):
         mon, day, hh, mm, ss = row["_partial"]
         try:
-            when = datetime(int(base) + r, mon, day, hh, mm, min(ss, 59), tzinfo=tz)
+            row["time"] = localize(datetime(int(base) + r, mon, day, hh, mm, min(ss, 59)), tz)
         except ValueError as exc:
             row["_reject"] = f"syslog date {mon:02d}-{day:02d} impossible in year {int(base) + r} ({exc})"
-            continue
-        row["time"] = when.astimezone(UTC)
+        except ParseError as exc:  # skipped by a DST change
+            row["_reject"] = f"{row['signal']} line: {exc.message}"
 
 
 def _bulk_xid(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -20,6 +20,7 @@ import pandas as pd
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext, scan_lines
 from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._timestamps import localize
 from reliab.io.formats.telemetry.dcgm_fields import dcgm_column
 
 _UNIT_SUFFIX = {"C": "_c", "W": "_w", "MHz": "_mhz", "%": "_pct", "MiB": "_mib", "MB": "_mib", "MB/s": "_mbps",
@@ -103,7 +104,7 @@ def _parse_q_line(text: str, ctx: LineContext) -> dict | None:
             st["stack"] = []
         elif key == "Timestamp" and sep:
             try:
-                st["time"] = pd.Timestamp(value.strip()).tz_localize(ctx.options.get("tz", "UTC")).tz_convert("UTC")
+                st["time"] = localize(pd.Timestamp(value.strip()), ctx.options.get("tz", "UTC"))
             except ValueError as exc:
                 raise ParseError(f"unreadable nvidia-smi Timestamp {value.strip()!r}") from exc
         return None
@@ -185,7 +186,7 @@ def _parse_dmon_line(text: str, ctx: LineContext) -> dict | None:
     if names[0] == "Date":
         stamp = f"{values[0]} {values[1]}"
         try:
-            row["time"] = pd.Timestamp(pd.to_datetime(stamp, format="%Y%m%d %H:%M:%S")).tz_localize(ctx.options.get("tz") or "UTC")
+            row["time"] = localize(pd.Timestamp(pd.to_datetime(stamp, format="%Y%m%d %H:%M:%S")), ctx.options.get("tz") or "UTC")
         except ValueError as exc:
             raise ParseError(f"unreadable dmon date/time {stamp!r}") from exc
         rest = rest[2:]
