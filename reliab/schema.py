@@ -222,7 +222,7 @@ def _show_time(value: object) -> str:
         return safe_repr(value)
 
 
-def _bad_time(value: object) -> str | None:
+def bad_time(value: object) -> str | None:
     """Why ``value`` cannot be a UTC ``datetime64[ns]`` (``None`` if it can or is missing)."""
     if value is None or value is pd.NaT:
         return None
@@ -279,7 +279,7 @@ def _bad_string(value: object) -> str | None:
 
 
 def _elementwise(s: pd.Series, dtype: str) -> list[str | None]:
-    check = {UTC: _bad_time, "Int64": _bad_int, "int64": _bad_int, "float64": _bad_float,
+    check = {UTC: bad_time, "Int64": _bad_int, "int64": _bad_int, "float64": _bad_float,
              "string": _bad_string}.get(dtype)
     if check is None:
         return [None] * len(s)
@@ -366,7 +366,7 @@ def conform_rows(df: pd.DataFrame | list[dict], table: str) -> tuple[pd.DataFram
     for col in TABLES[table]:  # pandas wraps out-of-range non-ns Timestamps silently: look first
         if col.dtype == UTC and col.name in df.columns and df[col.name].dtype == object:
             for i in _coarse_times(df[col.name]):
-                why = _bad_time(df[col.name].iat[i])
+                why = bad_time(df[col.name].iat[i])
                 if why is not None:
                     reasons[i] = f"{col.name}: {why}"
     positions = [i for i in range(n) if reasons[i] is None]

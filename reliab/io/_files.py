@@ -59,8 +59,13 @@ def check_regular(path: str | Path) -> None:
 
 
 def compression_of(path: str | Path) -> str | None:
-    """``gzip``, ``bz2``, ``xz``, ``zstd`` or ``None``, read from the file's magic bytes."""
-    check_regular(path)
+    """``gzip``, ``bz2``, ``xz``, ``zstd`` or ``None``, read from the file's magic bytes.
+
+    ``None`` without opening anything for a FIFO, socket or device (whose open may block);
+    ``OSError`` for a missing or unreadable file.
+    """
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        return None
     with open(path, "rb") as fh:
         head = fh.read(6)
     for magic, name in _MAGIC:
@@ -78,6 +83,7 @@ def open_binary(path: str | Path) -> BinaryIO:
         If the file does not exist, is a directory or cannot be read.
     """
     p = Path(path)
+    check_regular(p)
     try:
         kind = compression_of(p)
     except OSError as exc:

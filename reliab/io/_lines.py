@@ -149,6 +149,25 @@ def _finish_rows(finish: Callable[[list[Row], LineContext], list[Row]], rows: li
             return good + bad
 
 
+def _reject_coarse_times(rows: list[Row]) -> list[Row]:
+    """Mark rows whose ``pd.Timestamp`` values lie beyond the nanosecond range.
+
+    ``pd.Timestamp(10**16, unit="ms")`` is a valid millisecond Timestamp of year 318857;
+    any pandas operation that puts it in a column (a pivot in a ``finish`` hook) wraps it
+    into another year without an error, so such rows are refused before (and returned).
+    """
+    out = []
+    for row in rows:
+        for key, value in row.items():
+            if isinstance(value, pd.Timestamp) and value.unit != "ns" and not key.startswith("_"):
+                why = schema.bad_time(value)
+                if why is not None:
+                    row["_reject"] = f"{key}: {why}"
+                    out.append(row)
+                    break
+    return out
+
+
 def _safe_bulk(bulk: BulkParser, ctx: LineContext) -> Callable[[pl.DataFrame], tuple[pl.DataFrame, pl.DataFrame]]:
     """The bulk hook for ``ctx``; a batch it fails on goes to ``parse_line`` line by line."""
     def split(hits: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -311,7 +330,8 @@ def scan_lines(
             quarantine.add(lines + 1, reason, None)
             lines += 1
         if finish is not None:
-            rows = _finish_rows(finish, rows, ctx)
+            early = _reject_coarse_times(rows)  # before a finish hook can wrap them (pandas does)
+            rows = _finish_rows(finish, [r for r in rows if "_reject" not in r] if early else rows, ctx) + early
     rejected: dict[int, tuple[str, str | None]] = {}
     kept: list[Row] = []
     for row in rows:

@@ -171,7 +171,8 @@ class _TicketReader:
         rec = self.open
         if rec is not None:
             if self.looks_like_record(text):
-                self.broken(rec, f"at line {lineno}, which is a complete record")
+                if not rec.skipping:  # (a skipped record was quarantined already)
+                    self.broken(rec, f"at line {lineno}, which is a complete record")
                 self.open = rec = None
             elif rec.skipping or rec.size + size > MAX_RECORD_BYTES:
                 if not rec.skipping:

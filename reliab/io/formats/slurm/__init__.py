@@ -32,7 +32,7 @@ from reliab import schema
 from reliab.errors import Origin, ParseError
 from reliab.io._files import open_binary
 from reliab.io._lines import LineContext, scan_lines, unexpected
-from reliab.io._quarantine import Quarantine
+from reliab.io._quarantine import Quarantine, quarantine_frame
 from reliab.io._registry import FileResult, register_parser
 from reliab.io.formats._timestamps import localize
 from reliab.io.formats.slurm.hostlist import expand_hostlist
@@ -280,9 +280,26 @@ def read_sacct(
 
 
 def with_signals(result: FileResult, signals: list[dict[str, Any]]) -> FileResult:
-    """``result`` with a conformed ``signals`` table added next to its ``jobs`` table."""
-    frame = schema.conform(pd.DataFrame(signals), "signals") if signals else schema.empty("signals")
-    return dataclasses.replace(result, tables={**result.tables, "signals": frame})
+    """``result`` with a ``signals`` table added next to its ``jobs`` table.
+
+    Signals of lines the reader quarantined (a job row refused at the schema boundary) are
+    dropped; a signal the table cannot hold makes its line malformed and drops its job.
+    """
+    bad = result.quarantine if result.quarantine is not None else schema.empty("quarantine")
+    gone = {f"{p}:{n}" for p, n in zip(bad["path"], bad["lineno"], strict=True)}
+    kept = [s for s in signals if s["origin"] not in gone]
+    frame, refused = schema.conform_rows(kept, "signals")
+    if not refused:
+        return dataclasses.replace(result, tables={**result.tables, "signals": frame})
+    origins = {kept[i]["origin"]: why for i, why in refused.items()}
+    jobs = result.tables["jobs"]
+    jobs = jobs[~jobs["origin"].isin(list(origins))].reset_index(drop=True)
+    rows = [(result.path, int(o.rsplit(":", 1)[1]), result.source, why, None) for o, why in origins.items()]
+    quarantine = pd.concat([bad, quarantine_frame(rows)], ignore_index=True).sort_values("lineno", kind="stable")
+    n = len(origins)
+    return dataclasses.replace(result, parsed=result.parsed - n, malformed=result.malformed + n,
+                               tables={**result.tables, "jobs": jobs, "signals": frame},
+                               quarantine=schema.conform(quarantine.reset_index(drop=True), "quarantine"))
 
 
 
