@@ -73,7 +73,7 @@ class _Scan:
         cells: list[list[str]] = []
         given = False
         with Terminators(open_binary(self.path)) as fh:
-            for lineno, raw, size in all_lines(fh, counter):  # type: ignore[arg-type]
+            for lineno, raw, size in all_lines(fh, counter, skip_blank=True):  # type: ignore[arg-type]
                 self.lines = lineno
                 if size > MAX_LINE_BYTES:
                     self.bad(lineno, f"line of {size} bytes exceeds the {MAX_LINE_BYTES}-byte limit",

@@ -150,7 +150,8 @@ class _TicketReader:
 
     def looks_like_record(self, text: str) -> bool:
         """Whether ``text`` alone is a complete record: it ends an unclosed quote before it."""
-        if self.header is None or ends_quoted(text) or '"' in text[:1]:
+        if (self.header is None or text.count(",") < len(self.header) - 1 or ends_quoted(text)
+                or '"' in text[:1]):
             return False
         cells = next(csv.reader([text]), [])
         if len(cells) != len(self.header) or not cells[0].strip():

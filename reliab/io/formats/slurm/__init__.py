@@ -449,11 +449,11 @@ class _JsonStream:
         self.buf, self.pos, self.eof, self.last = "", 0, False, ""
         self._lines, self._counted = 0, 0  # newlines before self._counted (an index of buf)
 
-    def fill(self) -> bool:
-        """Read one more chunk; ``False`` at the end of the stream."""
+    def fill(self, size: int = 0) -> bool:
+        """Read one more chunk (at least ``size`` bytes); ``False`` at the end of the stream."""
         if self.eof:
             return False
-        data = self._fh.read(self._chunk)
+        data = self._fh.read(max(self._chunk, size))
         text = self._decode(data, final=not data)
         if self.pos > len(self.buf) // 2:  # drop what was consumed, keeping the line count
             self.line()
@@ -496,7 +496,9 @@ class _JsonStream:
             except json.JSONDecodeError:
                 if self.eof or len(self.buf) - self.pos > MAX_JSON_VALUE:
                     raise
-            if not self.fill() and not self.eof:  # pragma: no cover - fill sets eof
+            # a value cut by the window: read as much again (doubling, so a long value
+            # is decoded a logarithmic number of times)
+            if not self.fill(len(self.buf) - self.pos) and not self.eof:  # pragma: no cover - fill sets eof
                 raise json.JSONDecodeError("unexpected end", self.buf, self.pos)
 
     def rest_lines(self) -> int:

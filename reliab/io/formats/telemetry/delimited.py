@@ -118,7 +118,7 @@ class _Stream:
         numbers: list[int] = []
         data: list[str] = []
         with Terminators(open_binary(self.path)) as fh:
-            for lineno, raw, size in all_lines(fh, counter):  # type: ignore[arg-type]
+            for lineno, raw, size in all_lines(fh, counter, skip_blank=True):  # type: ignore[arg-type]
                 self.total = lineno
                 if size > MAX_LINE_BYTES:
                     self.quarantine.add(lineno, f"line of {size} bytes exceeds the {MAX_LINE_BYTES}-byte limit",
