@@ -319,19 +319,25 @@ def _path_batches(path: str, literals: tuple[bytes, ...]) -> Iterator[tuple[int,
     :data:`BULK_ROWS` of them per group but in the last; their texts are copied out of the
     batch, whose string buffers hold every line of the batch (a few batches kept that way
     would add up to hundreds of MiB).  Raises :class:`_Fallback` when polars fails (invalid
-    UTF-8, corrupt or padded gzip) or meets a line too long to be sized exactly.  A group
+    UTF-8, corrupt or padded gzip), meets a line too long to be sized exactly or a line
+    holding a ``\r`` (polars drops the ``\r`` of ``\r\n`` only; a lone one ends a line on
+    the other routes).  A group
     is handed out only once a later batch has arrived (or the stream ended cleanly), so a
     failing stream never hands out lines that polars might have made of its broken tail.
+    Line numbers are counted in Python from the batch heights: no 32-bit limit.
     """
+    import numpy as np
     import polars as pl
 
     line = pl.col("line")
     limit = _prefilter.MAX_LINE_BYTES - 1
-    keep = line.str.contains(_pattern(literals) + "|\r") | (line.str.len_bytes() >= limit)
-    query = pl.scan_lines(os.path.abspath(path), glob=False).select(pl.when(keep).then(line).alias("line"))
+    # (a separate literal test for \r: inside the alternation it halves the regex speed)
+    bad = (line.str.len_bytes() >= limit) | line.str.contains("\r", literal=True)
+    query = (pl.scan_lines(os.path.abspath(path), glob=False)
+             .select(pl.when(line.str.contains(_pattern(literals))).then(line).alias("line"), bad.alias("bad")))
     schema = {"i": pl.Int64, "line": pl.String}
     ready: tuple[int, pl.DataFrame] | None = None  # a full group, waiting for the next batch
-    numbers: list[pl.Series] = []
+    numbers: list[np.ndarray] = []
     texts: list[str] = []
     lines = 0
     ours = [key for key in POLARS_ENV if key not in os.environ]
@@ -344,17 +350,14 @@ def _path_batches(path: str, literals: tuple[bytes, ...]) -> Iterator[tuple[int,
                 yield ready
                 ready = None
             base, lines = lines, lines + batch.height  # Python ints: no 2**32 limit
+            if batch.get_column("bad").any():
+                raise _Fallback("a line too long for the polars route, or a carriage return")
             col = batch.get_column("line")
             if col.null_count() == col.len():
                 continue
             # Series operations: no query plan per batch; to_list copies the texts out
-            found = col.drop_nulls()
-            if found.str.len_bytes().max() >= limit:  # type: ignore[operator]
-                raise _Fallback("line too long for the polars route")
-            if found.str.contains("\r", literal=True).any():
-                raise _Fallback("a lone carriage return ends a line")
-            numbers.append(col.is_not_null().arg_true().cast(pl.Int64) + base)
-            texts.extend(found.to_list())
+            numbers.append(np.flatnonzero(col.is_not_null().to_numpy()) + base)
+            texts.extend(col.drop_nulls().to_list())
             if len(texts) >= BULK_ROWS:
                 ready = lines, _group(numbers, texts, schema)
                 numbers, texts = [], []
@@ -368,13 +371,14 @@ def _path_batches(path: str, literals: tuple[bytes, ...]) -> Iterator[tuple[int,
     yield lines, _group(numbers, texts, schema)
 
 
-def _group(numbers: list[pl.Series], texts: list[str], schema: dict[str, Any]) -> pl.DataFrame:
+def _group(numbers: list[Any], texts: list[str], schema: dict[str, Any]) -> pl.DataFrame:
     """One frame of candidate lines from the line numbers and texts of several batches."""
+    import numpy as np
     import polars as pl
 
     if not texts:
         return pl.DataFrame(schema=schema)
-    return pl.DataFrame({"i": pl.concat(numbers), "line": texts}, schema=schema)
+    return pl.DataFrame({"i": np.concatenate(numbers), "line": texts}, schema=schema)
 
 
 def path_candidates(path: str, literals: tuple[bytes, ...], counter: list[int],
