@@ -269,11 +269,12 @@ def _bad_float(value: object) -> str | None:
 
 
 def _bad_string(value: object) -> str | None:
+    """(Lone surrogates are fine: they are file names of non-UTF-8 bytes, kept exactly.)"""
     if value is None or value is pd.NA:
         return None
     try:
-        str(value).encode("utf-8")
-    except Exception as exc:  # noqa: BLE001 - huge ints, lone surrogates
+        str(value)
+    except Exception as exc:  # noqa: BLE001 - e.g. an int of more than 4,300 digits
         return f"{safe_repr(value)} cannot be stored as text ({type(exc).__name__})"
     return None
 

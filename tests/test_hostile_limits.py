@@ -84,7 +84,7 @@ def test_conform_rows_refuses_rows_never_the_table() -> None:
         {**row, "time": pd.Timestamp("9999-01-01", tz="UTC")},
         {**row, "time": datetime(1, 1, 1, tzinfo=UTC)},
         {**row, "time": datetime(2024, 1, 1, tzinfo=UTC), "message": 10**5000},
-        {**row, "time": datetime(2024, 1, 1, tzinfo=UTC), "message": "\udcff"},
+        {**row, "time": datetime(2024, 1, 1, tzinfo=UTC), "message": float("inf"), "severity": "x"},
         {**row, "time": None},
         {**row, "time": datetime(2024, 1, 1, tzinfo=UTC), "severity": "odd"},
     ]
@@ -92,7 +92,7 @@ def test_conform_rows_refuses_rows_never_the_table() -> None:
     assert len(frame) == 1 and sorted(refused) == list(range(1, 8))
     assert frame["time"].iloc[0] == pd.Timestamp("2024-01-01", tz="UTC")
     assert "318857-05-20" in refused[1] and "not a time a table can hold" in refused[1]
-    assert "16610 bits" in refused[4] and "UnicodeEncodeError" in refused[5]
+    assert "16610 bits" in refused[4] and "fails the check" in refused[5]
     assert refused[6] == "no time" and "fails the check" in refused[7]
     jobs, refused = schema.conform_rows([{"job_id": "1", "state": "FAILED", "origin": "o", "nnodes": 2**64},
                                          {"job_id": "2", "state": "FAILED", "origin": "o", "ngpus": float("inf")},

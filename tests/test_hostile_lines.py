@@ -255,3 +255,12 @@ def test_bulk_rows_beyond_2262_are_quarantined(tmp_path: Path, monkeypatch: pyte
     res = _ingest(tmp_path, "n.log", SYSLOG + SYSLOG.replace("2024", "2900") + SYSLOG, source="kernel")
     assert len(res.signals) == 2
     _one_bad(res, 2, "time outside the range")
+
+
+def test_nul_in_a_telemetry_cell_is_not_cut(tmp_path: Path) -> None:
+    """pandas' C parser ends a cell at NUL (``4\\x005`` would read as 4): such rows take the
+    line-by-line path and are malformed."""
+    text = "time,host,temp_c\n2024-06-01T00:00:00Z,n1,4\x005\n2024-06-01T00:01:00Z,n1,40\n"
+    res = _ingest(tmp_path, "gpus.csv", text, source="telemetry_csv")
+    assert res.telemetry["temp_c"].tolist() == [40.0]
+    _one_bad(res, 2, "'temp_c' is not a number")

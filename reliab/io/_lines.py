@@ -121,32 +121,46 @@ def _finish_rows(finish: Callable[[list[Row], LineContext], list[Row]], rows: li
                  ctx: LineContext) -> list[Row]:
     """``finish(rows, ctx)``; if it raises, the rows that make it fail alone are rejected.
 
-    Each row is tried on its own (on a copy); those that raise get ``_reject`` with the
-    reason and the others are finished together.  Notes a failed try added are dropped.
+    The failing rows are found by bisection on copies (a few dozen tries for one bad row
+    among 100,000), get ``_reject`` with the reason, and the others are finished together.
+    Notes a failed try added are dropped.
     """
     notes = list(ctx.state.get("notes", ()))
+
+    def fails(part: list[Row]) -> BaseException | None:
+        try:
+            finish([dict(row) for row in part], ctx)
+        except Exception as exc:  # noqa: BLE001
+            return exc
+        finally:
+            ctx.state["notes"] = list(notes)
+        return None
+
+    def failing(part: list[Row]) -> list[tuple[Row, BaseException]]:
+        exc = fails(part)
+        if exc is None:
+            return []
+        if len(part) == 1:
+            return [(part[0], exc)]
+        mid = len(part) // 2
+        return failing(part[:mid]) + failing(part[mid:])
+
     try:
         return finish(rows, ctx)
     except Exception as first:  # noqa: BLE001 - isolate the row(s) that break the hook
         ctx.state["notes"] = list(notes)
-        bad: list[Row] = []
-        good: list[Row] = []
-        for row in rows:
-            try:
-                finish([dict(row)], ctx)
-            except Exception as exc:  # noqa: BLE001
-                row["_reject"] = unexpected(exc)
-                bad.append(row)
-            else:
-                good.append(row)
-            ctx.state["notes"] = list(notes)
+        bad = failing(rows)
+        for row, exc in bad:
+            row["_reject"] = unexpected(exc)
+        marked = {id(row) for row, _ in bad}
+        good = [row for row in rows if id(row) not in marked]
         try:
-            return finish(good, ctx) + bad
+            return finish(good, ctx) + [row for row, _ in bad]
         except Exception:  # noqa: BLE001 - together they still fail: reject them all
             ctx.state["notes"] = list(notes)
             for row in good:
                 row["_reject"] = unexpected(first)
-            return good + bad
+            return good + [row for row, _ in bad]
 
 
 def _reject_coarse_times(rows: list[Row]) -> list[Row]:

@@ -82,7 +82,11 @@ class _Scan:
                 text = raw.decode("utf-8", "replace").rstrip("\r\n")
                 if not text.strip():
                     continue
-                row = next(csv.reader([text]), [])
+                try:
+                    row = next(csv.reader([text]), [])
+                except csv.Error as exc:
+                    self.bad(lineno, f"CSV error: {exc}", text[:2000])
+                    continue
                 if self.header is None:
                     self.header = [c.strip() for c in row]
                     missing = [c for c in _REQUIRED if c not in self.header]

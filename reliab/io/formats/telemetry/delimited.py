@@ -34,6 +34,7 @@ import pandas as pd
 
 from reliab import schema
 from reliab.io._files import open_binary
+from reliab.io._lines import unexpected
 from reliab.io._localtime import localize_series, noting
 from reliab.io._prefilter import MAX_LINE_BYTES, Terminators, all_lines
 from reliab.io._quarantine import Quarantine
@@ -153,7 +154,7 @@ def _frame(header: list[str], numbers: list[int], data: list[str], sep: str,
             continue  # repeated header: irrelevant
         if len(cells) != width:
             bad[n] = f"expected {width} '{sep}'-separated fields, got {len(cells)}"
-        elif '"' in line or "\r" in line:
+        elif '"' in line or "\r" in line or "\x00" in line:  # (pandas' C parser cuts a cell at NUL)
             quoted.append((n, cells))
         else:
             plain.append((n, line))
@@ -268,6 +269,27 @@ def _chunk(header: list[str], names: list[str | None], numbers: list[int], data:
     return out, line_no
 
 
+def _safe_chunk(header: list[str], names: list[str | None], numbers: list[int], data: list[str], sep: str,
+                opts: dict[str, Any], bad: dict[int, str], notes: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
+    """:func:`_chunk`; if it raises, the chunk again line by line, a failing line quarantined."""
+    try:
+        return _chunk(header, names, numbers, data, sep, opts, bad, notes)
+    except Exception:  # noqa: BLE001 - find the line(s) at fault; one bad line never ends the run
+        outs, nums = [], []
+        for n, line in zip(numbers, data, strict=True):
+            try:
+                out, line_no = _chunk(header, names, [n], [line], sep, opts, bad, notes)
+            except Exception as exc:  # noqa: BLE001
+                bad[n] = unexpected(exc)
+                continue
+            if len(out):
+                outs.append(out)
+                nums.append(line_no)
+        if not outs:
+            return pd.DataFrame(), np.array([], dtype=np.int64)
+        return pd.concat(outs, ignore_index=True), np.concatenate(nums)
+
+
 def _read(path: str, source: str, sep: str, rename: Callable[[str], str | None], *, host: str | None,
           tz: str, time_format: str | None, strip_units: bool) -> FileResult:
     """Shared pipeline, chunk by chunk: frame, rename, convert time and numbers, account.
@@ -291,7 +313,7 @@ def _read(path: str, source: str, sep: str, rename: Callable[[str], str | None],
                 bad.update({n: f"no time column ({'/'.join(TIME_COLUMNS)}) in the header" for n in numbers})
                 out, line_no = pd.DataFrame(), np.array([], dtype=np.int64)
             else:
-                out, line_no = _chunk(header, names, numbers, data, sep, opts, bad, notes)
+                out, line_no = _safe_chunk(header, names, numbers, data, sep, opts, bad, notes)
             if len(out):
                 keep = ~np.isin(line_no, np.fromiter(bad, dtype=np.int64, count=len(bad)))
                 frame, refused = schema.conform_rows(out.loc[keep], "telemetry")
