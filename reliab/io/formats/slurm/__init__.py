@@ -516,7 +516,7 @@ class _JsonStream:
 
 
 #: longest JSON value (one element of ``jobs``, or any other top-level member) read, in characters
-MAX_JSON_VALUE = 64 << 20
+MAX_JSON_VALUE = 16 << 20
 
 
 def _json_jobs(doc: _JsonStream) -> Iterator[tuple[Any, int, str]]:

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from reliab import schema
 from reliab.errors import ParseError
@@ -40,8 +39,9 @@ MAX_ROW_GROUP_BYTES = 256 << 20
 _EPOCH_LIMIT = 9.2e9
 
 
-def _arrow_times(col: pa.ChunkedArray | pa.Array) -> pd.Series | None:
-    """A timestamp/date column as UTC ns; out-of-range values null (never wrapped)."""
+def _arrow_times(col: Any) -> pd.Series | None:
+    """A timestamp/date column (pyarrow) as UTC ns; out-of-range values null (never wrapped)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     if pa.types.is_date(col.type):
@@ -70,7 +70,7 @@ def _times(values: pd.Series, epoch: bool) -> pd.Series:
     return pd.to_datetime(values.astype("string"), format="ISO8601", utc=True, errors="coerce")
 
 
-def _open(path: str) -> pq.ParquetFile:
+def _open(path: str) -> Any:
     """The Parquet file, refused if a row group would not fit the memory budget.
 
     Raises
@@ -79,6 +79,8 @@ def _open(path: str) -> pq.ParquetFile:
         If pyarrow cannot read the footer, or a row group states more than
         :data:`MAX_ROW_GROUP_BYTES` uncompressed bytes.
     """
+    import pyarrow.parquet as pq  # (imported here: reliab.io imports fast)
+
     try:
         pf = pq.ParquetFile(path)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a broken file
