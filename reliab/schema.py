@@ -50,6 +50,7 @@ def _in(values: tuple[str, ...]) -> Callable[[pd.Series], pd.Series]:
         return s.isin(values) | s.isna()
 
     check.__name__ = f"in {values}"
+    check.values = values  # type: ignore[attr-defined] - read by _arrow_check
     return check
 
 
@@ -295,34 +296,75 @@ def _measurements(df: pd.DataFrame) -> list[str]:
 
 
 def _row_checks(df: pd.DataFrame, table: str, reasons: list[str | None]) -> None:
-    """Rows of the conformed ``df`` that :func:`validate` would refuse: note why in ``reasons``."""
-    def mark(mask: pd.Series | np.ndarray, why: Callable[[int], str]) -> None:
-        for i in np.flatnonzero(np.asarray(mask, dtype=bool)):
+    """Rows of the conformed ``df`` that :func:`validate` would refuse: note why in ``reasons``.
+
+    Each test first asks whether *any* row fails (one vectorized call per test); rows are
+    only looked at one by one when one does, so a clean frame costs a handful of calls.
+    """
+    def mark(mask: np.ndarray, why: Callable[[int], str]) -> None:
+        for i in np.flatnonzero(mask):
             if reasons[i] is None:
                 reasons[i] = why(int(i))
 
-    for col in TABLES[table]:
-        if col.name not in df.columns:
-            continue
+    if len(df) == 0:
+        return
+    spec = [c for c in TABLES[table]  # only the columns a row can fail on
+            if c.name in df.columns and (not c.nullable or c.check is not None or c.dtype == "float64")]
+    for col in spec:
         s = df[col.name]
-        na = s.isna().to_numpy()
-        if not col.nullable:
-            mark(na, lambda i, c=col.name: f"no {c}")
-        if col.dtype == "float64" and len(s):
-            mark(np.isinf(s.to_numpy(dtype="float64", na_value=np.nan)),
-                 lambda i, c=col.name, s=s: f"{c} {s.iloc[i]!r} is not a finite number")
-        if col.check is not None and len(s):
-            ok = col.check(s).fillna(True).to_numpy(dtype=bool) | na
-            check = getattr(col.check, "__name__", "check").lstrip("_")
-            mark(~ok, lambda i, c=col.name, s=s, k=check: f"{c} {safe_repr(s.iloc[i])} fails the check {k}")
+        arrow = _arrow_of(s)
+        if not col.nullable and (arrow.null_count > 0 if arrow is not None else s.hasnans):
+            mark(s.isna().to_numpy(), lambda i, c=col.name: f"no {c}")
+        if col.check is not None and arrow is not None and _arrow_check(col.check, arrow):
+            continue  # (the fast test passed; the float test below is not for text)
+        if col.dtype == "float64":
+            arr = s.to_numpy(dtype="float64", na_value=np.nan)
+            inf = np.isinf(arr)
+            if inf.any():
+                mark(inf, lambda i, c=col.name, a=arr: f"{c} {a[i]!r} is not a finite number")
+        if col.check is not None:
+            ok = col.check(s)
+            arr = ok.to_numpy(dtype=bool, na_value=True) if hasattr(ok, "to_numpy") else np.asarray(ok, dtype=bool)
+            if not arr.all():
+                bad = ~arr & ~s.isna().to_numpy()
+                check = getattr(col.check, "__name__", "check").lstrip("_")
+                mark(bad, lambda i, c=col.name, s=s, k=check: f"{c} {safe_repr(s.iloc[i])} fails the check {k}")
     if table == "telemetry":
         for name in _measurements(df):
-            values = pd.to_numeric(df[name], errors="coerce")
-            if values.dtype == object:  # pragma: no cover - to_numeric gives numbers
-                continue
+            values = df[name]
+            if not pd.api.types.is_float_dtype(values.dtype) and not pd.api.types.is_integer_dtype(values.dtype):
+                values = pd.to_numeric(values, errors="coerce")
             arr = values.to_numpy(dtype="float64", na_value=np.nan)
-            mark((np.isnan(arr) & df[name].notna().to_numpy()) | np.isinf(arr),
-                 lambda i, c=name: f"{c} {safe_repr(df[c].iloc[i])} is not a finite number")
+            odd = np.isinf(arr)
+            if values is not df[name]:
+                odd |= np.isnan(arr) & df[name].notna().to_numpy()
+            if odd.any():
+                mark(odd, lambda i, c=name: f"{c} {safe_repr(df[c].iloc[i])} is not a finite number")
+
+
+def _arrow_of(s: pd.Series) -> object | None:
+    """The Arrow array behind an Arrow-backed text column (``None`` for other columns)."""
+    if isinstance(s.dtype, pd.StringDtype) and s.dtype.storage == "pyarrow":
+        return s.array.__arrow_array__()
+    return None
+
+
+def _arrow_check(check: Callable[[pd.Series], pd.Series], arrow: object) -> bool:
+    """Whether the text check passes for every non-null value, tested with pyarrow.compute.
+
+    ``False`` means "failed or not known here": the caller then runs the check itself.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if check is _nonempty:
+        shortest = pc.min(pc.utf8_length(arrow)).as_py()  # type: ignore[arg-type]
+        return shortest is None or shortest > 0
+    values = getattr(check, "values", None)
+    if values is not None:
+        inside = pc.is_in(arrow, value_set=pa.array(values, pa.string()))  # type: ignore[arg-type]
+        return bool(pc.all(pc.or_kleene(inside, pc.is_null(arrow))).as_py())  # type: ignore[arg-type]
+    return False
 
 
 def frame_of(rows: list[dict]) -> pd.DataFrame:
