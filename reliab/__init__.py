@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "InsufficientDataError": "reliab.errors",
     "UnknownFormatError": "reliab.errors",
     "InputFileError": "reliab.errors",
+    "SourceError": "reliab.errors",
     "ReliabWarning": "reliab.errors",
     # schema
     "validate": "reliab.schema",
@@ -27,11 +28,14 @@ _EXPORTS: dict[str, str] = {
     "ingest": "reliab.io",
     "IngestResult": "reliab.io",
     "available_sources": "reliab.io",
+    "live_sources": "reliab.io.sources",
     # taxonomy
     "classify": "reliab.taxonomy",
     "explain": "reliab.taxonomy",
     "load_rules": "reliab.taxonomy",
     "attribute": "reliab.taxonomy",
+    "job_outcomes": "reliab.taxonomy",
+    "JobOutcomes": "reliab.taxonomy",
     "table5": "reliab.taxonomy.vocabulary",
     "xid_catalog": "reliab.taxonomy.xid",
     # datasets
@@ -61,6 +65,15 @@ _EXPORTS: dict[str, str] = {
     "crow_amsaa": "reliab.models",
     "trend_test": "reliab.models",
     "find_lemons": "reliab.models",
+    # models: job-level reliability
+    "job_mttf": "reliab.models",
+    "estimate_job_mttf": "reliab.models",
+    "expected_ettr": "reliab.models",
+    "optimal_checkpoint_interval": "reliab.models",
+    "plan_checkpoints": "reliab.models",
+    "simulate_job": "reliab.models",
+    "failure_cost": "reliab.models",
+    "replay_mitigations": "reliab.models",
     # report
     "demo": "reliab._demo",
     "build_report": "reliab.report",

@@ -67,6 +67,12 @@ class SchemaError(ReliabError):
         super().__init__("\n".join(lines))
 
 
+class SourceError(ReliabError):
+    """A live source (``slurm://``, ``prometheus://``) cannot be read: client missing, server
+    down or refusing, wrong URL, or nothing in the requested window.  The message is one line
+    naming the location and the cause; nothing is returned."""
+
+
 class InsufficientDataError(ReliabError):
     """Too little data for an estimate (e.g. no failures, all units censored)."""
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -100,6 +101,8 @@ INTERRUPTIONS = (
     Column("root_signal", "string", nullable=True, doc="signal key that decided the category"),
     Column("evidence", "string", nullable=True, doc="origins (file:line) of all evidence, ';'-joined"),
     Column("attribution", "string", doc="which rule decided, e.g. 'rule:xid-79'"),
+    Column("evidence_kind", "string", nullable=True, check=_in(("hardware", "other", "nccl", "none")),
+           doc="strongest evidence: hardware, other (software, dependency, operator), nccl only, none"),
     Column("job_state", "string", nullable=True),
     Column("downtime_h", "float64", nullable=True, check=_nonneg),
     Column("lost_gpu_hours", "float64", nullable=True, check=_nonneg),
@@ -136,12 +139,14 @@ ACCOUNTING = (
     Column("parsed", "int64", check=_nonneg),
     Column("irrelevant", "int64", check=_nonneg),
     Column("malformed", "int64", check=_nonneg),
+    Column("reason", "string", nullable=True, doc="why a file was set aside (not read), else NA"),
 )
 
 TABLES: dict[str, tuple[Column, ...]] = {
     "signals": SIGNALS,
     "jobs": JOBS,
     "interruptions": INTERRUPTIONS,
+    "user_failures": INTERRUPTIONS,  # FAILED jobs the fleet policy sets apart (same columns)
     "exposure": EXPOSURE,
     "telemetry": TELEMETRY,
     "quarantine": QUARANTINE,
@@ -190,7 +195,7 @@ def conform(df: pd.DataFrame, table: str) -> pd.DataFrame:
             s = pd.to_datetime(s, utc=True, format="mixed") if not isinstance(s.dtype, pd.DatetimeTZDtype) else s.dt.tz_convert("UTC")
             out[col.name] = s.astype(UTC)
         elif s.dtype != dtype:
-            out[col.name] = s.astype(dtype)
+            out[col.name] = _as_string(s) if col.dtype == "string" else s.astype(dtype)
     names = [c.name for c in TABLES[table]]
     return out[[n for n in names if n in out.columns] + [c for c in out.columns if c not in names]]
 
@@ -466,7 +471,67 @@ def _cast_one(s: pd.Series, col: Column) -> None:
         if not isinstance(s.dtype, pd.DatetimeTZDtype):
             pd.to_datetime(s, utc=True, format="mixed").astype(UTC)
     elif s.dtype != dtype_of(col):
-        s.astype(dtype_of(col))
+        _as_string(s) if col.dtype == "string" else s.astype(dtype_of(col))
+
+
+#: Python-backed ``string``: holds text Arrow cannot (lone surrogates, see :func:`_as_string`)
+PY_STRING = pd.StringDtype("python")
+#: Parquet metadata key listing the columns stored as ``surrogateescape`` bytes
+_SURROGATE_KEY = b"reliab.surrogateescape"
+
+
+def _as_string(s: pd.Series) -> pd.Series:
+    """``s`` as :data:`STRING`, or as :data:`PY_STRING` if it holds lone surrogates.
+
+    A file name of bytes that are not UTF-8 reaches Python as ``surrogateescape`` text
+    (:func:`os.fsdecode`), which ``open()`` takes back; Arrow refuses it, so a column that
+    holds such a name (a path, an origin) keeps Python storage and the name stays exact.
+    """
+    try:
+        return s.astype(STRING)
+    except UnicodeEncodeError:
+        return s.astype(PY_STRING)
+
+
+def to_arrow(df: pd.DataFrame) -> Any:
+    """``df`` as a ``pyarrow.Table``; text columns with lone surrogates become binary.
+
+    Such a column is stored as its ``surrogateescape``-encoded bytes (the original file
+    name bytes) and listed in the schema metadata, so :func:`from_arrow` restores it exactly.
+    """
+    import json
+
+    import pyarrow as pa
+
+    try:
+        return pa.Table.from_pandas(df, preserve_index=False)
+    except UnicodeEncodeError:
+        pass
+    escaped = []
+    out = df.copy()
+    for name in df.columns:
+        s = df[name]
+        if s.dtype == object or (isinstance(s.dtype, pd.StringDtype) and s.dtype.storage == "python"):
+            try:
+                pa.array(s.astype(object), from_pandas=True)
+            except (UnicodeEncodeError, pa.ArrowException):
+                out[name] = s.astype(object).map(
+                    lambda v: v.encode("utf-8", "surrogateescape") if isinstance(v, str) else None)
+                escaped.append(name)
+    table = pa.Table.from_pandas(out, preserve_index=False)
+    meta = {**(table.schema.metadata or {}), _SURROGATE_KEY: json.dumps(escaped).encode()}
+    return table.replace_schema_metadata(meta)
+
+
+def from_arrow(table: Any) -> pd.DataFrame:
+    """A ``pyarrow.Table`` from :func:`to_arrow` (or any) back to pandas, escaped text restored."""
+    import json
+
+    df = table.to_pandas()
+    for name in json.loads((table.schema.metadata or {}).get(_SURROGATE_KEY, b"[]")):
+        df[name] = df[name].map(lambda v: v.decode("utf-8", "surrogateescape") if v is not None else pd.NA,
+                                na_action=None).astype(PY_STRING)
+    return df
 
 
 def _problems(df: pd.DataFrame, columns: tuple[Column, ...]) -> list[tuple]:
@@ -529,19 +594,31 @@ def describe(table: str) -> pd.DataFrame:
 
 
 def write_parquet(df: pd.DataFrame, path: str, table: str) -> None:
-    """Validate and write a canonical table to Parquet (dtypes and UTC kept)."""
-    validate(df, table).to_parquet(path, index=False)
+    """Validate and write a canonical table to Parquet (dtypes and UTC kept).
+
+    Text that Arrow cannot hold (file names of non-UTF-8 bytes) is stored as bytes and
+    restored by :func:`read_parquet` (see :func:`to_arrow`).
+    """
+    validate(df, table)
+    try:
+        df.to_parquet(path, index=False)
+    except UnicodeEncodeError:
+        import pyarrow.parquet as pq
+
+        pq.write_table(to_arrow(df), path)
 
 
 def read_parquet(path: str, table: str) -> pd.DataFrame:
     """Read a canonical table from Parquet and validate it (``string`` columns as :data:`STRING`)."""
-    df = pd.read_parquet(path)
+    import pyarrow.parquet as pq
+
+    df = from_arrow(pq.read_table(path))
     for col in TABLES[table]:
         if col.name in df.columns and col.dtype == "string" and df[col.name].dtype != STRING:
-            df[col.name] = df[col.name].astype(STRING)
+            df[col.name] = _as_string(df[col.name])
     return validate(df, table)
 
 
 __all__ = ["Column", "STRING", "TABLES", "SIGNALS", "JOBS", "INTERRUPTIONS", "EXPOSURE", "TELEMETRY",
-           "QUARANTINE", "ACCOUNTING", "dtype_of", "empty", "conform", "conform_rows", "frame_of", "safe_repr", "validate", "describe",
-           "write_parquet", "read_parquet"]
+           "QUARANTINE", "ACCOUNTING", "dtype_of", "empty", "conform", "conform_rows", "frame_of", "safe_repr",
+           "validate", "describe", "write_parquet", "read_parquet", "to_arrow", "from_arrow", "PY_STRING"]

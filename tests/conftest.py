@@ -7,7 +7,23 @@ import pytest
 
 @pytest.fixture(scope="session")
 def sample_ingest():
-    """``reliab.ingest`` of the bundled Llama-3-scale sample (read-only: do not mutate)."""
+    """``reliab.ingest`` of the bundled Llama-3-scale sample (read-only: do not mutate).
+
+    The sample is one training run, counted as Llama 3 counted (policy ``training-run``).
+    """
     import reliab
 
-    return reliab.ingest(reliab.sample_path())
+    return reliab.ingest(reliab.sample_path(), policy="training-run")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """List the artifacts the live-source tests kept (``RELIAB_TEST_ARTIFACTS``, set by CI)."""
+    import os
+    from pathlib import Path
+
+    folder = os.environ.get("RELIAB_TEST_ARTIFACTS")
+    files = sorted(p for p in Path(folder).rglob("*") if p.is_file()) if folder and Path(folder).is_dir() else []
+    if files:
+        terminalreporter.write_sep("-", f"test artifacts kept in {folder}")
+        for p in files:
+            terminalreporter.write_line(f"{p} ({p.stat().st_size:,} bytes)")

@@ -34,14 +34,48 @@ def test_missing_file_is_one_line_error(tmp_path: Path) -> None:
     assert "nope.log" in out.stderr and out.stderr.startswith("reliab: error:")
 
 
-def test_unknown_format_is_one_line_error(tmp_path: Path) -> None:
-    """Regression: a file no parser recognises ends with exit code 1 naming the file."""
+def test_unknown_format_is_listed_and_strict_fails(tmp_path: Path) -> None:
+    """Regression: a file no parser recognises is listed as not read; --strict makes it a one-line error."""
     p = tmp_path / "poem.txt"
     p.write_text("Shall I compare thee to a summer's day?\nThou art more lovely and more temperate.\n")
-    out = _run("ingest", str(p))
+    out = _run("ingest", str(p), "-q")
+    assert out.returncode == 0, out.stderr
+    assert "1 not read: poem.txt (unrecognized)" in out.stdout
+    out = _run("ingest", str(p), "--strict")
     assert out.returncode == 1
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
     assert "poem.txt" in out.stderr
+
+
+def test_any_crash_is_one_line_and_debug_shows_the_traceback(tmp_path: Path) -> None:
+    """Regression: an unexpected exception (not a ReliabError) is one line, exit 1; --debug shows it."""
+    (tmp_path / "x.log").write_text("hello\n")
+    args = ["ingest", str(tmp_path), "--out", str(tmp_path / "x.log" / "sub"), "-q"]  # a file as out folder
+    out = _run(*args)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and out.stderr.startswith("reliab: error: ")
+    assert "--debug" in out.stderr
+    debug = _run("--debug", *args)
+    assert debug.returncode == 1 and "Traceback" in debug.stderr
+
+
+def test_per_source_options_on_the_command_line(tmp_path: Path) -> None:
+    """Regression: reader options (--boot-time, --host, --fields, --tz, --year) reach the readers."""
+    (tmp_path / "dmesg.txt").write_text("[  60.000000] NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off"
+                                        " the bus.\n")
+    (tmp_path / "jobs.txt").write_text("1001|NODE_FAIL|2024-06-03T10:00:00|2024-06-03T14:03:00\n")
+    out = _run("ingest", str(tmp_path / "dmesg.txt"), "--source", "kernel", "--boot-time",
+               "2024-06-03T14:00:00Z", "--host", "node7", "-q", "--out", str(tmp_path / "t"))
+    assert out.returncode == 0, out.stderr
+    sig = pd.read_parquet(tmp_path / "t" / "signals.parquet")
+    assert (str(sig["time"].iloc[0]), sig["host"].iloc[0]) == ("2024-06-03 14:01:00+00:00", "node7")
+    out = _run("ingest", str(tmp_path / "jobs.txt"), "--source", "sacct", "--fields", "JobID,State,Start,End",
+               "--tz", "Europe/Paris", "-q", "--out", str(tmp_path / "j"))
+    assert out.returncode == 0, out.stderr
+    jobs = pd.read_parquet(tmp_path / "j" / "jobs.parquet")
+    assert str(jobs["end"].iloc[0]) == "2024-06-03 12:03:00+00:00"
+    out = _run("ingest", str(tmp_path / "dmesg.txt"), "--year", "twenty")
+    assert out.returncode == 1 and "--year" in out.stderr and "Traceback" not in out.stderr
 
 
 def test_unknown_source_is_one_line_error(tmp_path: Path) -> None:
@@ -59,9 +93,14 @@ def test_ingest_shows_accounting_and_writes_parquet(tmp_path: Path) -> None:
     src = sample_path() / "slurm"
     out = _run("ingest", str(src), "--out", str(tmp_path / "tables"), "-q")
     assert out.returncode == 0, out.stderr
-    assert "sacct" in out.stdout and "1,869" in out.stdout
+    assert "sacct" in out.stdout and "2,290" in out.stdout
     jobs = pd.read_parquet(tmp_path / "tables" / "jobs.parquet")
-    assert len(jobs) == 467
+    assert len(jobs) == 467 + 143  # the training run's allocations and other users' jobs
+    # sacct alone under the default fleet policy: only NODE_FAIL counts, no FAILED job has
+    # infrastructure evidence, and the missing evidence families are named, never silent
+    assert "122 interruptions (122 unexpected, 0 planned; policy fleet; 334 user failures apart)" in out.stdout
+    assert "Warning: no kernel logs" in out.stdout and "Warning: no IPMI SEL" in out.stdout
+    assert "Warning: 122 of 122 interruptions (100%) have no evidence" in out.stdout
 
 
 def test_explain_and_sources() -> None:
@@ -70,6 +109,17 @@ def test_explain_and_sources() -> None:
     assert out.returncode == 0 and "Faulty GPU" in out.stdout
     out = _run("sources")
     assert out.returncode == 0 and all(s in out.stdout for s in ("kernel", "sacct", "nccl", "sel", "tickets"))
+    names = [ln.split()[0] for ln in out.stdout.splitlines()[1:]]
+    assert names == sorted(names) and "``" not in out.stdout and "\x1b[" not in out.stdout
+
+
+def test_explain_unknown_key_lists_near_matches() -> None:
+    """Regression: an unknown key is called unknown, with the closest known keys."""
+    out = _run("explain", "nccl:watchdog_timout")
+    assert out.returncode == 0
+    assert "Unknown signal 'nccl:watchdog_timout'" in out.stdout and "nccl:watchdog_timeout" in out.stdout
+    out = _run("explain", "xid:7")
+    assert "Unknown" in out.stdout and "xid:79" in out.stdout
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +173,7 @@ def test_ingest_reports_format_and_compression(tmp_path: Path) -> None:
     (tmp_path / "t.csv.gz").write_bytes(gzip.compress(tickets))
     out = _run("ingest", str(tmp_path), "-q", "--why")
     assert out.returncode == 0, out.stderr
-    rows = {ln.split("│")[1].strip(): ln for ln in out.stdout.splitlines() if ln.count("│") > 5}
+    rows = {ln.split()[0]: ln for ln in out.stdout.splitlines() if ln.startswith(("jobs.txt", "t.csv"))}
     xz_row = next(v for k, v in rows.items() if "jobs.txt" in k)
     gz_row = next(v for k, v in rows.items() if "t.csv" in k)
     assert "sacct" in xz_row and "xz" in xz_row and "sniffed" in xz_row
@@ -144,3 +194,12 @@ def test_ingest_with_user_rules(tmp_path: Path) -> None:
     assert plain.returncode == site.returncode == 0, site.stderr
     assert "Faulty GPU 148" in plain.stdout
     assert "Faulty GPU 148" not in site.stdout and "NVLink" in site.stdout
+
+
+def test_usage_errors_are_one_line() -> None:
+    """Regression: a missing argument or an unknown option is one line, exit 1, naming where help is."""
+    for args in (("ingest",), ("ingest", "--bogus", "x")):
+        out = _run(*args)
+        assert out.returncode == 1 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+        assert out.stderr.startswith("reliab: error: ") and "--help" in out.stderr
+    assert _run("ingest", "--help").returncode == 0

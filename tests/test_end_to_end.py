@@ -74,7 +74,7 @@ def test_fresh_simulation_round_trip(tmp_path: Path, counts: str, seed: int, n_g
     """Simulation: a fresh seeded cluster written to raw files is recovered exactly by ingest."""
     sim = simulate_cluster(n_gpus=n_gpus, days=days, counts=counts, seed=seed)
     sim.write(tmp_path)
-    res = reliab.ingest(tmp_path)
+    res = reliab.ingest(tmp_path, policy="training-run")
     truth = sim.interruptions.assign(job_id=sim.interruptions["job_id"].astype(str))
     _check_truth(res, truth.astype({"host": "string"}))
     if counts == "table5":
@@ -107,7 +107,7 @@ def test_corrupt_line_in_every_format_is_quarantined(tmp_path: Path) -> None:
         lines.insert(at - 1, line + "\n")
         target.write_text("".join(lines))
         planted[str(target)] = at
-    res = reliab.ingest(data)
+    res = reliab.ingest(data, policy="training-run")
     q = res.quarantine
     got = {(str(p), int(n)) for p, n in zip(q["path"], q["lineno"], strict=True)}
     assert set(planted.items()) <= got, (planted, got)
@@ -121,6 +121,12 @@ def test_corrupt_line_in_every_format_is_quarantined(tmp_path: Path) -> None:
 def test_accounting_covers_every_line(sample) -> None:
     """Regression: accounted lines equal the newline count of every file ingest read."""
     acc = sample.accounting
+    skipped = acc["source"].isin(["skipped", "manifest"]).to_numpy(dtype=bool)  # set aside by name, not opened
+    truth = [p.name for p in (Path(reliab.sample_path()) / "truth").iterdir()]
+    assert len(truth) >= 4  # interruptions, nodes, rates, … : the generator's ground truth
+    assert sorted(Path(p).name for p in acc.loc[skipped, "path"]) == sorted(
+        ["SOURCE.md", "cluster.json", "regenerate.py", "reliab.toml", *truth])
+    acc = acc.loc[~skipped]
     counts = np.array([Path(p).read_bytes().count(b"\n") for p in acc["path"]])
     assert (acc["lines"].to_numpy() == counts).all()
     assert (acc["lines"] == acc["parsed"] + acc["irrelevant"] + acc["malformed"]).all()

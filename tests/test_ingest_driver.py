@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from reliab import schema
 from reliab.errors import InputFileError, ParseError, UnknownFormatError
-from reliab.io import IngestResult, available_sources, discover, ingest
+from reliab.io import FileResult, IngestResult, available_sources, discover, ingest
 
 GPUD = Path(__file__).parent / "reference" / "gpud_nvidia_kernel_logs"
 XID = "NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
@@ -51,11 +51,27 @@ def cluster(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_discover_skips_truth_hidden_and_docs(cluster: Path) -> None:
+def test_discover_skips_hidden_and_exact_doc_names_only(cluster: Path) -> None:
+    """Regression: only hidden files and exact documentation names are skipped by name."""
+    for name in ("license-server.log", "notice.log", "copying-job.log", "readme-node7.log"):
+        (cluster / "syslog" / name).write_text(KERNEL)  # logs whose names start like docs
     files = [p.relative_to(cluster).as_posix() for p in discover(cluster)]
-    assert files == ["slurm/sacct.txt", "syslog/messages-20240603.log", "train/slurm-1001.out"]
+    assert files == ["slurm/sacct.txt", "syslog/copying-job.log", "syslog/license-server.log",
+                     "syslog/messages-20240603.log", "syslog/notice.log", "syslog/readme-node7.log",
+                     "train/slurm-1001.out", "truth/interruptions.csv"]
+    (cluster / "reliab.toml").write_text('skip = ["truth/"]\n')
+    assert "truth/interruptions.csv" not in [p.relative_to(cluster).as_posix() for p in discover(cluster)]
+    assert "truth/interruptions.csv" in [p.relative_to(cluster).as_posix()
+                                         for p in discover(cluster, manifest=False)]
     assert discover(cluster, recursive=False) == []
     assert discover(cluster / "SOURCE.md") == [cluster / "SOURCE.md"]  # named explicitly
+    res = ingest(cluster)
+    skipped = res.not_read(skipped=True)
+    reasons = dict(zip([Path(p).relative_to(cluster).as_posix() for p in skipped["path"]],
+                       skipped["reason"], strict=True))
+    assert set(reasons) == {".hidden.log", "README.txt", "SOURCE.md", "reliab.toml", "truth/interruptions.csv"}
+    assert "skip = 'truth/'" in reasons["truth/interruptions.csv"] and "hidden" in reasons[".hidden.log"]
+    assert res.accounting.loc[res.accounting["path"].str.endswith("notice.log"), "parsed"].item() == 2
 
 
 def test_ingest_directory(cluster: Path) -> None:
@@ -64,7 +80,9 @@ def test_ingest_directory(cluster: Path) -> None:
     acc = res.accounting.set_index("path")
     assert (acc["lines"] == acc["parsed"] + acc["irrelevant"] + acc["malformed"]).all()
     by_src = {Path(p).name: c.source for p, c in res.sources.items()}
-    assert by_src == {"sacct.txt": "sacct", "messages-20240603.log": "kernel", "slurm-1001.out": "nccl"}
+    assert by_src == {"sacct.txt": "sacct", "messages-20240603.log": "kernel", "slurm-1001.out": "nccl",
+                      "interruptions.csv": "unrecognized", ".hidden.log": "skipped", "README.txt": "skipped",
+                      "SOURCE.md": "skipped"}
     kern = acc.loc[str(cluster / "syslog" / "messages-20240603.log")]
     assert (kern["lines"], kern["parsed"], kern["irrelevant"], kern["malformed"]) == (5, 2, 2, 1)
     assert set(res.signals["signal"]) >= {"xid:79", "nic:link_down", "nccl:watchdog_timeout"}
@@ -104,8 +122,11 @@ def test_gpud_captures_through_the_driver() -> None:
 def test_missing_and_unknown(tmp_path: Path) -> None:
     with pytest.raises(InputFileError, match="nope.log"):
         ingest(tmp_path / "nope.log")
+    acc = ingest(GPUD / "fabricmanager.log").accounting.iloc[0]  # not a failure: a row, lines counted
+    assert (acc["source"], acc["lines"], acc["irrelevant"]) == ("unrecognized", 101, 101)
+    assert "no reader recognises" in acc["reason"]
     with pytest.raises(UnknownFormatError) as info:
-        ingest(GPUD / "fabricmanager.log")
+        ingest(GPUD / "fabricmanager.log", strict=True)
     assert "fabricmanager.log" in str(info.value) and "\n" not in str(info.value)
     assert ingest(GPUD / "fabricmanager.log", source="kernel").accounting["irrelevant"].iloc[0] == 101
     with pytest.raises(UnknownFormatError, match="no parser for source 'bogus'"):
@@ -176,7 +197,8 @@ def test_summary_dict_html_and_quiet(cluster: Path, capsys: pytest.CaptureFixtur
     assert summ.loc["kernel", "files"] == 1 and summ.loc["kernel", "malformed"] == 1
     d = res.to_dict()
     json.dumps(d)
-    assert d["files"] == 3 and d["quarantined"] == 1
+    assert (d["files"], d["not_read"], d["skipped"], d["quarantined"]) == (7, 1, 3, 1)
+    assert any("1 file(s) not read (1 unrecognized)" in n for n in res.notes)
     assert "IngestResult" in res._repr_html_() and "kernel" in res._repr_html_()
     assert "signals=" in repr(res)
     ingest(cluster, progress=True)
@@ -187,7 +209,8 @@ def test_parquet_round_trip(cluster: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     written = res.write_parquet(out)
     assert sorted(p.name for p in written.values()) == sorted(
-        f"{n}.parquet" for n in ("signals", "interruptions", "accounting", "quarantine", "jobs", "telemetry"))
+        f"{n}.parquet" for n in ("signals", "interruptions", "accounting", "quarantine", "jobs", "telemetry",
+                                 "user_failures"))
     for name, path in written.items():
         back = schema.read_parquet(str(path), name)
         pd.testing.assert_frame_equal(back, getattr(res, name), check_dtype=True)
@@ -205,7 +228,8 @@ def test_copy_of_reference_data_is_intact(tmp_path: Path) -> None:
     shutil.copytree(GPUD, tmp_path / "gpud")
     (tmp_path / "gpud" / "fabricmanager.log").unlink()
     res = ingest(tmp_path / "gpud")  # LICENSE and SOURCE.md are skipped as documentation
-    assert len(res.accounting) == 3 and len(res.signals) == 22
+    assert res.accounting["source"].tolist().count("kernel") == 3 and len(res.signals) == 22
+    assert sorted(Path(p).name for p in res.not_read(skipped=True)["path"]) == ["LICENSE-Apache-2.0.txt", "SOURCE.md"]
 
 
 # --- the literal prefilter yields exactly the lines a line-by-line scan would keep
@@ -263,3 +287,60 @@ def test_ingest_stays_the_function_after_importing_the_engine() -> None:
     import reliab.io.formats.kernel  # noqa: F401
 
     assert callable(reliab.ingest) and reliab.ingest.__module__ == "reliab.io._driver"
+
+
+def test_live_source_seam(tmp_path: Path) -> None:
+    """Regression: a ``scheme://`` path goes to the registered live source; one row per chunk."""
+    from reliab.io import _registry
+    from reliab.io._registry import FileResult, register_source
+
+    calls: list[tuple[str, str | None]] = []
+    (tmp_path / "chunk.txt").write_text(SACCT)
+
+    @register_source("testjobs")
+    def read_testjobs(url: str, *, window: str | None = None, strict: bool = False) -> list[FileResult]:
+        """Jobs from a fake accounting service (test only)."""
+        calls.append((url, window))
+        out = ingest(tmp_path / "chunk.txt", source="sacct", manifest=False)
+        return [FileResult(path=f"{url}?chunk={i}", source="sacct", lines=1, parsed=1, irrelevant=0, malformed=0,
+                           tables={"jobs": out.jobs}) for i in range(2)]
+
+    try:
+        res = ingest(["testjobs://db.example/cluster", tmp_path / "chunk.txt"], window="1d")
+        assert calls == [("testjobs://db.example/cluster", "1d")]
+        assert res.accounting["path"].tolist()[:2] == ["testjobs://db.example/cluster?chunk=0",
+                                                        "testjobs://db.example/cluster?chunk=1"]
+        assert res.sources["testjobs://db.example/cluster?chunk=0"].reason == "live source testjobs://"
+        assert len(res.jobs) == 3
+        assert "testjobs://" in available_sources()["name"].tolist()
+        with pytest.raises(UnknownFormatError, match="no source handles nosuch://"):
+            ingest("nosuch://x")
+        with pytest.raises(ValueError, match="live sources"):
+            ingest("testjobs://x", store=tmp_path / "store")
+    finally:
+        _registry._SOURCES.pop("testjobs")
+
+
+def test_a_reader_crash_is_that_files_row(tmp_path: Path) -> None:
+    """Regression: any exception inside a reader becomes the file's accounting row; the run goes on."""
+    from reliab.io import _registry
+    from reliab.io._registry import register_parser
+
+    @register_parser("test_boom", sniff=lambda path, lines: 1.0 if path.endswith(".boom") else 0.0)
+    def read_boom(path: str, *, strict: bool = False) -> FileResult:
+        """Always fails (test only)."""
+        return 1 // 0
+
+    try:
+        (tmp_path / "a.boom").write_text("anything\n")
+        (tmp_path / "messages.log").write_text(KERNEL)
+        res = ingest(tmp_path)
+        row = res.accounting.set_index("path").loc[str(tmp_path / "a.boom")]
+        assert (row["source"], row["lines"], row["malformed"]) == ("test_boom", 1, 1)
+        assert "reader failed (ZeroDivisionError" in row["reason"]
+        assert res.quarantine["reason"].str.contains("ZeroDivisionError").any()
+        assert len(res.signals) == 2  # the other file is read
+        with pytest.raises(InputFileError, match="a.boom"):
+            ingest(tmp_path, strict=True)
+    finally:
+        _registry._PARSERS.pop("test_boom")

@@ -25,12 +25,17 @@ def main() -> None:
     ap.add_argument("--period", default="27D", help="pandas frequency of a reporting period (e.g. QS, 27D)")
     ap.add_argument("--gpus", type=int, default=16384, help="GPUs in service")
     ap.add_argument("--out", default=str(Path(__file__).parent / "out"))
+    ap.add_argument("--policy", choices=("fleet", "training-run"), default=None,
+                    help="what counts as an interruption (default: training-run for the bundled "
+                         "sample, one training run; fleet for a cluster's logs)")
+    ap.add_argument("--job-name", default=None, help="the training run, for --policy training-run")
     args = ap.parse_args()
     logs = Path(args.logs) if args.logs else reliab.sample_path()
+    policy = args.policy or ("fleet" if args.logs else "training-run")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
-    res = reliab.ingest(logs)
+    res = reliab.ingest(logs, policy=policy, job_name=args.job_name)
     inter = res.interruptions
     start, end = res.jobs["start"].min(), res.jobs["end"].max()
     inter = inter.assign(period=inter["time"].dt.tz_localize(None).dt.to_period(args.period).astype(str)
@@ -63,7 +68,7 @@ def main() -> None:
     lemons.top(25).to_csv(out / "lemons.csv", index=False)
 
     (out / "summary.json").write_text(json.dumps({
-        "logs": str(logs), "periods": sorted(inter["period"].unique()),
+        "logs": str(logs), "policy": res.policy, "periods": sorted(inter["period"].unique()),
         "rate_ratio_last_vs_first": cmp.to_dict(), "trend_tests": trends,
         "crow_amsaa": growth.to_dict(), "lemons_flagged": lemons.lemons,
     }, indent=2, default=str))

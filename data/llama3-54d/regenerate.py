@@ -48,20 +48,41 @@ and imitate, line by line, the raw formats of a real GPU cluster (`docs/raw-form
   × 15 (the lemon-node idea is from Kokolis et al., arXiv:2410.21680); 3 % spare nodes;
   repaired nodes return after a lognormal time (median 48 h).
 - Restart downtime lognormal (median 15 min, log-sd 0.35), floored at 12 min; failure
-  detected 30 s–5 min after it happens; checkpoint every 30 min lasting ~1 min.
+  detected 30 s–5 min after it happens.
+- Checkpointing: training resumes 5 min after an allocation starts (checkpoint load);
+  a checkpoint completes every 30 min after that, its write pausing training for the
+  last 60 s (29 min of training per checkpoint); an interruption loses the work since
+  the last completed checkpoint.
 - Mixture of signals per category (e.g. 75 % of faulty-GPU failures print Xid 79), log
   noise rates, ambient temperature 22 °C ± 3.5 °C peaking 15:00 local (UTC−7), host power.
+- Other users' jobs: about 3 a day, 1–2 spare nodes each, in `slurm/sacct.txt` only; end
+  states in the order of Meta's RSC-1 (Kokolis et al., arXiv:2410.21680) with the rare
+  ones raised (50 % COMPLETED, 22 % FAILED in user code, 10 % `CANCELLED by <uid>`, 7 %
+  PREEMPTED, 7 % TIMEOUT, 4 % OUT_OF_MEMORY), none with evidence near its end.
+
+## Interruption policy
+The sample is one training run: `reliab demo` counts it as Llama 3 did
+(`policy="training-run"`: 466 interruptions, 47 planned, the 18 Table 5 counts).  The
+default fleet policy of `reliab.ingest` (Meta RSC) gives 358 interruptions on the same
+logs: the 54 Software Bug and 7 NCCL-timeout ends of the run have no infrastructure
+evidence and join the other users' FAILED jobs as user failures, and the 47 planned ends
+(`CANCELLED by 0`) are not interruptions.
 
 ## Ground truth
 `truth/interruptions.csv` (one row per interruption: job end time, job id, category,
 component, planned, host, GPU, failure time, downtime), `truth/nodes.csv` (frailty, lemon,
-spare, interruptions per host) and `truth/rates.csv` (expected count, rate per GPU-hour and
-shape per category).  Ingest must not read `truth/`.
+spare, interruptions per host), `truth/rates.csv` (expected count, rate per GPU-hour and
+shape per category), `truth/checkpoints.csv` (every checkpoint: job, completion time,
+write seconds), `truth/costs.csv` (per interruption: downtime to the next allocation,
+its 5-min restart, the work lost since the last checkpoint, blocking write time and lost
+GPU-hours) and `truth/other_jobs.csv` (the other users' jobs and their states).  Ingest
+must not read `truth/`: the hand-over manifest `reliab.toml` skips it (and `cluster.json`), and
+ingest lists those files as skipped.
 
 ## Fleet facts (`cluster.json`)
 What an operator knows without reading any log: GPUs (16,384), GPUs per node (8), nodes
 (2,048), spare nodes and the observation window.  `reliab demo` takes the exposure for the
-rates from it (GPU-days = GPUs x window); `reliab.ingest` skips it when walking the folder.
+rates from it (GPU-days = GPUs x window); `reliab.ingest` skips it (`reliab.toml`).
 
 ## Telemetry (`telemetry/`)
 - `cluster_1min.csv`: `time,host,gpu,ambient_c,power_w,throughput_tokens_per_s` — one row

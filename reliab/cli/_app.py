@@ -1,11 +1,14 @@
 """The ``reliab`` Typer application, its root options, the one-line error helper and ``main``.
 
 Commands live in sibling modules (one per command or group), each decorating its function
-with ``@app.command()``; :mod:`reliab.cli` imports them all.
+with ``@app.command()``; :mod:`reliab.cli` imports them all.  :func:`main` catches every
+exception a command lets through and prints it as one line with exit code 1; ``reliab
+--debug <command>`` (or ``RELIAB_DEBUG=1``) shows the traceback instead.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Annotated
 
@@ -26,28 +29,66 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+#: set by ``--debug``: let tracebacks through
+_STATE = {"debug": os.environ.get("RELIAB_DEBUG", "") not in ("", "0")}
+
+
 @app.callback()
 def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
     ] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show the full traceback of an error.")] = False,
 ) -> None:
     """reliab: turn a GPU cluster's raw logs into reliability answers."""
+    _STATE["debug"] = _STATE["debug"] or debug
+
+
+def one_line(exc: BaseException) -> str:
+    """``reliab: error: …`` on one printable line; the exception type unless it is a ReliabError."""
+    from reliab.errors import ReliabError
+
+    text = str(exc).strip()
+    message = text.splitlines()[0] if text else ""
+    if not isinstance(exc, ReliabError | FileNotFoundError | ValueError | TypeError | KeyError) or not message:
+        message = f"{type(exc).__name__}: {message}".rstrip(": ") + " (run `reliab --debug …` for the traceback)"
+    if isinstance(exc, KeyError) and message.startswith(("'", '"')):
+        message = message[1:-1]
+    return "reliab: error: " + message.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _fail(exc: BaseException) -> None:
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    typer.echo(f"reliab: error: {message}", err=True)
+    if _STATE["debug"]:
+        raise exc
+    typer.echo(one_line(exc), err=True)
     raise typer.Exit(code=1)
 
 
 def main() -> None:
-    """Entry point of the ``reliab`` console script."""
+    """Entry point of the ``reliab`` console script: every error is one line and exit code 1."""
+    try:  # typer >= 0.22 vendors click as typer._click; earlier versions use click itself
+        from typer._click import exceptions as click
+    except ImportError:  # pragma: no cover - older typer
+        from click import exceptions as click
+
     try:
-        app()
+        code = app(standalone_mode=False)
     except KeyboardInterrupt:  # pragma: no cover - interactive
         typer.echo("reliab: interrupted", err=True)
         sys.exit(130)
+    except click.NoArgsIsHelpError as exc:  # `reliab` alone: the help, as click shows it
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:  # bad usage: one line too, naming where help is
+        command = exc.ctx.command_path if getattr(exc, "ctx", None) is not None else "reliab"
+        typer.echo(f"reliab: error: {exc.format_message()} (see `{command} --help`)", err=True)
+        sys.exit(1)
+    except Exception as exc:  # noqa: BLE001 - the promise: one line, no traceback
+        if _STATE["debug"]:
+            raise
+        typer.echo(one_line(exc), err=True)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

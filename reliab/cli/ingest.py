@@ -1,81 +1,225 @@
-"""``reliab ingest``: read raw logs and show every file's line accounting."""
+"""``reliab ingest``: read raw logs and account for every file.
+
+The command's options are built from two signatures, so they never fall behind the API:
+the run-level keywords of :func:`reliab.ingest` a manifest may also set (``--rules``,
+``--before``, ``--after`` and whatever the API adds) and every per-source option of the
+registered readers and live sources (``--year``, ``--tz``, ``--boot-time``, ``--host``,
+``--job-id``, ``--fields``, ``--start``, ``--time``, ``--columns THEIR=OURS``…,
+:func:`reliab.io._options.reader_options`).  Output is plain text: a per-folder roll-up
+(``--files`` for one row per file), paths relative to the folder given, then a summary
+naming the files not read.
+"""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from reliab.cli._app import _fail, app
+from reliab.cli._render import folder_of, printable, relative, table
+
+#: CLI switches of this command (reader options of these names are not offered as flags)
+_FIXED = ("paths", "source", "out", "store", "rebuild", "strict", "manifest", "no_manifest", "files", "why",
+          "quiet")
+_NUMBERS = ("files", "lines", "parsed", "irrelevant", "malformed")
+#: how many files not read the summary names before "and N more"
+_NAMED = 5
+#: help of run settings whose docstring's first sentence says too little on a command line
+_RUN_HELP = {
+    "policy": "What counts as an interruption: fleet (default; NODE_FAIL, or FAILED with infrastructure "
+              "evidence) or training-run (every end of one run, as Llama 3 counted).",
+    "job_name": "The training run for --policy training-run (default: the job name with the most GPU-hours).",
+}
 
 
-@app.command()
-def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="Files or folders to read.")],
-    source: Annotated[str | None, typer.Option(help="Force a format (see `reliab sources`).")] = None,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the canonical tables as Parquet here.")] = None,
-    store: Annotated[Path | None, typer.Option(
-        "--store", help="Incremental store folder: read only new files and new lines, keep all tables there.")] = None,
-    strict: Annotated[bool, typer.Option(help="Fail on the first malformed line.")] = False,
-    year: Annotated[int | None, typer.Option(help="Year for timestamps that carry none (RFC 3164).")] = None,
-    rules: Annotated[Path | None, typer.Option(help="A user taxonomy rules CSV that overrides the shipped one.")] = None,
-    why: Annotated[bool, typer.Option("--why", help="Also say why each format was chosen.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
-) -> None:
-    """Read raw logs, show the format and compression chosen and the line accounting of every file.
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
 
-    With --store the accounting shows this run's new lines per file and a status
-    (new, appended, unchanged, rotated); the tables are the whole store.
-    """
-    from reliab.errors import ReliabError
-    from reliab.io import ingest as run_ingest
 
-    options = {} if year is None else {"year": year}
-    try:
-        result = run_ingest(paths, source=source, strict=strict, store=store, rules=rules, progress=not quiet,
-                            **options)
-    except (ReliabError, KeyError) as exc:
-        _fail(exc)
-    from rich.console import Console
-    from rich.table import Table
+def _fixed_parameters() -> list[inspect.Parameter]:
+    kw = inspect.Parameter.KEYWORD_ONLY
 
+    def opt(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+        return inspect.Parameter(name, kw, annotation=annotation, default=default)
+
+    return [
+        inspect.Parameter("paths", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Annotated[
+            list[str], typer.Argument(help="Files, folders or scheme:// sources to read.", show_default=False)]),
+        opt("source", Annotated[str | None, typer.Option(help="Force a format (see `reliab sources`).")], None),
+        opt("out", Annotated[Path | None, typer.Option("--out", "-o", help="Write the canonical tables as Parquet here.")],
+            None),
+        opt("store", Annotated[Path | None, typer.Option(
+            help="Incremental store folder: read only new files and new lines, keep all tables there.")], None),
+        opt("rebuild", Annotated[bool, typer.Option(
+            "--rebuild", help="With --store: discard the store and read every file afresh.")], False),
+        opt("strict", Annotated[bool, typer.Option(
+            "--strict", help="Fail on the first malformed line or file not read.")], False),
+        opt("manifest", Annotated[Path | None, typer.Option(
+            help="Hand-over manifest to apply (default: reliab.toml in each folder given).")], None),
+        opt("no_manifest", Annotated[bool, typer.Option("--no-manifest", help="Ignore reliab.toml files.")], False),
+        opt("files", Annotated[bool, typer.Option("--files", help="One row per file instead of per folder.")], False),
+        opt("why", Annotated[bool, typer.Option("--why", help="With each file, why its format was chosen.")], False),
+        opt("quiet", Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")], False),
+    ]
+
+
+def _generated_parameters() -> tuple[list[inspect.Parameter], dict[str, Any]]:
+    """Run-level keywords of ``reliab.ingest`` and every reader option, as text options."""
+    from reliab.io._driver import run_keys
+    from reliab.io._options import reader_options
+
+    kw = inspect.Parameter.KEYWORD_ONLY
+    params, specs = [], {}
+    from reliab.io import ingest as api
+    from reliab.io._options import _doc_lines
+
+    docs = _doc_lines(api)
+    for name in run_keys():
+        if name in _FIXED:
+            continue
+        about = _RUN_HELP.get(name) or docs.get(name) or f"{name}= of reliab.ingest"
+        params.append(inspect.Parameter(name, kw, default=None, annotation=Annotated[str | None, typer.Option(
+            _flag(name), help=f"{about} (also a reliab.toml key).", rich_help_panel="Run settings")]))
+        specs[name] = None
+    for name, spec in reader_options().items():
+        if name in _FIXED or name in specs:
+            continue
+        many = spec.kind == "mapping"
+        annotation = list[str] | None if many else str | None
+        help_text = (spec.doc or name) + f" [{', '.join(spec.sources)}]"
+        params.append(inspect.Parameter(name, kw, default=None, annotation=Annotated[annotation, typer.Option(
+            _flag(name), help=help_text + (" (THEIR=OURS, repeatable)" if many else ""),
+            rich_help_panel="Per-source options", show_default=False)]))
+        specs[name] = spec
+    return params, specs
+
+
+def _options(values: dict[str, Any], specs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(run keywords, reader options) given on the command line, converted."""
+    from reliab.io._options import convert_text
+
+    run, readers = {}, {}
+    for name, spec in specs.items():
+        value = values.get(name)
+        if value is None or value == []:
+            continue
+        if spec is None:
+            run[name] = value
+        else:
+            readers[name] = convert_text(spec, value)
+    return run, readers
+
+
+def _roots(paths: list[str]) -> list[str]:
+    return [p if Path(p).is_dir() else str(Path(p).parent) for p in paths]
+
+
+def _rollup(result: Any, roots: list[str]) -> str:
+    acc = result.accounting
+    groups: dict[tuple[str, str], list[int]] = {}
+    for row in acc.itertuples(index=False):
+        key = (folder_of(str(row.path), roots), str(row.source))
+        g = groups.setdefault(key, [0, 0, 0, 0, 0])
+        for i, v in enumerate((1, row.lines, row.parsed, row.irrelevant, row.malformed)):
+            g[i] += int(v)
+    rows = [(folder, source, *counts) for (folder, source), counts in sorted(groups.items())]
+    total = [sum(int(v) for v in acc[c]) for c in ("lines", "parsed", "irrelevant", "malformed")]
+    rows.append(("total", "", len(acc), *total))
+    return table(["folder", "source", *_NUMBERS], rows, numeric=_NUMBERS)
+
+
+def _per_file(result: Any, roots: list[str], why: bool) -> str:
     acc = result.accounting
     status = "status" in acc.columns
-    title = "line accounting (lines = parsed + irrelevant + malformed)"
-    table = Table(title=title + (": new lines of this run" if status else ""))
-    text_cols = ["path", "source", "compression", "confidence", *(["status"] if status else []),
-                 *(["why"] if why else [])]
-    for col in [*text_cols, "lines", "parsed", "irrelevant", "malformed"]:
-        table.add_column(col, justify="left" if col in text_cols else "right", overflow="fold")
+    header = ["path", "source", "compression", "confidence", *(["status"] if status else []),
+              "lines", "parsed", "irrelevant", "malformed", *(["why"] if why else [])]
+    rows = []
     for row in acc.itertuples(index=False):
         choice = result.sources.get(str(row.path))
-        table.add_row(str(row.path), str(row.source), _compression(row.path),
-                      "" if choice is None else f"{choice.confidence:.2f}",
-                      *([str(row.status)] if status else []),
-                      *([choice.reason if choice is not None else ""] if why else []),
-                      *(f"{int(v):,}" for v in (row.lines, row.parsed, row.irrelevant, row.malformed)))
-    Console().print(table)
-    if status:
-        counts = acc["status"].value_counts()
-        typer.echo("files: " + ", ".join(f"{int(counts.get(s, 0)):,} {s}"
-                                         for s in ("new", "appended", "rotated", "unchanged")))
-    typer.echo(f"{len(result.signals):,} signals, {len(result.jobs):,} jobs, "
-               f"{len(result.interruptions):,} interruptions, {len(result.quarantine):,} quarantined lines"
-               + (f" in store {store}" if store is not None else ""))
-    if len(result.interruptions):
-        top = result.interruptions["category"].value_counts().head(8)
-        typer.echo("interruptions by category: " + ", ".join(f"{k} {v:,}" for k, v in top.items()))
-    if out is not None:
-        written = result.write_parquet(out)
-        for path in written:
-            typer.echo(f"wrote {path}")
+        reason = row.reason if isinstance(row.reason, str) else (choice.reason if choice is not None else "")
+        rows.append((relative(str(row.path), roots), str(row.source), _compression(str(row.path)),
+                     "" if choice is None or choice.confidence == 0 else f"{choice.confidence:.2f}",
+                     *([str(row.status)] if status else []),
+                     int(row.lines), int(row.parsed), int(row.irrelevant), int(row.malformed),
+                     *([reason] if why else [])))
+    return table(header, rows, numeric=_NUMBERS[1:])
 
 
-def _compression(path: object) -> str:
+def _files_line(result: Any, roots: list[str]) -> str:
+    unread, skipped = result.not_read(), result.not_read(skipped=True)
+    n_read = len(result.accounting) - len(unread) - len(skipped)
+    text = f"{n_read:,} file(s) read; {len(unread):,} not read"
+    if len(unread):
+        named = [f"{relative(str(p), roots)} ({s})" for p, s in zip(unread["path"], unread["source"], strict=True)]
+        more = len(named) - _NAMED
+        text += ": " + ", ".join(named[:_NAMED]) + (f" and {more:,} more (--files lists them)" if more > 0 else "")
+    return printable(text + f"; {len(skipped):,} skipped by name")
+
+
+def _counts_line(result: Any, store: Path | None) -> str:
+    inter = result.interruptions
+    planned = int(inter["planned"].sum()) if len(inter) else 0
+    apart = f"; {len(result.user_failures):,} user failures apart" if result.policy == "fleet" else ""
+    return (f"{len(result.signals):,} signals, {len(result.jobs):,} jobs, {len(inter):,} interruptions"
+            f" ({len(inter) - planned:,} unexpected, {planned:,} planned; policy {result.policy}{apart}),"
+            f" {len(result.quarantine):,} quarantined line(s)" + (f"; store {store}" if store else ""))
+
+
+def _compression(path: str) -> str:
     from reliab.io._files import compression_of
 
     try:
-        return compression_of(str(path)) or "none"
+        return compression_of(path) or "none" if Path(path).is_file() else ""
     except OSError:
         return "?"
+
+
+def _ingest(**values: Any) -> None:
+    """Read raw logs; show the line accounting per folder (or per file) and what was not read.
+
+    A folder run never stops at a file: files no reader recognises, empty, binary, special
+    (FIFO, socket, device) and unreadable files are listed with the reason and the run
+    goes on (--strict makes them failures).  A reliab.toml beside the logs sets per-glob
+    source and options.  With --store the counts are this run's new lines per file and a
+    status column says new, appended, unchanged, rotated or rewritten.
+    """
+    from reliab.io import ingest as run_ingest
+
+    run, readers = _options(values, _SPECS)
+    paths: list[str] = values["paths"]
+    manifest: Any = False if values["no_manifest"] else (values["manifest"] or True)
+    try:
+        result = run_ingest(paths, source=values["source"], strict=values["strict"], store=values["store"],
+                            rebuild=values["rebuild"], manifest=manifest, progress=not values["quiet"],
+                            **run, **readers)
+    except Exception as exc:  # noqa: BLE001 - one line, exit 1 (see reliab.cli._app)
+        _fail(exc)
+    roots = _roots(paths)
+    typer.echo(_per_file(result, roots, values["why"]) if values["files"] or values["why"] else _rollup(result, roots))
+    typer.echo("")
+    acc = result.accounting
+    if "status" in acc.columns:
+        counts = acc["status"].value_counts()
+        typer.echo("files: " + ", ".join(f"{int(counts.get(s, 0)):,} {s}" for s in
+                                         ("new", "appended", "rotated", "rewritten", "unchanged")))
+    typer.echo(_files_line(result, roots))
+    typer.echo(_counts_line(result, values["store"]))
+    if len(result.interruptions):
+        top = result.interruptions["category"].value_counts().head(8)
+        typer.echo("interruptions by category: " + ", ".join(f"{k} {v:,}" for k, v in top.items()))
+    for note in result.notes:  # evidence-coverage warnings are never silent; nor are manifests and repairs
+        if note.startswith("Warning: "):
+            typer.echo(printable(note))
+        elif note.startswith(("hand-over manifest", "store ")):
+            typer.echo(printable(f"note: {note}"))
+    if values["out"] is not None:
+        for path in result.write_parquet(values["out"]).values():
+            typer.echo(f"wrote {printable(path)}")
+
+
+_GENERATED, _SPECS = _generated_parameters()
+_ingest.__signature__ = inspect.Signature([*_fixed_parameters(), *_GENERATED])  # type: ignore[attr-defined]
+app.command("ingest")(_ingest)

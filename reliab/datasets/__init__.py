@@ -42,6 +42,7 @@ def simulate_cluster(
     background_per_node_day: float = 0.02,
     telemetry_nodes: int = 16,
     utc_offset_h: float = -7.0,
+    other_jobs_per_day: float = 3.0,
 ) -> SimulatedCluster:
     """Simulate one large training job on a GPU cluster, with ground truth.
 
@@ -84,6 +85,12 @@ def simulate_cluster(
         Nodes whose 15-min telemetry is kept.
     utc_offset_h : float
         Local time of the site, for the diurnal cycle (peak at 15:00 local) [U].
+    other_jobs_per_day : float
+        Other users' small jobs per day on free spare nodes, with the end states of a
+        shared Slurm cluster (COMPLETED, FAILED in user code, ``CANCELLED by <uid>``,
+        TIMEOUT, OUT_OF_MEMORY, PREEMPTED) and no evidence near their ends; written to the
+        sacct capture only.  They are not interruptions under either policy (the fleet
+        policy counts the FAILED ones apart as user failures) [U].
 
     Returns
     -------
@@ -103,6 +110,8 @@ def simulate_cluster(
                          f"gpus_per_node={gpus_per_node}")
     if days <= 0:
         raise ValueError(f"days must be positive, got {days}")
+    if other_jobs_per_day < 0:
+        raise ValueError(f"other_jobs_per_day must be >= 0, got {other_jobs_per_day}")
     if rates is None:
         scaled = counts == "expected"
         rates = default_rates(n_gpus / LLAMA3_GPUS if scaled else 1.0,
@@ -121,7 +130,8 @@ def simulate_cluster(
         spare_fraction=float(spare_fraction), restart_minutes=tuple(restart_minutes),
         repair_hours=tuple(repair_hours), noise_lines_per_node_day=float(noise_lines_per_node_day),
         background_per_node_day=float(background_per_node_day),
-        telemetry_nodes=int(telemetry_nodes), utc_offset_h=float(utc_offset_h))
+        telemetry_nodes=int(telemetry_nodes), utc_offset_h=float(utc_offset_h),
+        other_jobs_per_day=float(other_jobs_per_day))
     return simulate(params)
 
 
@@ -154,14 +164,22 @@ def load_llama3_sample() -> dict[str, object]:
     -------
     dict
         ``path`` (Path of the raw-file directory, ready for ``reliab.ingest``),
-        ``interruptions``, ``nodes`` and ``rates`` (DataFrames read from ``truth/``).
+        ``interruptions``, ``nodes``, ``rates``, ``checkpoints`` (every checkpoint written)
+        and ``costs`` (downtime, restart, lost work and lost GPU-hours of every
+        interruption) — DataFrames read from ``truth/``.
     """
     path = sample_path()
     truth = path / "truth"
     inter = pd.read_csv(truth / "interruptions.csv", parse_dates=["time", "failure_time"],
                         dtype={"job_id": "string", "host": "string", "gpu": "string"})
-    return {"path": path, "interruptions": inter, "nodes": pd.read_csv(truth / "nodes.csv"),
-            "rates": pd.read_csv(truth / "rates.csv")}
+    out: dict[str, object] = {"path": path, "interruptions": inter,
+                              "nodes": pd.read_csv(truth / "nodes.csv"),
+                              "rates": pd.read_csv(truth / "rates.csv")}
+    for name in ("checkpoints", "costs"):  # job-level truth (absent from older samples)
+        if (truth / f"{name}.csv").is_file():
+            out[name] = pd.read_csv(truth / f"{name}.csv", parse_dates=["time"],
+                                    dtype={"job_id": "string"})
+    return out
 
 
 __all__ = ["simulate_cluster", "SimulatedCluster", "load_llama3_sample", "sample_path"]

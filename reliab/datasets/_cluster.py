@@ -20,8 +20,15 @@ import pandas as pd
 from reliab.datasets import _writers as w
 from reliab.datasets._environment import simulate_environment
 from reliab.datasets._evidence import Evidence, add_background
-from reliab.datasets._jobs import build_jobs
+from reliab.datasets._jobs import build_jobs, hostlist
 from reliab.datasets._noise import kernel_noise, syslog_noise, training_lines
+from reliab.datasets._other_jobs import build_other_jobs
+from reliab.datasets._progress import (
+    CHECKPOINT_WRITE_S,
+    checkpoint_schedule,
+    progress_truth,
+    resume_time,
+)
 from reliab.datasets._signatures import Case, express
 from reliab.datasets._simulate import (
     GPU_PCI,
@@ -65,6 +72,14 @@ class SimulatedCluster:
         Expected count, rate per GPU-hour and time shape per category.
     params : SimParams
         The parameters of the run.
+    checkpoints : DataFrame
+        Every checkpoint written: ``job_id``, ``time`` (completion), ``write_s``.
+    costs : DataFrame
+        What each interruption cost (``reliab.datasets._progress.progress_truth``): downtime,
+        restart, lost work and lost GPU-hours.
+    other_jobs : DataFrame
+        Other users' allocations on spare nodes (``reliab.datasets._other_jobs``): their
+        sacct rows only, and ``truth/other_jobs.csv``.
     """
 
     interruptions: pd.DataFrame
@@ -75,6 +90,9 @@ class SimulatedCluster:
     params: SimParams
     evidence: Evidence = field(repr=False)
     raw_jobs: pd.DataFrame = field(repr=False)
+    other_jobs: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    checkpoints: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    costs: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
 
     def write(self, directory: str | Path) -> dict[str, Path]:
         """Write every raw file of docs/raw-formats.md and ``truth/*.csv`` under ``directory``.
@@ -115,11 +133,26 @@ def simulate(params: SimParams) -> SimulatedCluster:
     telemetry = simulate_environment(params, raw_jobs, spans, rng_for(params, 8))
     nodes = nodes.assign(interruptions=np.bincount(timeline["node"][timeline["node"] >= 0],
                                                    minlength=len(nodes)))
+    checkpoints, costs = progress_truth(params, raw_jobs, timeline)
+    others = build_other_jobs(params, raw_jobs, spans, len(nodes), _evidence_times(ev),
+                              rng_for(params, 30))
     return SimulatedCluster(
         interruptions=_truth_interruptions(timeline, raw_jobs), jobs=_public_jobs(params, raw_jobs,
                                                                                    timeline),
         nodes=nodes, telemetry=telemetry, true_rates=true_rates(params), params=params,
-        evidence=ev, raw_jobs=raw_jobs)
+        evidence=ev, raw_jobs=raw_jobs, other_jobs=others, checkpoints=checkpoints,
+        costs=costs)
+
+
+def _evidence_times(ev: Evidence) -> dict[int, np.ndarray]:
+    """Times of every evidence record per node index (-1: records without a host)."""
+    out: dict[int, list[int]] = {}
+    recs = ([(r[0], r[1]) for r in ev.kernel] + [(r[0], r[1]) for r in ev.sel]
+            + [(t, r[1]) for r in ev.tickets for t in (r[0], r[3])])
+    for t, host in recs:
+        key = int(host[4:]) - 1 if host.startswith("node") else -1
+        out.setdefault(key, []).append(int(t))
+    return {k: np.asarray(v, dtype=np.int64) for k, v in out.items()}
 
 
 def _express_all(params: SimParams, timeline: pd.DataFrame, jobs: pd.DataFrame,
@@ -221,11 +254,32 @@ def write_cluster(cluster: SimulatedCluster, directory: Path) -> dict[str, Path]
               "Log area reset/cleared", True) for h in sorted({r[1] for r in ev.sel})]
     out |= w.write_sel(directory, ev.sel + reset)
     out |= w.write_tickets(directory, ev.tickets)
-    out |= w.write_sacct(directory, w.sacct_rows(_sacct_jobs(cluster), p.gpus_per_node, t1))
+    others = cluster.other_jobs
+    other_lists = [hostlist(np.asarray(n, dtype=np.int64)) for n in others.get("nodes", [])]
+    rows = w.merge_by_job_id(w.sacct_rows(_sacct_jobs(cluster), p.gpus_per_node, t1),
+                             w.other_sacct_rows(others, other_lists, p.gpus_per_node)
+                             if len(others) else [])
+    out |= w.write_sacct(directory, rows)
     out |= _write_telemetry(cluster, directory)
     out |= _write_truth(cluster, directory)
     out |= _write_facts(cluster, directory)
+    out |= _write_manifest(directory)
     return dict(sorted(out.items()))
+
+
+#: the sample's hand-over manifest (``reliab.io._manifest``): truth and fleet facts are not logs
+MANIFEST = """\
+# Hand-over manifest of this sample: reliab.ingest applies it when it walks the folder.
+# Ground truth and fleet facts sit beside the logs but are not logs; ingest lists them as skipped.
+skip = ["truth/", "cluster.json", "regenerate.py"]
+"""
+
+
+def _write_manifest(directory: Path) -> dict[str, Path]:
+    """``reliab.toml``: skip the ground truth and the fleet facts when the folder is ingested."""
+    path = directory / "reliab.toml"
+    path.write_text(MANIFEST, encoding="utf-8")
+    return {"reliab.toml": path}
 
 
 def _write_facts(cluster: SimulatedCluster, directory: Path) -> dict[str, Path]:
@@ -247,7 +301,10 @@ def _train_progress(cluster: SimulatedCluster, rng: np.random.Generator) -> list
     recs, step = [], _FIRST_STEP
     for job in jobs.itertuples(index=False):
         end = job.end_us if job.end_us >= 0 else p.start_us + p.window_us
-        lines, step = training_lines(rng, job.job_id, job.start_us, end, step, tput, p.start_us)
+        lines, step = training_lines(rng, job.job_id, job.start_us, end, step, tput, p.start_us,
+                                     resume_us=resume_time(job.start_us),
+                                     saves_us=checkpoint_schedule(job.start_us, end),
+                                     write_s=CHECKPOINT_WRITE_S)
         recs += lines
         if job.end_us < 0:
             continue
@@ -283,4 +340,22 @@ def _write_truth(cluster: SimulatedCluster, directory: Path) -> dict[str, Path]:
     return (w.write_csv(directory, "truth/interruptions.csv", cluster.interruptions,
                         date_format=fmt)
             | w.write_csv(directory, "truth/nodes.csv", cluster.nodes)
-            | w.write_csv(directory, "truth/rates.csv", cluster.true_rates))
+            | w.write_csv(directory, "truth/rates.csv", cluster.true_rates)
+            | w.write_csv(directory, "truth/checkpoints.csv", cluster.checkpoints, date_format=fmt)
+            | w.write_csv(directory, "truth/costs.csv", cluster.costs, date_format=fmt)
+            | _write_other_truth(cluster, directory, fmt))
+
+
+def _write_other_truth(cluster: SimulatedCluster, directory: Path, fmt: str) -> dict[str, Path]:
+    """``truth/other_jobs.csv``: the other users' jobs, none of them an interruption."""
+    o = cluster.other_jobs
+    if not len(o):
+        return {}
+    table = pd.DataFrame({
+        "job_id": o["job_id"], "name": o["name"], "user": o["user"], "state": o["state"],
+        "state_raw": o["state_raw"],
+        "start": _to_time(np.where(o["start_us"] >= 0, o["start_us"], np.iinfo(np.int64).min)),
+        "end": _to_time(o["end_us"].to_numpy()),
+        "nodes": [",".join(host_name(n) for n in nodes) for nodes in o["nodes"]],
+    })
+    return w.write_csv(directory, "truth/other_jobs.csv", table, date_format=fmt)

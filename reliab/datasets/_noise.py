@@ -65,17 +65,21 @@ def kernel_noise(rng: np.random.Generator, t0_us: int, t1_us: int, host: str,
 
 
 def training_lines(rng: np.random.Generator, job: str, start_us: int, end_us: int,
-                   step0: int, tput: np.ndarray, t_first_min_us: int) -> tuple[list[tuple], int]:
-    """Step lines every 5 min and checkpoint lines every 30 min of one job segment.
+                   step0: int, tput: np.ndarray, t_first_min_us: int, *, resume_us: int,
+                   saves_us: np.ndarray, write_s: float) -> tuple[list[tuple], int]:
+    """Step lines every 5 min and the checkpoint lines of one job segment.
 
     ``tput`` is the cluster throughput per minute (tokens/s) starting at ``t_first_min_us``.
-    Returns the (t_us, job, style, text) records and the last checkpointed step.
+    Training resumes at ``resume_us`` and checkpoints complete at ``saves_us`` (each step
+    tick that falls on one prints the save), each write taking ``write_s`` (see
+    ``reliab.datasets._progress``).  Returns the (t_us, job, style, text) records and the
+    last checkpointed step.
     """
     tokens_per_step = 16 * 2**20  # Llama 3 405B: 16M-token batches late in pre-training [P]
     recs = [(start_us + 2 * _S, job, "iso:INFO",
              f"[trainer] job {job} starting, resuming from checkpoint step {step0}"),
-            (start_us + 4 * 60 * _S, job, "iso:INFO", "[trainer] model and optimizer state "
-                                                      f"loaded for step {step0}")]
+            (resume_us, job, "iso:INFO", f"[trainer] model and optimizer state loaded for step {step0}")]
+    saves = set(int(x) for x in saves_us)
     t, step, ckpt = start_us + 5 * 60 * _S, step0, step0
     k = 0
     while True:
@@ -92,8 +96,9 @@ def training_lines(rng: np.random.Generator, job: str, start_us: int, end_us: in
                      f"[trainer] step {step} | loss {loss:.4f} | lr 8.00e-05 | "
                      f"tokens/s {int(rate)} | step_time {tokens_per_step / rate:.2f}s"))
         if k % 6 == 0:
+            rng.uniform(40, 58)  # drawn (and unused) so that the step lines stay as they were
+        if t in saves:
             ckpt = step
-            recs.append((t + 61 * _S, job, "iso:INFO", f"[checkpoint] saved step {step} to "
-                         f"/checkpoints/llama3-405b/step_{step:08d} in "
-                         f"{rng.uniform(40, 58):.1f}s"))
+            recs.append((t, job, "iso:INFO", f"[checkpoint] saved step {step} to "
+                         f"/checkpoints/llama3-405b/step_{step:08d} in {write_s:.1f}s"))
     return recs, ckpt

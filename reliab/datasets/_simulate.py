@@ -63,6 +63,7 @@ class SimParams:
     background_per_node_day: float
     telemetry_nodes: int
     utc_offset_h: float
+    other_jobs_per_day: float = 3.0
 
     @property
     def n_nodes(self) -> int:

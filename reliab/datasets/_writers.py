@@ -173,6 +173,47 @@ def sacct_rows(jobs: list[tuple], gpus_per_node: int, now_us: int) -> list[str]:
     return rows
 
 
+_OTHER_STEP = {"COMPLETED": ("COMPLETED", "0:0"), "FAILED": ("FAILED", "1:0"),
+               "OUT_OF_MEMORY": ("OUT_OF_MEMORY", "0:125")}
+
+
+def other_sacct_rows(jobs: pd.DataFrame, nodelists: list[str], gpus_per_node: int) -> list[str]:
+    """``sacct --parsable2`` rows of other users' jobs (``reliab.datasets._other_jobs``).
+
+    A job cancelled while pending has Start ``None``, Elapsed ``00:00:00``, NodeList ``None
+    assigned``, an empty AllocTRES and no steps (sacct(1): AllocTRES is blank for pending
+    jobs); the others have an allocation row, ``.batch`` and ``.extern``.
+    """
+    rows = []
+    for job, nodelist in zip(jobs.itertuples(index=False), nodelists, strict=True):
+        t_sub, t_end = (s[:19] for s in iso_us([job.submit_us, job.end_us]))
+        width = max(len(job.nodes), 1)
+        head = f"{job.job_id}|{job.job_id}|{job.name}|{job.user}|dev|{job.state_raw}|{job.exit_code}|{t_sub}"
+        if job.start_us < 0:
+            rows.append(f"{head}|None|{t_end}|00:00:00|{width}|None assigned|0|")
+            continue
+        t_start = iso_us([job.start_us])[0][:19]
+        el = _elapsed((job.end_us - job.start_us) // 1_000_000)
+        tres = (f"billing={width * 224},cpu={width * 224},gres/gpu={width * gpus_per_node},"
+                f"mem={width * 2000}G,node={width}")
+        st, sc = _OTHER_STEP.get(job.state, ("CANCELLED", "0:15"))
+        first = nodelist.replace("node[", "node").split("-")[0].split(",")[0]
+        rows += [
+            f"{head}|{t_start}|{t_end}|{el}|{width}|{nodelist}|0|{tres}",
+            f"{job.job_id}.batch|{job.job_id}.batch|batch|||{st}|{sc}|{t_start}|{t_start}|{t_end}|"
+            f"{el}|1|{first}||cpu=224,gres/gpu={gpus_per_node},mem=2000G,node=1",
+            f"{job.job_id}.extern|{job.job_id}.extern|extern|||COMPLETED|0:0|{t_start}|{t_start}|"
+            f"{t_end}|{el}|{width}|{nodelist}||{tres}",
+        ]
+    return rows
+
+
+def merge_by_job_id(rows: list[str], extra: list[str]) -> list[str]:
+    """Header plus both row lists in job-id order (steps stay after their allocation)."""
+    body = rows[1:] + extra
+    return rows[:1] + sorted(body, key=lambda r: int(r.split("|", 1)[0].split(".")[0]))
+
+
 def write_sacct(directory: Path, rows: list[str]) -> dict[str, Path]:
     """``slurm/sacct.txt``."""
     return {"slurm/sacct.txt": _write_lines(directory / "slurm" / "sacct.txt", rows)}

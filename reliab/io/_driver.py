@@ -1,9 +1,12 @@
 """Raw files -> canonical tables: the ingest driver.
 
-:func:`ingest` walks the given paths, picks a parser per file by sniffing (every registered
+:func:`ingest` plans the run (:func:`reliab.io._plan.prepare`: inputs found, hand-over
+manifests applied, every input that will not be read given its accounting row), picks a
+parser per file — named by ``source=`` or the manifest, else by sniffing (every registered
 parser scores the file's name and first lines; the highest score wins, ties go to the
-parser registered first), reads each file with the shared line accounting, concatenates
-and validates the tables, and attributes job interruptions with
+parser registered first) — reads each file with the shared line accounting (any failure
+inside a reader becomes that file's row), hands ``scheme://`` inputs to their live source,
+concatenates and validates the tables, and attributes job interruptions with
 :func:`reliab.taxonomy.attribute`.  :func:`available_sources` lists the parsers.
 
 Parsers register themselves on import (:func:`reliab.io._registry.register_parser`);
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,107 +25,111 @@ import pandas as pd
 
 # importing the formats package registers every parser, in a fixed order
 import reliab.io.formats  # noqa: F401
+import reliab.io.sources  # noqa: F401  (registers slurm://, prometheus://, journald://)
 from reliab import schema
 from reliab.errors import InputFileError, ParseError, ReliabError, UnknownFormatError
-from reliab.io._files import head_lines
+from reliab.io._discover import Entry
+from reliab.io._files import head_lines, read_head
 from reliab.io._lines import quarantine_frame
-from reliab.io._quarantine import quarantine_limit
-from reliab.io._registry import FileResult, Parser, get_parser, options_for, parsers
-from reliab.io._result import IngestResult, SourceChoice
+from reliab.io._options import reader_options
+from reliab.io._plan import RunPlan, prepare
+from reliab.io._quarantine import check_limit, quarantine_limit
+from reliab.io._registry import (
+    FileResult,
+    Parser,
+    get_parser,
+    get_source,
+    options_for,
+    parsers,
+    url_scheme,
+)
+from reliab.io._registry import sources as live_sources
+from reliab.io._result import IngestResult, SourceChoice, not_read_notes
+from reliab.io._unread import BINARY, EMPTY, OPENED_NOT_READ, UNRECOGNIZED, binary_kind, not_read
 
-__all__ = ["ingest", "IngestResult", "SourceChoice", "available_sources", "discover"]
+__all__ = ["ingest", "IngestResult", "SourceChoice", "available_sources", "discover", "read_file",
+           "choose_source", "read_entry", "read_url", "run_keys"]
 
-#: documentation files that sit beside data and are never read as logs
-_DOC_PREFIXES = ("readme", "license", "licence", "copying", "notice")
-_DOC_NAMES = ("source.md", "sources.md", "cluster.json", "regenerate.py")
-_SNIFF_LINES = 20
 #: source name of a file of which not one byte can be read (one quarantined pseudo-line)
 UNREADABLE = "unreadable"
+_SNIFF_LINES = 20
 
 
 def available_sources() -> pd.DataFrame:
-    """Registered parsers: ``name``, the ``table`` each mainly produces, a one-line ``summary``."""
+    """Registered parsers: ``name``, the ``table`` each mainly produces, a one-line ``summary``.
+
+    Live sources (``scheme://`` paths) follow as ``name`` ``<scheme>://``, table ``live``.
+    """
     rows = [(p.name, p.table, p.summary) for p in parsers()]
+    rows += [(f"{s.scheme}://", "live", s.summary) for s in live_sources()]
     return pd.DataFrame(rows, columns=["name", "table", "summary"]).astype("string")
 
 
-def _skipped(name: str) -> bool:
-    low = name.lower()
-    return (name.startswith(".") or low in _DOC_NAMES or low.startswith(_DOC_PREFIXES)
-            or low.endswith((".py", ".pyc")))
-
-
-def _walk(root: Path, recursive: bool) -> Iterator[Path]:
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames
-                             if recursive and d not in ("truth", "__pycache__") and not d.startswith("."))
-        for name in sorted(filenames):
-            if not _skipped(name):
-                yield Path(dirpath) / name
-
-
 def discover(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
-             recursive: bool = True) -> list[Path]:
-    """The files ``ingest`` reads for ``paths``, in a deterministic order.
+             recursive: bool = True, manifest: bool | str | os.PathLike[str] = True) -> list[Path]:
+    """The files ``ingest`` opens for ``paths``, in a deterministic order.
 
-    Directories are walked in sorted order, skipping ``truth/`` folders, hidden files and
-    folders, documentation (``SOURCE.md``, ``README*``, ``LICENSE*``…), the fleet facts
-    ``cluster.json``, Python sources and ``__pycache__``.  Files named
-    explicitly are always read.
+    Folders are walked in sorted order; hidden files and folders, documentation files of
+    exact names (``README``, ``LICENSE.txt``, ``SOURCE.md``…), Python cache folders and the
+    ``skip`` globs of a hand-over manifest are left out (``ingest`` lists each of them with
+    source ``skipped``), as are FIFOs, sockets and devices (source ``special``).  Files
+    named explicitly are always read.  See :mod:`reliab.io._discover`.
 
     Raises
     ------
     InputFileError
         If a path does not exist.
     """
-    items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
-    if not items:
-        raise ValueError("ingest needs at least one path")
-    seen: dict[Path, None] = {}
-    for item in items:
-        p = Path(item)
-        if not p.exists():
-            raise InputFileError(f"{p}: no such file or directory")
-        for f in _walk(p, recursive) if p.is_dir() else [p]:
-            seen.setdefault(f, None)
-    return list(seen)
+    plan = prepare(paths, recursive=recursive, manifest=manifest)
+    return [Path(e.path) for e in plan.entries if e.result is None and not e.url]
 
 
-def _sniff(path: Path) -> SourceChoice | None:
-    """Best parser for ``path``; ``None`` for an empty file."""
+def _sniff(path: Path, strict: bool = False) -> SourceChoice:
+    """Best parser for ``path``; ``empty``, ``binary`` or ``unrecognized`` when there is none."""
     first = head_lines(path, _SNIFF_LINES)
     if not first:
-        return None
+        return SourceChoice(EMPTY, 0.0, "empty file: nothing to read")
     scores: list[tuple[float, int, Parser]] = []
     for i, parser in enumerate(parsers()):
         try:
             score = float(parser.sniff(str(path), first))
-        except (ReliabError, ValueError, UnicodeError, OSError):
+        except Exception:  # noqa: BLE001 - a sniffer that fails on odd text just does not claim it
             score = 0.0
         scores.append((score, -i, parser))
     scores.sort(key=lambda s: (s[0], s[1]), reverse=True)
     best = scores[0]
     if best[0] <= 0:
-        tried = ", ".join(p.name for p in parsers())
-        raise UnknownFormatError(f"{path}: no parser recognises this file (tried {tried});"
-                                 " pass source= to force one")
+        return _no_reader(path, strict)
     others = ", ".join(f"{p.name}={s:.2f}" for s, _, p in scores[1:] if s > 0)
     reason = f"sniffed: {best[2].name}={best[0]:.2f}" + (f" (also {others})" if others else "")
     return SourceChoice(best[2].name, best[0], reason)
 
 
+def _no_reader(path: Path, strict: bool) -> SourceChoice:
+    """The ``binary`` or ``unrecognized`` choice of a file no sniffer claims (strict: raise)."""
+    kind = binary_kind(read_head(path, 8192))
+    if kind is not None:
+        reason = f"{kind}: no reader takes binary content"
+        source = BINARY
+    else:
+        reason = (f"no reader recognises this file (tried {', '.join(p.name for p in parsers())});"
+                  " pass source= or name its source in reliab.toml")
+        source = UNRECOGNIZED
+    if strict:
+        raise UnknownFormatError(f"{path}: {reason}")
+    return SourceChoice(source, 0.0, reason)
+
+
 def _check_options(options: dict[str, Any]) -> None:
-    accepted: set[str] = set()
-    named = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    for parser in parsers():
-        params = list(inspect.signature(parser.read).parameters.values())
-        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-            return
-        accepted |= {p.name for p in params[1:] if p.kind in named}
+    check_limit(options.get("quarantine_limit"))
+    if any(any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
+           for fn in [*(p.read for p in parsers()), *(s.read for s in live_sources())]):
+        return
+    accepted = set(reader_options())
     unknown = sorted(set(options) - accepted - {"quarantine_limit"})  # read by read_file
     if unknown:
-        raise TypeError(f"ingest() got option(s) {unknown} that no parser accepts;"
-                        f" accepted: {', '.join(sorted(accepted - {'strict'}))}")
+        raise TypeError(f"ingest() got option(s) {unknown} that no reader accepts;"
+                        f" accepted: {', '.join(sorted(accepted))}")
 
 
 def check_arguments(source: str | None, options: dict[str, Any]) -> None:
@@ -143,34 +150,42 @@ def check_arguments(source: str | None, options: dict[str, Any]) -> None:
     _check_options(options)
 
 
-def choose_source(path: Path, source: str | None = None, strict: bool = False) -> SourceChoice | None:
+def choose_source(path: Path, source: str | None = None, strict: bool = False,
+                  why: str = "forced by source=") -> SourceChoice:
     """The parser that reads ``path``: forced by ``source``, else sniffed.
 
-    Returns ``None`` for an empty file, and a choice named :data:`UNREADABLE` (its reason is
-    the error) for a file of which not one byte can be decompressed, unless ``strict``.
+    Never raises unless ``strict``: an empty file is ``empty``, a file no parser
+    recognises ``unrecognized`` or ``binary``, and a file whose start cannot be read (or
+    whose sniffing fails) is :data:`UNREADABLE` with the error as its reason.
 
     Raises
     ------
     UnknownFormatError
-        No parser recognises the file.
+        With ``strict=True``, no parser recognises the file.
     InputFileError
         With ``strict=True``, the start of the file cannot be read.
     """
     if source is not None:
-        return SourceChoice(source, 1.0, "forced by source=")
+        return SourceChoice(source, 1.0, why)
     try:
-        return _sniff(path)
-    except InputFileError as exc:  # not one byte decompresses: a per-file failure
+        return _sniff(path, strict)
+    except UnknownFormatError:  # raised only when strict
+        raise
+    except InputFileError as exc:
         if strict:
             raise
         return SourceChoice(UNREADABLE, 0.0, str(exc))
+    except Exception as exc:  # noqa: BLE001 - any failure to open the file is this file's row
+        if strict:
+            raise InputFileError(f"{path}: cannot read the start of the file ({type(exc).__name__}: {exc})") from exc
+        return SourceChoice(UNREADABLE, 0.0, f"cannot read the start of the file ({type(exc).__name__}: {exc})")
 
 
 def _failed_file(path: str, source: str, reason: str) -> FileResult:
     """A file that could not be read at all: one malformed pseudo-line at lineno 0."""
     quarantine = quarantine_frame([(path, 0, source, reason, None)])
     return FileResult(path=path, source=source, lines=1, parsed=0, irrelevant=0, malformed=1,
-                      quarantine=quarantine)
+                      quarantine=quarantine, reason=reason)
 
 
 def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
@@ -179,22 +194,27 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
 
     :func:`ingest` calls it in a loop and :func:`reliab.io.distributed.ingest_distributed`
     as one task per file, so both produce the same :class:`FileResult` for the same file.
+    Whatever goes wrong inside the reader becomes this file's accounting row (one
+    quarantined pseudo-line at ``lineno`` 0 naming the error), unless ``strict``.
 
     Parameters
     ----------
     path : path
         The file.
     choice : SourceChoice or None
-        From :func:`choose_source`; ``None`` (empty file) gives an all-zero result and an
-        :data:`UNREADABLE` choice one quarantined pseudo-line.
+        From :func:`choose_source`; ``empty``, ``binary`` and ``unrecognized`` choices give
+        a row with the file's lines counted as irrelevant, an :data:`UNREADABLE` choice one
+        quarantined pseudo-line.  ``None`` means empty.
     options : dict, optional
         Parser options; each reader gets those it accepts.
     strict : bool
         Raise on the first malformed line or broken file instead of quarantining.
     """
-    name = str(path)
+    name = path if isinstance(path, str) else os.fsdecode(os.fspath(path))
     if choice is None:
-        return FileResult(path=name, source="empty", lines=0, parsed=0, irrelevant=0, malformed=0)
+        choice = SourceChoice(EMPTY, 0.0, "empty file: nothing to read")
+    if choice.source in OPENED_NOT_READ:
+        return not_read(name, choice.source, choice.reason)
     if choice.source == UNREADABLE:
         return _failed_file(name, UNREADABLE, choice.reason)
     parser = get_parser(choice.source)
@@ -212,10 +232,11 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
         if strict:
             raise
         return _failed_file(name, choice.source, str(exc))
-    except _BROKEN_STREAM as exc:  # a reader met a corrupt archive or undecodable table
+    except Exception as exc:  # noqa: BLE001 - per-file isolation: the run goes on
         if strict:
             raise InputFileError(f"{name}: unreadable ({type(exc).__name__}: {exc})") from exc
-        return _failed_file(name, choice.source, f"unreadable ({type(exc).__name__}: {exc})")
+        kind = "unreadable" if isinstance(exc, _BROKEN_STREAM) else "reader failed"
+        return _failed_file(name, choice.source, f"{kind} ({type(exc).__name__}: {exc})")
 
 
 def _broken_stream_errors() -> tuple[type[BaseException], ...]:
@@ -252,8 +273,19 @@ def _concat(frames: list[pd.DataFrame], table: str) -> pd.DataFrame:
         return schema.empty(table)
     if len(frames) == 1 and _conformed(frames[0], table):
         return frames[0]  # one file's table, conformed by its reader: no copy
-    out = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    out = frames[0] if len(frames) == 1 else _concat_frames(frames)
     return schema.conform(out.reset_index(drop=True), table)
+
+
+def _concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """``pd.concat``; a text column that some file keeps in Python storage (a non-UTF-8
+    file name, see :func:`reliab.schema.conform`) is concatenated in Python storage."""
+    try:
+        return pd.concat(frames, ignore_index=True)
+    except UnicodeEncodeError:
+        cols = {c for f in frames for c in f.columns if f[c].dtype == schema.PY_STRING}
+        return pd.concat([f.astype({c: schema.PY_STRING for c in cols if c in f.columns}) for f in frames],
+                         ignore_index=True)
 
 
 def _progress(total: int, enabled: bool) -> tuple[Callable[[], None], Callable[[], None]]:
@@ -274,7 +306,11 @@ def ingest(
     source: str | None = None,
     recursive: bool = True,
     strict: bool = False,
+    manifest: bool | str | os.PathLike[str] = True,
     store: str | os.PathLike[str] | None = None,
+    rebuild: bool = False,
+    policy: str | None = None,
+    job_name: str | list[str] | None = None,
     rules: Any = None,
     before: str | pd.Timedelta = "10min",
     after: str | pd.Timedelta = "5min",
@@ -284,34 +320,64 @@ def ingest(
 ) -> IngestResult:
     """Read raw log files into validated canonical tables and attribute interruptions.
 
+    A run never stops at a file: every path given or found gets an accounting row.  Files
+    no reader recognises (source ``unrecognized``), binary files (``binary``), empty files
+    (``empty``), FIFOs, sockets and devices (``special``, never opened), files or folders
+    that cannot be read (``unreadable``) and files skipped by name (``skipped``: hidden
+    files, exact documentation names, manifest ``skip`` globs) are listed with the reason,
+    their lines counted; any error inside a reader becomes that file's row (one
+    quarantined pseudo-line naming the error).  :meth:`IngestResult.not_read` lists them.
+
     Parameters
     ----------
-    paths : path, directory, or iterable of them
-        Files to read; directories are walked (sorted), skipping ``truth/`` folders,
-        hidden files and documentation files (``SOURCE.md``, ``README*``, ``LICENSE*``).
+    paths : path, folder, ``scheme://`` URL, or an iterable of them
+        Files to read; folders are walked in sorted order (see :func:`discover`); a path
+        starting with ``scheme://`` is read by the live source registered for that scheme
+        (:func:`reliab.io.register_source`).
     source : str, optional
         Force one parser (see :func:`available_sources`) instead of sniffing each file.
     recursive : bool
-        Walk sub-directories.
+        Walk sub-folders.
     strict : bool
-        Raise :class:`~reliab.errors.ParseError` (naming file and line) at the first
-        malformed line, and :class:`~reliab.errors.InputFileError` for a broken file;
-        by default such lines are quarantined and the run completes.
+        Fail instead of setting aside: :class:`~reliab.errors.ParseError` (naming file and
+        line) at the first malformed line, :class:`~reliab.errors.UnknownFormatError` for a
+        file no reader recognises (or binary), :class:`~reliab.errors.InputFileError` for
+        a broken, special or unreadable file.  Empty and skipped files are not failures.
+    manifest : bool or path
+        The hand-over manifest (:mod:`reliab.io._manifest`): ``True`` (default) uses a
+        ``reliab.toml`` found in any folder walked (for that folder's subtree, the nearest
+        one winning), ``False`` none, a path that file for every input.  It sets per-glob source and reader options, skip globs and run-level
+        keywords of this function; what is passed here overrides it.
     store : path, optional
         Incremental mode: a folder that keeps the canonical tables and a ledger of every
         file content read so far (:mod:`reliab.io._store`).  Files already read are
         skipped, grown files and rotated copies (``messages.1``, ``messages.2.gz``,
         ``messages-20240603``) contribute only their new lines, and the result holds the
         *whole* store, attributed afresh.  ``accounting`` then covers this run only (new
-        lines per file) with a ``status`` column: new, appended, unchanged or rotated.
+        lines per file) with a ``status`` column: new, appended, unchanged, rotated,
+        rewritten or set aside.
+    rebuild : bool
+        With ``store``: discard the store's tables and ledger and read every file afresh
+        (the fix for a store reported missing or corrupt).
+    policy : {"fleet", "training-run"} or None
+        What counts as an interruption (:func:`reliab.job_outcomes`).  ``None`` or
+        ``"fleet"`` (the default of a shared cluster, Kokolis et al. HPCA 2025): NODE_FAIL
+        or BOOT_FAIL, or FAILED with infrastructure evidence near the job's end; FAILED
+        without it is a user failure (``user_failures``); CANCELLED, TIMEOUT, OOM and
+        COMPLETED are not interruptions.  ``"training-run"`` (Llama 3): every end of one
+        training run other than COMPLETED.  The result's ``policy`` and first note say which.
+    job_name : str, optional
+        The training run for ``policy="training-run"`` (default: the job name with the
+        most GPU-hours).
     rules, before, after, job_filter
-        Passed to :func:`reliab.taxonomy.attribute` (rules file, attribution window
-        around the job end, which interrupted jobs to keep).
+        Passed to :func:`reliab.job_outcomes` (rules file, attribution window around the
+        job end, which interrupted jobs to keep).
     progress : bool
         Show a rich progress bar over the files (nothing is printed otherwise).
     **options
-        Parser options (``year``, ``tz``, ``boot_time``, ``host``, ``job_id``, column
-        mappings…), each passed to the readers that accept it; ``quarantine_limit=N``
+        Reader options (``year``, ``tz``, ``boot_time``, ``host``, ``job_id``, ``fields``,
+        column mappings…; :func:`reliab.io._options.reader_options` lists them), each
+        passed to the readers that accept it; ``quarantine_limit=N``
         keeps at most N malformed lines per file in full and counts the rest in one
         summary row (default :data:`reliab.io._quarantine.QUARANTINE_LIMIT`).
 
@@ -323,32 +389,92 @@ def ingest(
     Raises
     ------
     InputFileError
-        A path does not exist (or, with ``strict=True``, a file cannot be read).  Without
-        ``strict``, a file that cannot be read at all is accounted as one malformed line
-        (quarantined with ``lineno`` 0 and the reason) and the run goes on.
+        A path does not exist, or with ``strict=True`` a file cannot be read.
     UnknownFormatError
-        No parser recognises a file, or ``source`` names no parser.
+        ``source`` names no parser, a URL's scheme no live source, or (``strict=True``)
+        no reader recognises a file.
+    ManifestError
+        The manifest cannot be used; the message names file, line and key.
     TypeError
-        An option that no parser accepts.
+        An option that no reader accepts.
     """
     check_arguments(source, options)
-    files = discover(paths, recursive=recursive)
-    attribution = {"rules": rules, "before": before, "after": after, "job_filter": job_filter}
+    plan = prepare(paths, source=source, recursive=recursive, strict=strict, manifest=manifest,
+                   options=options, run_keys=run_keys())
+    attribution = plan.run_values({"policy": policy, "job_name": job_name, "rules": rules, "before": before,
+                                   "after": after, "job_filter": job_filter}, _defaults())
     if store is not None:
         from reliab.io._store import ingest_into
 
-        return ingest_into(store, files, source=source, strict=strict, options=options,
-                           progress=progress, attribution=attribution)
-    choices = {str(f): choose_source(f, source, strict) for f in files}
+        return ingest_into(store, plan, strict=strict, progress=progress, attribution=attribution,
+                           rebuild=rebuild)
+    if rebuild:
+        raise ValueError("rebuild=True needs store=")
     results: list[FileResult] = []
-    advance, close = _progress(len(files), progress)
+    choices: dict[str, SourceChoice | None] = {}
+    advance, close = _progress(len(plan.entries), progress)
     try:
-        for f in files:
-            results.append(read_file(f, choices[str(f)], options, strict))
+        for entry in plan.entries:
+            for result, choice in read_entry(plan, entry, strict):
+                results.append(result)
+                choices[result.path] = choice
             advance()
     finally:
         close()
-    return assemble(results, choices, **attribution)
+    return assemble(results, choices, notes=plan_notes(plan), **attribution)
+
+
+def read_entry(plan: RunPlan, entry: Entry, strict: bool) -> list[tuple[FileResult, SourceChoice]]:
+    """Read one input of ``plan``: ``(result, choice)`` per accounting row it yields."""
+    if entry.result is not None:
+        r = entry.result
+        return [(r, SourceChoice(r.source, 0.0, r.reason or ""))]
+    if entry.url:
+        return read_url(entry.path, dict(plan.options), strict)
+    forced, why, options = plan.file_options(entry.path)
+    choice = choose_source(Path(entry.path), forced, strict, why)
+    return [(read_file(entry.path, choice, options, strict), choice)]
+
+
+def read_url(url: str, options: dict[str, Any], strict: bool) -> list[tuple[FileResult, SourceChoice]]:
+    """Read a ``scheme://`` input with its live source: one row per chunk it yields.
+
+    A :class:`~reliab.errors.ReliabError` from the source (server down, bad URL) or a
+    ``ValueError``/``TypeError`` (a bad window or option) fails the run with its one-line
+    message, before anything is written; any other error becomes the URL's accounting row.
+    """
+    scheme = url_scheme(url) or ""
+    handler = get_source(scheme)
+    why = f"live source {scheme}://"
+    try:
+        results = list(handler.read(url, **options_for(handler.read, {**options, "strict": strict})))
+    except (ReliabError, ValueError, TypeError):  # the source is down or the arguments are wrong
+        raise
+    except Exception as exc:  # noqa: BLE001 - a failing chunk is its row, not the run's end
+        if strict:
+            raise
+        results = [_failed_file(url, f"{scheme}://", f"source failed ({type(exc).__name__}: {exc})")]
+    return [(r, SourceChoice(r.source, 1.0, why)) for r in results]
+
+
+_EXCLUDED_RUN_KEYS = frozenset({"paths", "source", "recursive", "strict", "manifest", "store", "rebuild",
+                                "progress", "job_filter"})
+
+
+def run_keys() -> tuple[str, ...]:
+    """Keywords of :func:`ingest` a manifest may set at its top level (``rules``, ``before``…)."""
+    return tuple(p.name for p in inspect.signature(ingest).parameters.values()
+                 if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in _EXCLUDED_RUN_KEYS)
+
+
+def _defaults() -> dict[str, Any]:
+    return {p.name: p.default for p in inspect.signature(ingest).parameters.values()
+            if p.default is not inspect.Parameter.empty}
+
+
+def plan_notes(plan: RunPlan) -> tuple[str, ...]:
+    """Run-level notes of ``plan``: the manifests applied."""
+    return tuple(f"hand-over manifest applied: {m.path}" for m in plan.all_manifests())
 
 
 def file_tables(results: list[FileResult]) -> dict[str, pd.DataFrame]:
@@ -363,12 +489,15 @@ def file_tables(results: list[FileResult]) -> dict[str, pd.DataFrame]:
 
 
 def accounting_of(results: list[FileResult]) -> pd.DataFrame:
-    """One accounting row per file result (``lines = parsed + irrelevant + malformed``)."""
+    """One accounting row per file result (``lines = parsed + irrelevant + malformed``).
+
+    ``reason`` says why a file was set aside (not read, or read no further), else NA.
+    """
     if not results:
         return schema.empty("accounting")
     return schema.conform(pd.DataFrame(
-        [(r.path, r.source, r.lines, r.parsed, r.irrelevant, r.malformed) for r in results],
-        columns=["path", "source", "lines", "parsed", "irrelevant", "malformed"],
+        [(r.path, r.source, r.lines, r.parsed, r.irrelevant, r.malformed, r.reason) for r in results],
+        columns=["path", "source", "lines", "parsed", "irrelevant", "malformed", "reason"],
     ), "accounting")
 
 
@@ -377,7 +506,7 @@ def sources_of(results: list[FileResult],
     """Per path, the source choice with the parser's notes appended to its reason."""
     sources: dict[str, SourceChoice] = {}
     for r in results:
-        choice = choices.get(r.path) or SourceChoice("empty", 0.0, "empty file: nothing to read")
+        choice = choices.get(r.path) or SourceChoice(r.source, 0.0, r.reason or "")
         if r.notes:
             choice = SourceChoice(choice.source, choice.confidence, f"{choice.reason}; {'; '.join(r.notes)}")
         sources[r.path] = choice
@@ -385,19 +514,20 @@ def sources_of(results: list[FileResult],
 
 
 def assemble(results: list[FileResult], choices: dict[str, SourceChoice | None],
-             **attribution: Any) -> IngestResult:
+             notes: tuple[str, ...] = (), **attribution: Any) -> IngestResult:
     """Concatenate per-file results (in order), validate, attribute: the IngestResult."""
     return finish(file_tables(results), accounting_of(results), sources_of(results, choices),
-                  **attribution)
+                  notes=notes, **attribution)
 
 
 def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
-           sources: dict[str, SourceChoice], **attribution: Any) -> IngestResult:
+           sources: dict[str, SourceChoice], notes: tuple[str, ...] = (), **attribution: Any) -> IngestResult:
     """Sort signals by time, validate every table and attribute interruptions.
 
-    ``tables`` holds signals, jobs, telemetry and quarantine, already conformed.
+    ``tables`` holds signals, jobs, telemetry and quarantine, already conformed; ``notes``
+    are run-level remarks, to which a count of the files not read is added.
     """
-    from reliab.taxonomy import attribute
+    from reliab.taxonomy import job_outcomes
 
     signals = tables["signals"]
     if not signals["time"].is_monotonic_increasing:  # a stable sort keeps sorted rows as they are
@@ -408,9 +538,16 @@ def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
     for name in ("jobs", "telemetry", "quarantine"):
         schema.validate(tables[name], name)
     schema.validate(signals, "signals")
-    # conform: the same (Arrow) string backing as every other table, e.g. after a Parquet trip
-    interruptions = schema.validate(schema.conform(attribute(signals, tables["jobs"], **attribution),
-                                                   "interruptions"), "interruptions")
-    return IngestResult(signals=signals, jobs=tables["jobs"], interruptions=interruptions,
+    outcomes = job_outcomes(signals, tables["jobs"], sources=accounting["source"].unique(),
+                            **attribution)
+
+    def conformed(frame: pd.DataFrame) -> pd.DataFrame:
+        # the same (Arrow) string backing as every other table, e.g. after a Parquet trip
+        return schema.validate(schema.conform(frame, "interruptions"), "interruptions")
+
+    return IngestResult(signals=signals, jobs=tables["jobs"],
+                        interruptions=conformed(outcomes.interruptions),
                         telemetry=tables["telemetry"], quarantine=tables["quarantine"],
-                        accounting=schema.validate(accounting, "accounting"), sources=sources)
+                        accounting=schema.validate(accounting, "accounting"), sources=sources,
+                        notes=(outcomes.method, *outcomes.notes, *notes, *not_read_notes(accounting)),
+                        policy=outcomes.policy, user_failures=conformed(outcomes.user_failures))

@@ -50,13 +50,18 @@ def quarantine_limit(limit: int | None) -> Iterator[None]:
     if limit is None:
         yield
         return
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-        raise ValueError(f"quarantine_limit must be a non-negative integer, not {limit!r}")
+    check_limit(limit)
     token = _LIMIT.set(limit)
     try:
         yield
     finally:
         _LIMIT.reset(token)
+
+
+def check_limit(limit: object) -> None:
+    """Raise ``ValueError`` unless ``limit`` is ``None`` or a non-negative integer."""
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise ValueError(f"quarantine_limit must be a non-negative integer, not {limit!r}")
 
 
 def current_limit() -> int:
@@ -133,5 +138,5 @@ def quarantined_lines(quarantine: pd.DataFrame) -> int:
     return len(quarantine) - len(omitted) + int(omitted.astype("int64").sum())
 
 
-__all__ = ["Quarantine", "quarantine_frame", "quarantine_limit", "quarantined_lines", "current_limit",
+__all__ = ["Quarantine", "quarantine_frame", "quarantine_limit", "quarantined_lines", "current_limit", "check_limit",
            "QUARANTINE_LIMIT", "OMITTED"]

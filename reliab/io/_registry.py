@@ -7,7 +7,8 @@ whether it recognises the first lines and the file name) and how to *read* one f
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +35,8 @@ class FileResult:
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     quarantine: pd.DataFrame | None = None
     notes: tuple[str, ...] = ()
+    #: why the file was set aside (not read, or read no further), ``None`` for a file read
+    reason: str | None = None
 
     def __post_init__(self) -> None:
         if self.lines != self.parsed + self.irrelevant + self.malformed:
@@ -96,6 +99,68 @@ def get_parser(name: str) -> Parser:
 def parsers() -> tuple[Parser, ...]:
     """All registered parsers, in registration order."""
     return tuple(_PARSERS.values())
+
+
+#: (url, **options) -> one FileResult per chunk read (its ``path`` names the chunk, e.g. a URL)
+SourceReader = Callable[..., Iterable[FileResult]]
+
+
+@dataclass(frozen=True)
+class LiveSource:
+    """A registered non-file source: paths ``<scheme>://…`` are handed to ``read``."""
+
+    scheme: str
+    read: SourceReader
+    summary: str
+
+
+_SOURCES: dict[str, LiveSource] = {}
+#: ``scheme://`` at the start of a path argument: a live source, not a file
+URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def register_source(scheme: str) -> Callable[[SourceReader], SourceReader]:
+    """Register ``read(url, *, strict=False, **options)`` as the handler of ``scheme://`` paths.
+
+    The seam for sources that are not files (a Slurm database, a Prometheus server): a path
+    given to :func:`reliab.ingest` that starts with ``scheme://`` goes to ``read``, which
+    yields one :class:`FileResult` per chunk it read (its ``path`` names the chunk, e.g. the
+    URL with its time window, and is the chunk's accounting row).  ``read``'s keyword-only
+    parameters are per-source options like a file reader's (CLI flags, manifest keys).
+    """
+    scheme = scheme.lower()
+
+    def decorator(fn: SourceReader) -> SourceReader:
+        if scheme in _SOURCES:
+            raise ValueError(f"a source for scheme {scheme!r} is already registered")
+        doc = (fn.__doc__ or "").strip().splitlines()
+        _SOURCES[scheme] = LiveSource(scheme, fn, doc[0] if doc else "")
+        return fn
+
+    return decorator
+
+
+def url_scheme(path: object) -> str | None:
+    """The lower-cased scheme of a ``scheme://…`` path argument, else ``None``.
+
+    A transport suffix is dropped: ``prometheus+https://…`` is a ``prometheus`` path.
+    """
+    match = URL.match(path) if isinstance(path, str) else None
+    return match.group(1).lower().split("+", 1)[0] if match else None
+
+
+def get_source(scheme: str) -> LiveSource:
+    """The live source registered for ``scheme``; ``KeyError`` lists the known schemes."""
+    try:
+        return _SOURCES[scheme.lower()]
+    except KeyError:
+        known = ", ".join(f"{s}://" for s in sorted(_SOURCES)) or "none registered"
+        raise KeyError(f"no source handles {scheme}:// paths (known: {known})") from None
+
+
+def sources() -> tuple[LiveSource, ...]:
+    """All registered live sources, in registration order."""
+    return tuple(_SOURCES.values())
 
 
 def options_for(fn: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,37 @@ import pandas as pd
 from reliab import schema
 
 #: table name -> Parquet file written by :meth:`IngestResult.write_parquet`
-PARQUET_TABLES = ("signals", "interruptions", "accounting", "quarantine", "jobs", "telemetry")
+PARQUET_TABLES = ("signals", "interruptions", "accounting", "quarantine", "jobs", "telemetry",
+                  "user_failures")
+#: accounting sources of inputs left out by design (not counted among the files not read)
+SKIPPED_SOURCES = ("skipped", "manifest")
+
+
+def set_aside(accounting: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(not read, skipped)``: accounting rows with a reason, split by :data:`SKIPPED_SOURCES`."""
+    if "reason" not in accounting.columns:
+        empty = accounting.iloc[0:0]
+        return empty, empty
+    rows = accounting.loc[accounting["reason"].notna().to_numpy(dtype=bool)]
+    skipped = rows["source"].isin(SKIPPED_SOURCES).to_numpy(dtype=bool)
+    return rows.loc[~skipped], rows.loc[skipped]
+
+
+def _counts(rows: pd.DataFrame) -> str:
+    counts = rows["source"].value_counts(sort=False).sort_index()
+    return ", ".join(f"{n:,} {s}" for s, n in counts.items())
+
+
+def not_read_notes(accounting: pd.DataFrame) -> tuple[str, ...]:
+    """Run notes that count the files not read and the files skipped, by source."""
+    unread, skipped = set_aside(accounting)
+    notes = []
+    if len(unread):
+        notes.append(f"{len(unread):,} file(s) not read ({_counts(unread)}); IngestResult.not_read() lists"
+                     " them with the reason")
+    if len(skipped):
+        notes.append(f"{len(skipped):,} input(s) skipped by name ({_counts(skipped)})")
+    return tuple(notes)
 
 
 @dataclass(frozen=True)
@@ -41,13 +71,21 @@ class IngestResult:
         Malformed lines: path, lineno, source, reason, text.
     accounting : pandas.DataFrame
         One row per input file: path, source, lines, parsed, irrelevant, malformed, with
-        ``lines == parsed + irrelevant + malformed``.  After an incremental ingest
+        ``lines == parsed + irrelevant + malformed``, and ``reason`` for a file set aside
+        (see :meth:`not_read`).  After an incremental ingest
         (``ingest(..., store=...)``) the counts are this run's *new* lines and a ``status``
         column says new, appended, unchanged or rotated; the tables are the whole store.
     sources : mapping of str to SourceChoice
         Chosen format per input path.
     notes : tuple of str
-        Run-level remarks (e.g. attribution skipped).
+        Run-level remarks: the interruption policy and its counts, evidence coverage
+        (warnings start with ``"Warning: "``).
+    policy : str
+        The interruption policy used: ``fleet`` (default) or ``training-run``
+        (:func:`reliab.job_outcomes`).
+    user_failures : pandas.DataFrame
+        Schema ``interruptions``: FAILED jobs without infrastructure evidence, which the
+        fleet policy counts apart as user or application failures.
     """
 
     signals: pd.DataFrame
@@ -58,6 +96,8 @@ class IngestResult:
     accounting: pd.DataFrame
     sources: Mapping[str, SourceChoice] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    policy: str = "fleet"
+    user_failures: pd.DataFrame = field(default_factory=lambda: schema.empty("user_failures"))
 
     def summary(self) -> pd.DataFrame:
         """Per source: files, line accounting and the number of signal rows produced."""
@@ -70,16 +110,32 @@ class IngestResult:
         out = out.reset_index()
         return out.astype({c: "int64" for c in ["files", *cols, "signals"]})
 
+    def not_read(self, *, skipped: bool = False) -> pd.DataFrame:
+        """Inputs that were not read, with the reason: path, source, lines, reason.
+
+        Empty, unrecognised, binary, special (FIFO, socket, device) and unreadable files,
+        and files whose reader failed.  ``skipped=True`` lists instead the inputs left out
+        by name (hidden files, documentation, manifest ``skip`` globs, the manifest).
+        """
+        unread, by_name = set_aside(self.accounting)
+        cols = [c for c in ("path", "source", "lines", "reason") if c in self.accounting.columns]
+        return (by_name if skipped else unread)[cols].reset_index(drop=True)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe digest: counts, per-source summary, per-file choices and notes."""
         summary = [{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
                    for row in self.summary().to_dict(orient="records")]
+        unread, by_name = set_aside(self.accounting)
         return {
             "files": len(self.accounting),
+            "not_read": len(unread),
+            "skipped": len(by_name),
             "lines": int(self.accounting["lines"].sum()),
             "signals": len(self.signals),
             "jobs": len(self.jobs),
             "interruptions": len(self.interruptions),
+            "policy": self.policy,
+            "user_failures": len(self.user_failures),
             "telemetry_rows": len(self.telemetry),
             "quarantined": len(self.quarantine),
             "summary": summary,
@@ -92,7 +148,7 @@ class IngestResult:
         d = self.to_dict()
         head = (f"<h4>IngestResult</h4><p>{d['files']} file(s), {d['lines']} line(s): "
                 f"{d['signals']} signal(s), {d['jobs']} job(s), {d['interruptions']} "
-                f"interruption(s), {d['telemetry_rows']} telemetry row(s), "
+                f"interruption(s) (policy {d['policy']}), {d['telemetry_rows']} telemetry row(s), "
                 f"{d['quarantined']} quarantined line(s)</p>")
         body = self.summary().to_html(index=False, border=0)
         notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)

@@ -13,12 +13,19 @@ looks for the record of the same path, else for a record of the same *rotation f
 fingerprint matches the file's first ``head_bytes`` bytes:
 
 * no record matches: **new**, the whole file is read;
-* same path, same size and mtime, or no more decompressed bytes than recorded:
-  **unchanged**, nothing is read;
-* same path, more bytes: **appended**, the file is parsed and only rows and quarantine
-  entries of lines beyond the recorded ``lines`` are kept;
+* same path, same size and mtime, or the same content: **unchanged**, nothing is read;
+* same path, more bytes, and the first ``bytes`` recorded bytes unchanged (SHA-256 of the
+  whole stored prefix, ``prefix_sha256``): **appended**, the file is parsed and only rows
+  and quarantine entries of lines beyond the recorded ``lines`` are kept;
+* same path but the stored prefix changed, or the file shrank: **rewritten**, the old
+  content's rows are dropped and the file is read afresh;
 * another path of the family (``messages`` read earlier, now ``messages.1`` or
-  ``messages.2.gz``): **rotated**, read only if it grew, and then only its new lines.
+  ``messages.2.gz``) with the stored prefix: **rotated**, read only if it grew, and then
+  only its new lines.
+
+A last line without its newline is never committed: the writer may be in the middle of it.
+It is held (``held`` bytes in the ledger) until it is complete or the file is final
+(rotated or compressed), see :mod:`reliab.io._storecontent`.
 
 Stored rows carry the ledger id of their content, so their ``origin`` (and the quarantine
 ``path``) always name the file where that content was last seen: ``messages:17`` becomes
@@ -27,7 +34,9 @@ Stored rows carry the ledger id of their content, so their ``origin`` (and the q
 This is exact for append-only logs: lines once read never change.  Rows without an
 ``origin`` (``telemetry_csv`` telemetry) are trimmed by position, one row per parsed line.
 A run's parts are written to temporary files and renamed; the ledger is renamed last and
-is the commit point, so a crashed run leaves no trace in the tables.  One writer at a time.
+is the commit point, so a crashed run leaves no trace in the tables.  The ledger records
+each part's size and checksum; a missing or corrupt part or ledger stops the run with the
+fix (``--rebuild``), and one writer at a time holds the lock (:mod:`reliab.io._storecheck`).
 """
 
 from __future__ import annotations
@@ -35,58 +44,52 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from reliab import schema
 from reliab.errors import InputFileError
-from reliab.io._files import HEAD_BYTES, content_size, read_head
+from reliab.io._files import HEAD_BYTES, read_head
+from reliab.io._plan import RunPlan
 from reliab.io._registry import FileResult
 from reliab.io._result import IngestResult, SourceChoice
+from reliab.io._storecheck import StoreError, locked, part_record, rebuild_hint, verify_parts, wipe
+from reliab.io._storecontent import (
+    content_facts,
+    family,
+    hold_tail,
+    is_final,
+    prefix_digest,
+    prefix_digests,
+    trim,
+)
 
 #: tables kept in a store, each as one Parquet part per run
 STORE_TABLES = ("signals", "jobs", "telemetry", "quarantine")
 #: committed runs beyond which the parts are merged into one (bounds files read per ingest)
 MAX_RUNS = 64
 #: statuses of the ``status`` accounting column
-STATUSES = ("new", "appended", "unchanged", "rotated")
+STATUSES = ("new", "appended", "unchanged", "rotated", "rewritten", "set aside")
 _LEDGER = "ledger.parquet"
 _RUNS_KEY = b"reliab.runs"
+_PARTS_KEY = b"reliab.parts"
 _LEDGER_COLUMNS = {
     "path": "string", "source": "string", "confidence": "float64", "reason": "string",
     "head_bytes": "int64", "head_sha256": "string", "bytes": "int64", "size": "int64",
     "mtime_ns": "int64", "lines": "int64", "parsed": "int64", "irrelevant": "int64",
     "malformed": "int64", "ingested_at": "datetime64[ns, UTC]", "run": "string", "id": "int64",
+    "prefix_sha256": "string", "held": "int64",
 }
+#: values of ledger columns added after a store was first written
+_LATER_COLUMNS = {"prefix_sha256": None, "held": 0}
 #: hidden column of stored parts: the ledger ``id`` of the content a row was read from
 _CONTENT = "_content"
-_COMPRESSED = re.compile(r"\.(gz|bz2|xz|zst|zstd)$", re.IGNORECASE)
-_ROTATED = re.compile(r"\.\d+$")
-_DATED = re.compile(r"[-_.]\d{8}(\d{2,6})?(?=(\.[A-Za-z]\w*)?$)")
-
-
-@lru_cache(maxsize=1 << 16)
-def family(path: str | os.PathLike[str]) -> tuple[str, str]:
-    """``(folder, name)`` of ``path`` with rotation suffixes stripped.
-
-    ``messages.1``, ``messages.2.gz``, ``messages-20240603`` and ``messages`` share one
-    family; so do ``syslog-20240603.log`` and ``syslog.log``.
-    """
-    p = Path(path)
-    name = _COMPRESSED.sub("", p.name)
-    name = _ROTATED.sub("", name)
-    name = _DATED.sub("", name)
-    return str(p.parent), name
 
 
 @dataclass(frozen=True)
@@ -101,62 +104,38 @@ class Plan:
     mtime_ns: int
     head: bytes = b""
     content: int = 0
+    complete: bool = True
+    prefix: str | None = None
 
 
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _line_numbers(origin: pd.Series) -> pd.Series:
-    """Line numbers from ``path:line`` origins (NaN where there is none)."""
-    return pd.to_numeric(origin.astype("string").str.rsplit(":", n=1).str[-1], errors="coerce")
-
-
-def _beyond(frame: pd.DataFrame, lines: int, parsed: int) -> pd.DataFrame:
-    """Rows of ``frame`` from lines after the first ``lines`` (by origin, else position)."""
-    if not len(frame):
-        return frame
-    if "origin" in frame.columns:
-        keep = (_line_numbers(frame["origin"]) > lines).fillna(False).to_numpy(dtype=bool)
-        return frame.loc[keep].reset_index(drop=True)
-    return frame.iloc[parsed:].reset_index(drop=True)
-
-
-def trim(result: FileResult, lines: int, parsed: int) -> FileResult:
-    """``result`` restricted to lines beyond the first ``lines`` (``parsed`` of them parsed).
-
-    The accounting counts only the new lines: ``lines - lines_old`` lines, of which
-    malformed are the quarantined new lines and parsed ``parsed - parsed_old`` (clamped so
-    the identity ``lines = parsed + irrelevant + malformed`` holds).
-    """
-    if lines <= 0:
-        return result
-    tables = {name: _beyond(frame, lines, parsed) for name, frame in result.tables.items()}
-    quarantine = result.quarantine
-    if quarantine is not None:
-        quarantine = quarantine.loc[(quarantine["lineno"] > lines).fillna(False).to_numpy(dtype=bool)]
-        quarantine = quarantine.reset_index(drop=True)
-    new = max(result.lines - lines, 0)
-    malformed = min(len(quarantine) if quarantine is not None else 0, new)
-    n_parsed = min(max(result.parsed - parsed, 0), new - malformed)
-    return replace(result, lines=new, parsed=n_parsed, irrelevant=new - n_parsed - malformed,
-                   malformed=malformed, tables=tables, quarantine=quarantine)
-
-
 class Store:
-    """A store folder: its ledger, committed runs and the parts of the run in progress."""
+    """A store folder: its ledger, committed runs and the parts of the run in progress.
+
+    Raises
+    ------
+    StoreError
+        The ledger cannot be read, or a part it lists is missing or corrupt.
+    """
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
         if self.directory.exists() and not self.directory.is_dir():
             raise InputFileError(f"{self.directory}: store is not a folder")
         self.runs: list[str] = []
+        self.parts: dict[str, dict[str, dict[str, Any]]] = {}
         self.records: list[dict[str, Any]] = []
+        self.notes: list[str] = []
         ledger = self.directory / _LEDGER
         if ledger.exists():
-            table = pq.read_table(ledger)
-            self.runs = json.loads((table.schema.metadata or {}).get(_RUNS_KEY, b"[]"))
-            self.records = table.to_pandas().to_dict(orient="records")
+            self._load(ledger)
+        elif any(next((self.directory / t).glob("*.parquet"), None) is not None for t in STORE_TABLES):
+            self.notes.append(f"store {self.directory} had parts but no ledger: they were discarded and every"
+                              " file was read afresh")
+        verify_parts(self.directory, self.runs, self.parts)
         self.run = self._new_run()
         self._next_id = 1 + max((int(r["id"]) for r in self.records), default=0)
         self._by_path: dict[str, dict[int, None]] = {}
@@ -165,6 +144,22 @@ class Store:
             self._index(i, record["path"])
         self._pending: list[FileResult] = []
         self._dirty = False
+
+    def _load(self, ledger: Path) -> None:
+        try:
+            table = pq.read_table(ledger)
+            meta = table.schema.metadata or {}
+            self.runs = json.loads(meta.get(_RUNS_KEY, b"[]"))
+            self.parts = json.loads(meta.get(_PARTS_KEY, b"{}"))
+            records = schema.from_arrow(table).to_dict(orient="records")
+        except Exception as exc:  # noqa: BLE001 - any damage to the ledger is the same fix
+            raise StoreError(f"{self.directory}: ledger {_LEDGER} is unreadable ({type(exc).__name__});"
+                             f" {rebuild_hint(self.directory)}") from None
+        for record in records:
+            for key, default in _LATER_COLUMNS.items():
+                if key not in record or pd.isna(record[key]):
+                    record[key] = default
+        self.records = records
 
     def _new_run(self) -> str:
         """A fresh run id, ``run-<ns since epoch>``, later than every committed one."""
@@ -189,7 +184,7 @@ class Store:
 
     def plan(self, path: str | os.PathLike[str]) -> Plan:
         """Match ``path`` against the ledger and decide its status (see the module doc)."""
-        name = str(path)
+        name = os.fspath(path)
         st = os.stat(name)
         candidates = self._candidates(name)
         for i in candidates:
@@ -198,18 +193,44 @@ class Store:
                 return Plan(name, "unchanged", i, False, st.st_size, st.st_mtime_ns)
         try:
             head = read_head(name, HEAD_BYTES)
-            content = content_size(name)
+            facts = content_facts(name)
         except InputFileError:  # the reader quarantines it
             return Plan(name, "new", None, True, st.st_size, st.st_mtime_ns)
+        new = Plan(name, "new", None, True, st.st_size, st.st_mtime_ns, head, facts.size, facts.complete)
+        rewritten = None
         for i in candidates:
             r = self.records[i]
+            same = r["path"] == name
             k = int(r["head_bytes"])
             if len(head) < k or _digest(head[:k]) != r["head_sha256"]:
                 continue
-            grown = content > r["bytes"]
-            status = ("appended" if grown else "unchanged") if r["path"] == name else "rotated"
-            return Plan(name, status, i, grown, st.st_size, st.st_mtime_ns, head, content)
-        return Plan(name, "new", None, True, st.st_size, st.st_mtime_ns, head, content)
+            stored = int(r["bytes"])
+            prefix = self._prefix(name, r, facts.size)
+            if prefix is False:  # shrank, or the stored prefix changed: not this content
+                rewritten = i if same and rewritten is None else rewritten
+                continue
+            grown = facts.size > stored or (int(r["held"]) > 0 and is_final(name))
+            status = ("appended" if grown else "unchanged") if same else "rotated"
+            return replace(new, status=status, record=i, read=grown, prefix=prefix if isinstance(prefix, str) else None)
+        if rewritten is not None:
+            return replace(new, status="rewritten", record=rewritten)
+        return new
+
+    @staticmethod
+    def _prefix(name: str, r: dict[str, Any], size: int) -> str | bool:
+        """Whether ``name`` still starts with the stored content of record ``r``.
+
+        Returns the digest of the *whole* current content when the stored prefix matches
+        (one pass computes both), ``True`` when the head fingerprint already covered the
+        stored content, ``False`` when the file is shorter or its stored prefix changed.
+        """
+        stored = int(r["bytes"])
+        if size < stored:
+            return False
+        if stored <= int(r["head_bytes"]) or r["prefix_sha256"] is None:
+            return True
+        old, whole = prefix_digests(name, stored, size)
+        return (whole or True) if old == r["prefix_sha256"] else False
 
     def choice(self, plan: Plan) -> SourceChoice:
         """The stored source choice of a planned file that is not read again."""
@@ -229,14 +250,22 @@ class Store:
                           irrelevant=0, malformed=0)
 
     def add(self, plan: Plan, result: FileResult, choice: SourceChoice | None) -> FileResult:
-        """Keep the new lines of a file read for ``plan``; update its ledger record.
+        """Keep the new, complete lines of a file read for ``plan``; update its ledger record.
+
+        A rewritten file replaces its record by a new content (the old content's rows are
+        no longer part of the store); a last line without newline is held unless the file
+        is final.
 
         Returns
         -------
         FileResult
             ``result`` trimmed to the lines not read before (what this run adds).
         """
-        old = self.records[plan.record] if plan.record is not None else None
+        held = 0
+        if not plan.complete and not is_final(plan.path) and result.lines > 0:
+            result, held = hold_tail(result), 1
+        rewritten = plan.status == "rewritten"
+        old = self.records[plan.record] if plan.record is not None and not rewritten else None
         kept = trim(result, int(old["lines"]), int(old["parsed"])) if old else result
         head = plan.head[:HEAD_BYTES]
         record = {
@@ -248,18 +277,23 @@ class Store:
             "size": plan.size, "mtime_ns": plan.mtime_ns, "lines": result.lines,
             "parsed": result.parsed, "irrelevant": result.irrelevant,
             "malformed": result.malformed, "ingested_at": pd.Timestamp.now(tz="UTC"),
-            "run": self.run,
+            "run": self.run, "prefix_sha256": None if len(head) >= plan.content else
+            (plan.prefix or prefix_digest(plan.path, plan.content)), "held": held,
         }
         if old is not None and result.lines < int(old["lines"]):  # shrank: keep what was read
             record.update({k: old[k] for k in ("lines", "parsed", "irrelevant", "malformed")})
-        if plan.record is None:
+        if plan.record is None or rewritten:
             record["id"], self._next_id = self._next_id, self._next_id + 1
-            self.records.append(record)
-            self._index(len(self.records) - 1, plan.path)
+            if rewritten:  # the old content's id disappears: its rows drop out of the store
+                self.records[plan.record] = record
+                self._index(plan.record, plan.path)
+            else:
+                self.records.append(record)
+                self._index(len(self.records) - 1, plan.path)
         else:
             old.update(record)
             self._index(plan.record, plan.path)
-        content = int(record["id"] if plan.record is None else old["id"])
+        content = int(record["id"] if old is None else old["id"])
         tagged = {name: frame.assign(**{_CONTENT: content}) for name, frame in kept.tables.items()}
         quarantine = None if kept.quarantine is None else kept.quarantine.assign(**{_CONTENT: content})
         self._pending.append(replace(kept, tables=tagged, quarantine=quarantine))
@@ -271,18 +305,32 @@ class Store:
 
     def _raw(self, table: str) -> pd.DataFrame | None:
         """The committed parts of ``table`` concatenated in run order, content ids kept."""
-        frames = [pd.read_parquet(p) for p in self._parts(table) if p.exists()]
+        frames = []
+        for part in self._parts(table):
+            if not part.exists():
+                continue
+            try:
+                frames.append(schema.from_arrow(pq.read_table(part)))
+            except Exception as exc:  # noqa: BLE001 - a damaged part: the same fix as a missing one
+                raise StoreError(f"{self.directory}: part {table}/{part.name} is unreadable"
+                                 f" ({type(exc).__name__}); {rebuild_hint(self.directory)}") from None
         frames = [f for f in frames if len(f)]
         if not frames:
             return None
-        frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        frame = frames[0] if len(frames) == 1 else _concat_frames(frames)
         return schema.conform(frame.reset_index(drop=True), table)
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """Every committed table, runs concatenated in order, origins pointing at current paths."""
+        """Every committed table, runs concatenated in order, origins pointing at current paths.
+
+        Rows of a content no longer in the ledger (a rewritten file's old content) are left out.
+        """
+        live = {int(r["id"]) for r in self.records}
         out: dict[str, pd.DataFrame] = {}
         for table in STORE_TABLES:
             frame = self._raw(table)
+            if frame is not None and _CONTENT in frame.columns:
+                frame = frame.loc[frame[_CONTENT].isin(live).to_numpy(dtype=bool)].reset_index(drop=True)
             out[table] = schema.empty(table) if frame is None else schema.conform(
                 self._relocate(frame, "path" if table == "quarantine" else "origin"), table)
         return out
@@ -293,11 +341,12 @@ class Store:
             return frame
         if column in frame.columns:
             paths = {int(r["id"]): r["path"] for r in self.records}
-            current = frame[_CONTENT].map(paths).astype("string")
-            value = frame[column].astype("string")
-            if column == "origin":
-                current = current + ":" + value.str.rsplit(":", n=1).str[-1]
-            frame[column] = current.where(current.notna(), value)
+            current = frame[_CONTENT].map(paths)
+            try:
+                frame[column] = _repath(current.astype("string"), frame[column].astype("string"), column)
+            except UnicodeEncodeError:  # a non-UTF-8 file name: the same on Python strings
+                frame[column] = _repath(current.astype(schema.PY_STRING), frame[column].astype(schema.PY_STRING),
+                                        column)
         return frame.drop(columns=[_CONTENT])
 
     def commit(self, tables_of: Callable[[list[FileResult]], dict[str, pd.DataFrame]]) -> None:
@@ -309,38 +358,48 @@ class Store:
             return
         self.directory.mkdir(parents=True, exist_ok=True)
         runs = list(self.runs)
+        parts = {run: dict(facts) for run, facts in self.parts.items()}
         frames = {t: f for t, f in tables_of(self._pending).items() if len(f)} if self._pending else {}
         for table, frame in frames.items():
-            folder = self.directory / table
-            folder.mkdir(exist_ok=True)
-            _atomic(folder / f"{self.run}.parquet",
-                    lambda tmp, f=frame, t=table: schema.write_parquet(f, str(tmp), t))
+            parts.setdefault(self.run, {})[table] = self._write_part(table, self.run, frame)
         if frames:
             runs.append(self.run)
         if len(runs) > MAX_RUNS:
-            runs = self._compact(runs)
-        ledger = pd.DataFrame(self.records, columns=list(_LEDGER_COLUMNS)).astype(_LEDGER_COLUMNS)
-        arrow = pa.Table.from_pandas(ledger, preserve_index=False)
-        metadata = {**(arrow.schema.metadata or {}), _RUNS_KEY: json.dumps(runs).encode()}
+            runs, parts = self._compact(runs)
+        ledger = self.ledger()
+        arrow = schema.to_arrow(ledger)
+        metadata = {**(arrow.schema.metadata or {}), _RUNS_KEY: json.dumps(runs).encode(),
+                    _PARTS_KEY: json.dumps({r: parts[r] for r in runs if r in parts}).encode()}
         _atomic(self.directory / _LEDGER,
                 lambda tmp: pq.write_table(arrow.replace_schema_metadata(metadata), tmp))
-        self.runs = runs
+        self.runs, self.parts = runs, {r: parts[r] for r in runs if r in parts}
         self._pending, self._dirty = [], False
         self._sweep()
 
-    def _compact(self, runs: list[str]) -> list[str]:
-        """Merge the parts of ``runs`` into one new run; returns the new run list.
+    def _write_part(self, table: str, run: str, frame: pd.DataFrame) -> dict[str, Any]:
+        folder = self.directory / table
+        folder.mkdir(exist_ok=True)
+        target = folder / f"{run}.parquet"
+        _atomic(target, lambda tmp: schema.write_parquet(frame, str(tmp), table))
+        return part_record(target, len(frame))
+
+    def _compact(self, runs: list[str]) -> tuple[list[str], dict[str, dict[str, Any]]]:
+        """Merge the parts of ``runs`` into one new run; returns the new run list and its parts.
 
         The old parts stay valid until the ledger naming the merged run is renamed in.
+        Rows of contents no longer in the ledger are dropped here for good.
         """
         self.runs = runs
         merged = self._new_run()
+        live = {int(r["id"]) for r in self.records}
+        facts: dict[str, Any] = {}
         for table in STORE_TABLES:
             frame = self._raw(table)
-            if frame is not None:
-                _atomic(self.directory / table / f"{merged}.parquet",
-                        lambda tmp, f=frame, t=table: schema.write_parquet(f, str(tmp), t))
-        return [merged]
+            if frame is not None and _CONTENT in frame.columns:
+                frame = frame.loc[frame[_CONTENT].isin(live).to_numpy(dtype=bool)].reset_index(drop=True)
+            if frame is not None and len(frame):
+                facts[table] = self._write_part(table, merged, frame)
+        return [merged], {merged: facts}
 
     def _sweep(self) -> None:
         """Delete parts of runs that never committed (a crash between parts and ledger)."""
@@ -353,7 +412,26 @@ class Store:
 
     def ledger(self) -> pd.DataFrame:
         """The ledger: one row per file content read, with its full line accounting."""
-        return pd.DataFrame(self.records, columns=list(_LEDGER_COLUMNS)).astype(_LEDGER_COLUMNS)
+        frame = pd.DataFrame(self.records, columns=list(_LEDGER_COLUMNS))
+        types = {k: v for k, v in _LEDGER_COLUMNS.items() if v != "string"}
+        frame = frame.astype(types)
+        for name, kind in _LEDGER_COLUMNS.items():
+            if kind == "string":
+                frame[name] = schema._as_string(frame[name])  # noqa: SLF001 - the one string rule
+        return frame
+
+
+def _concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    from reliab.io._driver import _concat_frames as concat
+
+    return concat(frames)
+
+
+def _repath(current: pd.Series, value: pd.Series, column: str) -> pd.Series:
+    """``value`` with its path part replaced by ``current`` where a current path is known."""
+    if column == "origin":
+        current = current + ":" + value.str.rsplit(":", n=1).str[-1]
+    return current.where(current.notna(), value)
 
 
 def _atomic(target: Path, write: Callable[[Path], None]) -> None:
@@ -363,65 +441,29 @@ def _atomic(target: Path, write: Callable[[Path], None]) -> None:
     os.replace(tmp, target)
 
 
-@contextmanager
-def locked(directory: Path) -> Iterator[None]:
-    """Hold the store's ``.lock`` file (one writer at a time; a dead holder's lock is taken).
-
-    Raises
-    ------
-    InputFileError
-        Another live process on this host holds the lock.
-    """
-    directory.mkdir(parents=True, exist_ok=True)
-    lock = directory / ".lock"
-    for attempt in (0, 1):
-        try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            holder = lock.read_text().strip() if lock.exists() else ""
-            if attempt or _alive(holder):
-                raise InputFileError(f"{directory}: store in use by process {holder or '?'}"
-                                     f" (delete {lock} if no ingest is running)") from None
-            lock.unlink(missing_ok=True)
-            continue
-        os.write(fd, str(os.getpid()).encode())
-        os.close(fd)
-        break
-    try:
-        yield
-    finally:
-        lock.unlink(missing_ok=True)
-
-
-def _alive(pid: str) -> bool:
-    """Whether process ``pid`` runs on this host (unknown pids count as alive)."""
-    if not pid.isdigit():
-        return True
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def ingest_into(store: str | os.PathLike[str], files: Iterable[Path], *, source: str | None,
-                strict: bool, options: dict[str, Any], progress: bool,
-                attribution: dict[str, Any]) -> IngestResult:
+def ingest_into(store: str | os.PathLike[str], plan: RunPlan, *, strict: bool, progress: bool,
+                attribution: dict[str, Any], rebuild: bool = False) -> IngestResult:
     """The incremental driver behind ``ingest(..., store=...)``.
 
     Plans every file against the ledger, reads those with new content through the shared
     per-file reader, commits the new rows and returns the attributed whole store with this
     run's accounting (column ``status``).
     """
-    with locked(Path(store)):
-        return _ingest_locked(Store(store), list(files), source=source, strict=strict, options=options,
-                              progress=progress, attribution=attribution)
+    if any(e.url for e in plan.entries):
+        raise ValueError("store= takes files only: live sources (scheme://) are read without a store")
+    directory = Path(store)
+    with locked(directory):
+        notes = []
+        if rebuild:
+            removed = wipe(directory, STORE_TABLES, _LEDGER)
+            notes.append(f"store {directory} rebuilt from the raw files ({removed} stored file(s) discarded)")
+        st = Store(directory)
+        return _ingest_locked(st, plan, strict=strict, progress=progress, attribution=attribution,
+                              notes=(*notes, *st.notes))
 
 
-def _ingest_locked(st: Store, files: list[Path], *, source: str | None, strict: bool,
-                   options: dict[str, Any], progress: bool, attribution: dict[str, Any]) -> IngestResult:
+def _ingest_locked(st: Store, run: RunPlan, *, strict: bool, progress: bool,
+                   attribution: dict[str, Any], notes: tuple[str, ...] = ()) -> IngestResult:
     """:func:`ingest_into` once the store is locked."""
     from reliab.io._driver import (
         _progress,
@@ -429,6 +471,7 @@ def _ingest_locked(st: Store, files: list[Path], *, source: str | None, strict: 
         choose_source,
         file_tables,
         finish,
+        plan_notes,
         read_file,
         sources_of,
     )
@@ -436,26 +479,32 @@ def _ingest_locked(st: Store, files: list[Path], *, source: str | None, strict: 
     results: list[FileResult] = []
     statuses: list[str] = []
     choices: dict[str, SourceChoice | None] = {}
-    advance, close = _progress(len(files), progress)
+    advance, close = _progress(len(run.entries), progress)
     try:
-        for f in files:
-            plan = st.plan(f)
-            if plan.read:
-                choice = choose_source(f, source, strict)
-                result = st.add(plan, read_file(f, choice, options, strict), choice)
+        for entry in run.entries:
+            if entry.result is not None:
+                result, choice, status = entry.result, None, "set aside"
             else:
-                result, choice = st.skip(plan), st.choice(plan)
-            choices[plan.path] = choice
+                plan = st.plan(entry.path)
+                if plan.read:
+                    forced, why, options = run.file_options(entry.path)
+                    choice = choose_source(Path(entry.path), forced, strict, why)
+                    result = st.add(plan, read_file(entry.path, choice, options, strict), choice)
+                else:
+                    result, choice = st.skip(plan), st.choice(plan)
+                status = plan.status
+            choices[result.path] = choice
             results.append(result)
-            statuses.append(plan.status)
+            statuses.append(status)
             advance()
     finally:
         close()
     st.commit(file_tables)
     accounting = accounting_of(results)
     accounting["status"] = pd.Series(statuses, dtype="string", index=accounting.index)
-    return finish(st.tables(), accounting, sources_of(results, choices), **attribution)
+    return finish(st.tables(), accounting, sources_of(results, choices), notes=(*notes, *plan_notes(run)),
+                  **attribution)
 
 
 __all__ = ["Store", "Plan", "family", "trim", "locked", "ingest_into", "STATUSES", "STORE_TABLES",
-           "MAX_RUNS"]
+           "MAX_RUNS", "StoreError"]

@@ -29,15 +29,19 @@ import pandas as pd
 from reliab import schema
 from reliab.io._driver import (
     _concat,
+    _defaults,
     accounting_of,
     check_arguments,
     choose_source,
-    discover,
     file_tables,
     finish,
+    plan_notes,
+    read_entry,
     read_file,
+    run_keys,
     sources_of,
 )
+from reliab.io._plan import prepare
 from reliab.io._registry import FileResult
 from reliab.io._result import IngestResult, SourceChoice
 
@@ -55,16 +59,16 @@ def _dask() -> Any:
     return dask.distributed
 
 
-def read_batch(items: list[tuple[str, SourceChoice | None]], options: dict[str, Any], strict: bool,
+def read_batch(items: list[tuple[str, SourceChoice | None, dict[str, Any]]], strict: bool,
                output: str | None, part: int) -> tuple[list[FileResult], dict[str, str]]:
-    """One task: :func:`reliab.io._driver.read_file` on each ``(path, choice)``, in order.
+    """One task: :func:`reliab.io._driver.read_file` on each ``(path, choice, options)``, in order.
 
     Without ``output`` the full per-file results come back (and no paths).  With
     ``output`` the batch's tables, concatenated in file order, are written to
     ``output/<table>/part-<part>.parquet`` (temporary name, then renamed) and only the
     line accounting travels back, with the written paths.
     """
-    results = [read_file(path, choice, options, strict) for path, choice in items]
+    results = [read_file(path, choice, options, strict) for path, choice, options in items]
     if output is None:
         return results, {}
     written: dict[str, str] = {}
@@ -115,6 +119,9 @@ def ingest_distributed(
     source: str | None = None,
     recursive: bool = True,
     strict: bool = False,
+    manifest: bool | str | os.PathLike[str] = True,
+    policy: str | None = None,
+    job_name: str | list[str] | None = None,
     rules: Any = None,
     before: str | pd.Timedelta = "10min",
     after: str | pd.Timedelta = "5min",
@@ -139,8 +146,8 @@ def ingest_distributed(
         Small files are grouped, in order, into tasks of up to this many bytes (a larger
         file is a task of its own), which keeps the per-task overhead of thousands of small
         logs low; ``None`` submits exactly one task per file.
-    source, recursive, strict, rules, before, after, job_filter, **options
-        As for :func:`~reliab.ingest`.
+    source, recursive, strict, manifest, policy, job_name, rules, before, after, job_filter, **options
+        As for :func:`~reliab.ingest` (live ``scheme://`` sources are read by the client).
 
     Returns
     -------
@@ -154,8 +161,15 @@ def ingest_distributed(
     """
     distributed = _dask()
     check_arguments(source, options)
-    files = discover(paths, recursive=recursive)
-    choices = {str(f): choose_source(f, source, strict) for f in files}
+    plan = prepare(paths, source=source, recursive=recursive, strict=strict, manifest=manifest,
+                   options=options, run_keys=run_keys())
+    attribution = plan.run_values({"policy": policy, "job_name": job_name, "rules": rules, "before": before,
+                                   "after": after, "job_filter": job_filter}, _defaults())
+    remote = [e for e in plan.entries if e.result is None and not e.url]
+    files = [Path(e.path) for e in remote]
+    forced = {e.path: plan.file_options(e.path) for e in remote}
+    choices: dict[str, SourceChoice | None] = {
+        e.path: choose_source(Path(e.path), forced[e.path][0], strict, forced[e.path][1]) for e in remote}
     out = None if output is None else str(Path(output).resolve())
     own = None
     if client is None:
@@ -166,8 +180,9 @@ def ingest_distributed(
             client = own
     try:
         token = uuid.uuid4().hex[:12]
-        futures = [client.submit(read_batch, [(str(files[i]), choices[str(files[i])]) for i in group],
-                                 options, strict, out, n, key=f"reliab-read-{token}-{n}", pure=False)
+        futures = [client.submit(read_batch, [(remote[i].path, choices[remote[i].path], forced[remote[i].path][2])
+                                              for i in group],
+                                 strict, out, n, key=f"reliab-read-{token}-{n}", pure=False)
                    for n, group in enumerate(batches(files, batch_bytes))]
         gathered = client.gather(futures)
     finally:
@@ -175,10 +190,27 @@ def ingest_distributed(
             cluster = own.cluster
             own.close()
             cluster.close()
-    results = [r for batch, _ in gathered for r in batch]
-    tables = file_tables(results) if out is None else _read_parts([w for _, w in gathered])
-    return finish(tables, accounting_of(results), sources_of(results, choices),
-                  rules=rules, before=before, after=after, job_filter=job_filter)
+    read = iter(r for batch, _ in gathered for r in batch)
+    results: list[FileResult] = []
+    local: list[FileResult] = []
+    for entry in plan.entries:  # in input order, set-aside rows and live sources in place
+        if entry.result is None and not entry.url:
+            results.append(next(read))
+            continue
+        for result, choice in read_entry(plan, entry, strict):
+            results.append(result)
+            choices[result.path] = choice
+            if entry.url:
+                local.append(result)
+    if out is None:
+        tables = file_tables(results)
+    else:  # the remote files' rows come from the partitions; live sources' rows travel back
+        tables = _read_parts([w for _, w in gathered])
+        if local:
+            extra = file_tables(local)
+            tables = {t: _concat([tables[t], extra[t]], t) for t in PARTITIONED}
+    return finish(tables, accounting_of(results), sources_of(results, choices), notes=plan_notes(plan),
+                  **attribution)
 
 
 __all__ = ["ingest_distributed", "read_batch", "batches", "PARTITIONED"]

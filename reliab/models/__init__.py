@@ -29,6 +29,15 @@ _EXPORTS: dict[str, str] = {
     "crow_amsaa": "reliab.models.growth",
     "trend_test": "reliab.models.trend",
     "find_lemons": "reliab.models.lemons",
+    # job-level reliability (reliab.models.jobs)
+    "job_mttf": "reliab.models.jobs.mttf",
+    "estimate_job_mttf": "reliab.models.jobs.mttf",
+    "expected_ettr": "reliab.models.jobs.ettr",
+    "optimal_checkpoint_interval": "reliab.models.jobs.checkpoint",
+    "plan_checkpoints": "reliab.models.jobs.checkpoint",
+    "simulate_job": "reliab.models.jobs.simulate",
+    "failure_cost": "reliab.models.jobs.cost",
+    "replay_mitigations": "reliab.models.jobs.replay",
 }
 
 __all__ = list(_EXPORTS)

@@ -27,6 +27,10 @@ def build_report(
     title: str = "Cluster reliability report",
     subtitle: str | None = None,
     meta: Mapping[str, Any] | None = None,
+    job_costs: Any | None = None,
+    replay: Any | None = None,
+    job_mttf: Any | None = None,
+    plan: Any | None = None,
 ) -> Report:
     """Assemble the cluster reliability report.
 
@@ -50,19 +54,25 @@ def build_report(
         Facts about the run for the header box (GPUs, nodes, days, window, input files,
         generated-at ...).  An ``attribution window`` entry, if present, is quoted in the
         methods.  The ``reliab version`` is added when missing.
+    job_costs, replay, job_mttf, plan : optional
+        :func:`reliab.failure_cost`, :func:`reliab.replay_mitigations`,
+        :func:`reliab.estimate_job_mttf` and :func:`reliab.plan_checkpoints` results; with
+        ``job_costs`` a ``jobs`` section (ETTR, cost of interruptions per category, the
+        replay, MTTF against job size, checkpoint plan) follows ``daily``.
 
     Returns
     -------
     Report
         Sections, in order: ``summary``, ``categories``, ``timeline``, ``rates``, ``daily``,
-        ``data-quality``, ``methods``.
+        (``jobs``), ``data-quality``, ``methods``.
 
     See Also
     --------
     render_html, write_html, write_pdf
     """
     return assemble(
-        ingest, rates=rates, reference=reference, title=title, subtitle=subtitle, meta=meta
+        ingest, rates=rates, reference=reference, title=title, subtitle=subtitle, meta=meta,
+        job_costs=job_costs, replay=replay, job_mttf=job_mttf, plan=plan,
     )
 
 

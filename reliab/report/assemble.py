@@ -26,6 +26,7 @@ from reliab.report.formatting import (
     fmt_pct,
     fmt_with,
 )
+from reliab.report.jobs_section import job_section
 from reliab.report.quality import quality_section
 from reliab.taxonomy.vocabulary import COMPONENT_OF
 
@@ -398,8 +399,25 @@ def _daily_section(df: pd.DataFrame) -> Section:
     )
 
 
+def _policy_sentence(ingest: IngestLike) -> tuple[str | None, tuple[str, ...]]:
+    """The interruption policy as the ingest result states it, and its other notes.
+
+    Warnings are left out: the data-quality section shows them.
+    """
+    notes = tuple(str(n) for n in getattr(ingest, "notes", ()))
+    stated = next((n for n in notes if n.startswith("Interruption policy")), None)
+    policy = getattr(ingest, "policy", None)
+    if stated is None and policy is not None:
+        from reliab.taxonomy._policy import describe
+
+        stated = describe(policy)
+    rest = tuple(n for n in notes if n != stated and not n.startswith("Warning: "))
+    return stated, rest
+
+
 def _methods_section(
-    rates: RatesLike, reference: pd.DataFrame | None, meta: Mapping[str, str]
+    rates: RatesLike, reference: pd.DataFrame | None, meta: Mapping[str, str],
+    policy: str | None = None, counts: tuple[str, ...] = (),
 ) -> Section:
     conf = float(rates.conf_level)
     method = getattr(rates, "method", None)
@@ -421,6 +439,8 @@ def _methods_section(
             "caused). Parsers never assign categories; the taxonomy rules do."
         ),
     ]
+    if policy:
+        blocks.append(Text(policy, items=counts))
     if reference is not None:
         blocks.append(
             Text(
@@ -442,6 +462,10 @@ def assemble(
     subtitle: str | None = None,
     meta: Mapping[str, Any] | None = None,
     max_quarantine: int = 20,
+    job_costs: Any | None = None,
+    replay: Any | None = None,
+    job_mttf: Any | None = None,
+    plan: Any | None = None,
 ) -> Report:
     """Build the report document; see :func:`reliab.report.build_report`."""
     df = _interruptions(ingest)
@@ -456,10 +480,14 @@ def assemble(
         _timeline_section(df),
         _rates_section(summary, conf, components),
         _daily_section(df),
+        *((job_section(job_costs, replay, mttf=job_mttf, plan=plan),) if job_costs is not None else ()),
         quality_section(
-            getattr(ingest, "accounting", None), getattr(ingest, "quarantine", None), max_quarantine
+            getattr(ingest, "accounting", None), getattr(ingest, "quarantine", None), max_quarantine,
+            interruptions=getattr(ingest, "interruptions", None),
+            notes=tuple(getattr(ingest, "notes", ())),
+            tables={t: getattr(ingest, t, None) for t in ("signals", "jobs", "telemetry")},
         ),
-        _methods_section(rates, reference, meta_s),
+        _methods_section(rates, reference, meta_s, *_policy_sentence(ingest)),
     )
     return Report(title=title, sections=sections, subtitle=subtitle, meta=tuple(meta_s.items()))
 

@@ -1,4 +1,4 @@
-"""The data-quality section: line accounting per folder and format, and the quarantine."""
+"""The data-quality section: line accounting per folder and format, the quarantine, evidence coverage."""
 
 from __future__ import annotations
 
@@ -29,8 +29,50 @@ def _accounting_groups(acc: pd.DataFrame, nums: pd.DataFrame, diff: Any) -> pd.D
     return g
 
 
+def _provenance_block(acc: pd.DataFrame, tables: dict[str, pd.DataFrame | None] | None) -> list[Block]:
+    """The source and window of each table (:mod:`reliab.report.provenance`), if any table."""
+    from reliab.report.provenance import provenance
+
+    where = provenance(acc, tables or {})
+    if not len(where):
+        return []
+    return [Table(
+        "Where each table comes from", where,
+        "Per table, the sources its rows were read from (live sources by location, files by "
+        "folder and format), the time its rows span, and the window a live source was asked for.",
+        numeric=("Rows",), monospace=("From",))]
+
+
+#: evidence kinds of the ``interruptions`` table and how the report names them
+_KINDS = (("hardware", "Hardware evidence"), ("other", "Other evidence only"),
+          ("nccl", "NCCL evidence only"), ("none", "No evidence"))
+
+
+def coverage_blocks(interruptions: pd.DataFrame | None, notes: tuple[str, ...]) -> list[Block]:
+    """Evidence coverage: interruptions per evidence kind, and every coverage warning."""
+    blocks: list[Block] = []
+    df = interruptions if interruptions is not None else pd.DataFrame()
+    if len(df) and "evidence_kind" in df:
+        kinds = df["evidence_kind"].astype("string").fillna("none").value_counts()
+        n = len(df)
+        rows = [{"Attributed by": label, "Interruptions": fmt_int(int(kinds.get(k, 0))),
+                 "Share": f"{100 * int(kinds.get(k, 0)) / n:.1f}%"} for k, label in _KINDS]
+        blocks.append(Table(
+            "Evidence coverage", pd.DataFrame(rows),
+            "Hardware: some evidence names a GPU, host, network or host-maintenance cause; other: "
+            "only software, dependency, operator or scheduler evidence; NCCL only: nothing but "
+            "collective timeouts; none: no evidence in the attribution window.",
+            numeric=("Interruptions", "Share")))
+    warnings = tuple(n.removeprefix("Warning: ") for n in notes if n.startswith("Warning: "))
+    if warnings:
+        blocks.append(Text("Evidence coverage warnings:", items=warnings, kind="note"))
+    return blocks
+
+
 def quality_section(
-    accounting: pd.DataFrame | None, quarantine: pd.DataFrame | None, max_quarantine: int
+    accounting: pd.DataFrame | None, quarantine: pd.DataFrame | None, max_quarantine: int,
+    *, interruptions: pd.DataFrame | None = None, notes: tuple[str, ...] = (),
+    tables: dict[str, pd.DataFrame | None] | None = None,
 ) -> Section:
     blocks: list[Block] = []
     acc = accounting if accounting is not None else pd.DataFrame()
@@ -107,6 +149,7 @@ def quality_section(
                 monospace=("Files",),
             )
         )
+        blocks += _provenance_block(acc, tables)
     q = quarantine if quarantine is not None else pd.DataFrame()
     if q.empty:
         blocks.append(Text("The quarantine is empty: no malformed line was set aside."))
@@ -134,4 +177,5 @@ def quality_section(
                 monospace=("Line", "Text"),
             )
         )
+    blocks += coverage_blocks(interruptions, notes)
     return Section("Data quality", tuple(blocks), key="data-quality")

@@ -6,12 +6,18 @@ within the last 10 minutes or 5 minutes after a failing job's lifetime". Among t
 that window the rule with the highest priority wins, so a hardware Xid beats the NCCL watchdog
 timeout it caused and Xid 45/154 (secondary in the NVIDIA Xid catalog) are never chosen.
 Categories are those of Llama 3 Table 5 (arXiv 2407.21783) plus NVLink/Planned/Unclassified.
+
+Which job ends are interruptions at all is the policy's decision (:mod:`._policy`): the
+fleet view of the same study (NODE_FAIL, or FAILED with infrastructure evidence; user
+failures apart) or the training-run view of the Llama 3 report (every end of one run).
+:func:`job_outcomes` decides it for every ended job and attributes the ones that need
+evidence; :func:`attribute` returns its interruptions.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,22 +25,33 @@ import pandas as pd
 
 from reliab.schema import validate
 from reliab.taxonomy._classify import taxonomy_columns
+from reliab.taxonomy._coverage import coverage_notes
 from reliab.taxonomy._evidence import (
     SIGNAL_COLUMNS,
     candidate_pairs,
     collapse_storms,
     escalate_app_xids,
-    ns,
     relevant_signals,
     with_job_states,
 )
+from reliab.taxonomy._outcomes import JobOutcomes, policy_notes
+from reliab.taxonomy._policy import (
+    INTERRUPTION,
+    NOT_ENDED,
+    USER_FAILURE,
+    Policy,
+    check_policy,
+    decide,
+    describe,
+    end_states,
+    ended_mask,
+    evidence_kinds,
+    needs_evidence,
+    pending_cancels,
+    select_run,
+)
 from reliab.taxonomy._rules import Rules, as_rules
 
-#: Job end states that count as an interruption.
-INTERRUPTED_STATES: frozenset[str] = frozenset({
-    "FAILED", "NODE_FAIL", "CANCELLED", "PREEMPTED", "REQUEUED", "TIMEOUT", "OUT_OF_MEMORY",
-    "BOOT_FAIL", "DEADLINE",
-})
 NO_EVIDENCE = "no evidence"
 _FILTER_KEYS = ("name", "min_nodes", "min_gpus")
 JobFilter = Callable[[pd.DataFrame], Any] | Mapping[str, Any] | None
@@ -51,15 +68,18 @@ def _delta(value: str | pd.Timedelta, name: str) -> int:
     return int(td.value)
 
 
-def _interrupted(jobs: pd.DataFrame) -> pd.DataFrame:
+def _ended(jobs: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, pd.Series, int]:
+    """Ended allocations (with ``_state``), the mask of them, not-ended states, ends unknown."""
     missing = {"job_id", "state", "end"} - set(jobs.columns)
     if missing:
         raise ValueError(f"jobs lacks column(s) {sorted(missing)} (schema 'jobs')")
-    state = jobs["state"].astype("string").str.strip().str.split().str[0].str.upper()
-    keep = state.isin(INTERRUPTED_STATES).fillna(False) & jobs["end"].notna()
-    out = jobs.loc[keep.to_numpy(dtype=bool)].copy()
-    out["_state"] = state[keep.to_numpy(dtype=bool)]
-    return out.reset_index(drop=True)
+    state = end_states(jobs)
+    ended = ended_mask(jobs, state)
+    running = state.isin(NOT_ENDED).fillna(False).to_numpy(dtype=bool)
+    no_end = int((~ended & ~running & state.notna().to_numpy(dtype=bool)).sum())
+    out = jobs.loc[ended].copy()
+    out["_state"] = state[ended]
+    return out.reset_index(drop=True), ended, state[running], no_end
 
 
 def _filter_mask(jobs: pd.DataFrame, job_filter: JobFilter) -> np.ndarray:
@@ -83,19 +103,6 @@ def _filter_mask(jobs: pd.DataFrame, job_filter: JobFilter) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- output
-def _downtime_h(all_jobs: pd.DataFrame, jobs: pd.DataFrame) -> np.ndarray:
-    """Hours from each interrupted job's end to the next start of a job with the same name."""
-    if "name" not in all_jobs or "start" not in all_jobs:
-        return np.full(len(jobs), np.nan)
-    pool = pd.DataFrame({"name": all_jobs["name"], "job_id": all_jobs["job_id"],
-                         "start": ns(all_jobs["start"].fillna(all_jobs["end"]))})
-    pool = pool[pool["name"].notna()].sort_values(["name", "start"], kind="stable")
-    pool["next"] = pool.groupby("name")["start"].shift(-1)
-    nxt = pool.drop_duplicates("job_id", keep="last").set_index("job_id")["next"]
-    gap = nxt.reindex(jobs["job_id"]).to_numpy(dtype=float) - ns(jobs["end"]).astype(float)
-    return np.clip(gap / 3.6e12, 0.0, None)
-
-
 def _joined(job: np.ndarray, code: np.ndarray, names: np.ndarray, sep: str) -> pd.Series:
     """Distinct values (codes >= 0) per job, in the given order, as ``names`` joined by sep."""
     f = pd.DataFrame({"job": job, "code": code})
@@ -140,7 +147,7 @@ def _obj_of(sig: pd.DataFrame, col: str, rows: Any) -> np.ndarray:
 
 
 def _assemble(jobs: pd.DataFrame, all_jobs: pd.DataFrame, ep: pd.DataFrame, sig: pd.DataFrame,
-              rules: Rules) -> pd.DataFrame:
+              rules: Rules, kinds: np.ndarray) -> pd.DataFrame:
     info = _summaries(ep, sig, rules).reindex(range(len(jobs)))
     pos = info["pos"].fillna(-1).to_numpy(dtype=np.int64)
     tax = taxonomy_columns(rules, pos)
@@ -148,8 +155,6 @@ def _assemble(jobs: pd.DataFrame, all_jobs: pd.DataFrame, ep: pd.DataFrame, sig:
     def col(name: str) -> pd.Series:
         return pd.Series(info[name].to_numpy(dtype=object), dtype="string")
 
-    downtime = _downtime_h(all_jobs, jobs)
-    ngpus = pd.to_numeric(jobs.get("ngpus", pd.Series(np.nan, index=jobs.index)))
     rule_ids = rules.table["id"].to_numpy(dtype=object)
     return pd.DataFrame({
         "time": pd.to_datetime(jobs["end"], utc=True).dt.as_unit("ns"),
@@ -159,19 +164,151 @@ def _assemble(jobs: pd.DataFrame, all_jobs: pd.DataFrame, ep: pd.DataFrame, sig:
         "root_signal": col("root_signal"), "evidence": col("evidence"),
         "attribution": pd.array([f"rule:{rule_ids[p]}" if p >= 0 else NO_EVIDENCE
                                  for p in pos], dtype="string"),
+        "evidence_kind": pd.array(kinds, dtype="string"),
         "job_state": jobs["_state"].astype("string"),
-        "downtime_h": downtime.astype("float64"),
-        "lost_gpu_hours": (downtime * ngpus.to_numpy(dtype=float, na_value=np.nan)),
+        "downtime_h": np.nan, "lost_gpu_hours": np.nan,  # filled by _with_costs
         "co_occurring": col("co_occurring"),
         "n_evidence": info["n_evidence"].fillna(0).to_numpy(dtype=np.int64),
         "n_signals": info["n_signals"].fillna(0).to_numpy(dtype=np.int64),
     })
 
 
+def _with_costs(out: pd.DataFrame, jobs: pd.DataFrame, signals: pd.DataFrame) -> pd.DataFrame:
+    """Downtime, restart, lost work and lost GPU-hours of each interruption, and their basis."""
+    from reliab.models.jobs._timeline import interruption_costs
+
+    costs = interruption_costs(out, jobs, signals)
+    out = out.assign(downtime_h=costs.pop("downtime_h"), lost_gpu_hours=costs.pop("lost_gpu_hours"))
+    at = out.columns.get_loc("lost_gpu_hours") + 1
+    return pd.concat([out.iloc[:, :at], costs, out.iloc[:, at:]], axis=1)
+
+
+def _outcomes_frame(ended: pd.DataFrame, outcome: np.ndarray, reason: np.ndarray,
+                    need: np.ndarray, kinds: np.ndarray) -> pd.DataFrame:
+    kind = np.full(len(ended), None, dtype=object)
+    kind[need] = kinds
+    raw = ended["state_raw"] if "state_raw" in ended else ended["state"]
+    return pd.DataFrame({
+        "job_id": ended["job_id"].astype("string"),
+        "name": (ended["name"] if "name" in ended else pd.Series(pd.NA, index=ended.index)).astype("string"),
+        "state": ended["_state"].astype("string"), "state_raw": raw.astype("string"),
+        "end": pd.to_datetime(ended["end"], utc=True), "outcome": pd.array(outcome, dtype="string"),
+        "reason": pd.array(reason, dtype="string"), "evidence_kind": pd.array(kind, dtype="string"),
+    })
+
+
+def _counted(table: pd.DataFrame, mask: np.ndarray) -> pd.DataFrame:
+    out = table[mask].sort_values(["time", "job_id"], kind="stable", ignore_index=True)
+    return validate(out, "interruptions")
+
+
+def job_outcomes(
+    signals: pd.DataFrame,
+    jobs: pd.DataFrame,
+    *,
+    policy: Policy | None = "fleet",
+    job_name: str | Sequence[str] | None = None,
+    rules: Rules | str | os.PathLike[str] | None = None,
+    before: str | pd.Timedelta = "10min",
+    after: str | pd.Timedelta = "5min",
+    job_filter: JobFilter = None,
+    storm_gap: str | pd.Timedelta = "2min",
+    sources: Iterable[str] | None = None,
+) -> JobOutcomes:
+    """Decide, for every ended job, whether it is an interruption, and attribute its cause.
+
+    Parameters
+    ----------
+    signals : pandas.DataFrame
+        Schema ``signals``; classified here with ``rules``.
+    jobs : pandas.DataFrame
+        Schema ``jobs`` (Slurm allocations); an allocation counts once it has ended (a known
+        ``end`` and a state other than RUNNING, PENDING, ...).
+    policy : {"fleet", "training-run"} or None
+        What counts as an interruption (``None``: ``fleet``).  ``fleet`` (Kokolis et al.,
+        HPCA 2025): NODE_FAIL or BOOT_FAIL, or FAILED/REQUEUED with infrastructure evidence
+        in the window; FAILED without it is a user or application failure, kept apart in
+        ``user_failures``; CANCELLED, TIMEOUT, DEADLINE, OUT_OF_MEMORY, PREEMPTED and
+        COMPLETED are not interruptions.  ``training-run`` (Llama 3, arXiv 2407.21783
+        §3.3.4): every end of the training run other than COMPLETED, planned or not as the
+        taxonomy says.  The reasons for each state are in :mod:`reliab.taxonomy._policy`.
+    job_name : str or list of str, optional
+        The training run (``training-run`` only): its allocations are those with this job
+        name (or one of these names) plus every record sharing their job ids (requeued
+        runs keep the job id).  Default: the job name with the most GPU-hours.
+    rules, before, after, storm_gap
+        Taxonomy rules and attribution, as for :func:`attribute`.
+    job_filter : callable or dict, optional
+        Keeps a subset of the counted jobs, as for :func:`attribute`.
+    sources : iterable of str, optional
+        Parser names of every file read, for the coverage notes (an empty SEL still counts
+        as handed over); default: the sources of the signals.
+
+    Returns
+    -------
+    JobOutcomes
+        ``interruptions`` and ``user_failures`` (schema ``interruptions`` with
+        ``evidence_kind``: hardware, other, nccl or none), one ``outcomes`` row per ended
+        allocation, the policy sentence in ``method`` and counts plus evidence-coverage
+        warnings in ``notes``.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``policy``, ``job_name`` with the fleet policy, a bad window, missing
+        columns, or a malformed nodelist (naming the job).
+
+    References
+    ----------
+    Kokolis et al., "Revisiting Reliability in Large-Scale Machine Learning Research
+    Clusters", HPCA 2025 (arXiv 2410.21680), §III.  Llama Team, "The Llama 3 Herd of
+    Models", arXiv 2407.21783, §3.3.4.  ``sacct(1)``, Slurm 25.11, JOB STATE CODES.
+    """
+    rules, policy = as_rules(rules), check_policy(policy)
+    before_ns, after_ns = _delta(before, "before"), _delta(after, "after")
+    gap_ns = _delta(storm_gap, "storm_gap")
+    if job_name is not None and policy != "training-run":
+        raise ValueError(f"job_name={job_name!r} applies to policy='training-run', not {policy!r}")
+    missing = set(SIGNAL_COLUMNS) - set(signals.columns)
+    if missing:
+        raise ValueError(f"signals lacks column(s) {sorted(missing)} (schema 'signals')")
+    ended, ended_rows, not_ended, no_end = _ended(jobs)
+    states = ended["_state"].to_numpy(dtype=object)
+    run, how = None, ""
+    in_run = np.ones(len(ended), dtype=bool)
+    if policy == "training-run":
+        run_rows, run, how = select_run(jobs, job_name)
+        in_run = run_rows[ended_rows] if len(jobs) else in_run
+    pending = pending_cancels(ended, ended["_state"])
+    need = needs_evidence(policy, states, in_run, pending)
+    cand = ended[need].reset_index(drop=True)
+    sig = with_job_states(relevant_signals(signals, cand, before_ns, after_ns), cand)
+    pairs = candidate_pairs(sig, cand, rules, before_ns, after_ns)
+    episodes = collapse_storms(escalate_app_xids(pairs, sig, rules), gap_ns)
+    kinds, infra = evidence_kinds(len(cand), episodes["job"].to_numpy(),
+                                  episodes["rule_pos"].to_numpy(), rules.table)
+    table = _with_costs(_assemble(cand, jobs, episodes, sig, rules, kinds), jobs, signals)
+    has_infra = np.zeros(len(ended), dtype=bool)
+    has_infra[need] = infra
+    outcome, reason = decide(policy, states, in_run, has_infra, pending)
+    keep = _filter_mask(cand, job_filter)
+    counted = outcome[need] == INTERRUPTION
+    interruptions = _counted(table, counted & keep)
+    frame = _outcomes_frame(ended, outcome, reason, need, kinds)
+    notes = policy_notes(frame, policy, run, how, not_ended, no_end, len(interruptions))
+    notes += coverage_notes(interruptions, signals, jobs, sources=sources)
+    return JobOutcomes(interruptions=interruptions,
+                       user_failures=_counted(table, (outcome[need] == USER_FAILURE) & keep),
+                       outcomes=frame, policy=policy, run=run, n=len(ended),
+                       method=describe(policy, run), notes=notes)
+
+
 def attribute(
     signals: pd.DataFrame,
     jobs: pd.DataFrame,
     *,
+    policy: Policy | None = "fleet",
+    job_name: str | Sequence[str] | None = None,
     rules: Rules | str | os.PathLike[str] | None = None,
     before: str | pd.Timedelta = "10min",
     after: str | pd.Timedelta = "5min",
@@ -186,9 +323,16 @@ def attribute(
         Schema ``signals`` (time, host, gpu, job_id, source, signal, severity, message,
         origin); classified here with ``rules``.
     jobs : pandas.DataFrame
-        Schema ``jobs``. Allocations whose ``state`` is FAILED, NODE_FAIL, CANCELLED,
-        PREEMPTED, REQUEUED, TIMEOUT, OUT_OF_MEMORY, BOOT_FAIL or DEADLINE and whose ``end``
-        is known are interruptions; the interruption time is the job's end.
+        Schema ``jobs``; which ended allocations are interruptions is the ``policy``'s
+        decision; the interruption time is the job's end.
+    policy : {"fleet", "training-run"} or None
+        ``fleet`` (default; Kokolis et al., HPCA 2025): NODE_FAIL or BOOT_FAIL, or FAILED /
+        REQUEUED with infrastructure evidence in the window; ``training-run`` (Llama 3):
+        every end of the named run other than COMPLETED.  See :func:`job_outcomes`, which
+        also returns the user failures the fleet view sets apart and the notes.
+    job_name : str, optional
+        The training run, for ``policy="training-run"`` (default: the job name with the
+        most GPU-hours); records sharing its job ids (requeues) belong to it.
     rules : Rules, path or None
         Taxonomy rules (:func:`load_rules`); ``None`` for the shipped rules.
     before, after : str or pandas.Timedelta
@@ -205,47 +349,40 @@ def attribute(
     Returns
     -------
     pandas.DataFrame
-        Schema ``interruptions`` sorted by time, plus ``co_occurring`` (other categories
-        among the evidence, ';'-joined; the RSC co-occurrence analysis), ``n_evidence``
-        (episodes) and ``n_signals`` (signals before storm collapse).
+        Schema ``interruptions`` sorted by time, with ``evidence_kind`` (hardware: some
+        evidence names a GPU, host, network or host-maintenance cause; other: only software,
+        dependency, operator or scheduler evidence; nccl: only NCCL evidence; none), plus
+        ``co_occurring`` (other categories among the evidence, ';'-joined; the RSC
+        co-occurrence analysis), ``n_evidence`` (episodes) and ``n_signals`` (signals
+        before storm collapse).
 
     Notes
     -----
     Evidence of a job: signals whose rule has ``root_cause`` true, inside the window, and
     naming the job (``job_id``), or on one of its hosts (Slurm ``nodelist`` plus
-    ``failed_node``), or with neither host nor job (cluster-wide). Tickets naming the job by
-    ``job_id`` count whatever their time. The root cause is the evidence with the highest
-    rule priority, ties broken by the earliest time, then rule order; ``planned``, category
-    and component come from its rule. No evidence gives ``Unclassified``/``Unknown`` and
-    attribution ``no evidence`` (also for a job cancelled by a user). A job without a
-    ``slurm:*`` signal gets one from its end state, so ``CANCELLED by 0`` (root) reaches the
-    ``slurm-cancelled-admin`` rule (Planned).
+    ``failed_node``), or with neither host nor job (cluster-wide); a Slurm end state
+    (``slurm:*``) is evidence only for its own job.  Tickets naming the job by ``job_id``
+    count whatever their time. The root cause is the evidence with the highest rule
+    priority, ties broken by the earliest time, then rule order; ``planned``, category and
+    component come from its rule. No evidence gives ``Unclassified``/``Unknown`` and
+    attribution ``no evidence``. A job without a ``slurm:*`` signal gets one from its end
+    state, so ``CANCELLED by 0`` (root) reaches the ``slurm-cancelled-admin`` rule
+    (Planned), and a time limit or a preemption their planned rules.
 
     Application Xids 13, 31 and 43 (NVIDIA Xid catalog: RESTART_APP) count as software,
-    unless the same GPU (host and gpu) shows them in at least two different interrupted
+    unless the same GPU (host and gpu) shows them in at least two different assessed
     jobs; then all those occurrences are re-keyed ``xid_repeat:<code>`` and classified by
     rule ``xid-app-repeat`` (Faulty GPU).
 
-    ``downtime_h`` is the gap from the job's end to the next start of a job with the same
-    name (NaN for the last; 0 if the next one started earlier). The time lost since the
-    last checkpoint is not known here, so ``lost_gpu_hours`` is the downtime only:
-    ``downtime_h × ngpus``.
+    ``downtime_h`` (the job's end to the start of the next job with the same name),
+    ``restart_h``, ``lost_work_h`` (since the last checkpoint in the training log, else half
+    an assumed hourly interval), ``lost_gpu_hours`` and ``cost_basis`` come from
+    :func:`reliab.models.jobs._timeline.interruption_costs`; NaN where the logs cannot tell,
+    with the reason in ``cost_basis``.
     """
-    rules = as_rules(rules)
-    before_ns, after_ns = _delta(before, "before"), _delta(after, "after")
-    gap_ns = _delta(storm_gap, "storm_gap")
-    missing = set(SIGNAL_COLUMNS) - set(signals.columns)
-    if missing:
-        raise ValueError(f"signals lacks column(s) {sorted(missing)} (schema 'signals')")
-    interrupted = _interrupted(jobs)
-    sig = with_job_states(relevant_signals(signals, interrupted, before_ns, after_ns),
-                          interrupted)
-    pairs = candidate_pairs(sig, interrupted, rules, before_ns, after_ns)
-    episodes = collapse_storms(escalate_app_xids(pairs, sig, rules), gap_ns)
-    out = _assemble(interrupted, jobs, episodes, sig, rules)
-    out = out[_filter_mask(interrupted, job_filter)]
-    out = out.sort_values(["time", "job_id"], kind="stable", ignore_index=True)
-    return validate(out, "interruptions")
+    return job_outcomes(signals, jobs, policy=policy, job_name=job_name, rules=rules,
+                        before=before, after=after, job_filter=job_filter,
+                        storm_gap=storm_gap).interruptions
 
 
-__all__ = ["attribute", "INTERRUPTED_STATES", "NO_EVIDENCE"]
+__all__ = ["attribute", "job_outcomes", "NO_EVIDENCE"]

@@ -48,10 +48,12 @@ def _windows(t: np.ndarray, ends: np.ndarray, before: int,
 
 def _linked_tickets(signals: pd.DataFrame, job_ids: np.ndarray) -> np.ndarray:
     """Mask of ticket signals that name one of ``job_ids``."""
-    named = signals["job_id"].isin(job_ids).to_numpy(dtype=bool)
-    keys = obj(signals["signal"])[named]
-    named[named] = np.array([str(k).startswith("ticket:") for k in keys], dtype=bool)
-    return named
+    codes, keys = pd.factorize(obj(signals["signal"]))
+    ticket = np.append([str(k).startswith("ticket:") for k in keys], False).astype(bool)[codes]
+    ticket &= signals["job_id"].notna().to_numpy(dtype=bool)
+    if ticket.any():  # usually few rows: test only those against the job ids
+        ticket[ticket] = np.isin(obj(signals["job_id"])[ticket], np.asarray(job_ids, dtype=object))
+    return ticket
 
 
 def relevant_signals(signals: pd.DataFrame, jobs: pd.DataFrame, before: int,
@@ -101,7 +103,8 @@ def candidate_pairs(sig: pd.DataFrame, jobs: pd.DataFrame, rules: Rules, before:
 
     A signal is evidence of a job if its rule may be a root cause, it lies in the job's
     window and it names the job, or its host is in the job's nodelist (or ``failed_node``),
-    or it has neither host nor job (cluster-wide). Tickets naming the job count at any time.
+    or it has neither host nor job (cluster-wide); a ``slurm:*`` end state only if it names
+    the job. Tickets naming the job count at any time.
     """
     t = ns(sig["time"])
     order, lo, hi, inside = _windows(t, ns(jobs["end"]), before, after)
@@ -117,6 +120,9 @@ def candidate_pairs(sig: pd.DataFrame, jobs: pd.DataFrame, rules: Rules, before:
     warn_unmatched(keys, pos[rows], stacklevel=3)
     root = (pos >= 0) & rules.table["root_cause"].to_numpy()[pos]
     host, host_uniques = pd.factorize(obj(sig["host"]))
+    key_code, key_uniques = pd.factorize(obj(sig["signal"]))
+    # a Slurm end state is evidence for its own job only, never for a job sharing its node
+    own_only = np.append([str(k).startswith("slurm:") for k in key_uniques], False)[key_code]
     index = host_index(host_uniques)
     nodelist = obj(jobs["nodelist"]) if "nodelist" in jobs else [None] * len(jobs)
     failed = obj(jobs["failed_node"]) if "failed_node" in jobs else [None] * len(jobs)
@@ -130,7 +136,7 @@ def candidate_pairs(sig: pd.DataFrame, jobs: pd.DataFrame, rules: Rules, before:
             if hosts not in cache:
                 cache[hosts] = _members(index, *hosts, job_ids[j])
             h, sj = host[seg], sjob[seg]
-            ok = (sj == job_code[j]) | cache[hosts][h] | ((h < 0) & (sj < 0))
+            ok = (sj == job_code[j]) | ((cache[hosts][h] | ((h < 0) & (sj < 0))) & ~own_only[seg])
             out_row.append(seg[ok])
             out_job.append(np.full(int(ok.sum()), j))
     linked = np.flatnonzero(tickets & root)
@@ -141,7 +147,6 @@ def candidate_pairs(sig: pd.DataFrame, jobs: pd.DataFrame, rules: Rules, before:
                           "row": np.concatenate(out_row).astype(np.int64)})
     pairs = pairs.drop_duplicates(ignore_index=True)
     r = pairs["row"].to_numpy()
-    key_code = pd.factorize(obj(sig["signal"]))[0]
     return pairs.assign(rule_pos=pos[r], t=t[r], host_code=host[r], key_code=key_code[r])
 
 

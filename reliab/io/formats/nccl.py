@@ -37,6 +37,7 @@ import pandas as pd
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext, Row, scan_lines
 from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._progress import progress_row
 from reliab.io.formats._timestamps import localize, resolve_tz
 
 SOURCE = "nccl"
@@ -146,7 +147,7 @@ def parse_nccl_line(text: str, ctx: LineContext) -> Row | None:
     elif partial is not None:
         st["last"] = ("glog", partial, st.get("iso"))
     if "atchdog" not in msg and "CUDA error: " not in msg:
-        return None
+        return progress_row(msg, when, st)  # checkpoint saves and loads (formats/_progress.py)
     if rank is None:
         r = _RANK.search(msg)
         rank = r.group(1) if r else None

@@ -21,11 +21,13 @@ DCGM_COLUMNS = {
     "POWER_VIOLATION": "power_violation_raw", "THERMAL_VIOLATION": "thermal_violation_raw",
     "PCIE_TX_THROUGHPUT": "pcie_tx_raw", "PCIE_RX_THROUGHPUT": "pcie_rx_raw",
     "NVLINK_BANDWIDTH_TOTAL": "nvlink_bandwidth_total_raw",
+    # bit mask of active clock-event (throttle) reasons; CLOCK_THROTTLE_REASONS is the deprecated alias
+    "CLOCKS_EVENT_REASONS": "clock_event_reasons_flag", "CLOCK_THROTTLE_REASONS": "clock_event_reasons_flag",
 }
 
 #: documented numeric field ids -> field name (without the DCGM_FI_DEV_ prefix)
 FIELD_IDS = {
-    140: "MEMORY_TEMP", 150: "GPU_TEMP", 155: "POWER_USAGE", 156: "TOTAL_ENERGY_CONSUMPTION",
+    112: "CLOCKS_EVENT_REASONS", 140: "MEMORY_TEMP", 150: "GPU_TEMP", 155: "POWER_USAGE", 156: "TOTAL_ENERGY_CONSUMPTION",
     157: "POWER_USAGE_INSTANT", 202: "PCIE_REPLAY_COUNTER", 203: "GPU_UTIL", 230: "XID_ERRORS",
     240: "POWER_VIOLATION", 241: "THERMAL_VIOLATION", 310: "ECC_SBE_VOL_TOTAL", 311: "ECC_DBE_VOL_TOTAL",
     312: "ECC_SBE_AGG_TOTAL", 313: "ECC_DBE_AGG_TOTAL", 393: "UNCORRECTABLE_REMAPPED_ROWS",

@@ -1,0 +1,214 @@
+"""Finding the inputs of a run: every path given or found is either read or accounted for.
+
+:func:`walk` turns the paths given to :func:`reliab.ingest` into an ordered list of
+:class:`Entry`: regular files to read, ``scheme://`` live sources, and files set aside
+with a reason — an accounting row each, never a silent skip:
+
+============  =======================================================================
+source        set aside because
+============  =======================================================================
+skipped       a hidden file or folder, a documentation file of an exact name
+              (:data:`DOC_NAMES`), a Python cache folder, or a ``skip`` glob of the
+              hand-over manifest; a sub-folder when ``recursive=False``
+special       a FIFO, socket or device: only regular files are opened (opening a FIFO
+              blocks until a writer appears)
+unreadable    a folder that cannot be listed, a broken symbolic link, a file that
+              cannot be stat'ed
+manifest      the hand-over manifest itself (applied, not read as a log)
+============  =======================================================================
+
+Files named explicitly are always read (unless special).  The driver adds, per file it
+opens, ``empty``, ``unrecognized`` and ``binary`` rows (:mod:`reliab.io._unread`).
+Names are kept as the operating system gives them: bytes that are not UTF-8 survive as
+``surrogateescape`` text (:func:`os.fsdecode`), so ``open(path)`` still works.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from reliab.errors import InputFileError
+from reliab.io._manifest import MANIFEST_NAME, Manifest
+from reliab.io._registry import FileResult, url_scheme
+
+SKIPPED = "skipped"
+SPECIAL = "special"
+UNREADABLE = "unreadable"
+MANIFEST = "manifest"
+#: documentation that sits beside logs: one of these words (any case), alone or followed by
+#: ``-``/``_``/``.`` and more (``LICENSE-Apache-2.0.txt``), with no extension or a
+#: documentation extension; ``license-server.log`` or ``notice.log`` are logs and are read
+DOC_STEMS = frozenset({"readme", "license", "licence", "copying", "notice", "source", "sources",
+                       "authors", "changelog"})
+DOC_EXTENSIONS = frozenset({"", ".md", ".txt", ".rst"})
+#: folders of tools, never logs
+TOOL_FOLDERS = frozenset({"__pycache__"})
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One input: a file or URL to read (``result`` None) or a row set aside (``result``)."""
+
+    path: str
+    result: FileResult | None = None
+
+    @property
+    def url(self) -> bool:
+        """Whether the entry is a ``scheme://`` live source."""
+        return url_scheme(self.path) is not None
+
+
+def set_aside(path: str, source: str, reason: str) -> FileResult:
+    """An accounting row for an input that is not read: no lines, a reason."""
+    return FileResult(path=path, source=source, lines=0, parsed=0, irrelevant=0, malformed=0,
+                      reason=reason)
+
+
+def doc_file(name: str) -> bool:
+    """Whether ``name`` is a documentation file (:data:`DOC_STEMS`, :data:`DOC_EXTENSIONS`)."""
+    stem, ext = os.path.splitext(name.lower())
+    if ext not in DOC_EXTENSIONS:
+        return False
+    word = re.split(r"[-_.]", stem, maxsplit=1)[0]
+    return word in DOC_STEMS
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def special_reason(mode: int) -> str:
+    """Why a non-regular, non-folder file is not opened."""
+    kind = next((label for test, label in _KINDS if test(mode)), "not a regular file")
+    return f"{kind}: only regular files are read (copy it to a file to read it)"
+
+
+def _oserror(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+class _Walker:
+    """Depth-first walk in sorted order; symbolic links followed once (loops reported)."""
+
+    def __init__(self, recursive: bool, manifest_for: Callable[[Path], Manifest | None],
+                 on_folder: Callable[[Path], None]) -> None:
+        self.recursive = recursive
+        self.manifest_for = manifest_for
+        self.on_folder = on_folder
+        self.seen: set[tuple[int, int]] = set()
+
+    def folder(self, root: Path) -> Iterator[Entry]:
+        try:
+            st = root.stat()
+            key = (st.st_dev, st.st_ino)
+            if key in self.seen:
+                yield Entry(str(root), set_aside(str(root), SKIPPED, "folder already walked (symbolic link loop)"))
+                return
+            self.seen.add(key)
+            with os.scandir(root) as it:
+                entries = sorted(it, key=lambda e: e.name)
+            self.on_folder(root)
+        except OSError as exc:
+            yield Entry(str(root), set_aside(str(root), UNREADABLE, f"folder cannot be listed ({_oserror(exc)})"))
+            return
+        folders = []
+        manifest = self.manifest_for(root)
+        for e in entries:
+            kind, reason = self.classify(e, manifest)
+            if kind == "folder":
+                folders.append(e)
+            elif kind == "file":
+                yield Entry(e.path)
+            else:
+                yield Entry(e.path, set_aside(e.path, kind, reason))
+        for e in folders:
+            yield from self.folder(Path(e.path))
+
+    def classify(self, e: os.DirEntry[str], manifest: Manifest | None) -> tuple[str, str]:
+        """("file" | "folder" | a set-aside source, reason) for one entry of a folder governed
+        by ``manifest``."""
+        name = e.name
+        try:
+            is_dir = e.is_dir()
+            is_file = not is_dir and e.is_file()
+        except OSError as exc:
+            return UNREADABLE, f"cannot stat ({_oserror(exc)})"
+        if name.startswith("."):
+            return SKIPPED, "hidden folder: not walked" if is_dir else "hidden file"
+        if is_dir:
+            if name in TOOL_FOLDERS:
+                return SKIPPED, "Python cache folder: not walked"
+            if not self.recursive:
+                return SKIPPED, "sub-folder: not walked (recursive=False)"
+            return "folder", ""
+        if manifest is not None:
+            if name == MANIFEST_NAME and Path(e.path) == manifest.path:
+                return MANIFEST, "hand-over manifest: applied to this folder, not read as a log"
+            why = manifest.skipped(e.path)
+            if why:
+                return SKIPPED, why
+        if is_file:
+            return ("file", "") if not doc_file(name) else (SKIPPED, "documentation file (README, LICENSE, SOURCE…)")
+        return self.other(e.path)
+
+    @staticmethod
+    def other(path: str) -> tuple[str, str]:
+        """A path that is neither a folder nor a regular file (following symbolic links)."""
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:
+            return UNREADABLE, f"broken symbolic link (to {os.readlink(path)!r})" if os.path.islink(path) \
+                else "vanished while walking"
+        except OSError as exc:
+            return UNREADABLE, f"cannot stat ({_oserror(exc)})"
+        return SPECIAL, special_reason(mode)
+
+
+def _given(item: str | os.PathLike[str]) -> str:
+    return item if isinstance(item, str) else os.fsdecode(os.fspath(item))
+
+
+def walk(paths: Iterable[str | os.PathLike[str]], *, recursive: bool = True,
+         manifest_for: Callable[[Path], Manifest | None] | None = None,
+         on_folder: Callable[[Path], None] | None = None) -> list[Entry]:
+    """Every input of a run, in order: folders walked (sorted), explicit files, URLs.
+
+    Each path appears once (the first time it is found).  ``on_folder(folder)`` is called
+    as each folder is entered, before its entries are classified (the driver loads a
+    manifest found there); ``manifest_for(folder)`` gives the hand-over manifest that
+    governs a folder (its ``skip`` globs), if any.
+
+    Raises
+    ------
+    InputFileError
+        A path given does not exist.
+    """
+    walker = _Walker(recursive, manifest_for or (lambda _: None), on_folder or (lambda _: None))
+    out: dict[str, Entry] = {}
+    for item in paths:
+        name = _given(item)
+        if url_scheme(name) is not None:
+            out.setdefault(name, Entry(name))
+            continue
+        p = Path(name)
+        if not os.path.lexists(p):
+            raise InputFileError(f"{p}: no such file or directory")
+        if p.is_dir():
+            found: Iterable[Entry] = walker.folder(p)
+        elif p.is_file():
+            found = [Entry(str(p))]
+        else:
+            kind, reason = walker.other(str(p))
+            found = [Entry(str(p), set_aside(str(p), kind, reason))]
+        for entry in found:
+            out.setdefault(entry.path, entry)
+    return list(out.values())
+
+
+__all__ = ["Entry", "walk", "set_aside", "doc_file", "special_reason", "SKIPPED", "SPECIAL", "UNREADABLE",
+           "MANIFEST", "DOC_STEMS", "DOC_EXTENSIONS"]

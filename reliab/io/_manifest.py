@@ -1,0 +1,332 @@
+"""The hand-over manifest: ``reliab.toml`` beside the logs says how to read them.
+
+A cluster team hands over one folder and one small file instead of a command line::
+
+    # reliab.toml
+    policy = "training-run"          # run-level: any keyword of reliab.ingest
+    skip = ["truth/**", "notes/*.pdf"]
+    tz = "UTC"                       # a per-source option here applies to every file
+
+    [[files]]                        # per glob: source and per-source options
+    glob = "syslog/*"
+    source = "kernel"
+    tz = "America/Los_Angeles"
+    year = 2024
+
+    [[files]]
+    glob = "dmesg/node0007.log"
+    boot_time = 2024-06-01T00:00:12Z
+    host = "node0007"
+
+Globs are relative to the manifest's folder and use ``/``; ``*`` and ``?`` stay within one
+path segment, ``**`` spans folders, a pattern without ``/`` matches a file name at any
+depth, and a pattern ending in ``/`` matches everything under that folder (the rules of
+``.gitignore``).  Every ``[[files]]`` entry whose glob matches a file applies, in order, a
+later one overriding an earlier one (as in ``.gitattributes``).  Per-source options are
+those of the registered readers (:func:`reliab.io._options.reader_options`), so a new
+reader option is a manifest key at once.  Values given to :func:`reliab.ingest` or on the
+command line override the manifest.
+
+Every problem names the file, the line and the key: ``reliab.toml:9: [[files]] #1: key
+'yaer' is not an option of any reader (did you mean 'year'?)``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reliab.errors import ReliabError
+from reliab.io._options import reader_options, value_problem
+from reliab.io._registry import get_parser, parsers
+
+#: file name looked for in every folder given to ``ingest``
+MANIFEST_NAME = "reliab.toml"
+#: manifest keys that are neither reader options nor run-level ingest keywords
+_OWN_KEYS = ("skip", "files", "source")
+
+
+class ManifestError(ReliabError):
+    """A hand-over manifest that cannot be used; the message names file, line and key."""
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a manifest glob (``.gitignore`` rules, see the module doc) to a regex.
+
+    The regex is matched against a path relative to the manifest folder, with ``/``.
+    """
+    pat = pattern.strip()
+    anchored = "/" in pat.rstrip("/")
+    if pat.endswith("/"):
+        pat += "**"
+    pat = pat.lstrip("/")
+    out, i = [], 0
+    while i < len(pat):
+        c = pat[i]
+        if pat.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pat.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[" and pat.find("]", i + 2) > 0:
+            end = pat.find("]", i + 2)
+            body = pat[i + 1:end].replace("\\", "\\\\")
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+            i = end + 1
+            continue
+        else:
+            out.append(re.escape(c))
+        i += 1
+    body = "".join(out)
+    return re.compile(body if anchored else f"(?:.*/)?{body}", re.S)
+
+
+@dataclass(frozen=True)
+class FileRule:
+    """One ``[[files]]`` entry: a glob and the source/options of the files it matches."""
+
+    glob: str
+    options: Mapping[str, Any]
+    line: int
+    regex: re.Pattern[str] = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A loaded manifest: run-level keys, default options, skip globs and per-glob rules."""
+
+    path: Path
+    run: Mapping[str, Any]
+    defaults: Mapping[str, Any]
+    skip: tuple[tuple[str, re.Pattern[str]], ...]
+    files: tuple[FileRule, ...]
+
+    @property
+    def root(self) -> Path:
+        """The folder the globs are relative to."""
+        return self.path.parent
+
+    def relative(self, path: str | os.PathLike[str]) -> str:
+        """``path`` relative to :attr:`root` with ``/`` (the path itself if not under it)."""
+        text = os.fspath(path)
+        prefix = os.path.join(str(self.root), "")
+        if text.startswith(prefix):
+            rel = text[len(prefix):]
+            return rel if os.sep == "/" else rel.replace(os.sep, "/")
+        return Path(text).as_posix()
+
+    def skipped(self, path: str | os.PathLike[str]) -> str | None:
+        """Why ``path`` is skipped (naming the manifest and glob), else ``None``."""
+        if not self.skip:
+            return None
+        rel = self.relative(path)
+        for pattern, regex in self.skip:
+            if regex.fullmatch(rel):
+                return f"skipped by {self.path.name} (skip = {pattern!r})"
+        return None
+
+    def source_for(self, path: str | os.PathLike[str]) -> tuple[str, str] | None:
+        """``(source, "reliab.toml:LINE")`` when the manifest names the source of ``path``."""
+        if not self.files and "source" not in self.defaults:
+            return None
+        rel = self.relative(path)
+        found = None
+        if "source" in self.defaults:
+            found = (self.defaults["source"], f"{self.path.name} (top level)")
+        for rule in self.files:
+            if "source" in rule.options and rule.regex.fullmatch(rel):
+                found = (rule.options["source"], f"{self.path.name}:{rule.line}")
+        return found
+
+    def options_for(self, path: str | os.PathLike[str]) -> dict[str, Any]:
+        """Source and options for ``path``: defaults, then each matching ``[[files]]`` in order."""
+        out = dict(self.defaults)
+        if not self.files:
+            return out
+        rel = self.relative(path)
+        for rule in self.files:
+            if rule.regex.fullmatch(rel):
+                out.update(rule.options)
+        return out
+
+
+def _line_finder(text: str) -> tuple[list[tuple[int, str]], list[int]]:
+    """(key lines, ``[[files]]`` header lines): ``(line, key)`` per ``key =`` line, 1-based."""
+    keys, headers = [], []
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if re.match(r"^\[\[\s*files\s*\]\]", line):
+            headers.append(n)
+            keys.append((n, "[[files]]"))
+        elif re.match(r"^\[", line):
+            keys.append((n, line))
+        else:
+            m = re.match(r"""^(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_.-]+))\s*=""", line)
+            if m:
+                keys.append((n, next(g for g in m.groups() if g is not None)))
+    return keys, headers
+
+
+class _Locator:
+    """Line numbers of keys in the manifest text (tomllib keeps none)."""
+
+    def __init__(self, text: str) -> None:
+        self.keys, self.headers = _line_finder(text)
+
+    def line(self, key: str, entry: int | None = None) -> int:
+        """Line of ``key`` at the top level (``entry`` None) or in ``[[files]]`` #``entry``."""
+        start = 0 if entry is None else self.headers[entry]
+        end = (self.headers[0] if self.headers else 1 << 60) if entry is None else (
+            self.headers[entry + 1] if entry + 1 < len(self.headers) else 1 << 60)
+        for n, k in self.keys:
+            if start <= n < end and k == key:
+                return n
+        return start or 1
+
+
+def _near(key: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+class _Loader:
+    """Validates the parsed TOML of one manifest, collecting the first problem."""
+
+    def __init__(self, path: Path, text: str, run_keys: Iterable[str]) -> None:
+        self.path, self.where = path, _Locator(text)
+        self.run_keys = frozenset(run_keys)
+        self.options = reader_options()
+
+    def fail(self, key: str, message: str, entry: int | None = None) -> ManifestError:
+        label = "" if entry is None else f"[[files]] #{entry + 1}: "
+        return ManifestError(f"{self.path}:{self.where.line(key, entry)}: {label}key {key!r} {message}")
+
+    def option(self, key: str, value: Any, entry: int | None, source: str | None) -> Any:
+        spec = self.options.get(key)
+        if spec is None:
+            known = [*self.options, *_OWN_KEYS, *(self.run_keys if entry is None else ())]
+            raise self.fail(key, "is not an option of any reader" + _near(key, known), entry)
+        if source is not None and source not in spec.sources:
+            raise self.fail(key, f"is not an option of source {source!r} (taken by {', '.join(spec.sources)})",
+                            entry)
+        problem = value_problem(spec, value)
+        if problem:
+            raise self.fail(key, problem, entry)
+        return value
+
+    def source(self, value: Any, entry: int | None) -> str:
+        if not isinstance(value, str):
+            raise self.fail("source", f"must be a string, got {type(value).__name__}", entry)
+        try:
+            get_parser(value)
+        except KeyError:
+            names = [p.name for p in parsers()]
+            raise self.fail("source", f"names no reader: {value!r}{_near(value, names)}; known: "
+                            f"{', '.join(sorted(names))}", entry) from None
+        return value
+
+    def globs(self, key: str, value: Any, entry: int | None) -> list[tuple[str, re.Pattern[str]]]:
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(v, str) and v.strip() for v in items):
+            raise self.fail(key, "must be a glob or a list of globs", entry)
+        try:
+            return [(g, glob_regex(g)) for g in items]
+        except (re.error, ValueError) as exc:
+            raise self.fail(key, f"holds a bad glob ({exc})", entry) from None
+
+    def entry(self, i: int, raw: Any) -> FileRule:
+        if not isinstance(raw, dict):
+            raise self.fail("[[files]]", "must be a table", i)
+        if "glob" not in raw:
+            raise self.fail("[[files]]", "has no 'glob' key", i)
+        ((pattern, regex),) = self._one_glob(raw["glob"], i)
+        source = self.source(raw["source"], i) if "source" in raw else None
+        options: dict[str, Any] = {} if source is None else {"source": source}
+        for key, value in raw.items():
+            if key not in ("glob", "source"):
+                options[key] = self.option(key, value, i, source)
+        return FileRule(pattern, options, self.where.line("glob", i), regex)
+
+    def _one_glob(self, value: Any, i: int) -> list[tuple[str, re.Pattern[str]]]:
+        if not isinstance(value, str):
+            raise self.fail("glob", "must be a string", i)
+        return self.globs("glob", value, i)
+
+    def load(self, data: dict[str, Any]) -> Manifest:
+        run: dict[str, Any] = {}
+        defaults: dict[str, Any] = {}
+        skip: list[tuple[str, re.Pattern[str]]] = []
+        files: list[FileRule] = []
+        for key, value in data.items():
+            if key == "files":
+                if not isinstance(value, list):
+                    raise self.fail(key, "must be an array of tables: [[files]]")
+                files = [self.entry(i, raw) for i, raw in enumerate(value)]
+            elif key == "skip":
+                skip = self.globs(key, value, None)
+            elif key == "source":
+                defaults["source"] = self.source(value, None)
+            elif key in self.run_keys:
+                run[key] = self._run_value(key, value)
+            else:
+                defaults[key] = self.option(key, value, None, None)
+        return Manifest(self.path, run, defaults, tuple(skip), tuple(files))
+
+    def _run_value(self, key: str, value: Any) -> Any:
+        if isinstance(value, dict | list):
+            raise self.fail(key, "must be a single value")
+        if key == "rules" and isinstance(value, str):  # a rules file beside the manifest
+            return str(self.path.parent / value)
+        return value
+
+
+def load_manifest(path: str | os.PathLike[str], *, run_keys: Iterable[str] = ()) -> Manifest:
+    """Read and check a hand-over manifest.
+
+    Parameters
+    ----------
+    path : path
+        The TOML file.
+    run_keys : iterable of str
+        Top-level keys passed to the run (keywords of :func:`reliab.ingest`, e.g. ``rules``,
+        ``before``, ``policy``); any other top-level key must be a reader option.
+
+    Raises
+    ------
+    ManifestError
+        Unreadable file, TOML syntax error, unknown key, wrong value type, unknown source;
+        the message names the file, the line and the key.
+    """
+    p = Path(path)
+    try:
+        text = p.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ManifestError(f"{p}: cannot read the manifest ({exc})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ManifestError(f"{p}: not valid TOML: {exc}") from None
+    return _Loader(p, text, run_keys).load(data)
+
+
+def find_manifest(folder: Path) -> Path | None:
+    """``folder/reliab.toml`` if it is a regular file."""
+    candidate = folder / MANIFEST_NAME
+    return candidate if candidate.is_file() else None
+
+
+__all__ = ["Manifest", "FileRule", "ManifestError", "load_manifest", "find_manifest", "glob_regex",
+           "MANIFEST_NAME"]

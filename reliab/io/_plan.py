@@ -1,0 +1,149 @@
+"""What a run will read and how: inputs found, manifests applied, per-file source and options.
+
+:func:`prepare` is the first step of every driver (local, incremental, Dask): it walks the
+paths (:mod:`reliab.io._discover`), finds or loads the hand-over manifest
+(:mod:`reliab.io._manifest`) and answers, per file, which source is forced and which
+options its reader gets.  Precedence, lowest first: reader defaults, the manifest's
+top-level options, its matching ``[[files]]`` entries in order, then what the caller
+passed to :func:`reliab.ingest` (or on the command line).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reliab.errors import InputFileError, UnknownFormatError
+from reliab.io._discover import SPECIAL, UNREADABLE, Entry, walk
+from reliab.io._manifest import Manifest, find_manifest, load_manifest
+from reliab.io._registry import get_source, url_scheme
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """The inputs of one run and the manifests that govern them."""
+
+    entries: list[Entry]
+    manifests: Mapping[Path, Manifest] = field(default_factory=dict)
+    explicit: Manifest | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    source: str | None = None
+    _cache: dict[str, Manifest | None] = field(default_factory=dict, repr=False, compare=False)
+
+    def manifest_for(self, folder: str | os.PathLike[str]) -> Manifest | None:
+        """The manifest that governs files in ``folder``: the explicit one, else the nearest."""
+        if self.explicit is not None:
+            return self.explicit
+        if not self.manifests:
+            return None
+        key = os.fspath(folder)
+        if key not in self._cache:
+            p = Path(key)
+            self._cache[key] = next((self.manifests[f] for f in (p, *p.parents) if f in self.manifests), None)
+        return self._cache[key]
+
+    def file_options(self, path: str) -> tuple[str | None, str, dict[str, Any]]:
+        """``(forced source, why, reader options)`` for one file."""
+        manifest = self.manifest_for(os.path.dirname(path))
+        if manifest is None:
+            return self.source, "forced by source=", dict(self.options)
+        options = manifest.options_for(path)
+        options.pop("source", None)
+        options.update(self.options)
+        if self.source is not None:
+            return self.source, "forced by source=", options
+        named = manifest.source_for(path)
+        return (named[0], f"set by {named[1]}", options) if named else (None, "", options)
+
+    def run_values(self, given: dict[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+        """``given`` run keywords with manifest values filled in where the caller kept the default.
+
+        Raises
+        ------
+        ValueError
+            Two manifests of one run disagree on a run-level key.
+        """
+        out = dict(given)
+        chosen: dict[str, tuple[Any, Path]] = {}
+        for manifest in self.all_manifests():
+            for key, value in manifest.run.items():
+                if key in chosen and chosen[key][0] != value:
+                    raise ValueError(f"manifests {chosen[key][1]} and {manifest.path} disagree on {key!r}"
+                                     f" ({chosen[key][0]!r} vs {value!r}); pass {key}= to decide")
+                chosen[key] = (value, manifest.path)
+        for key, (value, _) in chosen.items():
+            if key in out and out[key] == defaults.get(key):
+                out[key] = value
+        return out
+
+    def all_manifests(self) -> list[Manifest]:
+        """Every manifest applied in this run."""
+        return [self.explicit] if self.explicit is not None else list(self.manifests.values())
+
+
+def _items(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str | os.PathLike[str]]:
+    items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    if not items:
+        raise ValueError("ingest needs at least one path")
+    return items
+
+
+def prepare(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
+            source: str | None = None, recursive: bool = True, strict: bool = False,
+            manifest: bool | str | os.PathLike[str] = True, options: Mapping[str, Any] | None = None,
+            run_keys: Iterable[str] = ()) -> RunPlan:
+    """Find the inputs of a run and the manifests that govern them.
+
+    Parameters
+    ----------
+    paths : path, folder, ``scheme://`` URL, or an iterable of them
+        What to read.
+    source, recursive, strict
+        As for :func:`reliab.ingest`.  With ``strict`` a special or unreadable input fails
+        the run here, before anything is read.
+    manifest : bool or path
+        ``True``: a ``reliab.toml`` in any folder walked governs that folder's subtree (the
+        nearest one wins); ``False``: none; a path: that manifest, for every input.
+    options : mapping
+        Reader options the caller passed (they override the manifest).
+    run_keys : iterable of str
+        Run-level keywords a manifest may set.
+
+    Raises
+    ------
+    InputFileError
+        A path does not exist; with ``strict``, an input is special or unreadable.
+    UnknownFormatError
+        A ``scheme://`` path whose scheme no live source handles.
+    ManifestError
+        A manifest that cannot be used (file, line and key named).
+    """
+    items = _items(paths)
+    keys = tuple(run_keys)
+    explicit = None
+    manifests: dict[Path, Manifest] = {}
+    if manifest is not True and manifest is not False:
+        explicit = load_manifest(manifest, run_keys=keys)
+
+    def enter(folder: Path) -> None:  # a reliab.toml governs its folder's subtree
+        found = find_manifest(folder) if manifest is True else None
+        if found is not None and folder not in manifests:
+            manifests[folder] = load_manifest(found, run_keys=keys)
+
+    plan = RunPlan([], manifests, explicit, dict(options or {}), source)
+    entries = walk(items, recursive=recursive, manifest_for=plan.manifest_for, on_folder=enter)
+    for e in entries:
+        if e.url:
+            try:
+                get_source(url_scheme(e.path) or "")
+            except KeyError as exc:
+                raise UnknownFormatError(f"{e.path}: {exc.args[0]}") from None
+        elif strict and e.result is not None and e.result.source in (SPECIAL, UNREADABLE):
+            raise InputFileError(f"{e.path}: {e.result.reason} (strict: every input must be read)")
+    return RunPlan(entries, manifests, explicit, dict(options or {}), source)
+
+
+__all__ = ["RunPlan", "prepare"]

@@ -1,0 +1,57 @@
+"""Job-level reliability: MTTF against job size, ETTR, checkpoint planning, failure cost, replay.
+
+* :func:`job_mttf`, :func:`estimate_job_mttf` — a job as a series system of its nodes;
+* :func:`expected_ettr` — Kokolis et al.'s closed form and the exact renewal expectation;
+* :func:`optimal_checkpoint_interval`, :func:`plan_checkpoints` — Young, Daly, simulated
+  optimum, what-if grids over GPU count × interval × restart time;
+* :func:`simulate_job` — vectorised Monte Carlo of a checkpointing job;
+* :func:`failure_cost` — observed ETTR and lost GPU-hours of an ingested run;
+* :func:`replay_mitigations` — the same run under changed parameters.
+
+Names resolve lazily so that importing the package stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    "job_mttf": "reliab.models.jobs.mttf",
+    "estimate_job_mttf": "reliab.models.jobs.mttf",
+    "JobMTTFResult": "reliab.models.jobs.mttf",
+    "observed_node_rate": "reliab.models.jobs.mttf",
+    "expected_ettr": "reliab.models.jobs.ettr",
+    "optimal_checkpoint_interval": "reliab.models.jobs.checkpoint",
+    "plan_checkpoints": "reliab.models.jobs.checkpoint",
+    "PlanResult": "reliab.models.jobs.checkpoint",
+    "PUBLISHED_RATES": "reliab.models.jobs.checkpoint",
+    "simulate_job": "reliab.models.jobs.simulate",
+    "SimulationResult": "reliab.models.jobs.simulate",
+    "FailureModel": "reliab.models.jobs._failures",
+    "FailureProcess": "reliab.models.jobs._failures",
+    "node_model": "reliab.models.jobs._failures",
+    "category_model": "reliab.models.jobs._failures",
+    "fitted_model": "reliab.models.jobs._failures",
+    "failure_cost": "reliab.models.jobs.cost",
+    "FailureCostResult": "reliab.models.jobs.cost",
+    "interruption_costs": "reliab.models.jobs._timeline",
+    "replay_mitigations": "reliab.models.jobs.replay",
+    "ReplayResult": "reliab.models.jobs.replay",
+    "Scenario": "reliab.models.jobs.replay",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reliab.models.jobs' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,313 @@
+"""Observed cost of failures for a training run: ETTR, and lost GPU-hours per category.
+
+:func:`failure_cost` lays one training run (a chain of allocations with the same job name)
+on the wall clock of its window and splits every hour into productive training, blocking
+checkpoint writes, work lost since the last checkpoint, downtime between allocations, and
+restart overhead (checkpoint load) — the decomposition behind the ETTR of Kokolis et al.
+(HPCA 2025, arXiv 2410.21680) and Llama 3's "effective training time" (arXiv 2407.21783,
+§3.3.4).  Each interruption is charged the work it lost, the downtime after it and the
+restart that followed (:mod:`._timeline`), so lost GPU-hours add up per category, component,
+week and quarter.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from reliab.errors import InsufficientDataError
+from reliab.models._result import ResultMixin
+from reliab.models.jobs._durations import to_hours
+from reliab.models.jobs._timeline import (
+    _NS_PER_H,
+    _OPEN,
+    _ns,
+    allocation_progress,
+    interruption_costs,
+    progress_events,
+)
+
+_COST_COLUMNS = ("lost_work_h", "downtime_h", "restart_h")
+ByLike = Literal["category", "component", "week", "quarter", "interruption"]
+
+
+@dataclass(frozen=True)
+class FailureCostResult(ResultMixin):
+    """ETTR of one training run and the cost of each of its interruptions.
+
+    Attributes
+    ----------
+    ettr : float
+        Productive training hours / wall hours of the window.
+    breakdown : dict
+        Wall hours by use: ``productive``, ``checkpoint_writes``, ``lost_work``,
+        ``downtime``, ``restart``, ``before_first_start`` (they add up to ``wall_h``).
+    interruptions : DataFrame
+        One row per interruption of the run with ``category``, ``component``, ``hosts``,
+        ``downtime_h``, ``restart_h``, ``lost_work_h``, ``lost_gpu_hours``, ``cost_basis``.
+    segments : DataFrame
+        One row per allocation: ``gap_before_h`` (no allocation), ``restart_h``, ``run_h``
+        split into ``productive_h``, ``checkpoint_h``, ``lost_h``; ``censored`` for the one
+        still running at the end; ``interruption`` (row of ``interruptions`` or -1).
+    checkpoint_interval_h, checkpoint_write_h : float
+        Median training time between logged checkpoints and median logged write time
+        (NaN without checkpoint lines).
+    """
+
+    ettr: float
+    wall_h: float
+    breakdown: dict[str, float]
+    lost_gpu_hours: float
+    job_name: str
+    n_gpus: float
+    start: pd.Timestamp
+    end: pd.Timestamp
+    checkpoint_interval_h: float
+    checkpoint_write_h: float
+    n: int
+    interruptions: pd.DataFrame = field(repr=False)
+    segments: pd.DataFrame = field(repr=False)
+    first_critical: pd.Series = field(repr=False)
+    conf_level: float = 0.95
+    method: str = ("wall-clock decomposition of the run: productive / writes / lost since last "
+                   "checkpoint / downtime / restart (Kokolis et al. 2025 ETTR)")
+    notes: tuple[str, ...] = ()
+
+    def summary(self, by: ByLike = "category") -> pd.DataFrame:
+        """Interruptions and lost hours per ``by`` group, largest loss first, with a Total."""
+        df = self.interruptions
+        if by == "interruption":
+            return df.copy()
+        if by not in ("category", "component", "week", "quarter"):
+            raise ValueError(f"by must be category, component, week, quarter or interruption, got {by!r}")
+        g = df.groupby(by, observed=True, dropna=False)
+        out = pd.DataFrame({"interruptions": g.size()})
+        for col in (*_COST_COLUMNS, "lost_gpu_hours"):
+            out[col] = g[col].sum(min_count=1)
+        if by in ("category", "component"):
+            out = out.sort_values("lost_gpu_hours", ascending=False, kind="stable")
+        total = out.sum(numeric_only=True, min_count=1).to_frame("Total").T
+        out = pd.concat([out, total])
+        out["share_pct"] = 100.0 * out["lost_gpu_hours"] / df["lost_gpu_hours"].sum()
+        return out.rename_axis(by).reset_index()
+
+    def wall(self) -> pd.DataFrame:
+        """The wall-clock breakdown: hours and share of the window per use."""
+        rows = [(k, v, 100.0 * v / self.wall_h) for k, v in self.breakdown.items()]
+        return pd.DataFrame(rows, columns=["use", "hours", "pct_of_wall"])
+
+    def _meta(self) -> dict[str, Any]:
+        meta = super()._meta()
+        meta["breakdown"] = dict(self.breakdown)
+        return meta
+
+    def plot(self, ax: Any = None, *, by: ByLike = "category") -> Any:
+        """Stacked bars of lost GPU-hours per group: lost work, downtime, restart."""
+        from matplotlib.figure import Figure
+
+        table = self.summary(by=by)
+        table = table[table[by] != "Total"].iloc[::-1]
+        fig = ax.figure if ax is not None else Figure(figsize=(7, 0.3 * len(table) + 1.2), layout="constrained")
+        ax = ax if ax is not None else fig.add_subplot()
+        left = np.zeros(len(table))
+        scale = self.n_gpus if math.isfinite(self.n_gpus) else 1.0
+        for col, label, colour in (("lost_work_h", "work since last checkpoint", "#c0392b"),
+                                   ("downtime_h", "downtime", "#e67e22"),
+                                   ("restart_h", "restart", "#f1c40f")):
+            width = table[col].fillna(0).to_numpy() * scale
+            ax.barh(table[by].astype(str), width, left=left, color=colour, label=label)
+            left += width
+        ax.set(xlabel="lost GPU-hours", title=f"Cost of interruptions (ETTR {self.ettr:.3f})")
+        ax.legend(fontsize="small")
+        return fig
+
+
+def _window(a: pd.DataFrame, chain_signals: pd.DataFrame, start: Any, end: Any) -> tuple[int, int, str]:
+    """Window (ns) of the run and a sentence on where its end came from."""
+    t0 = int(_ns(pd.Series([pd.Timestamp(start)]))[0]) if start is not None else int(a["start"].min())
+    if end is not None:
+        return t0, int(_ns(pd.Series([pd.Timestamp(end)]))[0]), "window end given"
+    closed = a.loc[~a["censored"], "end"]
+    last_end = int(closed.max()) if len(closed) else t0
+    last_sig = int(_ns(chain_signals["time"]).max()) if len(chain_signals) else t0
+    if a["censored"].any():
+        return t0, max(last_end, last_sig), ("window end not given: the last allocation is still "
+                                             "running, so the window ends at its last log line")
+    return t0, last_end, "window ends with the last allocation"
+
+
+def _pick_chain(a: pd.DataFrame, job_name: str | None, interruptions: pd.DataFrame) -> str:
+    if job_name is not None:
+        if job_name not in set(a["chain"]):
+            raise ValueError(f"job_name={job_name!r}: no job of that name in the job records")
+        return job_name
+    hit = a[a["job_id"].isin(interruptions["job_id"].astype(str))]
+    pool = hit if len(hit) else a
+    if pool.empty:
+        raise InsufficientDataError("no job records with a start time: nothing to account for")
+    end = np.where(pool["end"] == _OPEN, pool["start"].max(), pool["end"])  # running: count to now
+    hours = (end - pool["start"]) / _NS_PER_H * pool["ngpus"].fillna(1.0)
+    return str(hours.groupby(pool["chain"]).sum().idxmax())
+
+
+def _segments(a: pd.DataFrame, t0: int, assumed_h: float) -> pd.DataFrame:
+    """Per allocation of the chain (in start order): gap, restart, run and its split."""
+    a = a.sort_values("start", kind="stable").reset_index(drop=True)
+    has_saves, has_loads = bool((a["n_saves"] > 0).any()), bool(a["resume"].notna().any())
+    start, end = a["start"].to_numpy(dtype=float), a["end"].to_numpy(dtype=float)
+    resume = a["resume"].to_numpy(dtype=float)
+    # a chain that logs resumes: an allocation without one never resumed (all restart)
+    resume = np.where(np.isnan(resume), end if has_loads else start, resume)
+    prev_end = np.concatenate([[float(t0)], end[:-1]])
+    run = (end - resume) / _NS_PER_H
+    censored = a["censored"].to_numpy(dtype=bool)
+    writes = np.nan_to_num(a["write_h"].to_numpy(dtype=float))
+    if has_saves:
+        last = a["last_save"].to_numpy(dtype=float)
+        saved = np.where(np.isnan(last), 0.0, (last - resume) / _NS_PER_H - writes)
+        lost = np.where(np.isnan(last), run, (end - last) / _NS_PER_H)
+        productive = np.where(censored, run - writes, np.clip(saved, 0.0, None))
+        lost = np.where(censored, 0.0, np.clip(lost, 0.0, None))
+    else:
+        writes = np.zeros(len(a))
+        lost = np.where(censored, 0.0, np.minimum(run, assumed_h / 2.0))
+        productive = run - lost
+    return pd.DataFrame({
+        "job_id": a["job_id"], "start": a["start"], "end": a["end"], "ngpus": a["ngpus"],
+        "gap_before_h": (start - prev_end) / _NS_PER_H, "restart_h": (resume - start) / _NS_PER_H,
+        "run_h": run, "productive_h": productive, "checkpoint_h": writes, "lost_h": lost,
+        "censored": censored})
+
+
+def _observed_policy(a: pd.DataFrame, signals: pd.DataFrame | None) -> tuple[float, float]:
+    """Median training hours between checkpoints and median write hours, from the logs."""
+    saves, _ = progress_events(signals)
+    saves = saves[saves["job_id"].isin(a["job_id"])]
+    if saves.empty:
+        return math.nan, math.nan
+    resume = a.dropna(subset=["resume"]).set_index("job_id")["resume"]
+    saves = saves.sort_values(["job_id", "t"], kind="stable")
+    prev = saves.groupby("job_id")["t"].shift(1)
+    prev = prev.fillna(saves["job_id"].map(resume))
+    write = saves["write_h"].fillna(0.0)
+    gaps = (saves["t"] - prev) / _NS_PER_H - write
+    gaps = gaps[gaps.notna() & (gaps > 0)]
+    interval = float(gaps.median()) if len(gaps) else math.nan
+    known = saves["write_h"].dropna()
+    return interval, float(known.median()) if len(known) else 0.0
+
+
+def _first_critical(signals: pd.DataFrame | None) -> pd.Series:
+    """Per host, the time of its first critical Xid (for the drain replay)."""
+    if signals is None or signals.empty:
+        return pd.Series(dtype="datetime64[ns, UTC]")
+    key = signals["signal"].astype("string")
+    crit = signals[(key.str.startswith("xid:") & (signals["severity"].astype("string") == "critical")
+                    & signals["host"].notna()).fillna(False).to_numpy(dtype=bool)]
+    return crit.groupby(crit["host"].astype(str))["time"].min()
+
+
+def failure_cost(
+    interruptions: pd.DataFrame,
+    jobs: pd.DataFrame,
+    signals: pd.DataFrame | None = None,
+    *,
+    job_name: str | None = None,
+    start: Any = None,
+    end: Any = None,
+    assumed_checkpoint_interval_h: float | str = 1.0,
+) -> FailureCostResult:
+    """ETTR of a training run and what each interruption cost it.
+
+    Parameters
+    ----------
+    interruptions, jobs : DataFrame
+        Canonical ``interruptions`` and ``jobs`` tables (``reliab.ingest`` output).
+    signals : DataFrame, optional
+        Canonical ``signals``: its ``train:checkpoint_saved``/``_loaded`` rows place the
+        checkpoints and resumes; its critical Xids are kept for the drain replay.
+    job_name : str, optional
+        The run (job name of its allocations); default the chain with the most GPU-hours
+        among those with interruptions.
+    start, end : timestamp-like, optional
+        The window; default the first allocation's start and the last allocation's end
+        (or, while it still runs, its last log line).
+    assumed_checkpoint_interval_h : float or str
+        Used only when the run's logs have no checkpoint line (stated in ``cost_basis``).
+
+    Returns
+    -------
+    FailureCostResult
+
+    Raises
+    ------
+    InsufficientDataError
+        No job record with a start time.
+    ValueError
+        An unknown ``job_name``, or a window that ends before it starts.
+    """
+    assumed = to_hours(assumed_checkpoint_interval_h, "assumed_checkpoint_interval_h", positive=True)
+    allocations = allocation_progress(jobs, signals, window_end=None if end is None else
+                                      int(_ns(pd.Series([pd.Timestamp(end)]))[0]))
+    chain = _pick_chain(allocations, job_name, interruptions)
+    a = allocations[allocations["chain"] == chain]
+    chain_sig = signals[signals["job_id"].astype(str).isin(a["job_id"])] if signals is not None \
+        else pd.DataFrame({"time": pd.Series(dtype="datetime64[ns, UTC]")})
+    t0, t1, end_note = _window(a, chain_sig, start, end)
+    if t1 <= t0:
+        raise ValueError(f"the window ends ({pd.Timestamp(t1, tz='UTC')}) before it starts "
+                         f"({pd.Timestamp(t0, tz='UTC')})")
+    a = a[(a["end"] > t0) & (a["start"] < t1)].copy()
+    a["censored"] = a["censored"] | (a["end"] >= t1)
+    a["end"] = np.minimum(a["end"], t1)
+    seg = _segments(a, t0, assumed)
+    inter = _chain_interruptions(interruptions, jobs, signals, allocations, a, assumed)
+    seg["interruption"] = seg["job_id"].map(pd.Series(np.arange(len(inter)), index=inter["job_id"])
+                                            ).fillna(-1).astype(int)
+    wall = (t1 - t0) / _NS_PER_H
+    down = float(seg["gap_before_h"].iloc[1:].sum())
+    breakdown = {"productive": float(seg["productive_h"].sum()),
+                 "checkpoint_writes": float(seg["checkpoint_h"].sum()),
+                 "lost_work": float(seg["lost_h"].sum()), "downtime": down,
+                 "restart": float(seg["restart_h"].sum()),
+                 "before_first_start": float(seg["gap_before_h"].iloc[0])}
+    interval, write = _observed_policy(a, signals)
+    notes = [f"run {chain!r}: {len(seg)} allocations, {len(inter)} interruptions; {end_note}"]
+    notes += sorted(set(inter["cost_basis"]) - {"checkpoint lines"})
+    uncounted = int(((seg["interruption"] < 0) & ~seg["censored"]).sum())
+    if uncounted:
+        notes.append(f"{uncounted} allocation end(s) of the run are not in the interruptions table "
+                     "(the interruption policy set them apart): their cost is in the ETTR, not in "
+                     "the per-category totals")
+    if (seg["gap_before_h"].iloc[1:] < 0).any():
+        notes.append("allocations of the run overlap in time: the wall-clock split is approximate")
+    if (seg["ngpus"].nunique() > 1):
+        notes.append("the run changed size: lost GPU-hours use each allocation's own GPU count")
+    return FailureCostResult(
+        ettr=breakdown["productive"] / wall, wall_h=wall, breakdown=breakdown,
+        lost_gpu_hours=float(inter["lost_gpu_hours"].sum()), job_name=chain,
+        n_gpus=float(seg["ngpus"].median()), start=pd.Timestamp(t0, tz="UTC"),
+        end=pd.Timestamp(t1, tz="UTC"), checkpoint_interval_h=interval, checkpoint_write_h=write,
+        n=len(inter), interruptions=inter, segments=seg, first_critical=_first_critical(signals),
+        notes=tuple(notes))
+
+
+def _chain_interruptions(interruptions: pd.DataFrame, jobs: pd.DataFrame,
+                         signals: pd.DataFrame | None, allocations: pd.DataFrame, a: pd.DataFrame,
+                         assumed: float) -> pd.DataFrame:
+    """The run's interruptions with their costs, week and quarter."""
+    mine = interruptions[interruptions["job_id"].astype(str).isin(a.loc[~a["censored"], "job_id"])]
+    mine = mine.sort_values("time", kind="stable").reset_index(drop=True)
+    costs = interruption_costs(mine, jobs, signals, assumed_checkpoint_interval_h=assumed,
+                               progress=allocations)
+    keep = [c for c in ("time", "job_id", "hosts", "planned", "category", "component",
+                        "root_signal") if c in mine.columns]
+    out = pd.concat([mine[keep], costs], axis=1)
+    when = pd.to_datetime(out["time"], utc=True).dt.tz_localize(None)
+    out["week"] = when.dt.to_period("W-SUN").dt.start_time.dt.strftime("%Y-%m-%d")
+    out["quarter"] = when.dt.to_period("Q").astype(str)
+    return out

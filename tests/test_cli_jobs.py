@@ -1,0 +1,76 @@
+"""``reliab plan`` and ``reliab replay``: tables printed, figures written, one-line errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import _jobs_fixtures as fx
+import pytest
+from typer.testing import CliRunner
+
+from reliab.cli import app
+from reliab.io import IngestResult
+from reliab.schema import empty
+
+RUNNER = CliRunner()
+
+
+def _invoke(*args: str):
+    return RUNNER.invoke(app, list(args), env={"COLUMNS": "200"})
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    """An ingest output folder holding the hand-built run of tests/_jobs_fixtures.py."""
+    jobs, signals = fx.tables()
+    from reliab.taxonomy import attribute
+
+    out = tmp_path_factory.mktemp("ingested")
+    IngestResult(signals=signals, jobs=jobs, interruptions=attribute(signals, jobs),
+                 telemetry=empty("telemetry"), quarantine=empty("quarantine"),
+                 accounting=empty("accounting")).write_parquet(out)
+    return out
+
+
+def test_plan_with_a_rate_prints_the_optimum_and_writes_the_figure(tmp_path):
+    fig = tmp_path / "plan.png"
+    res = _invoke("plan", "--gpus", "16384", "--node-failure-rate", "0.0065", "--checkpoint-write",
+                  "5min", "--restart", "5min", "--runs", "50", "--out", str(fig))
+    assert res.exit_code == 0, res.output
+    assert "16,384 GPUs, restart 5 min, checkpoint write 5 min" in res.output
+    row = next(line for line in res.output.splitlines() if "6.500" in line)
+    assert "1.80" in row and "32.9" in row and "29.6" in row  # MTTF, Young, Daly (min)
+    assert fig.is_file() and fig.stat().st_size > 10_000
+
+
+def test_plan_from_an_ingest_folder(folder, tmp_path):
+    res = _invoke("plan", "--gpus", "64", "--from", str(folder), "--runs", "0",
+                  "--out", str(tmp_path / "p.svg"))
+    assert res.exit_code == 0, res.output
+    assert "2 unexpected interruptions" in res.output
+    assert (tmp_path / "p.svg").is_file()
+
+
+def test_replay_prints_cost_and_scenarios(folder, tmp_path):
+    res = _invoke("replay", str(folder), "--checkpoint-interval", "24min", "--restart", "0min",
+                  "--drain-after-first-critical", "--end", str(fx.at(10)), "--out", str(tmp_path / "r.png"))
+    assert res.exit_code == 0, res.output
+    assert "ETTR 0.720" in res.output
+    for name in ("observed", "checkpoint every 24 min", "restart in 0 min",
+                 "drain after first critical Xid", "all of the above"):
+        assert name in res.output
+    assert (tmp_path / "r.png").is_file()
+
+
+@pytest.mark.parametrize("args", [
+    ("replay", "/no/such/folder"),
+    ("replay", "{folder}", "--checkpoint-write", "2h", "--checkpoint-interval", "10min"),
+    ("plan", "--checkpoint-write", "-5min"),
+    ("plan", "--gpus", "0", "--node-failure-rate", "0.001"),
+    ("plan", "--from", "{folder}", "--node-failure-rate", "0.001"),
+])
+def test_errors_are_one_line(folder, args):
+    res = _invoke(*(a.format(folder=folder) for a in args))
+    assert res.exit_code == 1
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("reliab: error:"), res.output
