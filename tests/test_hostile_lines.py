@@ -74,17 +74,37 @@ def test_out_of_range_years(tmp_path: Path, shape: str, year: str) -> None:
     n = 2 if head else 1
     table = res.jobs if shape == "sacct" else res.signals
     assert len(table) == 2
-    _one_bad(res, n + 1, "is not a time a table can hold")
+    _one_bad(res, n + 1, "")
+    reason = res.quarantine["reason"].iloc[0]
+    # the reader's own range check, or the schema boundary's
+    assert year in reason and ("is not a time a table can hold" in reason or "outside the range" in reason), reason
     assert _counts(res)[3] == 1
     assert (table["time" if shape != "sacct" else "end"].dt.year == 2024).all()  # nothing wrapped
 
 
 def test_sacct_signal_of_a_refused_job_is_dropped(tmp_path: Path) -> None:
-    """The slurm:<state> signal of a job refused at the boundary goes with it (one malformed line)."""
+    """The slurm:<state> signal of a job refused (by the reader or the schema boundary) goes with
+    it: one malformed line, no orphan signal; a signal the table cannot hold takes its job."""
+    from reliab.io._registry import FileResult
+    from reliab.io.formats.slurm import with_signals
+
     res = _ingest(tmp_path, "sacct.txt", SACCT_HEAD + JOB + JOB.replace("2024-06-01T00:13:35", "9999-06-01T00:13:35"),
                   source="sacct")
     assert len(res.jobs) == 1 and (res.signals["signal"] == "slurm:node_fail").sum() == 1
-    _one_bad(res, 3, "end: 9999-06-01T00:13:35")
+    _one_bad(res, 3, "9999-06-01T00:13:35")
+    path = str(tmp_path / "s.txt")
+    jobs = pd.DataFrame({"job_id": ["1", "2", "3"], "state": "FAILED", "origin": [f"{path}:{i}" for i in (2, 3, 4)]})
+    quarantine = pd.DataFrame({"path": [path], "lineno": [3], "source": "sacct", "reason": "bad", "text": None})
+    result = FileResult(path=path, source="sacct", lines=4, parsed=2, irrelevant=1, malformed=1,
+                        tables={"jobs": reliab.schema.conform(jobs.iloc[[0, 2]], "jobs")},
+                        quarantine=reliab.schema.conform(quarantine, "quarantine"))
+    signal = {"time": pd.Timestamp("2024-06-01", tz="UTC"), "source": "sacct", "signal": "slurm:failed",
+              "severity": "error"}
+    out = with_signals(result, [{**signal, "origin": f"{path}:{i}"} for i in (2, 3)]
+                       + [{**signal, "origin": f"{path}:4", "severity": "bogus"}])
+    assert out.tables["signals"]["origin"].tolist() == [f"{path}:2"]  # line 3's is dropped
+    assert out.tables["jobs"]["job_id"].tolist() == ["1"]  # line 4's signal was refused: its job goes
+    assert (out.parsed, out.malformed) == (1, 2) and out.quarantine["lineno"].tolist() == [3, 4]
 
 
 # --- integers: thousands of digits, beyond 64 bits, non-ASCII digits
@@ -242,10 +262,10 @@ def test_a_failing_bulk_hook_falls_back_to_parse_line(tmp_path: Path, monkeypatc
         raise RuntimeError("bulk bug")
 
     monkeypatch.setattr(_fastscan, "FAST_MIN_BYTES", 0)
+    monkeypatch.setattr(kernel, "_bulk_xid", broken)
     path = tmp_path / "n.log"
     path.write_text(SYSLOG * 3)
-    res = scan_lines(str(path), "kernel", kernel.parse_kernel_line, literals=kernel.LITERALS,
-                     state={"tz": kernel.resolve_tz(None), "host": "n"}, finish=kernel._finish, bulk=broken)
+    res = kernel.read_kernel(str(path))
     assert (res.lines, res.parsed, res.malformed) == (3, 3, 0)
 
 
@@ -254,7 +274,8 @@ def test_bulk_rows_beyond_2262_are_quarantined(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setattr(_fastscan, "FAST_MIN_BYTES", 0)
     res = _ingest(tmp_path, "n.log", SYSLOG + SYSLOG.replace("2024", "2900") + SYSLOG, source="kernel")
     assert len(res.signals) == 2
-    _one_bad(res, 2, "time outside the range")
+    _one_bad(res, 2, "outside the range")
+    assert "2900" in res.quarantine["reason"].iloc[0] or "2262" in res.quarantine["reason"].iloc[0]
 
 
 def test_nul_in_a_telemetry_cell_is_not_cut(tmp_path: Path) -> None:
@@ -264,3 +285,24 @@ def test_nul_in_a_telemetry_cell_is_not_cut(tmp_path: Path) -> None:
     res = _ingest(tmp_path, "gpus.csv", text, source="telemetry_csv")
     assert res.telemetry["temp_c"].tolist() == [40.0]
     _one_bad(res, 2, "'temp_c' is not a number")
+
+
+def test_bulk_rows_a_table_cannot_hold_are_quarantined(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Defence behind the readers: a bulk row beyond 2262 (polars would fail the cast to
+    nanoseconds for the whole batch) makes its line malformed; the other rows stay."""
+    import polars as pl
+
+    from reliab.io.formats import kernel
+
+    def bulk(hits: pl.DataFrame, ctx: object) -> tuple[pl.DataFrame, pl.DataFrame]:
+        years = [2900 if i == 1 else 2024 for i in hits["i"].to_list()]
+        rows = pl.DataFrame({"_lineno": [i + 1 for i in hits["i"].to_list()],
+                             "time": [pd.Timestamp(f"{y}-06-01", tz="UTC").to_pydatetime() for y in years],
+                             "host": "n", "source": "kernel", "signal": "xid:79", "severity": "critical"})
+        return rows, hits.head(0)
+
+    monkeypatch.setattr(_fastscan, "FAST_MIN_BYTES", 0)
+    monkeypatch.setattr(kernel, "_bulk_xid", bulk)
+    res = _ingest(tmp_path, "n.log", SYSLOG * 3, source="kernel")
+    assert res.signals["origin"].str.rsplit(":", n=1).str[1].tolist() == ["1", "3"]
+    _one_bad(res, 2, "time outside the range a table can hold")
