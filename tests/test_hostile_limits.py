@@ -181,3 +181,18 @@ def test_a_fifo_is_never_opened(tmp_path: Path) -> None:
     assert _files.compression_of(tmp_path / "pipe") is None
     with pytest.raises(InputFileError, match="a FIFO, not a regular file"):
         _files.open_binary(tmp_path / "pipe")
+
+
+def test_telemetry_csv_streams_in_chunks_with_the_same_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunked reading gives the table of a whole-file read, a clockless nvidia-smi capture's
+    sample count per GPU carrying over from chunk to chunk."""
+    from reliab.io.formats.telemetry import delimited
+
+    text = "index, temperature.gpu\n" + "".join(f"{g}, {40 + s}\n" for s in range(5) for g in range(2))
+    (tmp_path / "smi.csv").write_text(text)
+    whole = delimited.read_nvidia_smi_csv(str(tmp_path / "smi.csv"), start="2024-06-01T00:00:00Z")
+    monkeypatch.setattr(delimited, "CHUNK_LINES", 3)
+    chunked = delimited.read_nvidia_smi_csv(str(tmp_path / "smi.csv"), start="2024-06-01T00:00:00Z")
+    pd.testing.assert_frame_equal(whole.tables["telemetry"], chunked.tables["telemetry"])
+    times = chunked.tables["telemetry"]["time"]
+    assert times.dt.second.tolist() == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]
