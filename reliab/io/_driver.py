@@ -33,6 +33,7 @@ from reliab.io._files import head_lines, read_head
 from reliab.io._lines import quarantine_frame
 from reliab.io._options import reader_options
 from reliab.io._plan import RunPlan, prepare
+from reliab.io._quarantine import check_limit, quarantine_limit
 from reliab.io._registry import (
     FileResult,
     Parser,
@@ -120,11 +121,12 @@ def _no_reader(path: Path, strict: bool) -> SourceChoice:
 
 
 def _check_options(options: dict[str, Any]) -> None:
+    check_limit(options.get("quarantine_limit"))
     if any(any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
            for fn in [*(p.read for p in parsers()), *(s.read for s in live_sources())]):
         return
     accepted = set(reader_options())
-    unknown = sorted(set(options) - accepted)
+    unknown = sorted(set(options) - accepted - {"quarantine_limit"})  # read by read_file
     if unknown:
         raise TypeError(f"ingest() got option(s) {unknown} that no reader accepts;"
                         f" accepted: {', '.join(sorted(accepted))}")
@@ -218,7 +220,8 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
     parser = get_parser(choice.source)
     kwargs = options_for(parser.read, {**(options or {}), "strict": strict})
     try:
-        return parser.read(name, **kwargs)
+        with quarantine_limit((options or {}).get("quarantine_limit")):
+            return parser.read(name, **kwargs)
     except ParseError as exc:
         if strict:
             if exc.origin is None:
@@ -374,7 +377,9 @@ def ingest(
     **options
         Reader options (``year``, ``tz``, ``boot_time``, ``host``, ``job_id``, ``fields``,
         column mappings…; :func:`reliab.io._options.reader_options` lists them), each
-        passed to the readers that accept it.
+        passed to the readers that accept it; ``quarantine_limit=N``
+        keeps at most N malformed lines per file in full and counts the rest in one
+        summary row (default :data:`reliab.io._quarantine.QUARANTINE_LIMIT`).
 
     Returns
     -------

@@ -19,7 +19,17 @@ fallback, which handles a block that polars rejects (invalid UTF-8) or that hold
 over-long line; the caller decodes bytes and strips the terminator in either case.
 
 :func:`open_stream` reads gzip with ``zlib`` in large chunks (``gzip.open`` decompresses in
-small pieces); other inputs go through :func:`reliab.io._files.open_binary`.
+small pieces); other inputs go through :func:`reliab.io._files.open_binary`.  Both hand out
+the stream through :class:`reliab.io._prefilter.Terminators`, so ``\r\n`` and a lone ``\r``
+end lines as ``\n`` does.  polars splits on ``\n`` (dropping the ``\r`` of ``\r\n``), so a
+line holding any other ``\r`` sends the file to the block route.
+
+Line numbers are Python integers on every route (the polars route counts batch heights
+rather than using polars' 32-bit row index), so a file of more than 2**32 lines is numbered
+and counted exactly.  polars holds a whole line in memory, so the route by path is only
+taken when no line can be huge: a plain file whose every window of ``MAX_LINE_BYTES // 2``
+bytes holds a newline (:func:`lines_are_short`, a few page reads), or a gzip file whose
+stated size is not that of a bomb (:func:`gzip_is_plausible`).
 """
 
 from __future__ import annotations
@@ -132,12 +142,69 @@ class _GzipBlocks:
 
 
 def open_stream(path: str) -> Any:
-    """Binary reader of ``path`` with a ``read(n)`` method: gzip via zlib, else ``open_binary``."""
+    """Binary reader of ``path`` with a ``read(n)`` method: gzip via zlib, else ``open_binary``.
+
+    Line terminators read as ``\n`` (:class:`reliab.io._prefilter.Terminators`).
+    """
     fh = open_binary(path)  # raises InputFileError for a missing or unreadable file
     if compression_of(path) != "gzip":
-        return fh
+        return _prefilter.Terminators(fh)
     fh.close()
-    return _GzipBlocks(path)
+    return _prefilter.Terminators(_GzipBlocks(path))  # type: ignore[arg-type]
+
+
+#: gzip files whose stated size is more than this many times their own are read on the
+#: block route (logs compress 5-30x; a run of one byte 1000x)
+GZIP_MAX_RATIO = 128
+
+
+def lines_are_short(path: str, window: int | None = None) -> bool:
+    """Whether every ``window`` bytes of the plain file ``path`` hold a newline.
+
+    Then no line is longer than ``2 * window``.  Reads about one page per window (the
+    newline is near the window start in any log), so a 100 MiB file costs ~200 reads.
+    """
+    window = window or _prefilter.MAX_LINE_BYTES // 2
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        for start in range(0, size, window):
+            fh.seek(start)
+            got = 0
+            while got < window:
+                piece = fh.read(min(4096 if got == 0 else 65536, window - got))
+                if not piece:
+                    return True
+                if b"\n" in piece or b"\r" in piece:
+                    break
+                got += len(piece)
+            else:
+                return False
+    return True
+
+
+def gzip_is_plausible(path: str) -> bool:
+    """Whether a gzip file's stated size (ISIZE, RFC 1952) is at most GZIP_MAX_RATIO times its own.
+
+    ISIZE is the last member's size modulo 2**32, so a crafted file can understate it; such
+    a file still reads correctly on the polars route, only with its lines held whole.
+    """
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size < 8:
+            return False
+        fh.seek(size - 4)
+        stated = int.from_bytes(fh.read(4), "little")
+    return stated <= GZIP_MAX_RATIO * size
+
+
+def by_path_ok(path: str, compression: str | None) -> bool:
+    """Whether the polars route by path may read ``path`` in bounded memory."""
+    try:
+        if compression is None:
+            return lines_are_short(path)
+        return compression == "gzip" and gzip_is_plausible(path)
+    except OSError:
+        return False
 
 
 def polars_finder(literals: tuple[bytes, ...]) -> Finder:
@@ -248,24 +315,29 @@ def _path_batches(path: str, literals: tuple[bytes, ...]) -> Iterator[tuple[int,
     """``(lines so far, hits)`` per group of batches of a streaming polars scan of ``path``.
 
     polars scans in its own threads while the caller works on the previous group.  ``hits``
-    holds ``i`` (0-based line number) and ``line`` of the candidate lines, at least
+    holds ``i`` (0-based line number, Int64) and ``line`` of the candidate lines, at least
     :data:`BULK_ROWS` of them per group but in the last; their texts are copied out of the
     batch, whose string buffers hold every line of the batch (a few batches kept that way
     would add up to hundreds of MiB).  Raises :class:`_Fallback` when polars fails (invalid
-    UTF-8, corrupt or padded gzip) or meets a line too long to be sized exactly.  A group
+    UTF-8, corrupt or padded gzip), meets a line too long to be sized exactly or a line
+    holding a ``\r`` (polars drops the ``\r`` of ``\r\n`` only; a lone one ends a line on
+    the other routes).  A group
     is handed out only once a later batch has arrived (or the stream ended cleanly), so a
     failing stream never hands out lines that polars might have made of its broken tail.
+    Line numbers are counted in Python from the batch heights: no 32-bit limit.
     """
+    import numpy as np
     import polars as pl
 
     line = pl.col("line")
     limit = _prefilter.MAX_LINE_BYTES - 1
-    keep = line.str.contains(_pattern(literals)) | (line.str.len_bytes() >= limit)
-    query = (pl.scan_lines(os.path.abspath(path), row_index_name="i", glob=False)
-             .select("i", pl.when(keep).then(line).alias("line")))
-    schema = {"i": pl.UInt32, "line": pl.String}
+    # (a separate literal test for \r: inside the alternation it halves the regex speed)
+    bad = (line.str.len_bytes() >= limit) | line.str.contains("\r", literal=True)
+    query = (pl.scan_lines(os.path.abspath(path), glob=False)
+             .select(pl.when(line.str.contains(_pattern(literals))).then(line).alias("line"), bad.alias("bad")))
+    schema = {"i": pl.Int64, "line": pl.String}
     ready: tuple[int, pl.DataFrame] | None = None  # a full group, waiting for the next batch
-    numbers: list[pl.Series] = []
+    numbers: list[np.ndarray] = []
     texts: list[str] = []
     lines = 0
     ours = [key for key in POLARS_ENV if key not in os.environ]
@@ -277,16 +349,15 @@ def _path_batches(path: str, literals: tuple[bytes, ...]) -> Iterator[tuple[int,
             if ready is not None:
                 yield ready
                 ready = None
-            lines = int(batch["i"][-1]) + 1
+            base, lines = lines, lines + batch.height  # Python ints: no 2**32 limit
+            if batch.get_column("bad").any():
+                raise _Fallback("a line too long for the polars route, or a carriage return")
             col = batch.get_column("line")
             if col.null_count() == col.len():
                 continue
             # Series operations: no query plan per batch; to_list copies the texts out
-            found = col.drop_nulls()
-            if found.str.len_bytes().max() >= limit:  # type: ignore[operator]
-                raise _Fallback("line too long for the polars route")
-            numbers.append(batch.get_column("i").filter(col.is_not_null()))
-            texts.extend(found.to_list())
+            numbers.append(np.flatnonzero(col.is_not_null().to_numpy()) + base)
+            texts.extend(col.drop_nulls().to_list())
             if len(texts) >= BULK_ROWS:
                 ready = lines, _group(numbers, texts, schema)
                 numbers, texts = [], []
@@ -300,13 +371,14 @@ def _path_batches(path: str, literals: tuple[bytes, ...]) -> Iterator[tuple[int,
     yield lines, _group(numbers, texts, schema)
 
 
-def _group(numbers: list[pl.Series], texts: list[str], schema: dict[str, Any]) -> pl.DataFrame:
+def _group(numbers: list[Any], texts: list[str], schema: dict[str, Any]) -> pl.DataFrame:
     """One frame of candidate lines from the line numbers and texts of several batches."""
+    import numpy as np
     import polars as pl
 
     if not texts:
         return pl.DataFrame(schema=schema)
-    return pl.DataFrame({"i": pl.concat(numbers), "line": texts}, schema=schema)
+    return pl.DataFrame({"i": np.concatenate(numbers), "line": texts}, schema=schema)
 
 
 def path_candidates(path: str, literals: tuple[bytes, ...], counter: list[int],

@@ -1,4 +1,14 @@
-"""Opening input files: compression by magic bytes, clear errors for missing/broken files."""
+"""Opening input files: compression by magic bytes, clear errors for missing/broken files.
+
+Every decompressor hands out bounded pieces, whatever the compression ratio: ``gzip``,
+``bz2`` and ``lzma`` file objects decompress at most what a ``read(n)`` asks for, and
+Zstandard (whose decompression objects return all the output of the input they are given)
+is fed :data:`ZSTD_INPUT` compressed bytes at a time.  A Zstandard block expands at most
+~32,768-fold (an RLE block: 4 bytes for 128 KiB, RFC 8878 §3.1.1.2), so one feed yields at
+most ~32 MiB, and a 320 KB file of newlines that inflates to 8 GB streams through in
+constant memory.  Only regular files are opened: a FIFO, socket or device would block or
+never end (:class:`~reliab.errors.InputFileError` names it).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +16,8 @@ import bz2
 import gzip
 import io
 import lzma
+import os
+import stat
 import zlib
 from pathlib import Path
 from typing import BinaryIO
@@ -20,8 +32,40 @@ _MAGIC = (
 )
 
 
+#: compressed bytes fed to the Zstandard decoder at a time (bounds its output, see above)
+ZSTD_INPUT = 1024
+#: largest Zstandard window accepted (the libzstd default limit, 2**27 bytes)
+ZSTD_MAX_WINDOW = 1 << 27
+
+
+def check_regular(path: str | Path) -> None:
+    """Raise :class:`InputFileError` unless ``path`` is a regular file (or a link to one).
+
+    Opening a FIFO blocks until a writer appears and a character device may never end, so
+    they are refused before any ``open``.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise InputFileError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise InputFileError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    if stat.S_ISDIR(mode):
+        raise InputFileError(f"{path}: is a directory")
+    if not stat.S_ISREG(mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+        raise InputFileError(f"{path}: {kind}, not a regular file; not read")
+
+
 def compression_of(path: str | Path) -> str | None:
-    """``gzip``, ``bz2``, ``xz``, ``zstd`` or ``None``, read from the file's magic bytes."""
+    """``gzip``, ``bz2``, ``xz``, ``zstd`` or ``None``, read from the file's magic bytes.
+
+    ``None`` without opening anything for a FIFO, socket or device (whose open may block);
+    ``OSError`` for a missing or unreadable file.
+    """
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        return None
     with open(path, "rb") as fh:
         head = fh.read(6)
     for magic, name in _MAGIC:
@@ -39,10 +83,7 @@ def open_binary(path: str | Path) -> BinaryIO:
         If the file does not exist, is a directory or cannot be read.
     """
     p = Path(path)
-    if not p.exists():
-        raise InputFileError(f"{p}: no such file")
-    if p.is_dir():
-        raise InputFileError(f"{p}: is a directory")
+    check_regular(p)
     try:
         kind = compression_of(p)
     except OSError as exc:
@@ -62,15 +103,18 @@ class _ZstdRaw(io.RawIOBase):
     """Zstandard frames of a file as a raw stream; a truncated last frame raises EOFError.
 
     (``zstandard``'s own ``stream_reader`` ends silently on a truncated frame, which would
-    drop the tail of a broken archive without a trace.)
+    drop the tail of a broken archive without a trace.)  The decoder gets
+    :data:`ZSTD_INPUT` bytes at a time, so a single call never returns more than ~32 MiB.
     """
 
     def __init__(self, fh: BinaryIO) -> None:
         import zstandard
 
         self._fh = fh
-        self._new = zstandard.ZstdDecompressor().decompressobj
+        self._new = zstandard.ZstdDecompressor(max_window_size=ZSTD_MAX_WINDOW).decompressobj
         self._dec = self._new()
+        self._input = b""
+        self._at = 0
         self._pending = b""
         self._pos = 0
         self._started = False
@@ -78,10 +122,20 @@ class _ZstdRaw(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
+    def _feed(self) -> bytes | None:
+        """Next piece of compressed input (at most ZSTD_INPUT bytes); ``None`` at the end."""
+        if self._at >= len(self._input):
+            self._input, self._at = self._fh.read(1 << 17), 0
+            if not self._input:
+                return None
+        piece = self._input[self._at:self._at + ZSTD_INPUT]
+        self._at += len(piece)
+        return piece
+
     def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
         while self._pos >= len(self._pending):
-            chunk = self._fh.read(1 << 17)
-            if not chunk:
+            chunk = self._feed()
+            if chunk is None:
                 if self._started and not self._dec.eof:
                     raise EOFError("compressed file ended before the end-of-stream marker was reached")
                 return 0
@@ -92,7 +146,7 @@ class _ZstdRaw(io.RawIOBase):
                 self._started = True
                 out.append(self._dec.decompress(chunk))
                 chunk = self._dec.unused_data if self._dec.eof else b""
-            self._pending, self._pos = b"".join(out), 0
+            self._pending, self._pos = b"".join(out) if len(out) > 1 else out[0], 0
         n = min(len(buffer), len(self._pending) - self._pos)
         buffer[:n] = memoryview(self._pending)[self._pos:self._pos + n]
         self._pos += n

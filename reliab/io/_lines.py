@@ -2,9 +2,13 @@
 
 Every physical line ends up counted exactly once as *parsed* (it produced one or more
 rows), *irrelevant* (recognised as noise, a header or a continuation) or *malformed*
-(the parser raised :class:`~reliab.errors.ParseError`; the line goes to quarantine with
-``file:line`` and the reason).  Lines are never held in memory all at once, and a line
-longer than :data:`MAX_LINE_BYTES` is never held whole either: it is quarantined.
+(the parser raised :class:`~reliab.errors.ParseError`, or any other exception, or made a
+row that a table cannot hold; the line goes to quarantine with ``file:line`` and the
+reason).  Lines are never held in memory all at once, and a line longer than
+:data:`MAX_LINE_BYTES` is never held whole either: it is quarantined.  Lines end at
+``\n``, ``\r\n`` or a lone ``\r`` (:class:`reliab.io._prefilter.Terminators`); line
+numbers are Python integers (no 32-bit limit).  The quarantine keeps the first lines of a
+file in full and counts the rest (:mod:`reliab.io._quarantine`).
 
 A ``finish`` hook may resolve rows once the whole file is read (years of syslog lines,
 boot-relative dmesg times).  A row it cannot resolve carries the key ``_reject`` with the
@@ -23,18 +27,27 @@ import zlib
 from collections.abc import Callable, Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from functools import partial
-from itertools import chain
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from reliab import schema
 from reliab.errors import InputFileError, Origin, ParseError
-from reliab.io._fastscan import fast_candidates, open_stream, path_candidates, use_fast_path
+from reliab.io import _localtime
+from reliab.io._fastscan import (
+    by_path_ok,
+    fast_candidates,
+    open_stream,
+    path_candidates,
+    use_fast_path,
+)
 from reliab.io._files import compression_of, open_binary
-from reliab.io._prefilter import MAX_LINE_BYTES, all_lines, candidate_lines
+from reliab.io._prefilter import MAX_LINE_BYTES, Terminators, all_lines, candidate_lines
+from reliab.io._quarantine import Quarantine, quarantine_frame
 from reliab.io._registry import FileResult
+
+__all__ = ["LineContext", "Row", "LineParser", "BulkParser", "scan_lines", "quarantine_frame", "unexpected"]
 
 if TYPE_CHECKING:
     import polars as pl
@@ -85,6 +98,119 @@ def _stream_errors() -> tuple[type[BaseException], ...]:
     return errors
 
 
+def unexpected(exc: BaseException) -> str:
+    """Quarantine reason for an exception a parser did not mean to raise."""
+    try:
+        detail = str(exc)
+    except Exception:  # noqa: BLE001 - a message that cannot even be printed
+        detail = ""
+    detail = detail if len(detail) <= 300 else detail[:297] + "..."
+    return f"unreadable line ({type(exc).__name__}{': ' + detail if detail else ''})"
+
+
+def _lineno_of(row: Row) -> int | None:
+    """A row's line: ``_lineno``, else the number after the last ``:`` of its origin."""
+    if row.get("_lineno") is not None:
+        return int(row["_lineno"])
+    origin = str(row.get("origin") or "")
+    tail = origin.rsplit(":", 1)[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+def _finish_rows(finish: Callable[[list[Row], LineContext], list[Row]], rows: list[Row],
+                 ctx: LineContext) -> list[Row]:
+    """``finish(rows, ctx)``; if it raises, the rows that make it fail alone are rejected.
+
+    The failing rows are found by bisection on copies (a few dozen tries for one bad row
+    among 100,000), get ``_reject`` with the reason, and the others are finished together.
+    Notes a failed try added are dropped.
+    """
+    notes = list(ctx.state.get("notes", ()))
+
+    def fails(part: list[Row]) -> BaseException | None:
+        try:
+            finish([dict(row) for row in part], ctx)
+        except Exception as exc:  # noqa: BLE001
+            return exc
+        finally:
+            ctx.state["notes"] = list(notes)
+        return None
+
+    def failing(part: list[Row]) -> list[tuple[Row, BaseException]]:
+        exc = fails(part)
+        if exc is None:
+            return []
+        if len(part) == 1:
+            return [(part[0], exc)]
+        mid = len(part) // 2
+        return failing(part[:mid]) + failing(part[mid:])
+
+    try:
+        return finish(rows, ctx)
+    except Exception as first:  # noqa: BLE001 - isolate the row(s) that break the hook
+        ctx.state["notes"] = list(notes)
+        bad = failing(rows)
+        for row, exc in bad:
+            row["_reject"] = unexpected(exc)
+        marked = {id(row) for row, _ in bad}
+        good = [row for row in rows if id(row) not in marked]
+        try:
+            return finish(good, ctx) + [row for row, _ in bad]
+        except Exception:  # noqa: BLE001 - together they still fail: reject them all
+            ctx.state["notes"] = list(notes)
+            for row in good:
+                row["_reject"] = unexpected(first)
+            return good + [row for row, _ in bad]
+
+
+def _reject_coarse_times(rows: list[Row]) -> list[Row]:
+    """Mark rows whose ``pd.Timestamp`` values lie beyond the nanosecond range.
+
+    ``pd.Timestamp(10**16, unit="ms")`` is a valid millisecond Timestamp of year 318857;
+    any pandas operation that puts it in a column (a pivot in a ``finish`` hook) wraps it
+    into another year without an error, so such rows are refused before (and returned).
+    """
+    out = []
+    for row in rows:
+        for key, value in row.items():
+            if isinstance(value, pd.Timestamp) and value.unit != "ns" and not key.startswith("_"):
+                why = schema.bad_time(value)
+                if why is not None:
+                    row["_reject"] = f"{key}: {why}"
+                    out.append(row)
+                    break
+    return out
+
+
+def _safe_bulk(bulk: BulkParser, ctx: LineContext) -> Callable[[pl.DataFrame], tuple[pl.DataFrame, pl.DataFrame]]:
+    """The bulk hook for ``ctx``; a batch it fails on goes to ``parse_line`` line by line."""
+    def split(hits: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        try:
+            return bulk(hits, ctx=ctx)  # type: ignore[call-arg]
+        except Exception:  # noqa: BLE001 - the per-line parser isolates each line
+            return hits.head(0), hits
+
+    return split
+
+
+#: microsecond datetimes that fit in nanoseconds (pandas' range, rounded inwards)
+_BULK_RANGE = (datetime(1677, 9, 21, 0, 12, 44, tzinfo=UTC), datetime(2262, 4, 11, 23, 47, 16, tzinfo=UTC))
+
+
+def _time_range_mask(frame: pl.DataFrame) -> pl.Series | None:
+    """Rows of a bulk frame whose datetimes fit in nanoseconds (``None``: all do)."""
+    import polars as pl
+
+    lo, hi = _BULK_RANGE
+    names = [n for n, dt in frame.schema.items() if isinstance(dt, pl.Datetime)]
+    if not names:
+        return None
+    ok = pl.all_horizontal([pl.col(n).is_null() | pl.col(n).is_between(
+        pl.lit(lo).dt.cast_time_unit("us"), pl.lit(hi).dt.cast_time_unit("us")) for n in names])
+    mask = frame.select(ok.alias("ok")).to_series()
+    return None if mask.all() else mask
+
+
 def scan_lines(
     path: str,
     source: str,
@@ -108,7 +234,9 @@ def scan_lines(
         Parser name written to the ``source`` column and to quarantine rows.
     parse_line : callable
         ``parse_line(text, ctx)`` returns a row, a list of rows, or ``None`` (irrelevant);
-        it raises :class:`ParseError` for a line it recognises but cannot read.
+        it raises :class:`ParseError` for a line it recognises but cannot read.  Any other
+        exception it raises is caught too: the line is quarantined as unreadable (naming
+        the exception) and the scan goes on.
     table : str
         Canonical table the rows belong to.
     literals : iterable of bytes, optional
@@ -122,105 +250,129 @@ def scan_lines(
         Raise the first :class:`ParseError` (with its origin) instead of quarantining.
     finish : callable, optional
         Post-processes the rows once the whole file is read (e.g. to resolve years);
-        it sees the rows of ``parse_line`` only.
+        it sees the rows of ``parse_line`` only.  If it raises, the rows that make it fail
+        on their own are quarantined and the others finished.
     bulk : callable, optional
         Column-wise parser of the candidate lines on the polars route (plain and gzip
         files of at least ``FAST_MIN_BYTES``), see :data:`BulkParser`; its rows must be
-        exactly those ``parse_line`` would give and need no ``finish``.
+        exactly those ``parse_line`` would give and need no ``finish``.  A batch it fails
+        on is handed to ``parse_line``.
 
     Returns
     -------
     FileResult
-        Rows as ``tables[table]``, quarantine and the line accounting.
+        Rows as ``tables[table]``, quarantine and the line accounting.  Rows whose values
+        a table cannot hold (:func:`reliab.schema.conform_rows`) are quarantined with their
+        line, which then counts as malformed.  At most the quarantine limit of malformed
+        lines is kept in full (:mod:`reliab.io._quarantine`).
     """
     ctx = LineContext(path=str(path), source=source, options=dict(options or {}), state=dict(state or {}))
     lits = tuple(literals) if literals else None
     rows: list[Row] = []
-    quarantine: list[tuple] = []
-    parsed = malformed = 0
+    quarantine = Quarantine(ctx.path, source)
+    parsed = 0
     counter = [0]
     bulk_tables: list[pa.Table] = []
 
+    def reject(reason: str, text: str | None, lineno: int | None = None) -> None:
+        lineno = ctx.lineno if lineno is None else lineno
+        if strict:
+            raise ParseError(reason, Origin(ctx.path, lineno, text or ""))
+        quarantine.add(lineno, reason, text)
+
     def take(frame: pl.DataFrame) -> None:
+        mask = _time_range_mask(frame)
+        if mask is not None:  # bulk rows beyond the nanosecond range: their lines are malformed
+            for lineno in frame.filter(~mask)["_lineno"].to_list():
+                reject("time outside the range a table can hold"
+                       f" ({schema.TIME_RANGE[0]:%Y-%m-%d} to {schema.TIME_RANGE[1]:%Y-%m-%d} UTC)",
+                       None, int(lineno))
+            frame = frame.filter(mask)
+            if not frame.height:
+                return
         if not bulk_tables:
             ctx.state["bulk_first"] = frame.row(0, named=True)
         bulk_tables.append(_arrow_rows(frame, ctx.path))
 
-    def reject(reason: str, text: str | None) -> None:
-        nonlocal malformed
-        if strict:
-            raise ParseError(reason, Origin(ctx.path, ctx.lineno, text or ""))
-        quarantine.append((ctx.path, ctx.lineno, source, reason, text))
-        malformed += 1
-
-    try:
-        fast = bool(lits) and use_fast_path(str(path))
-        by_path = fast and compression_of(str(path)) in (None, "gzip")
-        opened = nullcontext() if by_path else open_stream(str(path)) if fast else open_binary(path)
-        with opened as fh:
-            if by_path:
-                split = None if bulk is None else partial(bulk, ctx=ctx)
-                numbered = path_candidates(str(path), lits, counter, split, take)  # type: ignore[arg-type]
-            elif fast:
-                numbered = fast_candidates(fh, lits, counter)  # type: ignore[arg-type]
-            else:
-                numbered = candidate_lines(fh, lits, counter) if lits else all_lines(fh, counter)
-            for lineno, raw, size in numbered:
-                ctx.lineno = lineno
-                if size > MAX_LINE_BYTES:
-                    reject(f"line of {size} bytes exceeds the {MAX_LINE_BYTES}-byte limit",
-                           _text(raw[:200]))
-                    continue
-                text = _text(raw).rstrip("\r\n")
-                try:
-                    out = parse_line(text, ctx)
-                except ParseError as exc:
-                    reject(exc.message, text[:2000])
-                    continue
-                if out is None:
-                    continue
-                batch = out if isinstance(out, list) else [out]
-                for row in batch:
-                    row.setdefault("origin", ctx.origin)
-                    row.setdefault("_lineno", lineno)
-                rows.extend(batch)
-                parsed += 1
-        lines = counter[0]
-    except _stream_errors() as exc:
-        # truncated or corrupt compressed stream: keep what was read, quarantine the rest
-        lines = counter[0]
-        reason = f"stream ended abnormally after line {lines}: {exc}"
-        if strict:
-            raise InputFileError(f"{path}: {reason}") from exc
-        ctx.lineno = lines + 1
-        quarantine.append((ctx.path, lines + 1, source, reason, None))
-        malformed += 1
-        lines += 1
-    if finish is not None:
-        rows = finish(rows, ctx)
-        rejected: dict[int, tuple[str, str | None]] = {}
-        kept: list[Row] = []
-        for row in rows:
-            if row.get("_reject"):
-                rejected.setdefault(row["_lineno"], (row["_reject"], row.get("_text")))
-            else:
-                kept.append(row)
-        for lineno, (reason, text) in sorted(rejected.items()):
-            ctx.lineno = lineno
-            parsed -= 1
-            reject(reason, text)
-        rows = kept
-        quarantine.sort(key=lambda q: q[1])
+    with _localtime.noting() as local_times:
+        try:
+            fast = bool(lits) and use_fast_path(str(path))
+            kind = compression_of(str(path)) if fast else None
+            by_path = fast and kind in (None, "gzip") and by_path_ok(str(path), kind)
+            opened = (nullcontext() if by_path else open_stream(str(path)) if fast
+                      else Terminators(open_binary(path)))
+            with opened as fh:
+                if by_path:
+                    split = None if bulk is None else _safe_bulk(bulk, ctx)
+                    numbered = path_candidates(str(path), lits, counter, split, take)  # type: ignore[arg-type]
+                elif fast:
+                    numbered = fast_candidates(fh, lits, counter)  # type: ignore[arg-type]
+                else:
+                    numbered = candidate_lines(fh, lits, counter) if lits else all_lines(fh, counter)
+                for lineno, raw, size in numbered:
+                    ctx.lineno = lineno
+                    if size > MAX_LINE_BYTES:
+                        reject(f"line of {size} bytes exceeds the {MAX_LINE_BYTES}-byte limit",
+                               _text(raw[:200]))
+                        continue
+                    text = _text(raw).rstrip("\r\n")
+                    try:
+                        out = parse_line(text, ctx)
+                        if out is None:
+                            continue
+                        batch = out if isinstance(out, list) else [out]
+                        for row in batch:
+                            row.setdefault("origin", ctx.origin)
+                            row.setdefault("_lineno", lineno)
+                    except ParseError as exc:
+                        reject(exc.message, text[:2000])
+                        continue
+                    except Exception as exc:  # noqa: BLE001 - one bad line never ends the run
+                        if strict:
+                            raise ParseError(unexpected(exc), Origin(ctx.path, lineno, text[:2000])) from exc
+                        reject(unexpected(exc), text[:2000])
+                        continue
+                    rows.extend(batch)
+                    parsed += 1
+            lines = counter[0]
+        except _stream_errors() as exc:
+            # truncated or corrupt compressed stream: keep what was read, quarantine the rest
+            lines = counter[0]
+            reason = f"stream ended abnormally after line {lines}: {exc}"
+            if strict:
+                raise InputFileError(f"{path}: {reason}") from exc
+            quarantine.add(lines + 1, reason, None)
+            lines += 1
+        if finish is not None:
+            early = _reject_coarse_times(rows)  # before a finish hook can wrap them (pandas does)
+            rows = _finish_rows(finish, [r for r in rows if "_reject" not in r] if early else rows, ctx) + early
+    rejected: dict[int, tuple[str, str | None]] = {}
+    kept: list[Row] = []
     for row in rows:
+        if row.get("_reject"):
+            rejected.setdefault(_lineno_of(row) or 0, (str(row["_reject"]), row.get("_text")))
+        else:
+            kept.append(row)
+    for lineno, (reason, text) in sorted(rejected.items()):
+        reject(reason, text, lineno)
+    parsed -= len(rejected)
+    if rejected:  # the other rows of a rejected line go with it
+        kept = [row for row in kept if (_lineno_of(row) or 0) not in rejected]
+    for row in kept:
         for key in [k for k in row if k.startswith("_") and k != "_lineno"]:
             del row[key]
-    parsed += sum(t.num_rows for t in bulk_tables)
-    irrelevant = lines - parsed - malformed
-    frame = _frame(rows, bulk_tables, ctx.path, table)
+    parsed += sum(t.num_rows for t in bulk_tables)  # (_frame empties the list)
+    frame, refused = _frame(kept, bulk_tables, ctx.path, table)
+    for lineno, reason in sorted(refused.items()):
+        reject(reason, None, lineno)
+    parsed -= len(refused)
+    notes = list(ctx.state.get("notes", ()))
+    if local_times.note():
+        notes.append(local_times.note())
     return FileResult(
-        path=ctx.path, source=source, lines=lines, parsed=parsed, irrelevant=irrelevant,
-        malformed=malformed, tables={table: frame}, quarantine=quarantine_frame(quarantine),
-        notes=tuple(ctx.state.get("notes", ())),
+        path=ctx.path, source=source, lines=lines, parsed=parsed, irrelevant=lines - parsed - quarantine.count,
+        malformed=quarantine.count, tables={table: frame}, quarantine=quarantine.frame(),
+        notes=tuple(notes),
     )
 
 
@@ -245,33 +397,42 @@ def _arrow_rows(frame: pl.DataFrame, path: str) -> pa.Table:
     ).to_arrow()
 
 
-def _frame(rows: list[Row], bulk_tables: list[pa.Table], path: str, table: str) -> pd.DataFrame:
+def _frame(rows: list[Row], bulk_tables: list[pa.Table], path: str,
+           table: str) -> tuple[pd.DataFrame, dict[int, str]]:
     """The table of ``rows`` (each with ``_lineno``) and the bulk rows, in line order.
 
-    The bulk rows arrive as Arrow tables (:func:`_arrow_rows`, in line order); ``rows`` are
+    ``rows`` cross the schema boundary first (:func:`reliab.schema.conform_rows`): a row
+    with a value the table cannot hold is dropped with every other row of its line, and
+    ``refused`` maps those lines to the reason.  The bulk rows arrive as Arrow tables
+    (:func:`_arrow_rows`, in line order, already within range); the good ``rows`` are
     turned into one more and the lot is put in line order column by column.  The strings
-    reach pandas as the Arrow buffers themselves (:data:`reliab.schema.STRING`), with no
-    Python object per value.  ``rows`` and ``bulk_tables`` are emptied on the way, so that
-    each intermediate is freed as soon as the next one exists.
+    reach pandas as the Arrow buffers themselves (:data:`reliab.schema.STRING`).  ``rows``
+    and ``bulk_tables`` are emptied on the way, so that each intermediate is freed as soon
+    as the next one exists.
     """
+    linenos = [_lineno_of(row) or 0 for row in rows]
+    for row in rows:
+        row.pop("_lineno", None)
+    checked, bad = schema.conform_rows(rows, table) if rows else (schema.empty(table), {})
+    rows.clear()
+    refused = {linenos[i]: why for i, why in sorted(bad.items(), reverse=True)}
+    keep = [ln for i, ln in enumerate(linenos) if i not in bad]
+    if refused and any(ln in refused for ln in keep):  # other rows of a refused line go too
+        mask = [ln not in refused for ln in keep]
+        checked = checked.loc[mask].reset_index(drop=True)
+        keep = [ln for ln in keep if ln not in refused]
     if not bulk_tables:
-        for row in rows:
-            row.pop("_lineno", None)
-        return schema.conform(pd.DataFrame(rows), table) if rows else schema.empty(table)
+        return checked, refused
     import pyarrow as pa
     import pyarrow.compute as pc
 
     tables = bulk_tables[:]
     bulk_tables.clear()
-    ordered = not rows
-    if rows:
-        import polars as pl
-
-        names = list(dict.fromkeys(chain.from_iterable(rows)))  # every key, first seen first
-        columns = {name: [row.get(name) for row in rows] for name in names}
-        rows.clear()
-        tables.append(_arrow_rows(pl.DataFrame(columns, strict=False, infer_schema_length=None), path))
-        del columns
+    ordered = checked.empty
+    if not checked.empty:
+        checked["_lineno"] = pd.array(keep, dtype="int64")
+        tables.append(pa.Table.from_pandas(checked, preserve_index=False))
+    del checked
     both = pa.concat_tables(tables, promote_options="permissive")
     tables.clear()
     data = dict(zip(both.column_names, both.columns, strict=True))
@@ -286,7 +447,7 @@ def _frame(rows: list[Row], bulk_tables: list[pa.Table], path: str, table: str) 
     data.clear()
     out = arrow.to_pandas(types_mapper=_arrow_types().get)  # strings: the Arrow buffers
     del arrow
-    return schema.conform(out, table)
+    return schema.conform(out, table), refused
 
 
 def _arrow_types() -> dict[Any, Any]:
@@ -294,11 +455,3 @@ def _arrow_types() -> dict[Any, Any]:
     import pyarrow as pa
 
     return {pa.large_string(): schema.STRING, pa.string(): schema.STRING}
-
-
-def quarantine_frame(rows: list[tuple]) -> pd.DataFrame:
-    """Quarantine rows ``(path, lineno, source, reason, text)`` as a QUARANTINE table."""
-    if not rows:
-        return schema.empty("quarantine")
-    df = pd.DataFrame(rows, columns=["path", "lineno", "source", "reason", "text"])
-    return schema.conform(df, "quarantine")

@@ -10,6 +10,12 @@ without ever being held in memory.
 literal with ``bytes.find`` (C speed, like ``grep -F``), and yields only the lines holding
 one; every other line is counted but never split, decoded or parsed.  Over-long lines are
 always yielded so the caller can quarantine them.
+
+Line terminators: a line ends at ``\n``, ``\r\n`` or a lone ``\r`` (the three of
+Python's universal newlines; old Mac OS and some device consoles end lines with ``\r``
+alone).  :class:`Terminators` rewrites a stream so that every terminator is ``\n``; both
+generators here split on ``\n`` only, so callers hand them such a stream.  A terminator
+counts as one byte in ``size``.
 """
 
 from __future__ import annotations
@@ -24,23 +30,102 @@ _CHUNK = 1 << 16
 Numbered = Iterator[tuple[int, bytes, int]]
 
 
-def all_lines(fh: BinaryIO, counter: list[int]) -> Numbered:
-    """Every physical line of ``fh``, numbered from 1."""
-    readline = fh.readline
-    limit = MAX_LINE_BYTES + 1
+class Terminators:
+    """A binary stream whose ``\r\n`` and lone ``\r`` terminators read as ``\n``.
+
+    Only ``read``/``read1`` are offered (what the line generators use).  A ``\r`` at the
+    end of a chunk is held back until the next byte shows whether a ``\n`` follows, so a
+    ``\r\n`` split between two reads still counts once.  Chunks without ``\r`` (nearly
+    all of them) pass through after one ``memchr``.
+    """
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self._fh = fh
+        self._read = getattr(fh, "read1", fh.read)
+        self._cr = False  # a \r ended the previous chunk
+
+    def read(self, size: int = -1) -> bytes:
+        """Up to about ``size`` bytes (one more when a held ``\r`` is released)."""
+        data = self._read(size if size > 0 else 1 << 20)
+        if self._cr:
+            self._cr = False
+            if not data:
+                return b"\n"
+            if data[:1] != b"\n":
+                data = b"\n" + data
+        if b"\r" not in data:
+            return data
+        if data.endswith(b"\r"):
+            data, self._cr = data[:-1], True
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if not data and self._cr:  # a lone held \r: look one read further
+            return self.read(size)
+        return data
+
+    read1 = read
+
+    def close(self) -> None:
+        """Close the underlying stream."""
+        self._fh.close()
+
+    def __enter__(self) -> Terminators:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def all_lines(fh: BinaryIO, counter: list[int], *, skip_blank: bool = False) -> Numbered:
+    """Every physical line of ``fh``, numbered from 1 (split on ``\n``).
+
+    With ``skip_blank`` the empty lines (``b"\n"`` alone) are counted but not yielded, and a
+    block of nothing but newlines costs one comparison: a file of a billion empty lines
+    streams through at C speed.
+    """
+    read = getattr(fh, "read1", fh.read)
+    carry = b""
+    limit = MAX_LINE_BYTES
     while True:
-        raw = readline(limit)
-        if not raw:
-            return
-        size = len(raw)
-        if size == limit and not raw.endswith(b"\n"):
-            while True:
-                more = readline(_CHUNK)
-                size += len(more)
-                if not more or more.endswith(b"\n"):
-                    break
+        block = read(_BLOCK)
+        if not block:
+            break
+        data = carry + block if carry else block
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            if len(data) <= limit:
+                carry = data
+                continue
+            size, head, rest = skip_long_line(read, data)
+            counter[0] += 1
+            yield counter[0], head, size
+            carry = rest
+            while (cut := carry.find(b"\n")) >= 0:  # the complete lines read past it
+                counter[0] += 1
+                yield counter[0], carry[: cut + 1], cut + 1
+                carry = carry[cut + 1:]
+            continue
+        carry = data[cut + 1:]
+        seg = data[: cut + 1]
+        if skip_blank and not seg.strip(b"\n"):
+            counter[0] += len(seg)
+            continue
+        # splitlines cuts at \r too: only used when there is none
+        for line in _split_lf(seg) if b"\r" in seg else seg.splitlines(keepends=True):
+            counter[0] += 1
+            if skip_blank and line == b"\n":
+                continue
+            size = len(line)
+            yield counter[0], line if size <= limit else line[: limit + 1], size
+    if carry:  # a last line without terminator
         counter[0] += 1
-        yield counter[0], raw, size
+        yield counter[0], carry[: limit + 1], len(carry)
+
+
+def _split_lf(data: bytes) -> list[bytes]:
+    """``data`` cut after every ``\n`` only (``bytes.splitlines`` also cuts at ``\r``)."""
+    parts = data.split(b"\n")
+    parts.pop()  # data ends with \n
+    return [p + b"\n" for p in parts]
 
 
 def _hits(seg: bytes, literals: tuple[bytes, ...]) -> list[int]:
@@ -83,8 +168,9 @@ def skip_long_line(read: Callable[[int], bytes], data: bytes) -> tuple[int, byte
     ``MAX_LINE_BYTES + 1`` bytes, and whatever was read past its end.
     """
     size, head = len(data), data[: MAX_LINE_BYTES + 1]
+    step = max(_CHUNK, MAX_LINE_BYTES)  # a 5 GB line is 5,000 reads, none of them kept
     while True:
-        more = read(_CHUNK)
+        more = read(step)
         nl = more.find(b"\n")
         if not more or nl >= 0:
             size += nl + 1 if nl >= 0 else 0

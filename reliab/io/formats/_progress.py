@@ -43,6 +43,7 @@ from typing import Any
 import pandas as pd
 
 from reliab.errors import ParseError
+from reliab.io._localtime import localize
 
 SAVED, LOADED = "train:checkpoint_saved", "train:checkpoint_loaded"
 
@@ -82,7 +83,10 @@ def _own_time(text: str, tz: tzinfo) -> pd.Timestamp | None:
     frac = m.group(7)
     if frac:
         ts += pd.Timedelta(nanoseconds=int(frac.ljust(9, "0")[:9]))
-    return ts.tz_localize(tz).tz_convert("UTC")
+    try:
+        return localize(ts, tz)  # naive: the one DST rule
+    except ParseError:  # skipped by a DST change
+        return None
 
 
 def progress_row(text: str, when: pd.Timestamp | None, state: dict[str, Any]) -> dict[str, Any] | None:

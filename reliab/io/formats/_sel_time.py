@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from reliab.errors import ParseError
-from reliab.io.formats._timestamps import out_of_range
+from reliab.io.formats._timestamps import localize, out_of_range
 
 _UTC_NAMES = frozenset({"UTC", "GMT", "Z", "UT"})
 _OFFSET = re.compile(r"^(?:UTC|GMT)?([+-])([0-9]{1,2}):?([0-9]{2})?$")
@@ -102,7 +102,7 @@ def parse_sel_time(date: str, clock: str, tz: tzinfo | None) -> datetime:
     try:
         if fmt is None or not hms.isascii():
             raise ValueError(day)
-        when = datetime.strptime(f"{day} {hms}", f"{fmt} %H:%M:%S").replace(tzinfo=zone).astimezone(UTC)
+        when = localize(datetime.strptime(f"{day} {hms}", f"{fmt} %H:%M:%S"), zone)  # the one DST rule
     except (ValueError, OverflowError):
         raise ParseError(f"date/time {day!r} {hms!r} is not MM/DD/YYYY HH:MM:SS") from None
     error = out_of_range(when)

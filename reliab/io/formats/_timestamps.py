@@ -40,6 +40,10 @@ The syslog HOSTNAME may be an IP address (RFC 5424 §6.2.4, RFC 3164 §4.1.2); I
 (``2001:db8::7``) are read as hosts, not as a program tag.  Every wall-clock time is checked
 against the range a ``datetime64[ns]`` column can hold (:func:`out_of_range`): a year 9999,
 1600 or 0001 gives ``error``, never a wrapped or clipped value.
+
+Local times (no offset in the text) follow the one DST rule of every reader,
+:func:`localize` (:mod:`reliab.io._localtime`): an ambiguous time is the earlier instant
+(counted in a per-file note), a time skipped by a DST change is an unreadable timestamp.
 """
 
 from __future__ import annotations
@@ -48,6 +52,9 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo
+
+from reliab.errors import ParseError
+from reliab.io._localtime import localize, localize_series  # noqa: F401 - the DST rule, re-exported
 
 MONTHS = {m: i for i, m in enumerate(
     ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
@@ -146,9 +153,8 @@ def shifted(when: datetime, seconds: float) -> tuple[datetime | None, str | None
 
 
 def _aware(dt: datetime, tz: tzinfo) -> datetime:
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=tz)
-    return dt.astimezone(UTC)
+    """``dt`` in UTC; a naive ``dt`` is local time in ``tz`` (DST rule of :func:`localize`)."""
+    return localize(dt, tz)
 
 
 def _split_monotonic(message: str) -> tuple[float | None, str]:
@@ -179,6 +185,8 @@ def _iso(stamp: str, tz: tzinfo) -> tuple[datetime | None, str | None]:
         when = _aware(datetime.fromisoformat(stamp), tz)
     except (ValueError, OverflowError) as exc:  # OverflowError: 0001-01-01T00:00+01:00 in UTC
         return None, f"unreadable timestamp {stamp!r} ({exc})"
+    except ParseError as exc:  # a local time skipped by a DST change
+        return None, exc.message
     error = out_of_range(when)
     return (None, error) if error else (when, None)
 
@@ -251,6 +259,8 @@ def _bracketed(line: str, tz: tzinfo) -> Header:
                                    int(m.group(4)), int(m.group(5))), tz)
         except (ValueError, OverflowError) as exc:
             return Header("dmesg_ctime", m.group(7), m.group(7), error=f"unreadable dmesg -T timestamp ({exc})")
+        except ParseError as exc:  # a local time skipped by a DST change
+            return Header("dmesg_ctime", m.group(7), m.group(7), error=exc.message)
         error = out_of_range(when)
         return Header("dmesg_ctime", m.group(7), m.group(7), None if error else when, error=error)
     m = _REL_DELTA.match(line)

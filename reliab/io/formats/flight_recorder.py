@@ -20,9 +20,11 @@ import io
 import lzma
 import pickle
 import re
+import reprlib
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +33,49 @@ import pandas as pd
 from reliab import schema
 from reliab.errors import InputFileError, ParseError
 from reliab.io._files import open_binary
-from reliab.io._lines import quarantine_frame
+from reliab.io._lines import unexpected
+from reliab.io._quarantine import Quarantine, quarantine_frame
 from reliab.io._registry import FileResult, register_parser
 
-MAX_DUMP_BYTES = 256 << 20
+#: largest dump read: a pickle expands to at most ~8 bytes of references per byte (a list
+#: of Nones), so this bounds the loaded objects to ~256 MiB (real dumps hold 2,000 entries
+#: by default, ``TORCH_NCCL_TRACE_BUFFER_SIZE``, a few MiB)
+MAX_DUMP_BYTES = 32 << 20
+#: more entries than this and the dump is refused as a whole
+MAX_ENTRIES = 1_000_000
 _RANK_IN_NAME = re.compile(r"(?:rank[_-]?)(\d+)(?:\D*$)")
 _STATES = ("scheduled", "started", "completed")
+_INT63 = (1 << 63) - 1
+
+
+class _ShortRepr(reprlib.Repr):
+    """``repr`` in bounded time and size for hostile values: deep, cyclic or exponential
+    structures, integers of thousands of digits, huge byte strings."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlevel, self.maxlist, self.maxtuple, self.maxdict = 3, 4, 4, 4
+        self.maxset = self.maxfrozenset = self.maxdeque = self.maxarray = 4
+        self.maxstring = self.maxother = 60
+
+    def repr_int(self, x: int, level: int) -> str:  # noqa: D102
+        return schema.safe_repr(x, self.maxother)
+
+    def repr_dict(self, x: dict, level: int) -> str:  # noqa: D102 - no sorting of a huge dict
+        if not x:
+            return "{}"
+        if level <= 0:
+            return "{...}"
+        items = [f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}" for k, v in islice(x.items(), self.maxdict)]
+        return "{" + ", ".join(items) + (", ..." if len(x) > self.maxdict else "") + "}"
+
+    def repr_instance(self, x: object, level: int) -> str:  # noqa: D102
+        if isinstance(x, bytes | bytearray):
+            return repr(bytes(x[:40])) + ("..." if len(x) > 40 else "")
+        return schema.safe_repr(x, self.maxother) if isinstance(x, float | complex | bool) else f"<{type(x).__name__}>"
+
+
+short_repr = _ShortRepr().repr
 
 
 class SafeUnpickler(pickle.Unpickler):
@@ -62,47 +101,103 @@ def load_dump(data: bytes) -> dict[str, Any]:
     if not isinstance(obj, dict) or "entries" not in obj:
         raise ParseError("pickle is not a flight-recorder dump (no 'entries' key)")
     if not isinstance(obj["entries"], list):
-        raise ParseError("'entries' is not a list")
+        raise ParseError(f"'entries' is a {type(obj['entries']).__name__}, not a list")
+    if len(obj["entries"]) > MAX_ENTRIES:
+        raise ParseError(f"'entries' holds {len(obj['entries'])} items, more than {MAX_ENTRIES}:"
+                         " not a flight-recorder ring buffer")
     return obj
 
 
 def rank_of(path: str | Path, dump: dict[str, Any] | None = None) -> int | None:
     """Rank from the dump (``rank`` key of newer versions) or the file name suffix."""
-    if dump is not None and isinstance(dump.get("rank"), int):
-        return int(dump["rank"])
+    if dump is not None:
+        rank = dump.get("rank")
+        if isinstance(rank, int) and not isinstance(rank, bool) and 0 <= rank < 1 << 31:
+            return rank
     m = _RANK_IN_NAME.search(Path(path).name)
-    return int(m.group(1)) if m else None
+    return int(m.group(1)) if m and len(m.group(1)) < 10 else None
+
+
+def _int(e: dict[str, Any], key: str, *, required: bool = False, hi: int = _INT63) -> int | None:
+    """Field ``key`` of an entry as a non-negative integer at most ``hi`` (``None`` if absent)."""
+    value = e.get(key)
+    if value is None and not required:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ParseError(f"{key} {short_repr(value)} is not an integer")
+    if not 0 <= value <= hi:
+        raise ParseError(f"{key} {short_repr(value)} is outside 0..{hi}")
+    return value
+
+
+def _float(e: dict[str, Any], key: str) -> float | None:
+    value = e.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ParseError(f"{key} {short_repr(value)} is not a number")
+    number = float(value) if not isinstance(value, int) or value.bit_length() < 64 else float("inf")
+    if not (0 <= number < float("inf")):
+        raise ParseError(f"{key} {short_repr(value)} is not a finite non-negative number")
+    return number
+
+
+def _text(value: Any, key: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise ParseError(f"{key} {short_repr(value)} is not text")
+    text = str(value) if isinstance(value, str) or value.bit_length() < 64 else None
+    if text is None or len(text) > 1000:
+        raise ParseError(f"{key} {short_repr(value)} is too long")
+    return text
+
+
+def _flag(e: dict[str, Any], key: str) -> bool:
+    value = e.get(key, False)
+    if value is None or isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+        return bool(value)
+    raise ParseError(f"{key} {short_repr(value)} is not a boolean")
 
 
 def _entry_row(e: dict[str, Any], rank: int | None, version: str) -> dict[str, Any]:
+    """One ring-buffer entry -> a row; every field read is checked for type and range.
+
+    Raises
+    ------
+    ParseError
+        Naming the first field of the wrong type or out of range.
+    """
     state = e.get("state")
-    if state not in _STATES:
-        raise ParseError(f"entry {e.get('record_id')!r} has unknown state {state!r}")
+    if not isinstance(state, str) or state not in _STATES:
+        raise ParseError(f"unknown state {short_repr(state)}")
     pg = e.get("process_group")
-    pg_name = pg[0] if isinstance(pg, (list, tuple)) and pg else pg
-    created = e.get("time_created_ns")
-    if not isinstance(created, int):
-        raise ParseError(f"entry {e.get('record_id')!r} has no integer time_created_ns")
+    pg_name = pg[0] if isinstance(pg, list | tuple) and pg else pg
+    created = _int(e, "time_created_ns", required=True)
     return {
         "rank": rank,
         "version": version,
-        "record_id": e.get("record_id"),
-        "pg_id": str(e.get("pg_id")),
-        "pg_name": None if pg_name is None else str(pg_name),
-        "collective_seq_id": e.get("collective_seq_id"),
-        "p2p_seq_id": e.get("p2p_seq_id"),
-        "op": str(e.get("profiling_name", "")),
-        "is_p2p": bool(e.get("is_p2p", False)),
+        "record_id": _int(e, "record_id"),
+        "pg_id": _text(e.get("pg_id"), "pg_id") or "None",
+        "pg_name": _text(pg_name, "process_group"),
+        "collective_seq_id": _int(e, "collective_seq_id"),
+        "p2p_seq_id": _int(e, "p2p_seq_id"),
+        "op": _text(e.get("profiling_name", ""), "profiling_name") or "",
+        "is_p2p": _flag(e, "is_p2p"),
         "state": state,
-        "retired": bool(e.get("retired", False)),
-        "timeout_ms": e.get("timeout_ms"),
-        "duration_ms": e.get("duration_ms"),
+        "retired": _flag(e, "retired"),
+        "timeout_ms": _float(e, "timeout_ms"),
+        "duration_ms": _float(e, "duration_ms"),
         "time_created": pd.Timestamp(created, unit="ns", tz="UTC"),
     }
 
 
 def read_dump_entries(path: str | Path) -> tuple[pd.DataFrame, list[tuple], int]:
-    """Entries of one dump as a frame, its quarantine rows, and the number of entries."""
+    """Entries of one dump as a frame, its quarantine rows, and the number of entries.
+
+    At most the quarantine limit of malformed entries is kept in full
+    (:mod:`reliab.io._quarantine`); their text is a bounded ``repr``.
+    """
     try:
         with open_binary(path) as fh:
             data = fh.read(MAX_DUMP_BYTES + 1)
@@ -111,17 +206,21 @@ def read_dump_entries(path: str | Path) -> tuple[pd.DataFrame, list[tuple], int]
     if len(data) > MAX_DUMP_BYTES:
         raise InputFileError(f"{path}: larger than {MAX_DUMP_BYTES >> 20} MiB; not a flight-recorder dump")
     dump = load_dump(data)
+    del data
     rank = rank_of(path, dump)
-    version = str(dump.get("version", "?"))
-    rows, bad = [], []
+    version = _text(dump.get("version"), "version") if isinstance(dump.get("version"), str | int) else "?"
+    rows = []
+    bad = Quarantine(str(path), "flight_recorder")
     for i, e in enumerate(dump["entries"], 1):
         try:
             if not isinstance(e, dict):
                 raise ParseError(f"entry is a {type(e).__name__}, not a dict")
-            rows.append(_entry_row(e, rank, version))
+            rows.append(_entry_row(e, rank, version or "?"))
         except ParseError as exc:
-            bad.append((str(path), i, "flight_recorder", exc.message, repr(e)[:500]))
-    return pd.DataFrame(rows), bad, len(dump["entries"])
+            bad.add(i, exc.message, short_repr(e))
+        except Exception as exc:  # noqa: BLE001 - one entry never ends the read
+            bad.add(i, unexpected(exc), short_repr(e))
+    return pd.DataFrame(rows), bad.rows(), len(dump["entries"])
 
 
 def _sniff(path: str, first_lines: Sequence[str]) -> float:
@@ -144,14 +243,16 @@ def _signals_from_entries(entries: pd.DataFrame, path: str, job_id: str | None) 
     if pending.empty:
         return schema.empty("signals")
     first = pending.sort_values("time_created").iloc[0]
+    record = first["record_id"]
     row = {
         "time": first["time_created"], "host": None, "gpu": None, "job_id": job_id,
         "source": "flight_recorder", "signal": "nccl:fr_pending", "severity": "warning",
         "message": (f"rank {first['rank']} pg {first['pg_id']} seq {first['collective_seq_id']} "
                     f"{first['op']} state={first['state']}"),
-        "origin": f"{path}:{int(first['record_id']) + 1 if pd.notna(first['record_id']) else 1}",
+        "origin": f"{path}:{int(record) + 1 if pd.notna(record) else 1}",
     }
-    return schema.conform(pd.DataFrame([row]), "signals")
+    frame, _ = schema.conform_rows([row], "signals")
+    return frame
 
 
 @register_parser("flight_recorder", sniff=_sniff, table="signals")
@@ -172,8 +273,9 @@ def read_flight_recorder(path: str, *, job_id: str | None = None, strict: bool =
                           quarantine=quarantine_frame([(str(path), 1, "flight_recorder", str(exc), None)]))
     if bad and strict:
         raise ParseError(f"{bad[0][3]} at {path}: entry {bad[0][1]}")
-    return FileResult(path=str(path), source="flight_recorder", lines=n, parsed=n - len(bad), irrelevant=0,
-                      malformed=len(bad), tables={"signals": _signals_from_entries(entries, str(path), job_id),
+    malformed = n - len(entries)  # bad holds at most the quarantine limit of them, then a summary
+    return FileResult(path=str(path), source="flight_recorder", lines=n, parsed=len(entries), irrelevant=0,
+                      malformed=malformed, tables={"signals": _signals_from_entries(entries, str(path), job_id),
                                                    "flight_recorder": entries},
                       quarantine=quarantine_frame(bad))
 

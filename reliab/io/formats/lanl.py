@@ -10,7 +10,9 @@ categories.  :func:`read_lanl` returns the outages as a plain table for survival
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import csv
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +21,8 @@ import pandas as pd
 from reliab import schema
 from reliab.errors import ParseError
 from reliab.io._files import open_binary
-from reliab.io._lines import quarantine_frame
+from reliab.io._prefilter import MAX_LINE_BYTES, Terminators, all_lines
+from reliab.io._quarantine import Quarantine
 from reliab.io._registry import FileResult, register_parser
 
 BLAME_COLUMNS = ("Facilities", "Hardware", "Human Error", "Network", "Undetermined", "Software")
@@ -34,13 +37,80 @@ def _sniff(path: str, first_lines: Sequence[str]) -> float:
     return 0.97 if all(c in header for c in ("Prob Started", "Prob Fixed", "nodenumz")) else 0.0
 
 
-def _load(path: str | Path) -> pd.DataFrame:
-    with open_binary(path) as fh:
-        df = pd.read_csv(fh, dtype=str, keep_default_na=False, skip_blank_lines=False)
-    missing = [c for c in _REQUIRED if c not in df.columns]
-    if missing:
-        raise ParseError(f"LANL file without column(s) {missing}")
-    return df
+#: records converted at a time (the file is streamed, never held whole)
+CHUNK_RECORDS = 50_000
+
+
+@dataclass
+class _Scan:
+    """Streaming pass over a LANL file: record chunks, plus the lines that are not records."""
+
+    path: str
+    quarantine: Quarantine
+    strict: bool = False
+    header: list[str] | None = None
+    lines: int = 0
+
+    def bad(self, lineno: int, reason: str, text: str | None) -> None:
+        if self.strict:
+            raise ParseError(f"{reason} at {self.path}:{lineno}")
+        self.quarantine.add(lineno, reason, text)
+
+    def chunks(self) -> Iterator[pd.DataFrame]:
+        """Frames of up to CHUNK_RECORDS records (text cells, plus ``lineno``).
+
+        Blank lines are irrelevant; a line with another number of fields than the header,
+        or longer than ``MAX_LINE_BYTES``, is malformed.  Lines end at ``\n``, ``\r\n`` or
+        ``\r``.
+
+        Raises
+        ------
+        ParseError
+            If the header lacks one of the required columns.
+        """
+        counter = [0]
+        numbers: list[int] = []
+        cells: list[list[str]] = []
+        given = False
+        with Terminators(open_binary(self.path)) as fh:
+            for lineno, raw, size in all_lines(fh, counter, skip_blank=True):  # type: ignore[arg-type]
+                self.lines = lineno
+                if size > MAX_LINE_BYTES:
+                    self.bad(lineno, f"line of {size} bytes exceeds the {MAX_LINE_BYTES}-byte limit",
+                             raw[:200].decode("utf-8", "replace"))
+                    continue
+                text = raw.decode("utf-8", "replace").rstrip("\r\n")
+                if not text.strip():
+                    continue
+                try:
+                    row = next(csv.reader([text]), [])
+                except csv.Error as exc:
+                    self.bad(lineno, f"CSV error: {exc}", text[:2000])
+                    continue
+                if self.header is None:
+                    self.header = [c.strip() for c in row]
+                    missing = [c for c in _REQUIRED if c not in self.header]
+                    if missing:
+                        raise ParseError(f"LANL file without column(s) {missing}")
+                    continue
+                if len(row) != len(self.header):
+                    self.bad(lineno, f"{len(row)} fields for a {len(self.header)}-column header", text[:2000])
+                    continue
+                numbers.append(lineno)
+                cells.append(row)
+                if len(cells) >= CHUNK_RECORDS:
+                    yield self._frame(numbers, cells)
+                    numbers, cells, given = [], [], True
+        self.lines = counter[0]
+        if cells or not given:
+            yield self._frame(numbers, cells)
+
+    def _frame(self, numbers: list[int], cells: list[list[str]]) -> pd.DataFrame:
+        names = self.header or list(_REQUIRED)
+        df = (pd.DataFrame(cells, columns=names, dtype=str) if cells
+              else pd.DataFrame({c: pd.Series(dtype=str) for c in names}))
+        df["lineno"] = np.asarray(numbers, dtype=np.int64)
+        return df
 
 
 def _blame(df: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
@@ -59,6 +129,10 @@ def _blame(df: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     return blame, sub
 
 
+def _start(df: pd.DataFrame, column: str) -> pd.Series:
+    return pd.to_datetime(df[column].str.strip(), format=_TIME_FORMAT, errors="coerce", utc=True)
+
+
 def read_lanl(path: str | Path) -> pd.DataFrame:
     """LANL outages as a table: system, node, start, end (UTC as recorded), downtime_h, blame.
 
@@ -68,63 +142,68 @@ def read_lanl(path: str | Path) -> pd.DataFrame:
         Columns ``system``, ``node``, ``host``, ``start``, ``end``, ``downtime_h``, ``blame``,
         ``cause``, ``purpose``, ``lineno``; rows whose start cannot be read are dropped here
         (the registered reader quarantines them instead).
+
+    Raises
+    ------
+    ParseError
+        If the header lacks a required column.
     """
-    df = _load(path)
+    scan = _Scan(str(path), Quarantine(str(path), "lanl"))
+    parts = []
+    for df in scan.chunks():
+        blame, sub = _blame(df)
+        out = pd.DataFrame({
+            "system": df["System"].str.strip(),
+            "node": df["nodenumz"].str.strip(),
+            "host": "lanl-sys" + df["System"].str.strip() + "-n" + df["nodenumz"].str.strip(),
+            "start": _start(df, "Prob Started"), "end": _start(df, "Prob Fixed"),
+            "downtime_h": pd.to_numeric(df["Down Time"], errors="coerce") / 60.0,
+            "blame": blame, "cause": sub,
+            "purpose": df.get("purpose", pd.Series("", index=df.index)).str.strip(),
+            "lineno": df["lineno"],
+        })
+        parts.append(out[out["start"].notna()])
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].reset_index(drop=True)
+
+
+def _signals(df: pd.DataFrame, path: str, scan: _Scan) -> pd.DataFrame:
+    """Signals of one chunk; records with an unreadable start are quarantined."""
     blame, sub = _blame(df)
-    start = pd.to_datetime(df["Prob Started"].str.strip(), format=_TIME_FORMAT, errors="coerce", utc=True)
-    end = pd.to_datetime(df["Prob Fixed"].str.strip(), format=_TIME_FORMAT, errors="coerce", utc=True)
-    out = pd.DataFrame({
-        "system": df["System"].str.strip(),
-        "node": df["nodenumz"].str.strip(),
-        "host": "lanl-sys" + df["System"].str.strip() + "-n" + df["nodenumz"].str.strip(),
-        "start": start, "end": end,
-        "downtime_h": pd.to_numeric(df["Down Time"], errors="coerce") / 60.0,
-        "blame": blame, "cause": sub,
-        "purpose": df.get("purpose", pd.Series("", index=df.index)).str.strip(),
-        "lineno": np.arange(len(df)) + 2,
-    })
-    return out[out["start"].notna()].reset_index(drop=True)
-
-
-@register_parser("lanl", sniff=_sniff, table="signals")
-def read_lanl_signals(path: str, *, strict: bool = False) -> FileResult:
-    """LANL failure/interrupt records (LA-UR-05-7318 CSV) -> ``lanl:<blame>`` signals.
-
-    Accounting: the header line is irrelevant, every record is parsed or malformed (a start
-    time that is not ``mm/dd/yyyy hh:mm``).  Records with no blame column filled become
-    ``lanl:unrecorded``.
-    """
-    df = _load(path)
-    blame, sub = _blame(df)
-    start = pd.to_datetime(df["Prob Started"].str.strip(), format=_TIME_FORMAT, errors="coerce", utc=True)
-    lineno = np.arange(len(df)) + 2
-    bad = start.isna()
-    if strict and bad.any():
-        i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise ParseError(f"LANL record with unreadable 'Prob Started' at {path}:{lineno[i]}")
-    quarantine = [(str(path), int(lineno[i]), "lanl", "unreadable 'Prob Started' (want mm/dd/yyyy hh:mm)",
-                   ",".join(df.iloc[i].tolist())[:500]) for i in np.flatnonzero(bad.to_numpy())]
+    start = _start(df, "Prob Started")
+    bad = start.isna().to_numpy()
+    for i in np.flatnonzero(bad):
+        scan.bad(int(df["lineno"].iat[i]), "unreadable 'Prob Started' (want mm/dd/yyyy hh:mm, 1677-2262)",
+                 ",".join(df.iloc[i, :-1].tolist())[:500])
     ok = ~bad
     host = "lanl-sys" + df["System"].str.strip() + "-n" + df["nodenumz"].str.strip()
     signals = pd.DataFrame({
         "time": start[ok], "host": host[ok], "gpu": None, "job_id": None, "source": "lanl",
         "signal": "lanl:" + blame[ok].str.lower().str.replace(" ", "_"),
         "severity": "error", "message": blame[ok] + ": " + sub[ok],
-        "origin": [f"{path}:{n}" for n in lineno[ok.to_numpy()]],
+        "origin": [f"{path}:{n}" for n in df["lineno"].to_numpy()[ok]],
     })
-    signals = schema.conform(signals, "signals") if len(signals) else schema.empty("signals")
-    n_lines = _count_lines(path)
-    records = len(df)
-    irrelevant = n_lines - records
-    return FileResult(path=str(path), source="lanl", lines=n_lines, parsed=int(ok.sum()), irrelevant=irrelevant,
-                      malformed=int(bad.sum()), tables={"signals": signals}, quarantine=quarantine_frame(quarantine))
+    frame, refused = schema.conform_rows(signals, "signals")
+    lines = df["lineno"].to_numpy()[ok]
+    for i, why in sorted(refused.items()):
+        scan.bad(int(lines[i]), why, None)
+    return frame
 
 
-def _count_lines(path: str | Path) -> int:
-    n = 0
-    last = b"\n"
-    with open_binary(path) as fh:
-        while chunk := fh.read(1 << 20):
-            n += chunk.count(b"\n")
-            last = chunk[-1:]
-    return n + (0 if last == b"\n" else 1)
+@register_parser("lanl", sniff=_sniff, table="signals")
+def read_lanl_signals(path: str, *, strict: bool = False) -> FileResult:
+    """LANL failure/interrupt records (LA-UR-05-7318 CSV) -> ``lanl:<blame>`` signals.
+
+    Accounting: the header line and blank lines are irrelevant, every record is parsed or
+    malformed (a start time that is not ``mm/dd/yyyy hh:mm``, a wrong number of fields).
+    Records with no blame column filled become ``lanl:unrecorded``.  The file is streamed
+    in chunks of :data:`CHUNK_RECORDS` records.
+    """
+    scan = _Scan(str(path), Quarantine(str(path), "lanl"), strict=strict)
+    frames = [_signals(df, str(path), scan) for df in scan.chunks()]
+    frames = [f for f in frames if len(f)]
+    signals = (schema.conform(pd.concat(frames, ignore_index=True), "signals") if len(frames) > 1
+               else frames[0] if frames else schema.empty("signals"))
+    malformed = scan.quarantine.count
+    return FileResult(path=str(path), source="lanl", lines=scan.lines, parsed=len(signals),
+                      irrelevant=scan.lines - len(signals) - malformed, malformed=malformed,
+                      tables={"signals": signals}, quarantine=scan.quarantine.frame())

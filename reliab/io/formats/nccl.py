@@ -45,12 +45,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from datetime import UTC, datetime, tzinfo
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from reliab.errors import ParseError
 from reliab.io._lines import LineContext, Row, scan_lines
 from reliab.io._registry import FileResult, register_parser
 from reliab.io.formats._nccl_messages import (
@@ -63,7 +64,7 @@ from reliab.io.formats._nccl_messages import (
     split_line,
 )
 from reliab.io.formats._progress import progress_row
-from reliab.io.formats._timestamps import TIME_MAX, TIME_MIN, resolve_tz
+from reliab.io.formats._timestamps import TIME_MAX, TIME_MIN, localize, resolve_tz
 
 SOURCE = "nccl"
 #: a signal repeating one of the same rank within this many seconds is the same failure
@@ -120,8 +121,8 @@ def _iso_time(m: re.Match[str], tz: tzinfo) -> pd.Timestamp | None:
         local = datetime(y, mo, d, hh, mm, min(ss, 59))
         offset = m.group(8)
         zone = (datetime.fromisoformat("2000-01-01T00:00:00" + offset).tzinfo if offset else tz)
-        when = local.replace(tzinfo=zone).astimezone(UTC)
-    except (ValueError, OverflowError):
+        when = localize(local, zone)  # naive: the one DST rule
+    except (ValueError, OverflowError, ParseError):
         return None
     if not TIME_MIN <= when < TIME_MAX:
         return None
@@ -312,10 +313,12 @@ def _glog_time(row: Row, ctx: LineContext, tz: tzinfo, inferred: list[int]) -> N
         row["_reject"] = f"{row['signal']} glog line has no year: no dated line, no modification time; pass year="
         return
     try:
-        local = datetime(year, mon, day, hh, mm, min(ss, 59), tzinfo=tz)
-        when = local.astimezone(UTC)
+        when = localize(datetime(year, mon, day, hh, mm, min(ss, 59)), tz)
     except (ValueError, OverflowError) as exc:
         row["_reject"] = f"glog date {mon:02d}{day:02d} impossible in year {year} ({exc})"
+        return
+    except ParseError as exc:  # skipped by a DST change
+        row["_reject"] = f"{row['signal']} glog line: {exc.message}"
         return
     if not TIME_MIN <= when < TIME_MAX:
         row["_reject"] = f"glog date {mon:02d}{day:02d} in year {year} is outside the range a timestamp column holds"

@@ -298,7 +298,7 @@ def kernel_other(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl
     parts = [base.filter(cond).with_columns(_g=groups, time=_when()).filter(ok).select(*out)
              for cond, groups, ok, out in _other_plans()]
     rows_q = pl.concat(parts, how="vertical_relaxed").sort("_lineno")
-    rest_q = hits.lazy().join(rows_q.select(i=(pl.col("_lineno") - 1).cast(pl.UInt32)), on="i",
+    rest_q = hits.lazy().join(rows_q.select(i=(pl.col("_lineno") - 1).cast(hits.schema["i"])), on="i",
                               how="anti", maintain_order="left")
     rows, rest = pl.collect_all([rows_q, rest_q])
     return rows, rest

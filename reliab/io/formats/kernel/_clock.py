@@ -33,8 +33,9 @@ from typing import Any
 
 import pandas as pd
 
+from reliab.errors import ParseError
 from reliab.io._lines import LineContext, Row
-from reliab.io.formats._timestamps import Header, out_of_range, shifted
+from reliab.io.formats._timestamps import Header, localize, out_of_range, shifted
 
 ANCHOR = "setting system clock to "
 
@@ -143,10 +144,7 @@ def _boot_time(ctx: LineContext) -> datetime | None:
     given = ctx.options.get("boot_time")
     if given is None:
         return ctx.state.get("boot")
-    ts = pd.Timestamp(given)
-    if ts.tzinfo is None:
-        ts = ts.tz_localize(ctx.state["tz"])
-    return ts.tz_convert("UTC").to_pydatetime()
+    return localize(pd.Timestamp(given), ctx.state["tz"]).to_pydatetime()  # the one DST rule
 
 
 def _resolve_monotonic(rows: list[Row], ctx: LineContext) -> None:
@@ -218,10 +216,12 @@ def _resolve_years(rows: list[Row], ctx: LineContext) -> None:
 def _complete(row: Row, year: int, tz: Any) -> None:
     mon, day, hh, mm, ss = row["_partial"]
     try:
-        local = datetime(year, mon, day, hh, mm, min(ss, 59), tzinfo=tz)
-        when = local.astimezone(UTC)
+        when = localize(datetime(year, mon, day, hh, mm, min(ss, 59)), tz)
     except (ValueError, OverflowError) as exc:
         row["_reject"] = f"date {mon:02d}-{day:02d} impossible in year {year} ({exc})"
+        return
+    except ParseError as exc:  # skipped by a DST change
+        row["_reject"] = f"{row['signal']} line: {exc.message}"
         return
     error = out_of_range(when)
     if error is None and row.get("_offset"):

@@ -24,15 +24,20 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from reliab import schema
 from reliab.io._files import open_binary
-from reliab.io._lines import quarantine_frame
+from reliab.io._lines import unexpected
+from reliab.io._localtime import localize_series, noting
+from reliab.io._prefilter import MAX_LINE_BYTES, Terminators, all_lines
+from reliab.io._quarantine import Quarantine
 from reliab.io._registry import FileResult, register_parser
 from reliab.io.formats.telemetry.dcgm_fields import dcgm_column
 
@@ -90,26 +95,50 @@ def _cells(line: str, sep: str) -> list[str]:
         return line.split(sep)
 
 
-def _split_lines(path: str, sep: str) -> tuple[list[str], list[int], list[str], int]:
-    """Read ``path``; return (header cells, data line numbers, data lines, total lines)."""
-    with open_binary(path) as fh:
-        text = fh.read().decode("utf-8", errors="replace")
-    lines = text.split("\n")  # physical lines, as the line driver counts them
-    if lines and lines[-1] == "":
-        lines.pop()
-    lines = [line.rstrip("\r") for line in lines]
+#: data lines converted at a time (the file is streamed, never held whole)
+CHUNK_LINES = 200_000
+
+
+@dataclass
+class _Stream:
+    """Header and chunks of data lines of a delimited file, read line by line."""
+
+    path: str
+    sep: str
+    quarantine: Quarantine
     header: list[str] | None = None
-    numbers: list[int] = []
-    data: list[str] = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        if header is None:
-            header = [c.strip().lstrip("\ufeff") for c in _cells(line, sep)]
-            continue
-        numbers.append(n)
-        data.append(line)
-    return header or [], numbers, data, len(lines)
+    total: int = 0
+
+    def chunks(self) -> Iterator[tuple[list[int], list[str]]]:
+        """``(line numbers, lines)`` of up to CHUNK_LINES data lines (no blank line, no header).
+
+        A line longer than ``MAX_LINE_BYTES`` is malformed here; lines end at ``\n``,
+        ``\r\n`` or ``\r``.
+        """
+        counter = [0]
+        numbers: list[int] = []
+        data: list[str] = []
+        with Terminators(open_binary(self.path)) as fh:
+            for lineno, raw, size in all_lines(fh, counter, skip_blank=True):  # type: ignore[arg-type]
+                self.total = lineno
+                if size > MAX_LINE_BYTES:
+                    self.quarantine.add(lineno, f"line of {size} bytes exceeds the {MAX_LINE_BYTES}-byte limit",
+                                        raw[:200].decode("utf-8", "replace"))
+                    continue
+                line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                if not line.strip():
+                    continue
+                if self.header is None:
+                    self.header = [c.strip().lstrip("\ufeff") for c in _cells(line, self.sep)]
+                    continue
+                numbers.append(lineno)
+                data.append(line)
+                if len(data) >= CHUNK_LINES:
+                    yield numbers, data
+                    numbers, data = [], []
+        self.total = counter[0]
+        if data:
+            yield numbers, data
 
 
 def _frame(header: list[str], numbers: list[int], data: list[str], sep: str,
@@ -125,7 +154,7 @@ def _frame(header: list[str], numbers: list[int], data: list[str], sep: str,
             continue  # repeated header: irrelevant
         if len(cells) != width:
             bad[n] = f"expected {width} '{sep}'-separated fields, got {len(cells)}"
-        elif '"' in line or "\r" in line:
+        elif '"' in line or "\r" in line or "\x00" in line:  # (pandas' C parser cuts a cell at NUL)
             quoted.append((n, cells))
         else:
             plain.append((n, line))
@@ -168,21 +197,33 @@ def _to_number(values: pd.Series, *, strip_units: bool, hex_ok: bool,
     return number, (number.isna() & ~missing).to_numpy()
 
 
-def _to_time(values: pd.Series, *, epoch: bool, tz: str, fmt: str | None) -> pd.Series:
-    """Text (or epoch seconds) -> UTC times; NaT where a cell is not a time."""
+#: epoch seconds a ``datetime64[ns]`` holds (about 2262-04-11)
+_EPOCH_LIMIT = 9.2e9
+
+
+def _to_time(values: pd.Series, *, epoch: bool, tz: str, fmt: str | None,
+             problems: dict[int, str] | None = None) -> pd.Series:
+    """Text (or epoch seconds) -> UTC times; NaT where a cell is not a time.
+
+    Naive text is local time in ``tz`` (DST rule of :func:`reliab.io._localtime.localize`);
+    ``problems`` receives position -> reason for times skipped by a DST change.
+    """
     text = values.astype("string").str.strip()
     seconds = pd.to_numeric(text, errors="coerce")
     if epoch or (len(text) and seconds.notna().all()):
-        seconds = seconds.where(seconds.abs() < 1e11)  # beyond year 5138: not epoch seconds
-        micros = (seconds.astype("float64") * 1e6).round()  # float seconds: keep microseconds
-        return pd.to_datetime(micros, unit="us", utc=True)
+        # only seconds a datetime64[ns] holds (1677-2262): never wrapped into another year
+        seconds = seconds.astype("float64").where(seconds.astype("float64").abs() < _EPOCH_LIMIT)
+        micros = (seconds * 1e6).round()  # float seconds: keep microseconds
+        return pd.to_datetime(micros, unit="us", utc=True, errors="coerce")
     try:
         if tz == "UTC":  # naive text is UTC: let pandas convert aware text too
             parsed = pd.to_datetime(text, format=fmt or "ISO8601", errors="coerce", utc=True)
         else:
             parsed = pd.to_datetime(text, format=fmt or "ISO8601", errors="coerce")
             if not isinstance(parsed.dtype, pd.DatetimeTZDtype):
-                parsed = parsed.dt.tz_localize(tz, ambiguous="NaT", nonexistent="NaT")
+                parsed, gaps = localize_series(parsed, tz)  # the one DST rule
+                if problems is not None:
+                    problems.update(gaps)
     except (ValueError, TypeError):  # mixed offsets in one column
         parsed = pd.to_datetime(text, format=fmt or "ISO8601", errors="coerce", utc=True)
     parsed = parsed.dt.tz_convert("UTC")
@@ -192,78 +233,129 @@ def _to_time(values: pd.Series, *, epoch: bool, tz: str, fmt: str | None) -> pd.
     return parsed
 
 
-def _assemble(path: str, source: str, total: int, numbers: np.ndarray, frame: pd.DataFrame,
-              bad: dict[int, str], notes: list[str], raw_lines: dict[int, str]) -> FileResult:
-    """Drop rows listed in ``bad``, conform, and do the accounting."""
-    keep = ~np.isin(numbers, np.fromiter(bad, dtype=np.int64, count=len(bad)))
-    frame = frame.loc[keep].reset_index(drop=True)
-    frame = schema.conform(frame, "telemetry")
-    quarantine = [(path, n, source, reason, raw_lines.get(n, "")[:2000]) for n, reason in sorted(bad.items())]
-    parsed = int(keep.sum())
-    return FileResult(path=path, source=source, lines=total, parsed=parsed,
-                      irrelevant=total - parsed - len(bad), malformed=len(bad),
-                      tables={"telemetry": frame}, quarantine=quarantine_frame(quarantine),
-                      notes=tuple(notes))
+def _chunk(header: list[str], names: list[str | None], numbers: list[int], data: list[str], sep: str,
+           opts: dict[str, Any], bad: dict[int, str], notes: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
+    """Data lines of one chunk -> telemetry columns and their line numbers (``bad`` filled)."""
+    time_cols = [i for i, n in enumerate(names) if n in ("time", "t_unix")]
+    raw, line_no = _frame(header, numbers, data, sep, bad)
+    out = pd.DataFrame()
+    if not len(raw):
+        return out, line_no
+    if time_cols:
+        i = time_cols[0]
+        gaps: dict[int, str] = {}
+        out["time"] = _to_time(raw.iloc[:, i], epoch=names[i] == "t_unix", tz=opts["tz"],
+                               fmt=opts["time_format"], problems=gaps)
+        for pos, why in gaps.items():
+            bad.setdefault(int(line_no[pos]), f"{header[i]!r}: {why}")
+        _flag(bad, line_no, out["time"].isna().to_numpy(), f"{header[i]!r} is not a time (1677-2262)")
+    else:
+        out["time"] = _sample_times(raw, names, opts["clock"], opts["seen"])
+    host_i = [k for k, n in enumerate(names) if n == "host"]
+    out["host"] = (raw.iloc[:, host_i[0]].str.strip().to_numpy() if host_i
+                   else opts["host"] or Path(opts["path"]).name.split(".")[0])
+    _flag(bad, line_no, (out["host"] == "").to_numpy(), "empty host")
+    gpu_i = [k for k, n in enumerate(names) if n == "gpu"]
+    bus_i = [k for k, n in enumerate(names) if n == "_bus_id"]
+    out["gpu"] = (raw.iloc[:, gpu_i[0]].str.strip().replace("", pd.NA).to_numpy() if gpu_i
+                  else raw.iloc[:, bus_i[0]].map(_bus_id).to_numpy() if bus_i else pd.NA)
+    if opts["clock"] is not None:
+        out["origin"] = [f"{opts['path']}:{n}" for n in line_no]
+    for k, name in enumerate(names):
+        if name is None or name in ("time", "t_unix", "host", "gpu", "_bus_id") or name in out.columns:
+            if name is None and header[k] and not any(header[k] in n for n in notes):
+                notes.append(f"column {header[k]!r} skipped: no unit suffix (map it with columns=)")
+            continue
+        if name in TEXT_COLUMNS:
+            out[name] = raw.iloc[:, k].str.strip().astype("string").to_numpy()
+            continue
+        number, failed = _to_number(raw.iloc[:, k], strip_units=opts["strip_units"],
+                                    hex_ok=name.endswith("_flag"), pstate=name == "pstate")
+        out[name] = number.to_numpy()
+        _flag(bad, line_no, failed, f"{header[k]!r} is not a number")
+    return out, line_no
+
+
+def _safe_chunk(header: list[str], names: list[str | None], numbers: list[int], data: list[str], sep: str,
+                opts: dict[str, Any], bad: dict[int, str], notes: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
+    """:func:`_chunk`; if it raises, the chunk again line by line, a failing line quarantined."""
+    try:
+        return _chunk(header, names, numbers, data, sep, opts, bad, notes)
+    except Exception:  # noqa: BLE001 - find the line(s) at fault; one bad line never ends the run
+        outs, nums = [], []
+        for n, line in zip(numbers, data, strict=True):
+            try:
+                out, line_no = _chunk(header, names, [n], [line], sep, opts, bad, notes)
+            except Exception as exc:  # noqa: BLE001
+                bad[n] = unexpected(exc)
+                continue
+            if len(out):
+                outs.append(out)
+                nums.append(line_no)
+        if not outs:
+            return pd.DataFrame(), np.array([], dtype=np.int64)
+        return pd.concat(outs, ignore_index=True), np.concatenate(nums)
 
 
 def _read(path: str, source: str, sep: str, rename: Callable[[str], str | None], *, host: str | None,
           tz: str, time_format: str | None, strip_units: bool, clock: tuple | None = None) -> FileResult:
-    """Shared pipeline: split lines, frame, rename, convert time and numbers, account.
+    """Shared pipeline, chunk by chunk: frame, rename, convert time and numbers, account.
 
     ``clock`` (nvidia-smi CSV only) is ``(start, interval_s)``: a capture without a time
-    column is read with ``start`` for its first sample (``None``: one note, no rows).
+    column is read with ``start`` for its first sample (``None``: one note, no rows); the
+    sample count of each GPU carries over from chunk to chunk.  A row whose values the table
+    cannot hold (an infinite measurement, a time beyond 2262) is refused at the schema
+    boundary (:func:`reliab.schema.conform_rows`) and quarantined.
     """
     path = str(path)
-    header, numbers, data, total = _split_lines(path, sep)
-    raw_lines = dict(zip(numbers, data, strict=True))
-    bad: dict[int, str] = {}
+    quarantine = Quarantine(path, source)
+    stream = _Stream(path, sep, quarantine)
+    opts = {"tz": tz, "time_format": time_format, "strip_units": strip_units, "host": host, "path": path,
+            "clock": clock, "seen": {}}
     notes: list[str] = []
-    names = [rename(h) for h in header]
-    time_cols = [i for i, n in enumerate(names) if n in ("time", "t_unix")]
-    untimed = bool(header) and not time_cols and clock is not None
-    if untimed and clock[0] is None:
+    parts: list[pd.DataFrame] = []
+    parsed = unread = 0
+    with noting() as local_times:
+        for numbers, data in stream.chunks():
+            header = stream.header or []
+            names = [rename(h) for h in header]
+            bad: dict[int, str] = {}
+            timed = any(n in ("time", "t_unix") for n in names)
+            if not timed and clock is not None and clock[0] is None:
+                unread += len(numbers)  # untimed capture without start=: counted, not read
+                continue
+            if not timed and clock is None:
+                bad.update({n: f"no time column ({'/'.join(TIME_COLUMNS)}) in the header" for n in numbers})
+                out, line_no = pd.DataFrame(), np.array([], dtype=np.int64)
+            else:
+                out, line_no = _safe_chunk(header, names, numbers, data, sep, opts, bad, notes)
+            if len(out):
+                keep = ~np.isin(line_no, np.fromiter(bad, dtype=np.int64, count=len(bad)))
+                frame, refused = schema.conform_rows(out.loc[keep], "telemetry")
+                kept_lines = line_no[keep]
+                for pos, why in refused.items():
+                    bad.setdefault(int(kept_lines[pos]), why)
+                parts.append(frame)
+                parsed += len(frame)
+            text = dict(zip(numbers, data, strict=True)) if bad else {}
+            for n, reason in sorted(bad.items()):
+                quarantine.add(n, reason, text.get(n, "")[:2000])
+    if unread:
         notes.append(f"no time column in the header: pass start= (time of the first sample) and interval_s="
-                     f" (the -l period), or query timestamp; {len(numbers)} data line(s) not read")
-        numbers, data = [], []
-    elif header and not time_cols and clock is None:
-        bad.update({n: f"no time column ({'/'.join(TIME_COLUMNS)}) in the header" for n in numbers})
-    readable = header and (time_cols or untimed)
-    raw, line_no = _frame(header, numbers, data, sep, bad) if readable else (None, None)
-    out = pd.DataFrame()
-    if raw is not None and len(raw):
-        if time_cols:
-            i = time_cols[0]
-            out["time"] = _to_time(raw.iloc[:, i], epoch=names[i] == "t_unix", tz=tz, fmt=time_format)
-            _flag(bad, line_no, out["time"].isna().to_numpy(), f"{header[i]!r} is not a time")
-        else:
-            out["time"] = _sample_times(raw, names, clock)  # type: ignore[arg-type]
-        host_i = [k for k, n in enumerate(names) if n == "host"]
-        out["host"] = (raw.iloc[:, host_i[0]].str.strip().to_numpy() if host_i
-                       else host or Path(path).name.split(".")[0])
-        _flag(bad, line_no, (out["host"] == "").to_numpy(), "empty host")
-        gpu_i = [k for k, n in enumerate(names) if n == "gpu"]
-        bus_i = [k for k, n in enumerate(names) if n == "_bus_id"]
-        out["gpu"] = (raw.iloc[:, gpu_i[0]].str.strip().replace("", pd.NA).to_numpy() if gpu_i
-                      else raw.iloc[:, bus_i[0]].map(_bus_id).to_numpy() if bus_i else pd.NA)
-        if clock is not None:
-            out["origin"] = [f"{path}:{n}" for n in line_no]
-        for k, name in enumerate(names):
-            if name is None or name in ("time", "t_unix", "host", "gpu", "_bus_id") or name in out.columns:
-                if name is None and header[k]:
-                    notes.append(f"column {header[k]!r} skipped: no unit suffix (map it with columns=)")
-                continue
-            if name in TEXT_COLUMNS:
-                out[name] = raw.iloc[:, k].str.strip().astype("string").to_numpy()
-                continue
-            number, failed = _to_number(raw.iloc[:, k], strip_units=strip_units,
-                                        hex_ok=name.endswith("_flag"), pstate=name == "pstate")
-            out[name] = number.to_numpy()
-            _flag(bad, line_no, failed, f"{header[k]!r} is not a number")
-    if raw is None or not len(raw):
-        line_no = np.array([], dtype=np.int64)
-        out = pd.DataFrame({"time": pd.Series(dtype=schema.UTC), "host": pd.Series(dtype="string"),
-                            "gpu": pd.Series(dtype="string")})
-    return _assemble(path, source, total, line_no, out, bad, notes, raw_lines)
+                     f" (the -l period), or query timestamp; {unread} data line(s) not read")
+    frames = [f for f in parts if len(f)]
+    if len(frames) > 1:
+        frame = schema.conform(pd.concat(frames, ignore_index=True), "telemetry")
+    elif frames:
+        frame = frames[0]
+    else:
+        frame = schema.empty("telemetry")
+    total = stream.total
+    if local_times.note():
+        notes.append(local_times.note())
+    return FileResult(path=path, source=source, lines=total, parsed=parsed,
+                      irrelevant=total - parsed - quarantine.count, malformed=quarantine.count,
+                      tables={"telemetry": frame}, quarantine=quarantine.frame(), notes=tuple(notes))
 
 
 def _flag(bad: dict[int, str], line_no: np.ndarray, mask: np.ndarray, reason: str) -> None:
@@ -294,15 +386,19 @@ def _generic_name(columns: Mapping[str, str]) -> Callable[[str], str | None]:
     return rename
 
 
-def _sample_times(raw: pd.DataFrame, names: list[str | None], clock: tuple) -> pd.Series:
+def _sample_times(raw: pd.DataFrame, names: list[str | None], clock: tuple,
+                  seen: dict[str, int] | None = None) -> pd.Series:
     """Times of a ``--query-gpu`` loop without a timestamp column: ``start`` plus one
     ``interval_s`` each time a GPU (index or bus id) comes round again; rows that name no
-    GPU are one snapshot."""
+    GPU are one snapshot.  ``seen`` (GPU -> samples in earlier chunks) is updated."""
     start, interval = clock
+    seen = {} if seen is None else seen
     ids = [k for k, n in enumerate(names) if n in ("gpu", "_bus_id")]
     if ids:
         gpu = raw.iloc[:, ids[0]].str.strip()
-        sample = gpu.groupby(gpu).cumcount().to_numpy()
+        before = gpu.map(seen).fillna(0).astype("int64").to_numpy()
+        sample = gpu.groupby(gpu).cumcount().to_numpy() + before
+        seen.update({str(k): int(v) + seen.get(str(k), 0) for k, v in gpu.value_counts().items()})
     else:
         sample = np.zeros(len(raw), dtype=np.int64)
     base = pd.Timestamp(start)

@@ -30,7 +30,7 @@ import pandas as pd
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext, scan_lines
 from reliab.io._registry import FileResult, register_parser
-from reliab.io.formats._timestamps import TIME_MAX, TIME_MIN
+from reliab.io.formats._timestamps import TIME_MAX, TIME_MIN, localize
 from reliab.io.formats.telemetry.dcgm_fields import dcgm_column
 
 _UNIT_SUFFIX = {"C": "_c", "W": "_w", "MHz": "_mhz", "%": "_pct", "MiB": "_mib", "MB": "_mib", "MB/s": "_mbps",
@@ -85,7 +85,7 @@ def _capture_time(value: str | None, tz: str = "UTC") -> pd.Timestamp | None:
     if value is None:
         return None
     ts = pd.Timestamp(value)
-    return ts.tz_localize(tz).tz_convert("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+    return localize(ts, tz)  # naive: the one DST rule
 
 
 # ---------------------------------------------------------------- nvidia-smi -q
@@ -145,7 +145,7 @@ def _parse_q_line(text: str, ctx: LineContext) -> dict | None:
             st["stack"] = []
         elif key == "Timestamp" and sep:
             try:
-                st["time"] = pd.Timestamp(value.strip()).tz_localize(ctx.options.get("tz", "UTC")).tz_convert("UTC")
+                st["time"] = localize(pd.Timestamp(value.strip()), ctx.options.get("tz", "UTC"))
             except (ValueError, OverflowError) as exc:
                 raise ParseError(f"unreadable nvidia-smi Timestamp {value.strip()!r}") from exc
         return None
@@ -263,7 +263,7 @@ def _parse_dmon_line(text: str, ctx: LineContext) -> dict | None:
 def _dmon_stamp(stamp: str, fmt: str, ctx: LineContext) -> pd.Timestamp:
     try:
         local = pd.Timestamp(pd.to_datetime(stamp, format=fmt))
-        return local.tz_localize(ctx.options.get("tz") or "UTC").tz_convert("UTC")
+        return localize(local, ctx.options.get("tz") or "UTC")
     except (ValueError, OverflowError) as exc:
         raise ParseError(f"unreadable dmon date/time {stamp!r}") from exc
 

@@ -1,0 +1,86 @@
+"""Peak RSS of ``reliab.ingest`` on the decompression bombs and pathological files of issue 8.
+
+Run: ``python benchmarks/bench_hostile_memory.py [--scale 1.0] [--only NAME ...]``
+(from the repository root, with reliab installed; ``--scale 0.1`` for a quick look).
+
+Each bomb is written as a stream under a temporary folder (``tests/_bombs.py``: nothing is
+held in memory, gzip bombs repeat full-flushed deflate blocks), then ingested in a fresh
+interpreter that reports its own peak RSS (``ru_maxrss``) and time.  The baseline, measured
+in the same run, is a fresh interpreter that only imports reliab, polars and pyarrow:
+what every ingest costs before reading a byte.  Target: every bomb under 600 MB.  The
+machine may be shared: times move with the load (the 1-minute load average is printed);
+peak RSS does not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+import _bombs as bombs  # noqa: E402 - the writers shared with the tests
+
+GB = 10**9
+#: name -> (file name, source, writer, size at scale 1, what the issue measured before)
+BOMBS = {
+    "zstd_newlines": ("node0001.log.zst", "kernel", bombs.zstd_newlines, 8_300_000_000,
+                      "320 KB zstd of newlines: 8.3 GB"),
+    "lanl_blank_lines": ("lanl.csv.gz", "lanl", bombs.lanl_blank_lines, 100_000_000,
+                         "98 KB LANL file of blank lines: > 14 GB"),
+    "telemetry_1gb_field": ("gpus.csv.gz", "telemetry_csv", bombs.telemetry_long_field, GB,
+                            "telemetry CSV read whole"),
+    "sacct_json_1gb_string": ("sacct.json.gz", "sacct_json", bombs.sacct_json_unclosed, GB,
+                              "sacct JSON read whole"),
+    "ticket_1gb_unclosed_field": ("incidents.csv.gz", "tickets", bombs.tickets_unclosed, GB,
+                                  "ticket with one unclosed 1 GB field"),
+    "quarantine_1gb_malformed_xid": ("node0002.log.gz", "kernel", bombs.malformed_xid_lines, GB,
+                                     "1 GB of malformed Xid lines: 8.8 GB"),
+    "sparse_5gb_after_valid_line": ("node0003.log", "kernel", bombs.sparse_after_line, 5 * GB,
+                                    "5 GB sparse file after a valid header: 10 GB"),
+    "fr_10m_nones": ("nccl_trace_rank_0", "flight_recorder", bombs.fr_nones, 10_000_000,
+                     "flight-recorder entry list of 10M None: GBs"),
+    "fr_exponential_repr": ("nccl_trace_rank_1", "flight_recorder", bombs.fr_exponential, 64,
+                            "self-referencing list with an exponential repr"),
+    "gzip_2e32_newlines": ("node0004.log.gz", "kernel", None, (1 << 32) + 10,
+                           "4.27 MB gzip: lines after 2**32 dropped"),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every bomb size (default 1)")
+    parser.add_argument("--only", nargs="*", default=None, help="bomb names to run (default all)")
+    args = parser.parse_args()
+    names = args.only or list(BOMBS)
+    base = bombs.baseline_rss()
+    print(f"baseline: fresh interpreter importing reliab, polars, pyarrow: peak RSS {base:.0f} MiB")
+    print(f"{'bomb':32s} {'on disk':>12s} {'content':>15s} {'peak RSS':>10s} {'x base':>7s} {'time':>8s}"
+          "  accounting (lines/parsed/irrelevant/malformed)")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            file_name, source, writer, size, _ = BOMBS[name]
+            path = Path(tmp) / file_name
+            size = max(1, int(size * args.scale))
+            if writer is None:
+                content = bombs.newline_gzip(path, size, bombs.XID * 5)
+                unit = "lines"
+            else:
+                writer(path, size)
+                content, unit = size, ("items" if name.startswith("fr_") else "bytes")
+            out = bombs.run_child(path, source, timeout=7200, spy=writer is None)
+            acc = f"{out['lines']:,}/{out['parsed']:,}/{out['irrelevant']:,}/{out['malformed']:,}"
+            extra = f" polars route: {out['polars_route']}" if "polars_route" in out else ""
+            print(f"{name:32s} {path.stat().st_size:>12,d} {content:>15,d} {out['rss_mb']:>7.0f} MiB"
+                  f" {out['rss_mb'] / base:>6.1f}x {out['seconds']:>7.1f}s  {acc} ({unit}){extra}", flush=True)
+            path.unlink()
+    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
+          f" ({time.strftime('%Y-%m-%d %H:%M')})")
+
+
+if __name__ == "__main__":
+    main()
