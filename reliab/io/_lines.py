@@ -31,6 +31,7 @@ import pandas as pd
 
 from reliab import schema
 from reliab.errors import InputFileError, Origin, ParseError
+from reliab.io import _ranges
 from reliab.io._fastscan import fast_candidates, open_stream, path_candidates, use_fast_path
 from reliab.io._files import compression_of, open_binary
 from reliab.io._prefilter import MAX_LINE_BYTES, all_lines, candidate_lines
@@ -153,12 +154,19 @@ def scan_lines(
         quarantine.append((ctx.path, ctx.lineno, source, reason, text))
         malformed += 1
 
+    ranged = _ranges.active(ctx.path)  # a byte-range task of the Dask engine
+    if ranged is not None and ranged.feed is None:
+        return ranged.collect(lits, source)
     try:
-        fast = bool(lits) and use_fast_path(str(path))
+        fast = ranged is None and bool(lits) and use_fast_path(str(path))
         by_path = fast and compression_of(str(path)) in (None, "gzip")
-        opened = nullcontext() if by_path else open_stream(str(path)) if fast else open_binary(path)
+        opened = (nullcontext() if by_path or ranged is not None else open_stream(str(path)) if fast
+                  else open_binary(path))
         with opened as fh:
-            if by_path:
+            if ranged is not None:
+                split = None if bulk is None else partial(bulk, ctx=ctx)
+                numbered = ranged.candidates(counter, split, take)
+            elif by_path:
                 split = None if bulk is None else partial(bulk, ctx=ctx)
                 numbered = path_candidates(str(path), lits, counter, split, take)  # type: ignore[arg-type]
             elif fast:
