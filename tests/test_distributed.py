@@ -141,3 +141,21 @@ def test_missing_dask_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "dask.distributed", None)
     with pytest.raises(ImportError, match=r"reliab\[distributed\]"):
         ingest(reliab.sample_path(), engine="dask")
+
+
+def test_cli_engine_dask(dask_client: object, generated: Path, tmp_path: Path) -> None:
+    """``reliab ingest --engine dask --scheduler …`` prints what the local engine prints and writes the partitions."""
+    import subprocess
+    import sys
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "reliab", "ingest", str(generated), "-q", *args],
+                              capture_output=True, text=True, timeout=600)
+
+    address = dask_client.scheduler.address
+    local, remote = run(), run("--engine", "dask", "--scheduler", address, "--out", str(tmp_path / "t"))
+    assert local.returncode == 0 and remote.returncode == 0, remote.stderr
+    assert remote.stdout.splitlines()[:-1] == local.stdout.splitlines()
+    assert remote.stdout.splitlines()[-1].startswith("wrote ") and (tmp_path / "t" / MANIFEST).is_file()
+    bad = run("--workers", "2")
+    assert bad.returncode == 1 and "--engine dask" in bad.stderr

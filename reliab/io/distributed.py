@@ -159,8 +159,9 @@ class _Submitted:
             raise
         except Exception as exc:  # noqa: BLE001 - a lost worker, a broken connection, a crash
             self.cancel()
-            failed = [f for f in self.futures if f.status == "error"]
-            files = [p for f in failed for p in self.files.get(f.key, [])]
+            text = str(exc)  # the failed task's key is in the message (KilledWorker), else its status says
+            failed = [k for k in self.files if k in text] or [f.key for f in self.futures if f.status == "error"]
+            files = list(dict.fromkeys(p for k in failed for p in self.files.get(k, [])))
             named = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
             raise DistributedError(
                 f"engine='dask': {len(failed) or 'a'} task(s) failed for good"
