@@ -147,8 +147,9 @@ DMESG = re.compile(r"^(\[\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\] |"
                    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d,\d{6}\+00:00 |"
                    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000 node\d{4} kernel: )")
 SEL = re.compile(r"^ *[0-9a-f]+ \| \d\d/\d\d/\d{4} \| \d\d:\d\d:\d\d \| [^|]+ \| [^|]+ \| "
-                 r"(Asserted|Deasserted)$")
-GLOG = re.compile(r"^\[rank\d+\]:\[E\d{4} \d\d:\d\d:\d\d\.\d{9} ProcessGroupNCCL\.cpp:\d+\] ")
+                 r"(Asserted|Deasserted)$|^SEL has no entries$")
+#: glog month padded (E0626) or not (E626, PyTorch >= 2.4)
+GLOG = re.compile(r"^\[rank\d+\]:\[E(?:0[1-9]|1[0-2]|[1-9])[0-3]\d \d\d:\d\d:\d\d\.\d{9} ProcessGroupNCCL\.cpp:\d+\] ")
 
 
 def test_formats_match_real_logs(sample):
@@ -179,6 +180,29 @@ def test_formats_match_real_logs(sample):
     assert list(tickets.columns) == ["ticket_id", "opened_at", "host", "job_id", "incident_time",
                                      "type", "title", "root_cause", "resolution"]
     assert set(tickets["type"]) == {"incident", "maintenance"}
+
+
+def test_messy_hand_over_shapes(sample, sample_ingest):
+    """The sample carries the untidy shapes of real hand-overs (reliab.datasets._messy) and
+    reliab reads them: unpadded glog months, clean logs, empty SELs, corrected-error storms."""
+    glog = [x for p in (sample / "train").glob("*.out") for x in p.read_text().splitlines() if x.startswith("[rank")]
+    unpadded = [x for x in glog if re.match(r"\[rank\d+\]:\[E[1-9]\d\d ", x)]
+    assert unpadded and len(unpadded) < len(glog)
+    empty = [p for p in (sample / "ipmi").glob("*.sel") if p.read_text() == "SEL has no entries\n"]
+    clean = sorted((sample / "train").glob("eval-*.log"))
+    assert len(empty) == 3 and len(clean) == 2
+    res = sample_ingest
+    assert {res.sources[str(p)].source for p in empty} == {"sel"}
+    assert {res.sources[str(p)].source for p in clean} == {"nccl"}
+    signals = res.signals
+    from_clean = signals["origin"].str.contains("eval-", regex=False)
+    assert not from_clean.any()
+    assert (signals["signal"] == "edac:correctable").sum() > 100
+    ce_origins = set(signals.loc[signals["signal"] == "edac:correctable", "origin"])
+    assert not any(o in ce_origins for e in res.interruptions["evidence"].dropna() for o in e.split(";"))
+    timed_out = signals[(signals["source"] == "nccl") & (signals["signal"] == "nccl:watchdog_timeout")]
+    assert timed_out["time"].between(pd.Timestamp("2024-06-01", tz="UTC"), pd.Timestamp("2024-07-26", tz="UTC")).all()
+    assert int(res.accounting["malformed"].sum()) == 0
 
 
 def test_default_rates_scale_with_size_and_time():

@@ -71,14 +71,16 @@ def test_dmon_with_date_columns(tmp_path: Path) -> None:
 
 
 def test_dmon_without_time_needs_start(tmp_path: Path) -> None:
-    """Regression: plain dmon rows are malformed without start=, timed with it."""
+    """Plain dmon rows carry no clock: one note naming start=, no quarantine row per line."""
     lines = DMON_DT.splitlines()
     plain = "\n".join(line.split(None, 2)[-1] if not line.startswith("#") else "# " + line.split(None, 2)[-1]
                       for line in lines) + "\n"
     p = tmp_path / "n.dmon"
     p.write_text(plain)
     res = read_nvidia_smi_dmon(str(p))
-    assert res.malformed == 3 and "start=" in res.quarantine["reason"].iloc[0]
+    assert (res.parsed, res.malformed, len(res.quarantine)) == (0, 0, 0)
+    assert len(res.notes) == 1 and "start=" in res.notes[0] and "-o DT" in res.notes[0]
+    assert "3 data line(s)" in res.notes[0]
     res = read_nvidia_smi_dmon(str(p), start="2026-11-30T01:25:20Z")
     assert res.malformed == 0
     assert res.tables["telemetry"]["time"].diff().dropna().dt.total_seconds().tolist() == [1.0, 1.0]
@@ -107,7 +109,9 @@ def test_dcgm_exporter_both_hostname_labels(tmp_path: Path) -> None:
     assert tel.loc[("i-030791dc5a37cd257", "0"), "power_w"] == 16.3
     assert tel.loc[("node7", "1"), "last_xid_code"] == 79
     assert (res.parsed, res.irrelevant) == (4, 3)
-    assert read_dcgm_prometheus(str(p)).malformed == 4  # no scrape time given
+    untimed = read_dcgm_prometheus(str(p))  # no scrape time given: one note, nothing quarantined
+    assert (untimed.parsed, untimed.malformed) == (0, 0)
+    assert len(untimed.notes) == 1 and "time=" in untimed.notes[0]
 
 
 def test_normalize_pci() -> None:
@@ -160,3 +164,84 @@ def test_dcgm_field_csv(tmp_path: Path) -> None:
     schema.validate(tel, "telemetry")
     assert tel["temp_c"].tolist() == [41, 42] and tel["power_w"].tolist() == [612.5, 690.0]
     assert tel["last_xid_code"].tolist() == [0, 79]
+
+
+# --- hand-over shapes (real-shaped; the verbatim captures are scored in tests/test_real_world.py)
+
+def test_dmon_dash_column_in_every_row_is_missing_not_an_error(tmp_path: Path) -> None:
+    """Regression (issue 7): 'mtemp' is '-' in every row on GDDR boards (Microway's dmon
+    article); the folder run no longer dies of a SchemaError."""
+    import reliab
+    p = tmp_path / "node3.dmon"
+    p.write_text("# gpu    pwr  gtemp  mtemp     sm    mem    enc    dec   mclk   pclk\n"
+                 "# Idx      W      C      C      %      %      %      %    MHz    MHz\n"
+                 "    0     72     46      -      0      0      0      0   7000    210\n"
+                 "    1     70     44      -      0      0      0      0   7000    210\n")
+    res = reliab.ingest(p, start="2024-06-01T00:00:00Z", interval_s=2)
+    tel = res.telemetry
+    assert len(tel) == 2 and tel["mem_temp_c"].isna().all() and tel["temp_c"].tolist() == [46, 44]
+    assert str(tel["mem_temp_c"].dtype) == "float64"
+    assert tel["time"].nunique() == 1  # two GPUs of one sample
+
+
+def test_dmon_time_only_rows_take_the_day_of_start(tmp_path: Path) -> None:
+    p = tmp_path / "n.dmon"
+    p.write_text("#Time        gpu    pwr\n#HH:MM:SS    Idx      W\n 23:59:59      0     70\n 00:00:00      0     71\n")
+    res = read_nvidia_smi_dmon(str(p))
+    assert (res.parsed, res.malformed) == (0, 0) and "start=" in res.notes[0] and "-o T" in res.notes[0]
+    res = read_nvidia_smi_dmon(str(p), start="2024-06-01T23:00:00Z")
+    assert res.tables["telemetry"]["time"].tolist() == [pd.Timestamp("2024-06-01 23:59:59", tz="UTC"),
+                                                        pd.Timestamp("2024-06-02 00:00:00", tz="UTC")]
+
+
+def test_q_without_timestamp_and_old_names(tmp_path: Path) -> None:
+    """Real-shaped (Microway's 270.41 '-q': 'GPU 0:2:0', 'Temperature / Gpu : N/A')."""
+    p = tmp_path / "n.txt"
+    p.write_text("==============NVSMI LOG==============\n\nAttached GPUs                   : 1\n"
+                 "GPU 0:2:0\n    Utilization\n        Gpu                     : 44 %\n"
+                 "    Temperature\n        Gpu                     : N/A\n")
+    res = read_nvidia_smi_q(str(p))
+    assert len(res.tables["telemetry"]) == 0 and len(res.notes) == 1 and "time=" in res.notes[0]
+    tel = read_nvidia_smi_q(str(p), time="2011-12-05T22:05:49Z").tables["telemetry"]
+    assert tel[["gpu", "util_gpu_pct"]].values.tolist() == [["0000:02:00", 44.0]]
+    assert "temp_c" not in tel.columns or tel["temp_c"].isna().all()
+
+
+def test_dcgm_blank_sentinels_are_missing(tmp_path: Path) -> None:
+    """dcgm-exporter README scrape: DCGM_FI_DEV_MEMORY_TEMP = DCGM_INT64_BLANK + 2 (not supported)."""
+    p = tmp_path / "m.prom"
+    p.write_text('DCGM_FI_DEV_MEMORY_TEMP{gpu="0", UUID="GPU-1"} 9223372036854775794\n'
+                 'DCGM_FI_DEV_GPU_TEMP{gpu="0", UUID="GPU-1"} 2147483634\n'
+                 'DCGM_FI_DEV_POWER_USAGE{gpu="0", UUID="GPU-1"} 140737488355330\n'
+                 'DCGM_FI_DEV_SM_CLOCK{gpu="0", UUID="GPU-1"} 139\n')
+    tel = read_dcgm_prometheus(str(p), time="2026-05-06T00:00:00Z").tables["telemetry"]
+    assert tel[["mem_temp_c", "temp_c", "power_w"]].isna().all().all() and tel["sm_clock_mhz"].iloc[0] == 139
+
+
+def test_query_gpu_csv_without_timestamp(tmp_path: Path) -> None:
+    """Real-shaped (ksysguard-gpu#27 '--query-gpu=index,…' in a -l 1 loop; system-monitoring-
+    center#57 'pci.bus_id'): start=/interval_s= date the samples, the bus id names the GPU."""
+    import reliab
+    p = tmp_path / "q.csv"
+    p.write_text("index, temperature.gpu, power.draw [W]\n0, 56, 83.92 W\n1, 50, 80.00 W\n0, 55, 78.22 W\n")
+    res = reliab.ingest(p)
+    assert res.sources[str(p)].source == "nvidia_smi_csv" and len(res.telemetry) == 0
+    assert len(res.quarantine) == 0 and "start=" in res.sources[str(p)].reason
+    tel = reliab.ingest(p, start="2022-11-18T00:00:00Z", interval_s=1).telemetry
+    assert tel["time"].dt.second.tolist() == [0, 0, 1] and tel["gpu"].tolist() == ["0", "1", "0"]
+    assert [o.rsplit(":", 1)[1] for o in tel["origin"]] == ["2", "3", "4"]
+    p.write_text("name, pci.bus_id, temperature.gpu\nGeForce RTX 2060, 00000000:09:00.0, 36\n")
+    tel = reliab.ingest(p, start="2022-04-18T00:00:00Z").telemetry
+    assert tel[["gpu", "temp_c"]].values.tolist() == [["0000:09:00", 36.0]]
+
+
+def test_dcgm_timestamps_out_of_range_are_quarantined(tmp_path: Path) -> None:
+    """Regression (issue 8): a far-future or 5000-digit sample timestamp is never stored as 1970."""
+    p = tmp_path / "m.prom"
+    p.write_text('DCGM_FI_DEV_GPU_TEMP{gpu="0",Hostname="h"} 31 99999999999999999\n'
+                 'DCGM_FI_DEV_GPU_TEMP{gpu="0",Hostname="h"} 31 ' + "9" * 5000 + "\n"
+                 'DCGM_FI_DEV_GPU_TEMP{gpu="0",Hostname="h"} 32 1717400000000\n')
+    res = read_dcgm_prometheus(str(p))
+    _identity(res)
+    assert res.tables["telemetry"]["time"].tolist() == [pd.Timestamp(1717400000000, unit="ms", tz="UTC")]
+    assert res.malformed == 2 and all("out of range" in r for r in res.quarantine["reason"])

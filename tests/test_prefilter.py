@@ -34,6 +34,23 @@ PIECES = [
     b"Jun  4 01:00:00 n2 kernel: EDAC MC1: 2 UE y", b"\xef\xbb\xbf",
     b"2024-06-03T14:02:14Z n7 kernel: mlx5_core a b: Link down", b"2024-06-03T14:02:15Z n8 nd[5]: e0: Lost carrier",
     b"2024-06-03T14:02:16Z n9 kernel: EDAC MC0: 1 UE x", b"2024-06-03T14:02:16Z n9 kernel: [1.5] e: Lost carrier",
+    # shapes of the real-world corpus: look-back rules (bus drops, AER severity lines, indented
+    # continuations) must decide alike on both routes
+    b"2024-06-03T14:02:16Z n9 kernel: EDAC MC0: 2 CE memory read error x",
+    b"2024-06-03T14:02:16Z n9 kernel: mce: [Hardware Error]: Machine check events logged",
+    b"2024-06-03T14:02:16Z n9 kernel: NVRM: GPU 0000:18:00.0: GPU has fallen off the bus.",
+    b"2024-06-03T14:02:12+00:00 n1 kernel: NVRM: GPU 0000:18:00.0: GPU has fallen off the bus.",  # after an Xid 79
+    b"2024-06-03T14:02:16Z n9 kernel: NVRM: The NVIDIA GPU 0000:18:00.0",
+    b"               NVRM: fallen off the bus and is not responding to commands.",
+    b"2024-06-03T14:02:17Z n9 kernel: pcieport 0000:00:02.0: AER: Corrected error received: id=0010",
+    b"2024-06-03T14:02:17Z n9 kernel: pcieport 0000:00:02.0: PCIe Bus Error: severity=Corrected, type=x",
+    b"2024-06-03T14:02:17Z n9 kernel: pcieport 0000:80:1b.4: AER: Uncorrectable (Non-Fatal) error message"
+    b" received from 0000:80:1b.4",
+    b"2024-06-03T14:02:18Z n9 kernel: nvme nvme1: I/O 775 QID 2 timeout, aborting",
+    b"2999-06-03T14:02:11+00:00 n1 kernel: " + XID.encode(), b"2024-06-03T14:02:11Z 2001:db8::7 kernel: " + XID.encode(),
+    b"2024-06-03T14:02:19Z n9 kernel: {1}[Hardware Error]: Hardware error from APEI Generic Hardware Error Source: 0",
+    b"2024-06-03T14:02:19Z n9 kernel: {1}[Hardware Error]: event severity: corrected",
+    b"kernel: " + XID.encode(),  # an excerpt whose date and host were cut away
 ]
 
 
@@ -238,6 +255,10 @@ _OTHER_GOOD = [
     "EDAC MC0: 1 UE memory read error on CPU_SrcID#0 (channel:1)", "EDAC sbridge MC12: 30 UE x ", "EDAC MC1: 2 UE",
     "pcieport 0000:17:01.0: AER: Uncorrected (Fatal) error received: 0000:18:00.0",
     "AER: Multiple Uncorrected (Fatal) error received:   0000:18:00.0 tail", "pcieport a:b: AER: Uncorrected (Fatal) error received",
+    "EDAC MC0: 1 CE memory read error on x", "EDAC skx MC4: 262 CE x OVERFLOW", "mce: [Hardware Error]: Machine check events logged",
+    "pcieport 0000:00:02.0: AER: Corrected error received: id=0010", "AER: Multiple Corrected error received: id=00e8",
+    "pcieport a:b: AER: Uncorrectable (Non-Fatal) error message received from c",
+    "pcieport a:b: AER: Uncorrectable (Fatal) error message received from c",
 ]
 _OTHER_BAD = [
     "mlx5_core a b c: Link down", "mlx5_core a b: Link down mlx5_core", "mlx5_core a b: Link down, Link down",
@@ -249,6 +270,10 @@ _OTHER_BAD = [
     "x pcieport a: AER: Uncorrected (Fatal) error received: b", "AER: Uncorrected (Fatal) error received: caf\u00e9",
     "AER: Uncorrected error received: x", "NVRM: Xid (PCI:0000:18:00): 79, EDAC MC0: 1 UE", "SXid EDAC MC0: 1 UE",
     "ens1: Lost carrier\t", "ens1: Lost\u00a0carrier", "mlx5_core 0000:1a:00.0: Port module event[error]:",
+    "mce: [Hardware Error]: Machine check events logged x", "EDAC MC0: 1 CEx", "AER: Corrected error received: caf\u00e9",
+    "mce: [Hardware Error]: CPU 1: Machine Check: Machine check events logged", "EDAC MC0: CE page 0x1",
+    "pcieport a: AER: Corrected error received: x PCIe Bus Error", "AER: Uncorrected error received: x y",
+    "nvme nvme1: I/O 7 QID 2 timeout, aborting", "NVRM: GPU 0000:18:00.0: GPU has fallen off the bus.",
 ]
 _OTHER_HEADS = ["2024-06-03T14:02:11.5+00:00 n1 kernel: ", "2024-06-03T14:02:11Z n-2 systemd-networkd[2385]: ",
                 "2024-06-03T14:02:11Z n1 kernel:", "2024-02-30T14:02:11Z n1 kernel: ", "2024-06-03T14:02:11Z kernel: ",
@@ -272,9 +297,12 @@ def test_bulk_other_rows_equal_per_line_rows(pairs: list[tuple[str, str]]) -> No
 
 
 def test_bulk_takes_the_other_common_shapes() -> None:
-    lines = [_OTHER_HEADS[0] + body for body in _OTHER_GOOD]
+    """Every common shape is taken; the last lines of a group are always left to the per-line
+    parser (the next group may hold their continuation lines)."""
+    tail = [f"2024-06-03T14:02:11Z n1 kernel: EDAC tail {k}" for k in range(_bulk._AER_LINES + 1)]
+    lines = [_OTHER_HEADS[0] + body for body in _OTHER_GOOD] + tail
     hits = pl.DataFrame({"i": list(range(len(lines))), "line": lines}, schema={"i": pl.UInt32, "line": pl.String})
     rows, rest = _bulk.kernel_rows(hits, LineContext(path="x", source="kernel", state={"tz": UTC, "host": "h"}))
-    assert rest.height == 0
-    assert rows["_lineno"].to_list() == list(range(1, len(lines) + 1))
+    assert rest["i"].to_list() == list(range(len(_OTHER_GOOD), len(lines)))
+    assert rows["_lineno"].to_list() == list(range(1, len(_OTHER_GOOD) + 1))
     assert rows["host"].unique().to_list() == ["n1"]

@@ -72,16 +72,19 @@ def test_keys_severity_and_message(tmp_path: Path) -> None:
 
 
 def test_named_zone_needs_tz(tmp_path: Path) -> None:
-    line = "   4 | 06/03/2024 | 03:21:32 SAST | Power Supply PS2 Status | Failure detected | Asserted"
+    """An ambiguous zone name (CST: China or US Central) needs tz=; an unambiguous one does not."""
+    line = "   4 | 06/03/2024 | 03:21:32 CST | Power Supply PS2 Status | Failure detected | Asserted"
     path = _write(tmp_path, [line])
     r = get_parser("sel").read(path)
     _check(r)
-    assert r.malformed == 1 and "SAST" in r.quarantine["reason"].iloc[0]
+    assert r.malformed == 1 and "CST" in r.quarantine["reason"].iloc[0]
     assert r.quarantine["lineno"].iloc[0] == 1
-    r = get_parser("sel").read(path, tz="Africa/Johannesburg")
-    assert r.tables["signals"]["time"].iloc[0] == pd.Timestamp("2024-06-03T01:21:32Z")
+    r = get_parser("sel").read(path, tz="America/Chicago")
+    assert r.tables["signals"]["time"].iloc[0] == pd.Timestamp("2024-06-03T08:21:32Z")
     with pytest.raises(ParseError, match="node0421.sel:1"):
         get_parser("sel").read(path, strict=True)
+    r = get_parser("sel").read(_write(tmp_path, [line.replace("CST", "SAST")], "n2.sel"))
+    assert r.tables["signals"]["time"].iloc[0] == pd.Timestamp("2024-06-03T01:21:32Z")
 
 
 def test_host_option_and_compressed_name(tmp_path: Path) -> None:
@@ -120,3 +123,67 @@ def test_fuzz_no_exception_escapes(lines: list[str]) -> None:
         path = Path(tmp) / "n1.sel"
         path.write_bytes("\n".join(lines).encode("utf-8", "surrogatepass"))
         _check(get_parser("sel").read(str(path)))
+
+
+# --- real hand-over shapes (real-shaped, each names the thread it follows)
+
+@pytest.mark.parametrize(("line", "key", "when"), [
+    # ipmitool#385: two-digit year and a zone name
+    ("    e | 06/10/22 | 19:31:43 CEST | Memory #0x87 | Correctable ECC () | Asserted",
+     "sel:memory_correctable_ecc", "2022-06-10T17:31:43Z"),
+    ("  3a | 12/14/22 | 23:09:44 CET | Memory #0x88 | Correctable ECC (CPU0_G1) | Asserted",
+     "sel:memory_correctable_ecc", "2022-12-14T22:09:44Z"),
+    # ipmitool#346: 12-hour clock
+    ("1b5b | 05/27/2022 | 06:12:15 PM UTC | Temperature PSU1_Inlet_Temp | Upper Non-critical going high | Deasserted",
+     "sel:temperature_upper_noncritical_deasserted", "2022-05-27T18:12:15Z"),
+])
+def test_dates_clocks_and_zones(tmp_path: Path, line: str, key: str, when: str) -> None:
+    r = get_parser("sel").read(_write(tmp_path, [line]))
+    _check(r)
+    assert r.tables["signals"][["signal", "time"]].values.tolist() == [[key, pd.Timestamp(when)]]
+
+
+def test_unset_bmc_clock_is_flagged_never_dated(tmp_path: Path) -> None:
+    """Real-shaped (open-power/op-build#594 01/01/2000; ipmitool#346 Pre-Init; FreeIPMI PostInit)."""
+    lines = ["   1 | 01/01/2000 | 00:15:20 | System Firmware Progress #0x05 | Motherboard initialization | Asserted",
+             "   2 | 01/01/1970 | 00:00:07 | Power Supply #0xfb | Failure detected | Asserted",
+             "   3 |  Pre-Init  |0000000116| reserved #0xff |  | Asserted",
+             "   4 | 06/03/2024 | 14:01:55 | Power Supply #0xfb | Failure detected | Asserted"]
+    r = get_parser("sel").read(_write(tmp_path, lines))
+    _check(r)
+    assert r.tables["signals"]["time"].tolist() == [pd.Timestamp("2024-06-03T14:01:55Z")]
+    reasons = r.quarantine["reason"].tolist()
+    assert len(reasons) == 3 and all("BMC clock was" in x and "no wall-clock time" in x for x in reasons)
+
+
+def test_freeipmi_tables_duplicates_and_critical_records(tmp_path: Path) -> None:
+    """Real-shaped (check_ipmi_sensor#26 'ipmi-sel --output-event-state'; facebook/openbmc#273
+    duplicated record; IPMI OS Critical Stop and severity transitions, ipmitool ipmi_sel.h)."""
+    lines = ["ID   | Date        | Time     | Name                    | Type              | State    | Event",
+             "1    | PostInit    | PostInit | Power Supply PS2 Status | Power Supply      | Critical | Power Supply Failure detected",
+             "4    | Jul-20-2017 | 10:29:49 | Power Supply PS2 Status | Power Supply      | Critical | Power Supply Failure detected",
+             "6    | Jul-20-2017 | 10:37:20 | Sensor #0               | OS Critical Stop  | Warning  | OS Graceful Shutdown"]
+    r = get_parser("sel").read(_write(tmp_path, lines))
+    _check(r)
+    sig = r.tables["signals"]
+    assert sig[["signal", "severity"]].values.tolist() == [["sel:power_supply_failure", "critical"],
+                                                           ["sel:os_graceful_shutdown", "warning"]]
+    assert r.malformed == 1
+    lines = ["   1 | 05/14/2026 | 20:40:26 | Processor #0x40 | Uncorrectable machine check exception | Asserted",
+             "   1 | 05/14/2026 | 20:40:26 | Processor #0x40 | Uncorrectable machine check exception | Asserted",
+             "   2 | 05/14/2026 | 20:41:00 | OS Critical Stop #0x46 | Run-time critical stop | Asserted",
+             "   3 | 05/14/2026 | 20:42:00 | Power Supply PS1 Status | Transition to Non-recoverable | Asserted",
+             "   4 | 05/14/2026 | 20:43:00 | Power Supply #0x51 | Upper Non-recoverable going high | Asserted",
+             "   5 | 05/14/2026 | 20:44:00 | System Event #0x4a | Undetermined system hardware failure | Asserted"]
+    r = get_parser("sel").read(_write(tmp_path, lines, "n2.sel"))
+    sig = r.tables["signals"]
+    assert sig["signal"].tolist() == ["sel:processor_mce", "sel:os_critical_stop", "sel:power_supply_nonrecoverable",
+                                      "sel:power_supply_upper_nonrecoverable", "sel:system_hardware_failure"]
+    assert set(sig["severity"]) == {"critical"} and r.irrelevant == 1
+
+
+def test_empty_sel_is_a_sel_without_events(tmp_path: Path) -> None:
+    path = _write(tmp_path, ["SEL has no entries"], "node9.txt")
+    res = __import__("reliab").ingest(path)
+    assert res.sources[path].source == "sel" and len(res.signals) == 0
+    assert res.accounting[["lines", "irrelevant"]].values.tolist() == [[1, 1]]

@@ -159,7 +159,7 @@ def test_missing_header_is_malformed(tmp_path: Path) -> None:
     r = get_parser("sacct").read(_write(tmp_path, CAPTURE))
     assert r.malformed == 2 and "header" in r.quarantine["reason"].iloc[0]
     with pytest.raises(ValueError, match="required"):
-        get_parser("sacct").read(_write(tmp_path, CAPTURE), fields="JobID,State")
+        get_parser("sacct").read(_write(tmp_path, CAPTURE), fields="JobID,JobName")
 
 
 def test_sniff() -> None:
@@ -215,3 +215,75 @@ def test_fuzz_no_exception_escapes(lines: list[str], source: str) -> None:
         path = Path(tmp) / "f.txt"
         path.write_bytes("\n".join(lines).encode("utf-8", "surrogatepass"))
         _check(get_parser(source).read(str(path)))
+
+
+# --- any column set; fixed-width and headerless output; hostile values
+
+def test_only_jobid_and_state_are_required(tmp_path: Path) -> None:
+    """Real-shaped (the default 'sacct -P' columns, sacct(1)): no Start/End, jobs read with
+    empty times, one note saying how to get them; no slurm:<state> signal without an End."""
+    lines = ["JobID|JobName|Partition|Account|AllocCPUS|State|ExitCode",
+             "239023|job|gpu|acct|8|COMPLETED|0:0", "239023.0|python|||8|CANCELLED|0:10",
+             "239024|job|gpu|acct|8|CANCELLED by 1000|0:0"]
+    r = get_parser("sacct").read(_write(tmp_path, lines))
+    _check(r)
+    jobs = r.tables["jobs"]
+    assert jobs["job_id"].tolist() == ["239023", "239024"] and jobs["state"].tolist() == ["COMPLETED", "CANCELLED"]
+    assert jobs["start"].isna().all() and jobs["end"].isna().all() and len(r.tables["signals"]) == 0
+    assert len(r.notes) == 1 and "Start and End" in r.notes[0] and "--format=JobID,State,Start,End" in r.notes[0]
+
+
+def test_fixed_width_output_is_read_by_its_rule(tmp_path: Path) -> None:
+    """Real-shaped (nebius/soperator#321; plain 'sacct', no -p/-P): columns from the dashes."""
+    lines = ["JobID           JobName  AllocCPUS     MaxRSS      State ExitCode    Start               End                 ",
+             "------------ ---------- ---------- ---------- ---------- -------- ------------------- ------------------- ",
+             "20                sleep          2                FAILED      1:0 2024-06-03T10:00:00 2024-06-03T10:05:00 ",
+             "20.0              sleep          2      5872K     FAILED      1:0 2024-06-03T10:00:01 2024-06-03T10:05:00 ",
+             "21                sleep          2            CANCELLED+      0:0 2024-06-03T11:00:00 Unknown             "]
+    r = get_parser("sacct").read(_write(tmp_path, lines))
+    _check(r)
+    jobs = r.tables["jobs"]
+    assert jobs[["job_id", "state"]].values.tolist() == [["20", "FAILED"], ["21", "CANCELLED"]]
+    assert jobs["end"].iloc[0] == pd.Timestamp("2024-06-03T10:05:00Z") and pd.isna(jobs["end"].iloc[1])
+    assert get_parser("sacct").sniff("out.txt", lines[:3]) >= 0.9
+
+
+def test_fixed_width_row_off_the_rule_is_split_at_blanks(tmp_path: Path) -> None:
+    """Real-shaped (an excerpt whose job ids were shortened by hand, so a row no longer lines
+    up with the dash rule): the row is split at its blanks when that gives one value per column."""
+    lines = ["       JobID    JobName      State ExitCode ",
+             "------------ ---------- ---------- -------- ",
+             "123456789012345 train     NODE_FAIL      0:0 ",
+             "        4242      train     FAILED      1:0 "]
+    r = get_parser("sacct").read(_write(tmp_path, lines))
+    _check(r)
+    jobs = r.tables["jobs"]
+    assert jobs[["job_id", "state"]].values.tolist() == [["123456789012345", "NODE_FAIL"], ["4242", "FAILED"]]
+
+
+def test_headerless_output_is_sniffed_and_read_with_fields(tmp_path: Path) -> None:
+    """Real-shaped (snakemake-executor-plugin-slurm#157 'sacct -X -P -n --format=JobIdRaw,State';
+    SDSC ucloud '-b -P -n'): recognised without a header; JobIdRaw stands for JobID."""
+    lines = ["8183089|COMPLETED", "8183090|FAILED", "8183091|CANCELLED by 0"]
+    path = _write(tmp_path, lines, name="poll.log")
+    assert get_parser("sacct").sniff(path, lines) > 0
+    res = __import__("reliab").ingest(path, fields="JobIdRaw,State")
+    assert res.jobs[["job_id", "state"]].values.tolist() == [["8183089", "COMPLETED"], ["8183090", "FAILED"],
+                                                             ["8183091", "CANCELLED"]]
+
+
+@pytest.mark.parametrize(("cell", "reason"), [
+    ("\u00b2", "not a non-negative integer"),  # a superscript digit ('²'.isdigit() is True)
+    ("7" * 5000, "out of range"),  # beyond Python's int() digit limit
+    (str(2**63), "out of range"),  # beyond int64
+])
+def test_hostile_integers_are_quarantined(tmp_path: Path, cell: str, reason: str) -> None:
+    lines = ["JobID|State|NNodes|Start|End", f"1|FAILED|{cell}|2024-06-03T10:00:00|2024-06-03T10:05:00",
+             "2|FAILED|2|2024-06-03T10:00:00|9999-06-03T10:05:00", "3|FAILED|2|2024-06-03T10:00:00|2024-06-03T10:05:00"]
+    r = get_parser("sacct").read(_write(tmp_path, lines))
+    _check(r)
+    assert r.tables["jobs"]["job_id"].tolist() == ["3"]
+    assert reason in r.quarantine["reason"].iloc[0] and "outside the range" in r.quarantine["reason"].iloc[1]
+    tres = ["JobID|State|AllocTRES", f"4|FAILED|gres/gpu={'9' * 30}"]
+    r = get_parser("sacct").read(_write(tmp_path, tres))
+    assert r.malformed == 1 and "gres/gpu" in r.quarantine["reason"].iloc[0]

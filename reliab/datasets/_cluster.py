@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from reliab.datasets import _messy
 from reliab.datasets import _writers as w
 from reliab.datasets._environment import simulate_environment
 from reliab.datasets._evidence import Evidence, add_background
@@ -245,14 +246,19 @@ def write_cluster(cluster: SimulatedCluster, directory: Path) -> dict[str, Path]
     to_dmesg = [r for r in ev.kernel if r[2] == "kernel" and r[1] in dmesg_hosts]
     to_syslog = [r for r in ev.kernel if not (r[2] == "kernel" and r[1] in dmesg_hosts)]
     n_noise = int(p.noise_lines_per_node_day * len(hosts) * p.days)
-    out = w.write_syslog(directory, to_syslog + syslog_noise(rng, t0, t1, hosts, n_noise))
+    messy = rng_for(p, 22)  # the untidy shapes of a real hand-over (._messy), drawn apart
+    storms = _messy.edac_storms(messy, t0, t1, hosts)
+    out = w.write_syslog(directory, to_syslog + syslog_noise(rng, t0, t1, hosts, n_noise) + storms)
     noise = [rec for h in sorted(dmesg_hosts) for rec in kernel_noise(rng, t0, t1, h, 25)]
     styles = {h: int(h[4:]) % 3 for h in dmesg_hosts}
     out |= w.write_dmesg(directory, to_dmesg + noise, styles)
-    out |= w.write_train(directory, ev.train + _train_progress(cluster, rng_for(p, 21)))
+    unpadded = _messy.unpadded_jobs(messy, list(cluster.raw_jobs["job_id"]))
+    out |= w.write_train(directory, ev.train + _train_progress(cluster, rng_for(p, 21)), unpadded)
+    out |= w.write_text(directory, _messy.clean_logs(messy))
     reset = [(t0 - 2 * 86_400_000_000, h, "Event Logging Disabled #0x07",
               "Log area reset/cleared", True) for h in sorted({r[1] for r in ev.sel})]
-    out |= w.write_sel(directory, ev.sel + reset)
+    empty = _messy.empty_sel_hosts(messy, hosts, {r[1] for r in ev.sel})
+    out |= w.write_sel(directory, ev.sel + reset, empty)
     out |= w.write_tickets(directory, ev.tickets)
     others = cluster.other_jobs
     other_lists = [hostlist(np.asarray(n, dtype=np.int64)) for n in others.get("nodes", [])]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import csv
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -78,30 +78,39 @@ def write_dmesg(directory: Path, records: list[tuple], styles: dict[str, int]) -
     return out
 
 
-def train_line(ts: str, style: str, text: str) -> str:
-    """Format one training-log record: ISO logging line, glog line or raw text."""
+def train_line(ts: str, style: str, text: str, unpadded: bool = False) -> str:
+    """Format one training-log record: ISO logging line, glog line or raw text.
+
+    ``unpadded`` prints the glog month without its leading zero (``E626``), as PyTorch's
+    own C++ logger does since 2.4 (``c10/util/Logging.cpp``).
+    """
     if style == "raw":
         return text
     if style.startswith("iso:"):
         return f"{ts[:10]} {ts[11:19]},{ts[20:23]} {style[4:]} {text}"
     _, level, rank, where = style.split(":", 3)
     ns = f"{ts[20:26]}{int(ts[24:26]) * 7 % 1000:03d}"
-    return f"[rank{rank}]:[{level}{ts[5:7]}{ts[8:10]} {ts[11:19]}.{ns} {where}] {text}"
+    month = str(int(ts[5:7])) if unpadded else ts[5:7]
+    return f"[rank{rank}]:[{level}{month}{ts[8:10]} {ts[11:19]}.{ns} {where}] {text}"
 
 
-def write_train(directory: Path, records: list[tuple]) -> dict[str, Path]:
-    """Training stdout/stderr per job: ``train/slurm-<jobid>.out``."""
+def write_train(directory: Path, records: list[tuple],
+                unpadded: frozenset[str] = frozenset()) -> dict[str, Path]:
+    """Training stdout/stderr per job: ``train/slurm-<jobid>.out`` (glog months unpadded for
+    the jobs in ``unpadded``)."""
     out = {}
     for job, recs, stamps in _per_key(records):
-        lines = [train_line(ts, r[2], r[3]) for r, ts in zip(recs, stamps, strict=True)]
+        lines = [train_line(ts, r[2], r[3], job in unpadded) for r, ts in zip(recs, stamps, strict=True)]
         out[f"train/slurm-{job}.out"] = _write_lines(directory / "train" / f"slurm-{job}.out",
                                                      lines)
     return out
 
 
-def write_sel(directory: Path, records: list[tuple]) -> dict[str, Path]:
-    """``ipmitool sel list`` per host: ``  1a | 06/03/2024 | 14:01:55 | sensor | event | Asserted``."""
-    out = {}
+def write_sel(directory: Path, records: list[tuple], empty: Sequence[str] = ()) -> dict[str, Path]:
+    """``ipmitool sel list`` per host: ``  1a | 06/03/2024 | 14:01:55 | sensor | event | Asserted``;
+    the hosts in ``empty`` get what ipmitool prints for an empty SEL."""
+    out = {f"ipmi/{host}.sel": _write_lines(directory / "ipmi" / f"{host}.sel", ["SEL has no entries"])
+           for host in empty}
     for host, recs, stamps in _per_key(records):
         lines = [f"{k + 1:4x} | {ts[5:7]}/{ts[8:10]}/{ts[:4]} | {ts[11:19]} | {r[2]} | {r[3]} | "
                  f"{'Asserted' if r[4] else 'Deasserted'}"
@@ -171,6 +180,11 @@ def sacct_rows(jobs: list[tuple], gpus_per_node: int, now_us: int) -> list[str]:
             f"{nodelist}||{tres}",
         ]
     return rows
+
+
+def write_text(directory: Path, files: dict[str, list[str]]) -> dict[str, Path]:
+    """Plain text files, name (relative to ``directory``) -> lines."""
+    return {name: _write_lines(directory / name, lines) for name, lines in files.items()}
 
 
 _OTHER_STEP = {"COMPLETED": ("COMPLETED", "0:0"), "FAILED": ("FAILED", "1:0"),

@@ -19,32 +19,70 @@ style                     example and source
                           ``journalctl -o short``; local time, **no year**.
 ``dmesg_raw``             ``[12345.678901] msg``: printk time, seconds since boot
                           (kernel ``printk_time``; dmesg(1) without ``-T``).
+``kmsg``                  ``6,3964,206764307,-;msg``: ``/dev/kmsg`` records (Linux
+                          ``Documentation/ABI/testing/dev-kmsg``: priority, sequence,
+                          microseconds since boot, flags); the time is ``monotonic``.
+``dmesg_reltime``         ``[Jun26 06:24] msg`` then ``[  +0.000001] msg``: ``dmesg -H`` /
+                          ``--reltime`` (util-linux ``dmesg.c`` ``print_record``): a line
+                          whose local minute differs from the previous one prints
+                          ``[%b%d %H:%M]`` (no seconds, no year), every other line the
+                          seconds since the previous record (``[  %+8.06f]``, newer
+                          releases without the padding).  ``partial`` holds the minute,
+                          ``delta`` the increment.
 ========================  ==============================================================
 
 Any of them may be preceded by the ``facility:level :`` columns of ``dmesg --decode``
 (``kern  :warn  : 2025-01-21T04:41:44,283302+00:00 msg``).  A message that itself starts
 with a printk time (``host kernel: [12345.678] msg``) yields that time as ``monotonic``
 beside the wall-clock time, which anchors the boot time of the file.
+
+The syslog HOSTNAME may be an IP address (RFC 5424 §6.2.4, RFC 3164 §4.1.2); IPv6 literals
+(``2001:db8::7``) are read as hosts, not as a program tag.  Every wall-clock time is checked
+against the range a ``datetime64[ns]`` column can hold (:func:`out_of_range`): a year 9999,
+1600 or 0001 gives ``error``, never a wrapped or clipped value.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo
 
 MONTHS = {m: i for i, m in enumerate(
     ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
+#: month abbreviations of syslog lines written in other locales (journalctl and rsyslog use
+#: the C library's ``%b``: ``jan.``, ``févr.``, ``Mär``, ``okt``): lower case, dot removed
+LOCAL_MONTHS = {
+    **{m.lower(): i for m, i in MONTHS.items()},
+    "janv": 1, "ene": 1, "gen": 1, "févr": 2, "fevr": 2, "mär": 3, "mrz": 3, "mrt": 3, "mars": 3,
+    "avr": 4, "abr": 4, "mai": 5, "mei": 5, "maj": 5, "mag": 5, "juin": 6, "giu": 6, "juil": 7,
+    "lug": 7, "août": 8, "aout": 8, "ago": 8, "sept": 9, "set": 9, "okt": 10, "ott": 10,
+    "déc": 12, "dez": 12, "dic": 12, "des": 12,
+    # Polish, Portuguese and Russian %b
+    "sty": 1, "lut": 2, "kwi": 4, "cze": 6, "lip": 7, "sie": 8, "wrz": 9, "paź": 10, "paz": 10,
+    "lis": 11, "gru": 12, "fev": 2, "out": 10, "янв": 1, "фев": 2, "мар": 3, "апр": 4, "май": 5,
+    "мая": 5, "июн": 6, "июл": 7, "авг": 8, "сен": 9, "окт": 10, "ноя": 11, "дек": 12,
+}
 
 _DECODE = re.compile(r"([a-z0-9]+)\s*:\s*([a-z]+)\s*: ")
-_ISO = re.compile(r"(\d{4}-\d\d-\d\dT\S+) ?(.*)", re.S)
+_ISO = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T\S+) ?(.*)", re.S)
 _RFC5424 = re.compile(r"<\d{1,3}>1 (\S+) (\S+) (\S+) (\S+) (\S+) (?:-|\[.*?\]) ?(.*)", re.S)
-_CTIME = re.compile(r"\[(?:[A-Za-z]{3} )?([A-Za-z]{3}) +(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})\] ?(.*)", re.S)
+_CTIME = re.compile(r"\[(?:[A-Za-z]{3} )?([A-Za-z]{3}) +([0-9]{1,2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) ([0-9]{4})\] ?(.*)",
+                    re.S)
 _CTIME_LOOSE = re.compile(r"\[[A-Za-z]{3} [A-Za-z]{3} [^\]]*\] ?(.*)", re.S)
-_RAW = re.compile(r"\[\s*(\d+)\.(\d+)\] ?(.*)", re.S)
-_RFC3164 = re.compile(r"(?:<\d{1,3}>)?([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d) (.*)", re.S)
+_RAW = re.compile(r"\[\s*([0-9]+)\.([0-9]+)\] ?(.*)", re.S)
+_RFC3164 = re.compile(r"(?:<[0-9]{1,3}>)?([^\W\d_]{3,5}\.?) +([0-9]{1,2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) (.*)", re.S)
 _TAG = re.compile(r"(?:([^\s:\[\]]+) )?([^\s:\[\]]+)(?:\[(\d+)\])?: ?(.*)", re.S)
+#: an IPv6 literal as syslog HOSTNAME (at least two colons, hex digits, dots of an embedded IPv4)
+_IPV6_TAG = re.compile(r"((?=[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:)[0-9A-Fa-f:.]*[0-9A-Fa-f](?:%\w+)?) "
+                       r"([^\s:\[\]]+)(?:\[(\d+)\])?: ?(.*)", re.S)
+_KMSG = re.compile(r"[0-9]{1,3},[0-9]+,([0-9]{1,20}),[^;]*;(.*)", re.S)
+_REL_MINUTE = re.compile(r"\[([A-Z][a-z]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2})\] ?(.*)", re.S)
+_REL_DELTA = re.compile(r"\[ *\+([0-9]+)\.([0-9]+)\] ?(.*)", re.S)
+#: the times a ``datetime64[ns]`` column can hold (pandas ``Timestamp.min``/``max``, whole days)
+TIME_MIN = datetime(1677, 9, 22, tzinfo=UTC)
+TIME_MAX = datetime(2262, 4, 11, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +91,10 @@ class Header:
 
     ``when`` is an aware UTC datetime when the line states a full wall-clock time.
     ``partial`` is ``(month, day, hour, minute, second)`` for RFC 3164 lines (no year);
-    ``monotonic`` is seconds since boot for printk times.  ``error`` says why a
-    timestamp-shaped prefix could not be read.  ``message`` follows the program tag;
+    ``monotonic`` is seconds since boot for printk times; ``delta`` the seconds since the
+    previous record of a ``dmesg --reltime`` line (its ``partial`` minute line has
+    ``partial`` with seconds 0).  ``error`` says why a timestamp-shaped prefix could not
+    be read.  ``message`` follows the program tag;
     ``body`` is everything after the timestamp (host and tag included), which is what
     signal patterns search, so a misread tag never hides a signal.
     """
@@ -68,6 +108,7 @@ class Header:
     monotonic: float | None = None
     partial: tuple[int, int, int, int, int] | None = None
     error: str | None = None
+    delta: float | None = None
 
 
 def resolve_tz(tz: str | tzinfo | None) -> tzinfo:
@@ -86,6 +127,24 @@ def resolve_tz(tz: str | tzinfo | None) -> tzinfo:
         raise ValueError(f"unknown time zone {tz!r}") from exc
 
 
+def out_of_range(when: datetime) -> str | None:
+    """Why an aware ``when`` cannot be stored in a ``datetime64[ns]`` column, or ``None``."""
+    if TIME_MIN <= when < TIME_MAX:
+        return None
+    return (f"time {when.isoformat()} is outside the range a timestamp column holds"
+            f" ({TIME_MIN.date()} to {TIME_MAX.date()})")
+
+
+def shifted(when: datetime, seconds: float) -> tuple[datetime | None, str | None]:
+    """``when + seconds`` and ``None``, or ``None`` and why that time cannot be stored."""
+    try:
+        out = when + timedelta(seconds=seconds)
+    except (OverflowError, ValueError):
+        return None, f"{when.isoformat()} + {seconds:.6g} s is not a representable time"
+    error = out_of_range(out)
+    return (None, error) if error else (out, None)
+
+
 def _aware(dt: datetime, tz: tzinfo) -> datetime:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=tz)
@@ -101,7 +160,9 @@ def _split_monotonic(message: str) -> tuple[float | None, str]:
 
 
 def _syslog_tail(style: str, rest: str, when: datetime | None, **extra: object) -> Header:
-    m = _TAG.match(rest)
+    m = _IPV6_TAG.match(rest) if ":" in rest[:48] and rest[:1] in _HEX else None
+    if m is None:
+        m = _TAG.match(rest)
     if m is None:
         mono, msg = _split_monotonic(rest)
         return Header(style, msg, rest, when, monotonic=mono, **extra)  # type: ignore[arg-type]
@@ -110,11 +171,16 @@ def _syslog_tail(style: str, rest: str, when: datetime | None, **extra: object) 
                   **extra)  # type: ignore[arg-type]
 
 
+_HEX = frozenset("0123456789abcdefABCDEF:")
+
+
 def _iso(stamp: str, tz: tzinfo) -> tuple[datetime | None, str | None]:
     try:
-        return _aware(datetime.fromisoformat(stamp), tz), None
+        when = _aware(datetime.fromisoformat(stamp), tz)
     except (ValueError, OverflowError) as exc:  # OverflowError: 0001-01-01T00:00+01:00 in UTC
         return None, f"unreadable timestamp {stamp!r} ({exc})"
+    error = out_of_range(when)
+    return (None, error) if error else (when, None)
 
 
 def parse_header(line: str, tz: tzinfo = UTC) -> Header:
@@ -145,24 +211,11 @@ def parse_header(line: str, tz: tzinfo = UTC) -> Header:
                 mono, msg = _split_monotonic(rest)
                 return Header("dmesg_iso", msg, rest, when, monotonic=mono, error=error)
             return _syslog_tail("rfc3339", rest, when, error=error)
+        m = _KMSG.match(line)
+        if m is not None:
+            return Header("kmsg", m.group(2), m.group(2), monotonic=int(m.group(1)) / 1e6)
     elif head == "[":
-        m = _RAW.match(line)
-        if m is not None:
-            return Header("dmesg_raw", m.group(3), m.group(3), monotonic=float(f"{m.group(1)}.{m.group(2)}"))
-        m = _CTIME.match(line)
-        if m is not None:
-            mon = MONTHS.get(m.group(1).title())
-            try:
-                if mon is None:
-                    raise ValueError(f"unknown month {m.group(1)!r}")
-                when = datetime(int(m.group(6)), mon, int(m.group(2)), int(m.group(3)),
-                                int(m.group(4)), int(m.group(5)))
-            except ValueError as exc:
-                return Header("dmesg_ctime", m.group(7), m.group(7), error=f"unreadable dmesg -T timestamp ({exc})")
-            return Header("dmesg_ctime", m.group(7), m.group(7), _aware(when, tz))
-        m = _CTIME_LOOSE.match(line)
-        if m is not None:
-            return Header("dmesg_ctime", m.group(1), m.group(1), error="unreadable dmesg -T timestamp")
+        return _bracketed(line, tz)
     elif head == "<":
         m = _RFC5424.match(line)
         if m is not None:
@@ -173,7 +226,7 @@ def parse_header(line: str, tz: tzinfo = UTC) -> Header:
             return Header("rfc5424", msg, m.group(6), when, host=host, tag=tag, monotonic=mono, error=error)
     m = _RFC3164.match(line)
     if m is not None:
-        mon = MONTHS.get(m.group(1))
+        mon = MONTHS.get(m.group(1)) or LOCAL_MONTHS.get(m.group(1).rstrip(".").lower())
         if mon is not None:
             day, hh, mm, ss = (int(m.group(i)) for i in range(2, 6))
             ok = 1 <= day <= 31 and hh < 24 and mm < 60 and ss < 61
@@ -183,6 +236,39 @@ def parse_header(line: str, tz: tzinfo = UTC) -> Header:
     return Header("none", line, line, error="no recognisable timestamp")
 
 
+def _bracketed(line: str, tz: tzinfo) -> Header:
+    """Lines starting with ``[``: raw printk time, ``dmesg -T`` and ``dmesg --reltime``."""
+    m = _RAW.match(line)
+    if m is not None:
+        return Header("dmesg_raw", m.group(3), m.group(3), monotonic=float(f"{m.group(1)}.{m.group(2)}"))
+    m = _CTIME.match(line)
+    if m is not None:
+        mon = MONTHS.get(m.group(1).title())
+        try:
+            if mon is None:
+                raise ValueError(f"unknown month {m.group(1)!r}")
+            when = _aware(datetime(int(m.group(6)), mon, int(m.group(2)), int(m.group(3)),
+                                   int(m.group(4)), int(m.group(5))), tz)
+        except (ValueError, OverflowError) as exc:
+            return Header("dmesg_ctime", m.group(7), m.group(7), error=f"unreadable dmesg -T timestamp ({exc})")
+        error = out_of_range(when)
+        return Header("dmesg_ctime", m.group(7), m.group(7), None if error else when, error=error)
+    m = _REL_DELTA.match(line)
+    if m is not None:
+        return Header("dmesg_reltime", m.group(3), m.group(3), delta=float(f"{m.group(1)}.{m.group(2)}"))
+    m = _REL_MINUTE.match(line)
+    if m is not None and m.group(1) in MONTHS:
+        day, hh, mm = int(m.group(2)), int(m.group(3)), int(m.group(4))
+        ok = 1 <= day <= 31 and hh < 24 and mm < 60
+        return Header("dmesg_reltime", m.group(5), m.group(5),
+                      partial=(MONTHS[m.group(1)], day, hh, mm, 0) if ok else None,
+                      error=None if ok else f"unreadable dmesg --reltime minute {line[:14]!r}")
+    m = _CTIME_LOOSE.match(line)
+    if m is not None:
+        return Header("dmesg_ctime", m.group(1), m.group(1), error="unreadable dmesg -T timestamp")
+    return Header("none", line, line, error="no recognisable timestamp")
+
+
 #: how strongly each style suggests a kernel capture, for sniffing
 STYLE_WEIGHT = {"rfc3339": 0.8, "dmesg_iso": 0.9, "rfc5424": 0.8, "dmesg_ctime": 0.9,
-                "rfc3164": 0.7, "dmesg_raw": 0.9, "none": 0.0}
+                "rfc3164": 0.7, "dmesg_raw": 0.9, "dmesg_reltime": 0.9, "kmsg": 0.9, "none": 0.0}

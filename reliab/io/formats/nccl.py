@@ -1,57 +1,79 @@
-"""Training-job logs (PyTorch ProcessGroupNCCL, CUDA errors) -> ``signals`` (source ``"nccl"``).
+"""Training-job logs (PyTorch ProcessGroupNCCL, NCCL, CUDA errors) -> ``signals`` (source ``"nccl"``).
 
 A training job's stdout/stderr (e.g. Slurm's ``slurm-<jobid>.out``) mixes the job's own
-ISO-timestamped log lines (Python ``logging`` default ``%(asctime)s``: ``2024-06-03
-14:00:00,123 INFO …``), glog-style lines of the PyTorch C++ core and Python tracebacks.
-
-glog lines (``c10/util/Logging.cpp``; PyTorch prefixes ``[rank<N>]:`` when launched by
-torchrun) read ``[rank1]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] <msg>``, the
-plain glog form ``E1218 20:27:21.426415 12345 ProcessGroupNCCL.cpp:629] <msg>`` too.
-Signals (message texts from ``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp``, domain.md §5.2):
+logging lines (Python ``logging``: ``2024-06-03 14:00:00,123 INFO …``), glog-style lines of
+the PyTorch C++ core, NCCL's own ``NCCL WARN`` lines and Python tracebacks, each possibly
+behind launcher prefixes (srun, mpirun, Ray, torchrun) — see
+:mod:`reliab.io.formats._nccl_messages`.  Signals (message texts from
+``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp``):
 
 * ``nccl:watchdog_timeout``: ``[Rank N] Watchdog caught collective operation timeout:
-  WorkNCCL(SeqNum=…, OpType=…, NumelIn=…, NumelOut=…, Timeout(ms)=…) ran for N milliseconds
-  before timing out.``; the message keeps the WorkNCCL fields and the elapsed time.  The
-  repeat of that text in "Process group watchdog thread terminated with exception: …" is
-  the same event and counted irrelevant.
-* ``nccl:failure_detected``: ``failure detected by watchdog at work sequence id: N``.
-* ``cuda:illegal_memory_access``, ``cuda:uncorrectable_ecc``, ``cuda:error``: any line with
-  ``CUDA error: <text>`` (``c10/cuda/CUDAException.h`` prefixes ``cudaGetErrorString``).
+  WorkNCCL(SeqNum=…, OpType=…, …) ran for N milliseconds before timing out.``; the message
+  keeps the WorkNCCL fields and the elapsed time.
+* ``nccl:failure_detected``: ``failure detected by watchdog at work sequence id: N`` and its
+  newer wording ``Exception (either an error or timeout) detected by watchdog at work: N``.
+  and ``Timeout at NCCL work: N`` (PyTorch 2.3).
+* ``nccl:error``: ``NCCL error in: <file>:<line>, <reason>, NCCL version …`` and ``NCCL Error
+  <n>: <reason>`` (PyTorch ``NCCLUtils.hpp``).
+* ``nccl:cuda_failure``: ``NCCL WARN Cuda failure <n> '<text>'`` (NCCL ``checks.h``).
+* ``nccl:net_error``: ``NCCL WARN NET/IB : Got completion from peer … with status=<n>``.
+* ``cuda:illegal_memory_access``, ``cuda:uncorrectable_ecc``, ``cuda:error``: ``CUDA error:
+  <text>`` (``c10/cuda/CUDAException.h`` prefixes ``cudaGetErrorString``), and PyTorch 1.x's
+  ``cuda runtime error (<n>) : <text>`` and ``THCudaCheck FAIL … error=<n> : <text>``.
 
-Times.  glog prints no year: it is the year of the nearest preceding ISO line, else of the
-file's first ISO line, else the ``year=`` option; without any, the line is malformed.  A
-line without a timestamp of its own (the final ``RuntimeError: CUDA error: …`` of a Python
-traceback) takes the **last timestamp seen before it in the file**; with none before it,
-it is malformed.  Host is null (training lines name ranks, not hosts); the rank is kept in
-the message; ``job_id`` comes from the file name ``slurm-<jobid>.out`` or ``job_id=``.
+One failure is printed several times.  A watchdog timeout or detection counts once per rank
+and collective sequence number, whatever restates it ("Process group watchdog thread
+terminated with exception: …", the ``what():`` of the C++ exception, an exact repeat); a
+``what():`` line restating a CUDA or NCCL error the same rank stated just before is not a new
+event either.  "Just before" is :data:`REPEAT_WINDOW_S` seconds when both lines are dated.
+A glog record hard-wrapped by a terminal (the next line starts in the middle of a word) is
+read as one record, at the line where it starts.
+
+Times.  glog lines carry month and day but no year: it is the year of the nearest
+preceding dated (ISO) line, else of the file's first dated line, else ``year=``, else the
+file's modification time (inferred).  A line without a time of its own (a traceback's
+``RuntimeError: CUDA error: …``, PyTorch 1.x ``[E ProcessGroupNCCL.cpp:737]``) takes the
+last time seen before it in the file, else the first one after it, else the file's
+modification time (inferred).  Rows whose time was inferred from the modification time are
+listed by line in the file's notes.  Host is null (training lines name ranks, not hosts);
+the rank is kept in the message; ``job_id`` comes from the file name ``slurm-<jobid>.out``
+or ``job_id=``.
 """
 
 from __future__ import annotations
 
+import os
 import re
-from datetime import datetime, tzinfo
+from collections.abc import Sequence
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from reliab.errors import ParseError
 from reliab.io._lines import LineContext, Row, scan_lines
 from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._nccl_messages import (
+    Found,
+    Split,
+    classify,
+    fraction_ns,
+    nccl_who,
+    rank_in,
+    split_line,
+)
 from reliab.io.formats._progress import progress_row
-from reliab.io.formats._timestamps import resolve_tz
+from reliab.io.formats._timestamps import TIME_MAX, TIME_MIN, resolve_tz
 
 SOURCE = "nccl"
-
-_PREFIX = re.compile(r"\[(?:rank(\d+)|[a-z]+\d+)\]:\s?")
-_GLOG = re.compile(
-    r"\[?([IWEF])(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?: +\d+)? ([^\s\]]+):(\d+)\] ?(.*)", re.S)
-_ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?(?=\s|$)")
-_SNIFF_ISO = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\S*\s+[A-Za-z\[]")
-_JOB = re.compile(r"slurm-(\d+(?:_\d+)?)")
-_WORK = re.compile(r"WorkNCCL\((.*?)\) ran for (\d+) milliseconds")
-_SEQ = re.compile(r"failure detected by watchdog at work sequence id: (\d+)")
-_RANK = re.compile(r"\bRank (\d+)\]")
-_CUDA = re.compile(r"CUDA error: ([^\n]*)")
+#: a signal repeating one of the same rank within this many seconds is the same failure
+REPEAT_WINDOW_S = 600.0
+_REPEAT_LINES = 5000
+_KEEP_RECENT = 256
+_JOB = re.compile(r"slurm-([0-9]+(?:_[0-9]+)?)")
+_TRAINING = re.compile(r"\b(?:loss|lm loss|train_loss|grad_norm|grad norm|learning_rate|learning rate|lr|"
+                       r"iteration|iter|step|global_step|epoch|tokens/s|tflops|throughput|samples/s|"
+                       r"step_time)\b'?\s*[:=|]?\s*[-+]?[0-9.]", re.I)
 
 
 def job_from_path(path: str) -> str | None:
@@ -61,140 +83,260 @@ def job_from_path(path: str) -> str | None:
 
 
 def sniff_nccl(path: str, first_lines: list[str] | tuple[str, ...]) -> float:
-    """Confidence that ``path`` is a training-job log (file name, glog or logging lines)."""
+    """Confidence that ``path`` is a training-job log (file name, glog, failure or loss lines).
+
+    A clean job log (step and loss lines only) is recognised too, with a low score.
+    """
     name = Path(path).name
-    if re.fullmatch(r"slurm-\d+(?:_\d+)?(?:-\S+)?\.(?:out|err|log)(?:\.\w+)?", name):
+    if re.fullmatch(r"slurm-[0-9]+(?:_[0-9]+)?(?:-\S+)?\.(?:out|err|log)(?:\.\w+)?", name):
         return 0.9
-    score = 0.0
+    score, training = 0.0, 0
     for line in first_lines:
-        body = line[_PREFIX.match(line).end():] if _PREFIX.match(line) else line
-        if _GLOG.match(body):
+        part = split_line(line)
+        if part.glog is not None or part.glog_untimed:
             return 0.8
-        if _SNIFF_ISO.match(body) or "Traceback (most recent call last)" in line:
-            score = 0.4
-    return score
+        if any(marker in line for marker in _MARKERS):
+            score = max(score, 0.6)
+        elif part.iso is not None or "Traceback (most recent call last)" in line:
+            score = max(score, 0.4)
+        if len(_TRAINING.findall(line)) >= 2 or _MEGATRON.search(line):
+            training += 1
+    return max(score, 0.35) if training else score
 
 
-def _fraction_ns(digits: str | None) -> int:
-    return 0 if not digits else int(digits.ljust(9, "0")[:9])
+#: texts only the PyTorch/NCCL/CUDA stack prints
+_MARKERS = ("ProcessGroupNCCL", "NCCL WARN", "NCCL INFO", "NCCL error", "NCCL Error", "CUDA error: ",
+            "cuda runtime error", "THCudaCheck", "what():  ", "terminate called after throwing",
+            "torch.distributed", "DistBackendError", "Watchdog caught collective", "c10::Error")
+#: a progress line of a training loop (HF Trainer dicts, tqdm bars, Megatron iterations)
+_MEGATRON = re.compile(r"\biteration\s+[0-9]+/\s*[0-9]+ \||consumed samples|elapsed time per iteration|"
+                       r"\bdataset [0-9]+, input: |datetime: [0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
-def _iso_time(m: re.Match[str], tz: tzinfo) -> pd.Timestamp:
-    y, mo, d, hh, mm, ss = (int(m.group(i)) for i in range(1, 7))
-    ns = _fraction_ns(m.group(7))
-    ts = pd.Timestamp(datetime(y, mo, d, hh, mm, ss)) + pd.Timedelta(nanoseconds=ns)
-    offset = m.group(8)
-    if offset:
-        return ts.tz_localize(datetime.fromisoformat("2000-01-01T00:00:00" + offset).tzinfo).tz_convert("UTC")
-    return ts.tz_localize(tz).tz_convert("UTC")
+def _iso_time(m: re.Match[str], tz: tzinfo) -> pd.Timestamp | None:
+    """The UTC time of an ISO match, ``None`` if it is no calendar time or out of range."""
+    try:
+        y, mo, d, hh, mm, ss = (int(m.group(i)) for i in range(1, 7))
+        local = datetime(y, mo, d, hh, mm, min(ss, 59))
+        offset = m.group(8)
+        zone = (datetime.fromisoformat("2000-01-01T00:00:00" + offset).tzinfo if offset else tz)
+        when = local.replace(tzinfo=zone).astimezone(UTC)
+    except (ValueError, OverflowError):
+        return None
+    if not TIME_MIN <= when < TIME_MAX:
+        return None
+    return pd.Timestamp(when) + pd.Timedelta(nanoseconds=fraction_ns(m.group(7)))
 
 
-def _classify(msg: str, rank: str | None) -> tuple[str, str, str] | None:
-    """(signal, severity, message) for a training-log message, or ``None``."""
-    who = f"rank {rank}: " if rank is not None else ""
-    if "Watchdog caught collective operation timeout" in msg:
-        if "terminated with exception" in msg:
-            return None
-        m = _WORK.search(msg)
-        text = (f"Watchdog caught collective operation timeout: WorkNCCL({m.group(1)}) ran for"
-                f" {m.group(2)} milliseconds" if m else msg.strip())
-        return "nccl:watchdog_timeout", "error", who + text
-    if "failure detected by watchdog" in msg:
-        m = _SEQ.search(msg)
-        text = f"failure detected by watchdog at work sequence id: {m.group(1)}" if m else msg.strip()
-        return "nccl:failure_detected", "error", who + text
-    if "CUDA error: " in msg:
-        text = _CUDA.search(msg).group(1).strip()  # type: ignore[union-attr]
-        low = text.lower()
-        if "illegal memory access" in low:
-            return "cuda:illegal_memory_access", "error", f"{who}CUDA error: {text}"
-        if "uncorrectable ecc" in low:
-            return "cuda:uncorrectable_ecc", "critical", f"{who}CUDA error: {text}"
-        return "cuda:error", "error", f"{who}CUDA error: {text}"
+def _clock(row: Row) -> float | None:
+    """Seconds of a row's known time (ISO) or glog stamp, for the repeat window."""
+    if row.get("time") is not None:
+        return row["time"].timestamp()
+    if "_glog" in row:
+        mon, day, hh, mm, ss, _ = row["_glog"]
+        return float((((mon * 31 + day) * 24 + hh) * 60 + mm) * 60 + ss)
     return None
 
 
+def _repeats(found: Found, rank: str | None, row: Row, ctx: LineContext) -> bool:
+    """Whether this signal restates one already counted (same rank or unknown, same core)."""
+    recent: list[tuple[int, str, str | None, str | None, float | None, bool]] = ctx.state.setdefault("recent", [])
+    clock = _clock(row)
+    glog = "_glog" in row
+    for lineno, signal, other_rank, core, other_clock, other_glog in reversed(recent):
+        if ctx.lineno - lineno > _REPEAT_LINES:
+            break
+        if signal != found.signal:
+            continue
+        if rank is not None and other_rank is not None and rank != other_rank:
+            continue
+        if found.core is not None and core is not None and found.core != core:
+            continue
+        if clock is not None and other_clock is not None and glog == other_glog:
+            if abs(clock - other_clock) > REPEAT_WINDOW_S:
+                continue
+        return True
+    recent.append((ctx.lineno, found.signal, rank, found.core, clock, glog))
+    if len(recent) > _KEEP_RECENT:
+        del recent[0]
+    return False
+
+
+def _remember_statement(found: Found, rank: str | None, row: Row, ctx: LineContext) -> None:
+    """Record a first statement so that a later ``what():`` can be recognised as its repeat."""
+    recent = ctx.state.setdefault("recent", [])
+    recent.append((ctx.lineno, found.signal, rank, found.core, _clock(row), "_glog" in row))
+    if len(recent) > _KEEP_RECENT:
+        del recent[0]
+
+
+def _wrapped(text: str, part: Split, ctx: LineContext) -> tuple[Split, int] | None:
+    """The record a terminal-wrapped line continues (and its first line), if it is one.
+
+    The previous line was a stamped record, long, without a signal and not ended like a
+    sentence; this one has no prefix and starts in the middle of a word.
+    """
+    prev = ctx.state.get("prev")
+    if (prev is None or prev[0] != ctx.lineno - 1 or part.prefixed or part.glog is not None
+            or part.glog_untimed or part.iso is not None or not text[:1].islower()):
+        return None
+    return prev[1], prev[0]
+
+
 def parse_nccl_line(text: str, ctx: LineContext) -> Row | None:
-    """One training-log line -> a signal row, ``None`` (irrelevant) or :class:`ParseError`."""
+    """One training-log line -> a signal row, or ``None`` (irrelevant)."""
     st = ctx.state
-    pre = _PREFIX.match(text)
-    rank = pre.group(1) if pre else None
-    body = text[pre.end():] if pre else text
-    first = body[:1]
-    when: pd.Timestamp | None = None
-    partial: tuple[int, ...] | None = None
-    msg = body
-    if first.isdigit():
-        m = _ISO.match(body)
-        if m is not None:
-            try:
-                when = _iso_time(m, st["tz"])
-            except ValueError as exc:
-                if _classify(body, rank) is not None:
-                    raise ParseError(f"unreadable timestamp {m.group(0)!r} ({exc})") from None
-                return None
-            st["iso"] = when
-            st.setdefault("first_iso", when)
-            msg = body[m.end():]
-    elif first in "[IWEF":
-        g = _GLOG.match(body)
-        if g is not None:
-            partial = (*(int(g.group(i)) for i in range(2, 7)), _fraction_ns(g.group(7)))
-            msg = g.group(10)
+    part = split_line(text)
+    start = None
+    wrapped = _wrapped(text, part, ctx)
+    if wrapped is not None:
+        first, start = wrapped
+        part = Split(first.rank, first.body + text, first.host, first.glog, first.glog_untimed,
+                     first.iso, first.prefixed)
+    when = _iso_time(part.iso, st["tz"]) if part.iso is not None else None
+    if when is not None:
+        st["iso"] = when
+        st.setdefault("first_iso", when)
+        _settle(st, ("time", when))
+    elif part.glog is not None:
+        _settle(st, ("glog", part.glog, st.get("iso")))
     previous = st.get("last")
     if when is not None:
         st["last"] = ("time", when)
-    elif partial is not None:
-        st["last"] = ("glog", partial, st.get("iso"))
-    if "atchdog" not in msg and "CUDA error: " not in msg:
-        return progress_row(msg, when, st)  # checkpoint saves and loads (formats/_progress.py)
-    if rank is None:
-        r = _RANK.search(msg)
-        rank = r.group(1) if r else None
-    found = _classify(msg, rank)
+    elif part.glog is not None:
+        st["last"] = ("glog", part.glog, st.get("iso"))
+    st["prev"] = None
+    found = classify(part.body) if any(k in part.body for k in _TRIGGERS) else None
     if found is None:
-        return None
-    row: Row = {"time": when, "host": None, "gpu": None, "job_id": st["job_id"], "source": SOURCE,
-                "signal": found[0], "severity": found[1], "message": found[2], "_text": text[:2000]}
-    if when is not None:
-        pass
-    elif partial is not None:
-        row["_glog"], row["_ref"] = partial, st.get("iso")
-    elif previous is not None:
-        if previous[0] == "time":
-            row["time"] = previous[1]
-        else:
-            row["_glog"], row["_ref"] = previous[1], previous[2]
+        _remember_record(text, part, ctx)
+        return progress_row(part.body, when, st)  # checkpoint saves and loads (formats/_progress.py)
+    rank = part.rank if part.rank is not None else rank_in(part.body)
+    who = f"rank {rank}: " if rank is not None else ""
+    host, gpu = nccl_who(part.body) if "NCCL" in part.body else (None, None)
+    row: Row = {"time": when, "host": part.host or host, "gpu": gpu, "job_id": st["job_id"],
+                "source": SOURCE, "signal": found.signal, "severity": found.severity,
+                "message": who + found.text, "_text": text[:2000]}
+    if start is not None:
+        row["origin"] = f"{ctx.path}:{start}"
+    if when is None:
+        _place(row, part.glog, previous, st)
+    if found.always_once or found.repeat:
+        if _repeats(found, rank, row, ctx):
+            return None
     else:
-        raise ParseError(f"{found[0]} line without a timestamp and no timestamped line before it")
+        _remember_statement(found, rank, row, ctx)
     return row
 
 
-def _finish(rows: list[Row], ctx: LineContext) -> list[Row]:
-    """Give glog rows their year (nearest preceding ISO line, file's first, ``year=``)."""
-    first = ctx.state.get("first_iso")
-    tz = ctx.state["tz"]
-    for row in rows:
-        if "_glog" not in row:
-            continue
-        mon, day, hh, mm, ss, ns = row["_glog"]
-        ref = row.get("_ref") or first
-        if ref is not None:
-            local = ref.tz_convert(tz)
-            year = local.year + (1 if mon < local.month - 6 else -1 if mon > local.month + 6 else 0)
-        elif ctx.options.get("year") is not None:
-            year = int(ctx.options["year"])
+#: a message holding none of these cannot carry a signal
+_TRIGGERS = ("atchdog", "rror", "NCCL WARN", "Timeout at NCCL work")
+
+
+def _remember_record(text: str, part: Split, ctx: LineContext) -> None:
+    """Keep a stamped record without a signal that a terminal may have wrapped."""
+    if ((part.glog is not None or part.glog_untimed) and len(text) >= 100
+            and not text.rstrip().endswith((".", "!", "?", ")", "]"))):
+        ctx.state["prev"] = (ctx.lineno, part)
+
+
+def _place(row: Row, glog: tuple[int, ...] | None, previous: tuple | None, st: dict[str, Any]) -> None:
+    """Give an untimed row its glog stamp, the time before it, or wait for the time after it."""
+    if glog is not None:
+        row["_glog"], row["_ref"] = glog, st.get("iso")
+    elif previous is not None and previous[0] == "time":
+        row["time"] = previous[1]
+    elif previous is not None:
+        row["_glog"], row["_ref"] = previous[1], previous[2]
+    else:
+        st.setdefault("waiting", []).append(row)  # the first time after it, or the mtime
+
+
+def _settle(st: dict[str, Any], stamp: tuple) -> None:
+    """Rows before any time take the first time after them."""
+    for row in st.pop("waiting", ()):
+        if stamp[0] == "time":
+            row["time"] = stamp[1]
         else:
-            row["_reject"] = (f"{row['signal']} glog line has no year: no ISO-timestamped line in"
-                              " the file; pass year=")
-            continue
-        try:
-            ts = pd.Timestamp(datetime(year, mon, day, hh, mm, ss)) + pd.Timedelta(nanoseconds=ns)
-        except ValueError as exc:
-            row["_reject"] = f"glog date {mon:02d}{day:02d} impossible in year {year} ({exc})"
-            continue
-        row["time"] = ts.tz_localize(tz).tz_convert("UTC")
+            row["_glog"], row["_ref"] = stamp[1], stamp[2]
+
+
+def _mtime(ctx: LineContext) -> pd.Timestamp | None:
+    try:
+        when = pd.Timestamp(os.stat(ctx.path).st_mtime, unit="s", tz="UTC")
+    except (OSError, ValueError, OverflowError):
+        return None
+    return when if pd.Timestamp(TIME_MIN) <= when < pd.Timestamp(TIME_MAX) else None
+
+
+def _glog_year(row: Row, ctx: LineContext) -> tuple[int | None, str]:
+    mon = row["_glog"][0]
+    ref = row.get("_ref") or ctx.state.get("first_iso")
+    if ref is not None:
+        local = ref.tz_convert(ctx.state["tz"])
+        return local.year + (1 if mon < local.month - 6 else -1 if mon > local.month + 6 else 0), "dated"
+    if ctx.options.get("year") is not None:
+        return int(ctx.options["year"]), "year="
+    mtime = _mtime(ctx)
+    if mtime is None:
+        return None, "none"
+    local = mtime.tz_convert(ctx.state["tz"])
+    return local.year - (1 if mon > local.month else 0), "mtime"
+
+
+def _finish(rows: list[Row], ctx: LineContext) -> list[Row]:
+    """Give glog rows their year and untimed rows the file's modification time if need be."""
+    tz = ctx.state["tz"]
+    inferred: list[int] = []
+    for row in rows:
+        if "_glog" in row:
+            _glog_time(row, ctx, tz, inferred)
+        elif row.get("time") is None:
+            mtime = _mtime(ctx)
+            if mtime is None:
+                row["_reject"] = (f"{row['signal']} line without a time, no dated line in the file and"
+                                  " no usable modification time")
+            else:
+                row["time"] = mtime
+                inferred.append(row["_lineno"])
+    if inferred:
+        ctx.state.setdefault("notes", []).append(
+            f"time of {len(inferred)} signal line(s) inferred from the file's modification time"
+            f" (no dated line in the file; pass year= for glog lines): lines {_ranges(inferred)}")
     return rows
+
+
+def _glog_time(row: Row, ctx: LineContext, tz: tzinfo, inferred: list[int]) -> None:
+    mon, day, hh, mm, ss, ns = row["_glog"]
+    year, how = _glog_year(row, ctx)
+    if year is None:
+        row["_reject"] = f"{row['signal']} glog line has no year: no dated line, no modification time; pass year="
+        return
+    try:
+        local = datetime(year, mon, day, hh, mm, min(ss, 59), tzinfo=tz)
+        when = local.astimezone(UTC)
+    except (ValueError, OverflowError) as exc:
+        row["_reject"] = f"glog date {mon:02d}{day:02d} impossible in year {year} ({exc})"
+        return
+    if not TIME_MIN <= when < TIME_MAX:
+        row["_reject"] = f"glog date {mon:02d}{day:02d} in year {year} is outside the range a timestamp column holds"
+        return
+    row["time"] = pd.Timestamp(when) + pd.Timedelta(nanoseconds=ns)
+    if how == "mtime":
+        inferred.append(row["_lineno"])
+
+
+def _ranges(numbers: Sequence[int]) -> str:
+    """``[3, 4, 5, 9]`` -> ``"3-5, 9"`` (at most 20 ranges shown)."""
+    out: list[str] = []
+    start = prev = numbers[0]
+    for n in [*numbers[1:], None]:
+        if n is not None and n == prev + 1:
+            prev = n
+            continue
+        out.append(f"{start}-{prev}" if prev != start else str(start))
+        if n is not None:
+            start = prev = n
+    return ", ".join(out[:20]) + (f", … ({len(out) - 20} more)" if len(out) > 20 else "")
 
 
 @register_parser(SOURCE, sniff=sniff_nccl, table="signals")
@@ -206,14 +348,15 @@ def read_nccl(
     job_id: str | None = None,
     strict: bool = False,
 ) -> FileResult:
-    """Training-job logs: PyTorch NCCL watchdog timeouts and CUDA errors.
+    """Training-job logs: PyTorch NCCL watchdog timeouts, NCCL and CUDA errors.
 
     Parameters
     ----------
     path : str
         Training stdout/stderr file (``slurm-<jobid>.out``), optionally compressed.
     year : int, optional
-        Year of glog lines when the file has no ISO-timestamped line.
+        Year of glog lines when the file has no dated (ISO) line; without it the year is
+        inferred from the file's modification time (said in the file's notes).
     tz : str or tzinfo, optional
         Zone of the (offset-less) ISO and glog times; default UTC.
     job_id : str, optional
@@ -228,6 +371,6 @@ def read_nccl(
     """
     if year is not None and not isinstance(year, int):
         raise TypeError(f"year must be an int, not {type(year).__name__}")
-    state = {"tz": resolve_tz(tz), "job_id": job_id or job_from_path(path)}
+    state = {"tz": resolve_tz(tz), "job_id": job_id or job_from_path(path), "recent": []}
     return scan_lines(path, SOURCE, parse_nccl_line, options={"year": year}, state=state,
                       strict=strict, finish=_finish)

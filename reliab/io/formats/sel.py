@@ -1,4 +1,4 @@
-"""IPMI System Event Log (``ipmitool sel list`` / ``sel elist``) -> ``sel:*`` signals.
+"""IPMI System Event Log (``ipmitool sel list`` / ``sel elist``, FreeIPMI ``ipmi-sel``) -> ``sel:*`` signals.
 
 Format (``ipmitool`` ``lib/ipmi_sel.c``, event strings from ``include/ipmitool/ipmi_sel.h``)::
 
@@ -9,17 +9,29 @@ Fields are record id, date (``MM/DD/YYYY``), time (some BMCs append a zone: ``UT
 ``SAST``, ``+02:00``), sensor (``<type> #0xNN`` in ``sel list``, ``<type> <SDR name>`` in
 ``sel elist``), event description, direction, and in ``elist`` an optional reading.
 
+FreeIPMI ``ipmi-sel`` prints a header (``ID | Date | Time | Name | Type | [State |] Event``),
+the sensor type in its own column and dates as ``Jul-20-2017``; its ``State`` column
+(``Nominal``, ``Warning``, ``Critical``) is the record's severity.  Dates, zones and the
+records of a BMC whose clock was not set (``Pre-Init``, ``PostInit``, 01/01/2000): see
+:mod:`reliab.io.formats._sel_time` — such records are quarantined with that reason, never
+dated 2000.  A record printed twice (the same id and text, e.g. where ``head`` and ``tail``
+outputs overlap) is one event.
+
 Only ``Asserted`` events are warning/critical signals.  ``Deasserted`` events are kept with
 severity ``info`` and a ``_deasserted`` suffix on the key, so that rules never take the end of
-a condition for its cause.  The host comes from the file name (``ipmi/node0421.sel``) or the
-``host=`` option.
+a condition for its cause.  Critical records are those of failed parts (power supply failure
+or AC lost, processor IERR or uncorrectable machine check, uncorrectable ECC, bus fatal
+errors), OS critical stops (``OS Critical Stop | Run-time critical stop``: the OS crashed)
+and any sensor's transition to, or threshold crossing of, a critical or non-recoverable
+level.  An empty SEL (``SEL has no entries``) is a SEL with no events.  The host comes from
+the file name (``ipmi/node0421.sel``) or the ``host=`` option.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -27,13 +39,28 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext, scan_lines
 from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._sel_time import parse_sel_time, unset_clock
 
 SOURCE = "sel"
-_UTC_NAMES = frozenset({"UTC", "GMT", "Z", "UT"})
-_OFFSET = re.compile(r"^(?:UTC|GMT)?([+-])(\d{1,2}):?(\d{2})?$")
 _THRESHOLD = re.compile(r"\b(lower|upper) (non-critical|critical|non-recoverable) going (low|high)\b")
-_THRESHOLD_SENSORS = ("temperature", "voltage", "current", "fan")
+#: generic "severity" event states (IPMI v2.0 table 42-2, event type 07h; ipmitool ipmi_sel.h)
+_TRANSITION = re.compile(r"\btransition to (non-critical|critical|non-recoverable)\b")
 _LEVEL = {"non-critical": "noncritical", "critical": "critical", "non-recoverable": "nonrecoverable"}
+#: sensor type names of ipmitool (``sensor_type_desc``) that a ``sel elist`` sensor starts with
+SENSOR_TYPES = (
+    "temperature", "voltage", "current", "fan", "physical security", "platform security",
+    "processor", "power supply", "power unit", "cooling device", "other units-based sensor",
+    "memory", "drive slot", "post memory resize", "system firmwares", "system firmware progress",
+    "event logging disabled", "watchdog", "system event", "critical interrupt", "button",
+    "module/board", "microcontroller", "add-in card", "chassis", "chip set", "other fru",
+    "cable/interconnect", "terminator", "system boot initiated", "boot error", "os boot",
+    "os critical stop", "slot/connector", "system acpi power state", "platform alert",
+    "entity presence", "monitor asic", "lan", "management subsystem health", "battery",
+    "session audit", "version change", "fru state",
+)
+_STATES = {"critical": "critical", "warning": "warning", "nominal": "info"}
+#: distinct records kept to recognise one printed twice (a full SEL holds a few thousand)
+_MAX_SEEN = 100_000
 _FILE_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".sel", ".log", ".txt", ".out")
 
 #: (sensor type prefix, event substring, key), first match wins; event text per ipmi_sel.h
@@ -53,93 +80,113 @@ EVENT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("memory", "correctable ecc", "memory_correctable_ecc"),
     ("critical interrupt", "bus correctable", "critical_interrupt_correctable"),
     ("critical interrupt", "", "critical_interrupt"),
+    ("os critical stop", "run-time critical stop", "os_critical_stop"),
+    ("os critical stop", "critical stop during os load", "os_critical_stop"),
+    ("os critical stop", "error during system startup", "os_critical_stop"),
+    ("os critical stop", "graceful", "os_graceful_shutdown"),
+    ("system event", "undetermined system hardware failure", "system_hardware_failure"),
 )
 _CRITICAL = frozenset({
     "power_supply_ac_lost", "power_supply_failure", "power_unit_ac_lost", "power_unit_failure",
     "processor_ierr", "processor_mce", "processor_thermal_trip", "memory_uncorrectable_ecc",
-    "critical_interrupt",
+    "critical_interrupt", "os_critical_stop", "system_hardware_failure",
 })
+_INFO = frozenset({"other", "os_graceful_shutdown"})
+
+
+def sensor_type(sensor: str) -> str | None:
+    """The IPMI sensor type a SEL sensor column starts with, as a key (``power_supply``)."""
+    s = sensor.strip().lower()
+    for kind in SENSOR_TYPES:
+        if s.startswith(kind) and (len(s) == len(kind) or not s[len(kind)].isalnum()):
+            return re.sub(r"[^a-z0-9]+", "_", kind).strip("_")
+    return None
 
 
 def event_key(sensor: str, event: str) -> str:
     """The signal key (without ``sel:``) of a sensor and event description.
 
-    Threshold events of temperature, voltage, current and fan sensors give
-    ``<sensor type>_<lower|upper>_<noncritical|critical|nonrecoverable>``; the others follow
-    :data:`EVENT_KEYS`; anything else (including ``Log area reset/cleared``) is ``other``.
+    Threshold events give ``<sensor type>_<lower|upper>_<noncritical|critical|nonrecoverable>``
+    and the generic severity states ``<sensor type>_<noncritical|critical|nonrecoverable>``
+    (``Transition to Non-recoverable``); the others follow :data:`EVENT_KEYS`; anything else
+    (including ``Log area reset/cleared``) is ``other``.
     """
     s, e = sensor.strip().lower(), event.strip().lower()
+    kind = sensor_type(s)
     m = _THRESHOLD.search(e)
-    if m is not None:
-        for kind in _THRESHOLD_SENSORS:
-            if s.startswith(kind):
-                return f"{kind}_{m[1]}_{_LEVEL[m[2]]}"
+    if m is not None and kind is not None:
+        return f"{kind}_{m[1]}_{_LEVEL[m[2]]}"
     for prefix, needle, key in EVENT_KEYS:
         if s.startswith(prefix) and needle in e:
             return key
+    m = _TRANSITION.search(e)
+    if m is not None and kind is not None:
+        return f"{kind}_{_LEVEL[m[1]]}"
     return "other"
 
 
 def _severity(key: str) -> str:
     if key in _CRITICAL or key.endswith(("_critical", "_nonrecoverable")):
         return "critical"
-    if key == "other":
+    if key in _INFO:
         return "info"
     return "warning"
 
 
-def _zone(name: str, fallback: tzinfo | None) -> tzinfo:
-    """The zone of a time-field suffix: UTC names, numeric offsets, IANA names or ``fallback``."""
-    if name.upper() in _UTC_NAMES:
-        return UTC
-    m = _OFFSET.match(name)
-    if m is not None:
-        hours, minutes = int(m[2]), int(m[3] or 0)
-        if hours > 23 or minutes > 59:
-            raise ParseError(f"time zone offset {name!r} is out of range")
-        delta = timedelta(hours=hours, minutes=minutes)
-        return timezone(delta if m[1] == "+" else -delta)
-    if "/" in name:
-        try:
-            return ZoneInfo(name)
-        except (ZoneInfoNotFoundError, ValueError):
-            pass
-    if fallback is not None:
-        return fallback
-    raise ParseError(f"time zone {name!r} is not UTC or an offset; give tz= for this BMC")
+def _freeipmi_header(fields: list[str], ctx: LineContext) -> bool:
+    """``ID | Date | Time | Name | Type | [State |] Event``: remember the column positions."""
+    names = [f.lower() for f in fields]
+    if names[:3] == ["id", "date", "time"] and "event" in names:
+        ctx.state["freeipmi"] = {n: i for i, n in enumerate(names)}
+        return True
+    return False
 
 
-def parse_sel_time(date: str, clock: str, tz: tzinfo | None) -> datetime:
-    """``06/03/2024`` + ``14:01:55 [zone]`` -> aware UTC datetime.
+def _freeipmi_record(fields: list[str], cols: dict[str, int]) -> tuple[str, str, str, str, str, list[str], str | None]:
+    """(record, date, clock, sensor, event, rest, severity) of an ``ipmi-sel`` row."""
+    if len(fields) != len(cols):
+        raise ParseError(f"ipmi-sel record with {len(fields)} fields, header has {len(cols)}")
+    get = fields.__getitem__
+    kind, name = get(cols["type"]) if "type" in cols else "", get(cols["name"]) if "name" in cols else ""
+    state = _STATES.get(get(cols["state"]).lower()) if "state" in cols else None
+    return get(0), get(1), get(2), f"{kind} {name}".strip(), get(cols["event"]), [], state
 
-    A time without a zone is in ``tz`` (UTC when ``None``); a named zone other than UTC/GMT
-    that is not an IANA name is read in ``tz``, and is malformed when ``tz`` is ``None``.
-    """
-    parts = clock.split()
-    if len(parts) not in (1, 2):
-        raise ParseError(f"time field {clock!r} is not HH:MM:SS [zone]")
-    zone = _zone(parts[1], tz) if len(parts) == 2 else (tz or UTC)
-    fmt = "%m/%d/%Y" if len(date.strip()) > 8 else "%m/%d/%y"
-    try:
-        naive = datetime.strptime(f"{date.strip()} {parts[0]}", f"{fmt} %H:%M:%S")
-    except ValueError:
-        raise ParseError(f"date/time {date.strip()!r} {parts[0]!r} is not MM/DD/YYYY HH:MM:SS") from None
-    return naive.replace(tzinfo=zone).astimezone(UTC)
+
+def _seen_before(record: str, text: str, ctx: LineContext) -> bool:
+    """A record printed twice (same id, same text) is one event."""
+    seen: dict[str, str] = ctx.state.setdefault("seen", {})
+    key = " ".join(text.split())
+    if seen.get(record) == key:
+        return True
+    if len(seen) >= _MAX_SEEN:
+        seen.clear()
+    seen[record] = key
+    return False
 
 
 def parse_sel_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
-    """One ``sel list``/``elist`` line -> a signal row; ``None`` for non-record lines."""
+    """One ``sel list``/``elist``/``ipmi-sel`` line -> a signal row; ``None`` for non-record lines."""
     if "|" not in text:
         return None  # 'SEL has no entries', 'sel info' output, blank lines
     fields = [f.strip() for f in text.split("|")]
-    if len(fields) < 5:
-        raise ParseError(f"SEL record with {len(fields)} '|'-separated fields (need 5 or more)")
-    record, date, clock, sensor, event = fields[:5]
-    rest = fields[5:]
+    if _freeipmi_header(fields, ctx):
+        return None
+    state: str | None = None
+    if "freeipmi" in ctx.state:
+        record, date, clock, sensor, event, rest, state = _freeipmi_record(fields, ctx.state["freeipmi"])
+    else:
+        if 2 <= len(fields) < 5 and fields[1].lower().startswith("oem record"):
+            return None  # an OEM record without a timestamp (record type e0h-ffh): no event to date
+        if len(fields) < 5:
+            raise ParseError(f"SEL record with {len(fields)} '|'-separated fields (need 5 or more)")
+        record, date, clock, sensor, event = fields[:5]
+        rest = fields[5:]
     if not record or not sensor:
         raise ParseError("SEL record without a record id or sensor")
-    if date.lower() == "pre-init":
-        raise ParseError("Pre-Init timestamp (seconds since BMC start): no wall-clock time")
+    if _seen_before(record, text, ctx):
+        return None
+    if unset_clock(date):
+        raise ParseError(f"record stamped {date!r} (logged before the BMC clock was set): no wall-clock time")
     when = parse_sel_time(date, clock, ctx.options["tz"])
     direction = rest[0].lower() if rest else ""
     key = event_key(sensor, event)
@@ -152,7 +199,7 @@ def parse_sel_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
         "job_id": None,
         "source": SOURCE,
         "signal": f"sel:{key}_deasserted" if deasserted else f"sel:{key}",
-        "severity": "info" if deasserted else _severity(key),
+        "severity": "info" if deasserted else state or _severity(key),
         "message": message,
     }
 
@@ -173,10 +220,16 @@ def _sniff(path: str, lines: Sequence[str]) -> float:
     hits = 0
     for line in lines:
         fields = line.split("|")
-        if len(fields) >= 5 and re.fullmatch(r"\s*\d{2}/\d{2}/\d{2,4}\s*", fields[1]):
+        if len(fields) >= 5 and re.fullmatch(r"\s*(?:[0-9]{2}/[0-9]{2}/[0-9]{2,4}|[A-Za-z]{3}-[0-9]{2}-[0-9]{4}|"
+                                             r"Pre-Init|PostInit)\s*", fields[1]):
             hits += 1
+        elif len(fields) >= 6 and [f.strip().lower() for f in fields[:3]] == ["id", "date", "time"]:
+            hits += 1  # the ipmi-sel header
     if hits:
         return 0.9
+    text = [line.strip() for line in lines if line.strip()]
+    if text and (text[0] == "SEL has no entries" or text[0] == "SEL Information"):
+        return 0.9  # an empty SEL, or ``ipmitool sel info``: a SEL capture without events
     return 0.3 if path.lower().endswith((".sel", ".sel.gz")) else 0.0
 
 
@@ -220,4 +273,4 @@ def read_sel(path: str, *, host: str | None = None, tz: str | None = None,
 
 
 __all__ = ["read_sel", "parse_sel_line", "parse_sel_time", "event_key", "host_from_path",
-           "EVENT_KEYS"]
+           "EVENT_KEYS", "sensor_type"]

@@ -2,15 +2,21 @@
 
 One reader for every common capture of the kernel ring buffer; the timestamp style is
 recognised per line by :func:`reliab.io.formats._timestamps.parse_header` (rsyslog RFC 3339,
-``dmesg -T``, ``dmesg --time-format iso`` with or without ``--decode``, ``journalctl -o
-short-iso`` and ``-o short``, RFC 5424, raw printk seconds since boot).
+``dmesg -T``, ``dmesg --time-format iso`` with or without ``--decode``, ``dmesg -H`` /
+``--reltime``, ``journalctl -o short-iso`` and ``-o short``, RFC 5424, raw printk seconds
+since boot).  Lines without a year or a wall-clock time are completed by
+:mod:`reliab.io.formats.kernel._clock` once the whole file is read.
 
-Signals and the kernel messages they come from (domain.md §5):
+Signals and the kernel messages they come from:
 
 * ``xid:<code>``: ``NVRM: Xid (PCI:0000:18:00): 79, pid=…, name=…, <text>`` printed by the
   NVIDIA driver (format: NVIDIA "Xid Errors" docs; real captures in gpud testdata), with or
   without ``PCI:`` and ``pid=``/``name=``; ``gpu`` is the PCI id, ``message`` the free text.
-* ``sxid:<code>``: ``nvidia-nvswitchN: SXid (PCI:…): <code>, <Non-fatal|Fatal>, …``.
+  An NVRM "GPU has fallen off the bus" line without an Xid number is ``xid:79`` too, and
+  the same event as an Xid 79 of that GPU printed just before it
+  (:mod:`reliab.io.formats.kernel._reports`).
+* ``sxid:<code>``: ``nvidia-nvswitchN: SXid (PCI:…): <code>, <Non-fatal|Fatal>, …``; the
+  ``Severity …``/``Data {…}`` lines after it belong to the same report.
 * ``nic:link_down`` (``mlx5_core <bdf> <if>: Link down``, mlx5 ``en_main.c``),
   ``nic:port_module_error`` (``Port module event[error]: …``, mlx5 ``events.c``),
   ``nic:health_compromised`` (mlx5 ``health.c`` "device's health compromised"),
@@ -18,35 +24,53 @@ Signals and the kernel messages they come from (domain.md §5):
 * ``nvme:controller_down`` (nvme ``core.c`` "controller is down; will reset"),
   ``block:io_error`` (``blk-core.c`` "I/O error, dev %s, sector %llu"),
   ``mce:hardware_error`` (``arch/x86/kernel/cpu/mce/core.c`` "CPU %d: Machine Check…"),
-  ``edac:uncorrectable`` (``edac_mc.c`` "EDAC MC%d: %d UE …"),
+  ``mce:events_logged`` ("Machine check events logged", ``mce_notify_irq``),
+  ``apei:hardware_error`` (firmware-first report head "{N}[Hardware Error]: Hardware error from
+  APEI Generic Hardware Error Source: <n>", ``drivers/acpi/apei/ghes.c``),
+  ``edac:uncorrectable`` / ``edac:correctable`` (``edac_mc.c`` "EDAC MC%d: %d UE|CE …"),
   ``pcie:aer_fatal`` (``drivers/pci/pcie/aer.c`` "AER: Uncorrected (Fatal) error received").
 
 Every other line is irrelevant, including the continuation lines of a multi-line report
 (GSP RPC history tables, call traces).  A line that looks like a signal but cannot be read
-(an Xid without a code, a signal line without a readable time) is malformed.
+(an Xid without a code, a signal line without a readable time) is malformed.  A signal line
+without a timestamp of its own that starts with white space (dmesg indents the lines of a
+multi-line record) takes the time of the timestamped line just before it.  An excerpt whose
+date and host were cut away (``kernel: NVRM: Xid …``, no signal line of the file carries a
+time) is read with the file's modification time, marked as inferred in the file's notes.
 """
 
 from __future__ import annotations
 
-import os
-from datetime import UTC, datetime, timedelta, tzinfo
+from dataclasses import replace
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from reliab.errors import ParseError
+from reliab.errors import InputFileError, ParseError
+from reliab.io._files import head_lines
 from reliab.io._lines import LineContext, Row, scan_lines
 from reliab.io._registry import FileResult, register_parser
 from reliab.io.formats._timestamps import STYLE_WEIGHT, Header, parse_header, resolve_tz
+from reliab.io.formats.kernel._clock import (
+    ANCHOR,
+    advance_reltime,
+    boot_anchor,
+    ordinal,
+    reltime_stamp,
+    resolve_times,
+)
 from reliab.io.formats.kernel._kmsg import LITERALS, match_signal
+from reliab.io.formats.kernel._reports import Clock, note_nvidia_gpu, resolve_report
 
 if TYPE_CHECKING:
     import polars as pl
 
 SOURCE = "kernel"
+#: the start of kernel lines whose timestamp and host were cut away
+_NO_CLOCK = ("kernel: ", "NVRM: ")
 _STEM_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zstd", ".log", ".txt", ".out", ".kmsg")
-_ANCHOR = "setting system clock to "
 
 
 def host_from_path(path: str) -> str:
@@ -70,6 +94,8 @@ def sniff_kernel(path: str, first_lines: list[str] | tuple[str, ...]) -> float:
     lines = [ln for ln in first_lines if ln.strip()]
     if not lines:
         return 0.0
+    if sum(ln.startswith(_NO_CLOCK) for ln in lines) * 2 >= len(lines):
+        return 0.5  # a kernel excerpt whose date (and host) were cut away
     headers = [parse_header(ln) for ln in lines]
     # a line counts only if its timestamp reads cleanly and a message follows it
     weights = [STYLE_WEIGHT[h.style] if h.error is None and h.body.strip() else 0.0 for h in headers]
@@ -81,20 +107,39 @@ def sniff_kernel(path: str, first_lines: list[str] | tuple[str, ...]) -> float:
     return min(1.0, frac * max(hits) + bonus)
 
 
-def _boot_anchor(header: Header) -> datetime | None:
-    """Boot time implied by a line that carries both a wall-clock and a printk time."""
-    if header.monotonic is None:
-        return None
+def _clock(header: Header, ctx: LineContext, rel: tuple | None) -> Clock:
+    """A comparable clock of a line, for the bus-drop rule of ``_reports``."""
     if header.when is not None:
-        return header.when - timedelta(seconds=header.monotonic)
-    at = header.message.find(_ANCHOR)
-    if at >= 0:
-        tail = header.message[at + len(_ANCHOR):]
-        open_, close = tail.find("("), tail.find(")")
-        if 0 <= open_ < close and tail[open_ + 1:close].isdigit():
-            epoch = datetime.fromtimestamp(int(tail[open_ + 1:close]), tz=UTC)
-            return epoch - timedelta(seconds=header.monotonic)
+        return ("t", header.when.timestamp())
+    if rel is not None:
+        return ("p", ordinal(rel[0]) + rel[1])
+    if header.partial is not None:
+        return ("p", float(ordinal(header.partial)))
+    if header.monotonic is not None:
+        return ("m", header.monotonic)
     return None
+
+
+def _continued(header: Header, text: str, ctx: LineContext) -> Header:
+    """An indented line without a timestamp takes the time of the line just before it."""
+    last = ctx.state.get("last_head")
+    if header.style != "none" or not text[:1].isspace() or last is None or ctx.lineno - last[0] > 3:
+        return header
+    return replace(last[1], message=text.strip(), body=text.strip())
+
+
+def _remember(header: Header, ctx: LineContext) -> None:
+    """Anchors read from any line the parser looks at: boot time, first year, last time."""
+    if "boot" not in ctx.state:
+        anchor = boot_anchor(header, ctx)
+        if anchor is not None:
+            ctx.state["boot"] = anchor
+    if header.when is not None:
+        at = ctx.state.get("first_year_at")
+        if at is None or ctx.lineno < at[0]:  # the bulk parser may have seen a later line
+            ctx.state["first_year_at"] = (ctx.lineno, header.when.astimezone(ctx.state["tz"]).year)
+    if header.style != "none" and header.error is None:
+        ctx.state["last_head"] = (ctx.lineno, header)
 
 
 def parse_kernel_line(text: str, ctx: LineContext) -> Row | None:
@@ -102,107 +147,56 @@ def parse_kernel_line(text: str, ctx: LineContext) -> Row | None:
 
     The signal is matched first (cheap substring tests), so noise that passed the byte
     prefilter is never split into timestamp, host and tag.  Boot-time and year anchors are
-    therefore read from signal lines and the rtc ``setting system clock`` line.
-    Rows whose time needs the whole file (RFC 3164 without a year, printk seconds since
-    boot) carry ``_partial``/``_mono`` and are completed by :func:`_finish`.
+    therefore read from signal lines and the rtc ``setting system clock`` line.  In a
+    ``dmesg --reltime`` capture every line is read, since each one advances the clock.
+    Rows whose time needs the whole file (RFC 3164 and reltime without a year, printk
+    seconds since boot) carry ``_partial``/``_offset``/``_mono`` and are completed by
+    :func:`reliab.io.formats.kernel._clock.resolve_times`.
     """
+    st = ctx.state
+    reltime = st.get("reltime", False)
+    header = parse_header(text, st["tz"]) if reltime else None
+    if header is not None:
+        advance_reltime(header, ctx)
     found = match_signal(text)
-    if found is None and _ANCHOR not in text:
+    if found is None and ANCHOR not in text and "The NVIDIA GPU" not in text:
         return None
-    header = parse_header(text, ctx.state["tz"])
-    if "boot" not in ctx.state:
-        anchor = _boot_anchor(header)
-        if anchor is not None:
-            ctx.state["boot"] = anchor
-    if header.when is not None:
-        at = ctx.state.get("first_year_at")
-        if at is None or ctx.lineno < at[0]:  # the bulk parser may have seen a later line
-            ctx.state["first_year_at"] = (ctx.lineno, header.when.astimezone(ctx.state["tz"]).year)
+    if header is None:
+        header = parse_header(text, st["tz"])
+    header = _continued(header, text, ctx)
+    _remember(header, ctx)
     if found is None:
+        note_nvidia_gpu(text, ctx)
         return None
-    if header.error is not None:
+    noclock = header.style == "none" and text.startswith(_NO_CLOCK)
+    if header.error is not None and not noclock:
         raise ParseError(f"{found.signal} line with {header.error}")
+    rel = reltime_stamp(ctx) if header.style == "dmesg_reltime" else None
+    host = header.host or st["host"]
+    found = resolve_report(found, host, _clock(header, ctx, rel), ctx)
+    if found is None:
+        return None  # the rest of a report already counted
     row: Row = {
-        "time": header.when, "host": header.host or ctx.state["host"], "gpu": found.gpu,
+        "time": header.when, "host": host, "gpu": found.gpu,
         "job_id": None, "source": SOURCE, "signal": found.signal, "severity": found.severity,
         "message": found.message,
     }
+    start = st.pop("report_start", None)
+    if start is not None:  # a report printed over several lines: its event is at its first line
+        row["origin"] = f"{ctx.path}:{start}"
     if header.when is None:
         row["_text"] = text[:2000]
-        if header.partial is not None:
+        if noclock:
+            row["_noclock"] = True
+        elif header.style == "dmesg_reltime" and rel is None:
+            row["_pre"] = st.get("rel_total", 0.0)  # before the first minute line
+        elif rel is not None:
+            row["_partial"], row["_offset"] = rel
+        elif header.partial is not None:
             row["_partial"] = header.partial
         elif header.monotonic is not None:
             row["_mono"] = header.monotonic
     return row
-
-
-def _boot_time(ctx: LineContext) -> datetime | None:
-    given = ctx.options.get("boot_time")
-    if given is None:
-        return ctx.state.get("boot")
-    ts = pd.Timestamp(given)
-    if ts.tzinfo is None:
-        ts = ts.tz_localize(ctx.state["tz"])
-    return ts.tz_convert("UTC").to_pydatetime()
-
-
-def _resolve_monotonic(rows: list[Row], ctx: LineContext) -> None:
-    boot = _boot_time(ctx)
-    for row in rows:
-        if "_mono" not in row:
-            continue
-        if boot is None:
-            row["_reject"] = (f"{row['signal']} line stamped {row['_mono']:.6f} s since boot, but the"
-                              " boot time is unknown: pass boot_time= or keep the rtc 'setting"
-                              " system clock' line in the capture")
-        else:
-            row["time"] = boot + timedelta(seconds=row["_mono"])
-
-
-def _ordinal(p: tuple[int, int, int, int, int]) -> int:
-    mon, day, hh, mm, ss = p
-    return (((mon * 31 + day) * 24 + hh) * 60 + mm) * 60 + ss
-
-
-def _resolve_years(rows: list[Row], ctx: LineContext) -> None:
-    """Give RFC 3164 rows a year: ``year=``, else the file's dated lines, else its mtime.
-
-    Years advance when a line is more than a day earlier in the calendar than the one
-    before it (Dec -> Jan rollover); with the mtime the *last* line is anchored instead.
-    """
-    pending = [r for r in rows if "_partial" in r]
-    if not pending:
-        return
-    rel, prev, rels = 0, None, []
-    for row in pending:
-        key = _ordinal(row["_partial"])
-        if prev is not None and key < prev - 86400:
-            rel += 1
-        prev = key
-        rels.append(rel)
-    tz = ctx.state["tz"]
-    base = ctx.options.get("year")
-    how = "year= option"
-    firsts = [ctx.state["first_year_at"]] if "first_year_at" in ctx.state else []
-    if "bulk_first" in ctx.state:  # the first bulk-parsed row, which may come first
-        first = ctx.state["bulk_first"]
-        firsts.append((first["_lineno"], first["time"].astimezone(tz).year))
-    if base is None and firsts:
-        base, how = min(firsts)[1], "the file's dated lines"
-    if base is None:
-        mtime = datetime.fromtimestamp(os.stat(ctx.path).st_mtime, tz=tz)
-        last = pending[-1]["_partial"]
-        last_year = mtime.year - (1 if last[:2] > (mtime.month, mtime.day) else 0)
-        base, how = last_year - rels[-1], "the file's modification time"
-    ctx.state.setdefault("notes", []).append(f"RFC 3164 year {base} taken from {how}")
-    for row, r in zip(pending, rels, strict=True):
-        mon, day, hh, mm, ss = row["_partial"]
-        try:
-            when = datetime(int(base) + r, mon, day, hh, mm, min(ss, 59), tzinfo=tz)
-        except ValueError as exc:
-            row["_reject"] = f"syslog date {mon:02d}-{day:02d} impossible in year {int(base) + r} ({exc})"
-            continue
-        row["time"] = when.astimezone(UTC)
 
 
 def _bulk_xid(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -212,10 +206,13 @@ def _bulk_xid(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.Da
     return kernel_rows(hits, ctx)
 
 
-def _finish(rows: list[Row], ctx: LineContext) -> list[Row]:
-    _resolve_monotonic(rows, ctx)
-    _resolve_years(rows, ctx)
-    return rows
+def _is_reltime(path: str) -> bool:
+    """Whether the file starts like ``dmesg --reltime`` output (then every line is read)."""
+    try:
+        head = head_lines(path, 20)
+    except (InputFileError, OSError, ValueError):
+        return False  # the line scan reports the file's problem
+    return any(parse_header(line).style == "dmesg_reltime" for line in head)
 
 
 @register_parser(SOURCE, sniff=sniff_kernel, table="signals")
@@ -235,10 +232,12 @@ def read_kernel(
     path : str
         Log file, optionally gzip/bz2/xz/zstd compressed.
     year : int, optional
-        Year of the first RFC 3164 line (``Jun  3 14:02:11 …`` has none); otherwise the
-        year of the file's other dated lines, else inferred from the file's mtime.
+        Year of the first line printed without one (RFC 3164 ``Jun  3 14:02:11 …``,
+        ``dmesg --reltime`` ``[Jun26 06:24]``); otherwise the year of the file's other dated
+        lines, else inferred from the file's mtime (said in the file's notes).
     tz : str or tzinfo, optional
-        Zone of times printed without an offset (``dmesg -T``, RFC 3164); default UTC.
+        Zone of times printed without an offset (``dmesg -T``, ``--reltime``, RFC 3164);
+        default UTC.
     boot_time : str, datetime or Timestamp, optional
         Boot time for raw ``dmesg`` lines (``[12345.678901] msg``).  Without it, the
         rtc line ``setting system clock to … UTC (<epoch>)`` or a line carrying both a
@@ -255,7 +254,9 @@ def read_kernel(
     """
     if year is not None and not isinstance(year, int):
         raise TypeError(f"year must be an int, not {type(year).__name__}")
-    state = {"tz": resolve_tz(tz), "host": host or host_from_path(path)}
+    reltime = _is_reltime(path)
+    state = {"tz": resolve_tz(tz), "host": host or host_from_path(path), "reltime": reltime}
     options = {"year": year, "boot_time": boot_time}
-    return scan_lines(path, SOURCE, parse_kernel_line, literals=LITERALS, options=options,
-                      state=state, strict=strict, finish=_finish, bulk=_bulk_xid)
+    return scan_lines(path, SOURCE, parse_kernel_line, literals=None if reltime else LITERALS,
+                      options=options, state=state, strict=strict, finish=resolve_times,
+                      bulk=None if reltime else _bulk_xid)

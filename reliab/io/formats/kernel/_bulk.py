@@ -2,7 +2,7 @@
 
 :func:`kernel_rows` is the bulk hook of the kernel reader: :func:`kernel_xid` for the NVIDIA
 Xid lines described below, then :func:`kernel_other` for the rsyslog mlx5, networkd, nvme,
-blk, MCE, EDAC and AER lines (:data:`_KINDS`, same narrow-acceptance rule: a whole-line
+blk, MCE (reports and "events logged"), EDAC (UE and CE) and AER lines (:data:`_KINDS`, same narrow-acceptance rule: a whole-line
 shape in printable ASCII, one matcher trigger, literal counts that pin where the per-line
 ``search`` lands; anything else goes to the per-line parser).  SXid lines are left to it.
 
@@ -17,7 +17,8 @@ both give the same row:
 
 * only printable ASCII (so ``\\s``, ``\\d``, ``str.strip`` and letter case mean the same in
   Rust and Python, and no ``\\r`` is left to strip);
-* an RFC 3339 stamp with a year 1900–2999, seconds 00–59, at most six fraction digits and
+* an RFC 3339 stamp with a year 1900–2259 (inside what a ``datetime64[ns]`` column holds),
+  seconds 00–59, at most six fraction digits and
   an offset (``Z`` or ``±hh:mm``, hours < 24) — what :meth:`datetime.fromisoformat` reads
   the same way; a stamp polars cannot place in the calendar (``02-30``) goes to Python;
 * ``host tag[[pid]]: `` directly followed by ``NVRM: Xid (``, so the message holds no
@@ -39,12 +40,16 @@ import polars as pl
 
 from reliab.io._lines import LineContext
 from reliab.io.formats.kernel._kmsg import CRITICAL_XIDS, WARNING_XIDS
+from reliab.io.formats.kernel._reports import AER_LINES as _AER_LINES
+from reliab.io.formats.kernel._reports import remember_xid79_rows
 
 #: printable ASCII but space, ``:``, ``[`` and ``]`` (``[^\s:\[\]]`` of ``_TAG`` in ASCII)
 _WORD = r"[!-9;-Z\\\^-~]"
+#: years 1900-2259: a ``datetime64[ns]`` column ends in April 2262 (later years: per line)
+_YEAR = r"(?:19[0-9]{2}|2[01][0-9]{2}|22[0-5][0-9])"
 #: the whole accepted shape, without captures so that Rust can match it with a DFA
 _SHAPE = (
-    r"^(?:19|2[0-9])[0-9]{2}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+    rf"^{_YEAR}-[0-9]{{2}}-[0-9]{{2}}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
     r"(?:\.[0-9]{1,6})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9]) "
     rf"{_WORD}+ {_WORD}+(?:\[[0-9]+\])?: ?"
     r"NVRM: Xid \( *(?:PCI:)?[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])? *\):? *"
@@ -111,10 +116,11 @@ def kernel_xid(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.D
 #: which branch of ``_mlx5``) reads a line; a bulk shape requires its own and none other
 _TRIGGERS = ("NVRM: Xid", "SXid", "mlx5", "Lost carrier", "controller is down", "I/O error, dev",
              "Hardware Error", "EDAC", "AER:", "Link down", "Port module event[error]",
-             "health compromised")
+             "health compromised", "fallen off the bus", "The NVIDIA GPU", "PCIe Bus Error", " QID ",
+             "Removing after probe failure", "insufficient power")
 #: the rsyslog prefix of :data:`_SHAPE` up to the message, with the host captured
 _HEAD = (
-    r"^(?:19|2[0-9])[0-9]{2}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+    rf"^{_YEAR}-[0-9]{{2}}-[0-9]{{2}}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
     r"(?:\.[0-9]{1,6})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9]) "
     rf"(?P<host>{_WORD}+) {_WORD}+(?:\[[0-9]+\])?: "
 )
@@ -133,19 +139,57 @@ class _Kind:
     ``own`` are the :data:`_TRIGGERS` the line holds (every other one is absent), ``once``
     substrings that occur exactly once in the line (which pins where the per-line
     expression's ``search`` lands), ``absent`` substrings that must not occur at all.
+    ``signal`` is a key or, for a shape that covers several keys (EDAC UE/CE, the AER
+    severities), an expression of the captured groups; ``accept`` narrows the matches to
+    those the per-line matcher reads as a signal.
     """
 
-    signal: str
+    signal: str | Callable[[], pl.Expr]
     own: tuple[str, ...]
     once: tuple[str, ...]
     body: str
     message: Callable[[], pl.Expr]
     severity: Callable[[], pl.Expr]
     absent: tuple[str, ...] = ()
+    accept: Callable[[], pl.Expr] | None = None
 
 
 def _const(value: str) -> Callable[[], pl.Expr]:
     return lambda: pl.lit(value)
+
+
+def _by_aer(fatal: str, nonfatal: str, corrected: str) -> pl.Expr:
+    """One of three values by the AER severity a line's groups state (see ``_kmsg._aer``)."""
+    return (pl.when(_g("w").str.starts_with("Corr")).then(pl.lit(corrected))
+            .when(_g("s") == "Fatal").then(pl.lit(fatal)).otherwise(pl.lit(nonfatal)))
+
+
+#: the first line of an AER report, every severity and wording of ``_kmsg._aer``
+_AER_TAIL = (rf"AER: (?:Multiple )?(?P<w>Uncorrected|Uncorrectable|Corrected|Correctable) "
+             rf"(?:\((?P<s>Fatal|Non-Fatal)\) )?error (?:message )?received(?: from)?:? *(?P<b>{_N}*){_P}*")
+
+
+def _aer_accept() -> pl.Expr:
+    """Corrected without a severity in parentheses, uncorrected with one (else not a signal)."""
+    return _g("w").str.starts_with("Corr") == _g("s").is_null()
+
+
+def _aer_label() -> pl.Expr:
+    return _by_aer("Uncorrected (Fatal) error", "Uncorrected (Non-Fatal) error", "Corrected error")
+
+
+def _aer_kinds() -> tuple[_Kind, _Kind]:
+    """The two bulk shapes of an AER report's first line: with and without ``pcieport <bdf>:``."""
+    signal = lambda: _by_aer("pcie:aer_fatal", "pcie:aer_nonfatal", "pcie:aer_corrected")  # noqa: E731
+    severity = lambda: _by_aer("critical", "error", "warning")  # noqa: E731
+    return (
+        _Kind(signal, ("AER:",), ("AER:", "pcieport"), rf"pcieport (?P<a>{_N}+?): {_AER_TAIL}",
+              lambda: pl.format("{}: AER: {} received: {}", _g("a"), _aer_label(), _g("b")).str.strip_chars(" "),
+              severity, accept=_aer_accept),
+        _Kind(signal, ("AER:",), ("AER:",), _AER_TAIL,
+              lambda: pl.format("AER: {} received: {}", _aer_label(), _g("b")).str.strip_chars(" "),
+              severity, absent=("pcieport",), accept=_aer_accept),
+    )
 
 
 #: the other signal lines of :mod:`reliab.io.formats.kernel._kmsg` in their common rsyslog shape; each
@@ -173,19 +217,16 @@ _KINDS = (
           rf"mce: \[Hardware Error\]: CPU (?P<a>[0-9]+): Machine Check(?P<b> Exception)?: (?P<c>{_P}*)",
           lambda: pl.format("CPU {}: Machine Check{}: {}", _g("a"), _g("b").fill_null(""),
                             _g("c").str.strip_chars(" ")),
-          lambda: pl.when(_g("b").is_null()).then(pl.lit("error")).otherwise(pl.lit("critical"))),
-    _Kind("edac:uncorrectable", ("EDAC",), ("EDAC",),
-          rf"EDAC (?:{_N}+ )?(?P<a>MC[0-9]+): (?P<b>[0-9]+) UE\b(?P<c>{_P}*)",
-          lambda: pl.format("{}: {} UE{}", _g("a"), _g("b"), _g("c")).str.strip_chars_end(" "),
-          _const("critical")),
-    _Kind("pcie:aer_fatal", ("AER:",), ("AER:", "pcieport"),
-          rf"pcieport (?P<a>{_N}+?): AER: (?:Multiple )?Uncorrected \(Fatal\) error received:? *(?P<b>{_N}*){_P}*",
-          lambda: pl.format("{}: AER: Uncorrected (Fatal) error received: {}", _g("a"), _g("b"))
-          .str.strip_chars(" "), _const("critical")),
-    _Kind("pcie:aer_fatal", ("AER:",), ("AER:",),
-          rf"AER: (?:Multiple )?Uncorrected \(Fatal\) error received:? *(?P<b>{_N}*){_P}*",
-          lambda: pl.format("AER: Uncorrected (Fatal) error received: {}", _g("b")).str.strip_chars(" "),
-          _const("critical"), absent=("pcieport",)),
+          lambda: pl.when(_g("b").is_null()).then(pl.lit("error")).otherwise(pl.lit("critical")),
+          absent=("Machine check events logged",)),
+    _Kind("mce:events_logged", ("Hardware Error",), ("Hardware Error",),
+          r"mce: \[Hardware Error\]: Machine check events logged",
+          _const("Machine check events logged"), _const("warning")),
+    _Kind(lambda: pl.when(_g("t") == "UE").then(pl.lit("edac:uncorrectable")).otherwise(pl.lit("edac:correctable")),
+          ("EDAC",), ("EDAC",), rf"EDAC (?:{_N}+ )?(?P<a>MC[0-9]+): (?P<b>[0-9]+) (?P<t>UE|CE)\b(?P<c>{_P}*)",
+          lambda: pl.format("{}: {} {}{}", _g("a"), _g("b"), _g("t"), _g("c")).str.strip_chars_end(" "),
+          lambda: pl.when(_g("t") == "UE").then(pl.lit("critical")).otherwise(pl.lit("warning"))),
+    *_aer_kinds(),
 )
 
 
@@ -220,10 +261,13 @@ def _other_plans() -> tuple[tuple[pl.Expr, pl.Expr, pl.Expr, tuple[pl.Expr, ...]
             cond = cond & ~line.str.contains(text, literal=True)
         groups = line.str.extract_groups(f"{_HEAD}(?P<body>{kind.body})$")
         ok = _g("body").is_not_null() & ~_g("body").str.starts_with("[") & pl.col("time").is_not_null()
+        if kind.accept is not None:
+            ok = ok & kind.accept().fill_null(False)
+        signal = pl.lit(kind.signal) if isinstance(kind.signal, str) else kind.signal()
         out = (
             (pl.col("i").cast(pl.Int64) + 1).alias("_lineno"), pl.col("time"), _g("host").alias("host"),
             pl.lit(None, pl.String).alias("gpu"), pl.lit(None, pl.String).alias("job_id"),
-            pl.lit("kernel").alias("source"), pl.lit(kind.signal).alias("signal"),
+            pl.lit("kernel").alias("source"), signal.alias("signal"),
             kind.severity().alias("severity"), kind.message().alias("message"))
         plans.append((cond, groups, ok, out))
     return tuple(plans)
@@ -260,12 +304,40 @@ def kernel_other(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl
     return rows, rest
 
 
+def _held(hits: pl.DataFrame) -> pl.Series:
+    """Hits left to the per-line parser whatever their shape, so that the look-back rules of
+    ``_reports`` see them: those followed within three lines by a hit that does not start
+    with a visible ASCII character (an indented continuation line takes the time of the line
+    before it), those at most :data:`_AER_LINES` lines before a ``PCIe Bus Error`` hit (an
+    AER report's second line), and the last :data:`_AER_LINES` lines of the group (whose
+    followers are in the next group)."""
+    i = pl.col("i").cast(pl.Int64)
+    nxt_i, nxt = i.shift(-1), pl.col("line").shift(-1)
+    indented = ((nxt_i - i) <= 3) & ~nxt.str.contains("^[!-~]")
+    detail = pl.when(pl.col("line").str.contains("PCIe Bus Error", literal=True)).then(i)
+    next_detail = detail.backward_fill()
+    before_detail = (next_detail.shift(-1) - i) <= _AER_LINES
+    tail = i >= i.max() - _AER_LINES
+    return hits.select(tail | indented.fill_null(False) | before_detail.fill_null(False)).to_series()
+
+
+def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
+    """Keep the Xid 79 rows taken here (as a small frame) for the bus-drop rule of ``_reports``."""
+    if not rows.height:
+        return
+    lost = rows.filter(pl.col("signal") == "xid:79")
+    if lost.height:
+        remember_xid79_rows(ctx.state, lost.select("_lineno", "host", "gpu", t=pl.col("time").dt.epoch("us") / 1e6))
+
+
 def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     """:func:`kernel_xid`, then :func:`kernel_other` on what it left; rows in line order."""
-    rows, rest = kernel_xid(hits, ctx)
+    held = _held(hits)
+    rows, rest = kernel_xid(hits.filter(~held), ctx)
     more, rest = kernel_other(rest, ctx)
-    if not rows.height:
-        return more, rest
+    if held.any():
+        rest = pl.concat([rest, hits.filter(held)]).sort("i")
     if more.height:
-        rows = pl.concat([rows, more], how="vertical_relaxed").sort("_lineno")
+        rows = more if not rows.height else pl.concat([rows, more], how="vertical_relaxed").sort("_lineno")
+    _remember_xid79(rows, ctx)
     return rows, rest

@@ -1,8 +1,13 @@
-"""Slurm accounting (``sacct --parsable``/``--parsable2``) -> ``jobs`` rows and ``slurm:<state>`` signals.
+"""Slurm accounting (``sacct``) -> ``jobs`` rows and ``slurm:<state>`` signals.
 
 Format (``sacct(1)``, Slurm 25.11 ``doc/man/man1/sacct.1``): ``-P/--parsable2`` prints fields
 delimited by ``|``, ``-p/--parsable`` adds a trailing ``|``; the first line is a header of
-field names unless ``-n/--noheader`` is given (then pass ``fields=``).  Times follow
+field names unless ``-n/--noheader`` is given (then pass ``fields=``).  Without ``-p``/``-P``
+sacct prints fixed-width columns under a header and a rule of dashes (``------------
+----------``), values cut to the column width with a trailing ``+``; the rule gives the
+columns.  Only ``JobID`` and ``State`` are required: any other field set is read (the
+default ``sacct`` columns have no Start or End), times missing from it are left empty and
+the file's notes say so — without an End no ``slurm:<state>`` signal can be dated.  Times follow
 ``SLURM_TIME_FORMAT`` (default ``YYYY-MM-DDTHH:MM:SS``, local time without an offset), with
 ``Unknown``/``None`` for times not reached.  ``JobID`` is ``JobID[.JobStep]`` with arrays
 ``ArrayJobID_ArrayTaskID`` and heterogeneous jobs ``HetJobID+Offset``; step rows
@@ -33,10 +38,15 @@ from reliab.errors import Origin, ParseError
 from reliab.io._files import open_binary
 from reliab.io._lines import LineContext, quarantine_frame, scan_lines
 from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._timestamps import out_of_range
 from reliab.io.formats.slurm.hostlist import expand_hostlist
 
 SOURCE = "sacct"
-REQUIRED = ("jobid", "state", "start", "end")
+REQUIRED = ("jobid", "state")
+#: fields without which jobs lose their times (said once per file)
+_TIMED = ("start", "end")
+#: integers beyond this are no job counts (int64 holds 19 digits)
+_MAX_INT = 2**63 - 1
 
 #: JOB STATE CODES of sacct(1): abbreviation -> name
 STATE_CODES = {
@@ -52,7 +62,8 @@ _SEVERITY = {
     "TIMEOUT": "error", "DEADLINE": "error", "LAUNCH_FAILED": "error", "COMPLETED": "info",
 }
 _STATE = re.compile(r"^(?P<state>[A-Z][A-Z_]*)\+?(?: by (?P<by>\S+))?\+?$")
-_GPU_TRES = re.compile(r"(?:^|,)gres/gpu(?::(?P<type>[^=,]+))?=(?P<n>\d+)")
+_GPU_TRES = re.compile(r"(?:^|,)gres/gpu(?::(?P<type>[^=,]+))?=(?P<n>[0-9]+)")
+_RULE = re.compile(r"-+")
 _UNSET_TIMES = frozenset({"", "unknown", "none", "n/a"})
 
 
@@ -81,11 +92,15 @@ def parse_slurm_time(text: str, tz: tzinfo) -> datetime | None:
         return None
     try:
         value = datetime.fromisoformat(text)
-    except ValueError:
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=tz)
+        value = value.astimezone(ZoneInfo("UTC"))
+    except (ValueError, OverflowError):
         raise ParseError(f"time {text!r} is not SLURM_TIME_FORMAT YYYY-MM-DDTHH:MM:SS") from None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=tz)
-    return value.astimezone(ZoneInfo("UTC"))
+    error = out_of_range(value)
+    if error is not None:
+        raise ParseError(error)
+    return value
 
 
 def gpus_from_tres(tres: str) -> int | None:
@@ -99,26 +114,36 @@ def gpus_from_tres(tres: str) -> int | None:
     for m in _GPU_TRES.finditer(tres):
         found = True
         if m["type"] is None:
-            untyped = int(m["n"])
+            untyped = _bounded(m["n"], "AllocTRES gres/gpu")
         else:
-            typed += int(m["n"])
+            typed += _bounded(m["n"], "AllocTRES gres/gpu")
     if not found:
         return None
-    return untyped if untyped is not None else typed
+    total = untyped if untyped is not None else typed
+    if total > _MAX_INT:
+        raise ParseError("AllocTRES gres/gpu count is out of range")
+    return total
+
+
+def _bounded(digits: str, field: str) -> int:
+    """An integer of ASCII digits that fits int64, else :class:`ParseError` naming the field."""
+    if len(digits) > 19 or int(digits) > _MAX_INT:
+        raise ParseError(f"{field} {digits[:30]}{'…' if len(digits) > 30 else ''} is out of range")
+    return int(digits)
 
 
 def _int_or_none(text: str, field: str) -> int | None:
     text = text.strip()
     if text == "":
         return None
-    if not text.isdigit():
-        raise ParseError(f"{field} {text!r} is not a non-negative integer")
-    return int(text)
+    if not (text.isascii() and text.isdigit()):
+        raise ParseError(f"{field} {text[:30]!r} is not a non-negative integer")
+    return _bounded(text, field)
 
 
 def _is_header(cells: Sequence[str]) -> bool:
     names = {c.strip().lower() for c in cells}
-    return "jobid" in names and "state" in names
+    return bool({"jobid", "jobidraw"} & names) and "state" in names
 
 
 def _none_if_blank(text: str | None) -> str | None:
@@ -128,8 +153,16 @@ def _none_if_blank(text: str | None) -> str | None:
     return text or None
 
 
+def _field_names(cells: Sequence[str]) -> list[str]:
+    """Lower-case field names; ``JobIDRaw`` stands for ``JobID`` when that is absent."""
+    names = [c.strip().lower().split("%")[0] for c in cells]
+    if "jobid" not in names and "jobidraw" in names:
+        names[names.index("jobidraw")] = "jobid"
+    return names
+
+
 def _set_header(cells: list[str], ctx: LineContext) -> None:
-    names = [c.strip().lower() for c in cells]
+    names = _field_names(cells)
     if names and names[-1] == "":
         names = names[:-1]  # --parsable: trailing delimiter
     missing = [f for f in REQUIRED if f not in names]
@@ -137,16 +170,69 @@ def _set_header(cells: list[str], ctx: LineContext) -> None:
         ctx.state["fields"] = None
         raise ParseError(f"sacct header lacks required field(s) {', '.join(missing)}")
     ctx.state["fields"] = names
+    _note_missing_times(names, ctx)
+
+
+def _note_missing_times(names: list[str], ctx: LineContext) -> None:
+    absent = [f for f in _TIMED if f not in names]
+    if absent and "times_noted" not in ctx.state:
+        ctx.state["times_noted"] = True
+        words = " and ".join(a.title() for a in absent)
+        ctx.state.setdefault("notes", []).append(
+            f"sacct output without {words}: jobs keep those times empty"
+            + (" and give no slurm:<state> signal (nothing dates the end)" if "end" in absent else "")
+            + "; re-run sacct with --format=JobID,State,Start,End,… to get them")
+
+
+def _fixed_header(text: str, ctx: LineContext) -> bool:
+    """A fixed-width header (``JobID JobName … State …``): remember its words."""
+    words = text.split()
+    if _is_header(words) and ctx.options["fields"] is None:
+        ctx.state["fixed_names"] = _field_names(words)
+        return True
+    return False
+
+
+def _fixed_rule(text: str, ctx: LineContext) -> None:
+    """The rule of dashes under a fixed-width header: one run of dashes per column."""
+    names = ctx.state.get("fixed_names")
+    spans = [(m.start(), m.end()) for m in _RULE.finditer(text)]
+    if names is None or len(spans) != len(names):
+        return
+    ctx.state["spans"] = spans
+    ctx.state["fields"] = names
+    _note_missing_times(names, ctx)
+
+
+def _fixed_cells(text: str, spans: list[tuple[int, int]]) -> list[str]:
+    """Cells of a fixed-width row: each column from its rule's start to the next column's.
+
+    A row that does not line up with the rule (a separating blank missing where the rule has
+    one, as in an excerpt whose job ids were shortened by hand) is split at its blanks
+    instead, when that gives one value per column.
+    """
+    starts = [a for a, _ in spans]
+    aligned = all(a > len(text) or text[a - 1] == " " for a in starts[1:])
+    words = text.split()
+    if not aligned and len(words) == len(spans):
+        return words
+    ends = starts[1:] + [max(len(text), spans[-1][1])]
+    return [text[a:b] for a, b in zip(starts, ends, strict=True)]
 
 
 def job_record(values: dict[str, str], tz: tzinfo, gpus_per_node: int | None) -> dict[str, Any]:
-    """One allocation's sacct fields (lower-case names) -> a ``jobs`` row (without origin)."""
+    """One allocation's sacct fields (lower-case names) -> a ``jobs`` row (without origin).
+
+    Only ``jobid`` and ``state`` are required; absent fields are left empty.
+    """
     state_raw = values["state"].strip()
     state = normalize_state(state_raw)
     nnodes = _int_or_none(values.get("nnodes", values.get("allocnodes", "")), "NNodes")
     ngpus = gpus_from_tres(values.get("alloctres", ""))
     if ngpus is None and gpus_per_node is not None and nnodes is not None:
         ngpus = nnodes * gpus_per_node
+        if ngpus > _MAX_INT:
+            raise ParseError(f"NNodes {nnodes} x gpus_per_node {gpus_per_node} is out of range")
     nodelist = _none_if_blank(values.get("nodelist"))
     if nodelist is not None and nodelist.lower() == "none assigned":
         nodelist = None
@@ -159,8 +245,8 @@ def job_record(values: dict[str, str], tz: tzinfo, gpus_per_node: int | None) ->
         "state_raw": state_raw,
         "exit_code": _none_if_blank(values.get("exitcode")),
         "submit": parse_slurm_time(values.get("submit", ""), tz),
-        "start": parse_slurm_time(values["start"], tz),
-        "end": parse_slurm_time(values["end"], tz),
+        "start": parse_slurm_time(values.get("start", ""), tz),
+        "end": parse_slurm_time(values.get("end", ""), tz),
         "nnodes": nnodes,
         "ngpus": ngpus,
         "nodelist": nodelist,
@@ -185,15 +271,17 @@ def _parse_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
     delimiter: str = ctx.options["delimiter"]
     if not text.strip():
         return None
-    cells = text.split(delimiter)
-    if _is_header(cells):
-        if ctx.options["fields"] is None:
+    if set(text.strip()) <= {"-", " "}:
+        _fixed_rule(text, ctx)  # the dashed rule under a fixed-width header
+        return None
+    spans = ctx.state.get("spans")
+    cells = _fixed_cells(text, spans) if spans is not None else text.split(delimiter)
+    if _is_header(cells) or (spans is None and delimiter not in text and _fixed_header(text, ctx)):
+        if ctx.options["fields"] is None and len(cells) > 1:
             _set_header(cells, ctx)
         return None
     fields: list[str] | None = ctx.state.get("fields")
     if fields is None:
-        if set(text.strip()) <= {"-", " "}:
-            return None  # the dashed rule under a fixed-width header
         raise ParseError("sacct line before a usable header line (give fields=... for sacct -n)")
     if len(cells) == len(fields) + 1 and cells[-1] == "":
         cells = cells[:-1]
@@ -212,10 +300,31 @@ def _parse_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
     return job
 
 
+#: every state name sacct prints (JOB STATE CODES of sacct(1))
+_STATE_NAMES = frozenset(STATE_CODES.values()) | {"REQUEUE_HOLD", "REQUEUE_FED", "SPECIAL_EXIT",
+                                                   "LAUNCH_FAILED", "STOPPED"}
+_JOB_ID = re.compile(r"[0-9]+(?:[_+][0-9]+)?(?:\.[A-Za-z0-9_]+)?")
+
+
+def _headerless_row(line: str) -> bool:
+    """``1655360|FAILED|127:0``: a job id first and a Slurm state in some cell."""
+    cells = [c.strip() for c in line.split("|")]
+    if len(cells) < 2 or not _JOB_ID.fullmatch(cells[0]):
+        return False
+    return any((m := _STATE.match(c)) is not None and m["state"] in _STATE_NAMES for c in cells[1:])
+
+
 def _sniff(path: str, lines: Sequence[str]) -> float:
     for line in lines[:3]:
         if "|" in line and _is_header(line.split("|")):
             return 0.95
+    rows = [ln for ln in lines if ln.strip()]
+    if rows and sum(_headerless_row(ln) for ln in rows) * 2 >= len(rows):
+        return 0.6  # sacct -n: pass fields= to read it
+    for first, second in zip(lines[:3], lines[1:4], strict=False):
+        words = {w.lower() for w in first.split()}
+        if {"jobid", "state"} <= words and second.strip() and set(second.strip()) <= {"-", " "}:
+            return 0.95  # fixed-width header and its rule of dashes
     if "sacct" in path.lower() and any(line.count("|") >= 3 for line in lines):
         return 0.5
     return 0.0
@@ -231,7 +340,7 @@ def read_sacct(
     delimiter: str = "|",
     strict: bool = False,
 ) -> FileResult:
-    """Slurm ``sacct --parsable``/``--parsable2`` output -> jobs (+ ``slurm:<state>`` signals).
+    """Slurm ``sacct`` output (``-p``/``-P`` or fixed-width) -> jobs (+ ``slurm:<state>`` signals).
 
     Parameters
     ----------
@@ -241,8 +350,8 @@ def read_sacct(
         IANA zone of the printed times (Slurm prints local time without an offset).
     fields : sequence of str or str, optional
         Field names for output without a header (``sacct -n --format=...``), either a list or
-        the ``--format`` string ``"JobID,State,Start,End"``.  JobID, State, Start, End are
-        required.
+        the ``--format`` string ``"JobID,State,Start,End"``.  JobID and State are required;
+        without Start and End the jobs have no times (said in the file's notes).
     gpus_per_node : int, optional
         GPUs per node, used as ``NNodes * gpus_per_node`` when AllocTRES has no ``gres/gpu``.
     delimiter : str
@@ -266,16 +375,22 @@ def read_sacct(
     names = None
     if fields is not None:
         seq = fields.split(",") if isinstance(fields, str) else list(fields)
-        names = [f.strip().lower().split("%")[0] for f in seq]
+        names = _field_names(seq)
         missing = [f for f in REQUIRED if f not in names]
         if missing:
             raise ValueError(f"fields= lacks required field(s) {', '.join(missing)}")
     signals: list[dict[str, Any]] = []
     options = {"tz": zone, "fields": names, "gpus_per_node": gpus_per_node, "delimiter": delimiter}
-    result = scan_lines(
-        path, SOURCE, _parse_line, table="jobs", options=options,
-        state={"fields": names, "signals": signals}, strict=strict,
-    )
+    state: dict[str, Any] = {"fields": names, "signals": signals}
+    if names is not None:
+        ctx_notes: list[str] = []
+        state["notes"] = ctx_notes
+        absent = [f for f in _TIMED if f not in names]
+        if absent:
+            state["times_noted"] = True
+            ctx_notes.append(f"sacct fields= without {' and '.join(a.title() for a in absent)}: jobs keep"
+                             " those times empty" + (" and give no slurm:<state> signal" if "end" in absent else ""))
+    result = scan_lines(path, SOURCE, _parse_line, table="jobs", options=options, state=state, strict=strict)
     return with_signals(result, signals)
 
 

@@ -50,7 +50,7 @@ def _expand_group(group: str, expr: str) -> list[str]:
     for item in group.split(","):
         item = item.strip()
         lo, sep, hi = item.partition("-")
-        if not lo.isdigit() or (sep and not hi.isdigit()):
+        if not (lo.isascii() and lo.isdigit()) or (sep and not (hi.isascii() and hi.isdigit())):
             raise ValueError(f"hostlist {expr!r}: bad range {item!r} inside brackets")
         if not sep:
             out.append(lo)

@@ -38,7 +38,7 @@ FIELD_IDS = {
 def dcgm_column(name: str) -> str | None:
     """Column for a DCGM field given as ``DCGM_FI_DEV_GPU_TEMP``, ``GPU_TEMP`` or ``150``."""
     key = name.strip().upper()
-    if key.isdigit():
-        key = FIELD_IDS.get(int(key), "")
+    if key.isascii() and key.isdigit():  # a field id ('²'.isdigit() is True too)
+        key = FIELD_IDS.get(int(key), "") if len(key) < 6 else ""
     key = key.removeprefix("DCGM_FI_DEV_").removeprefix("DCGM_FI_PROF_")
     return DCGM_COLUMNS.get(key)

@@ -207,8 +207,12 @@ def _assemble(path: str, source: str, total: int, numbers: np.ndarray, frame: pd
 
 
 def _read(path: str, source: str, sep: str, rename: Callable[[str], str | None], *, host: str | None,
-          tz: str, time_format: str | None, strip_units: bool) -> FileResult:
-    """Shared pipeline: split lines, frame, rename, convert time and numbers, account."""
+          tz: str, time_format: str | None, strip_units: bool, clock: tuple | None = None) -> FileResult:
+    """Shared pipeline: split lines, frame, rename, convert time and numbers, account.
+
+    ``clock`` (nvidia-smi CSV only) is ``(start, interval_s)``: a capture without a time
+    column is read with ``start`` for its first sample (``None``: one note, no rows).
+    """
     path = str(path)
     header, numbers, data, total = _split_lines(path, sep)
     raw_lines = dict(zip(numbers, data, strict=True))
@@ -216,22 +220,35 @@ def _read(path: str, source: str, sep: str, rename: Callable[[str], str | None],
     notes: list[str] = []
     names = [rename(h) for h in header]
     time_cols = [i for i, n in enumerate(names) if n in ("time", "t_unix")]
-    if header and not time_cols:
+    untimed = bool(header) and not time_cols and clock is not None
+    if untimed and clock[0] is None:
+        notes.append(f"no time column in the header: pass start= (time of the first sample) and interval_s="
+                     f" (the -l period), or query timestamp; {len(numbers)} data line(s) not read")
+        numbers, data = [], []
+    elif header and not time_cols and clock is None:
         bad.update({n: f"no time column ({'/'.join(TIME_COLUMNS)}) in the header" for n in numbers})
-    raw, line_no = _frame(header, numbers, data, sep, bad) if header and time_cols else (None, None)
+    readable = header and (time_cols or untimed)
+    raw, line_no = _frame(header, numbers, data, sep, bad) if readable else (None, None)
     out = pd.DataFrame()
     if raw is not None and len(raw):
-        i = time_cols[0]
-        out["time"] = _to_time(raw.iloc[:, i], epoch=names[i] == "t_unix", tz=tz, fmt=time_format)
-        _flag(bad, line_no, out["time"].isna().to_numpy(), f"{header[i]!r} is not a time")
+        if time_cols:
+            i = time_cols[0]
+            out["time"] = _to_time(raw.iloc[:, i], epoch=names[i] == "t_unix", tz=tz, fmt=time_format)
+            _flag(bad, line_no, out["time"].isna().to_numpy(), f"{header[i]!r} is not a time")
+        else:
+            out["time"] = _sample_times(raw, names, clock)  # type: ignore[arg-type]
         host_i = [k for k, n in enumerate(names) if n == "host"]
         out["host"] = (raw.iloc[:, host_i[0]].str.strip().to_numpy() if host_i
                        else host or Path(path).name.split(".")[0])
         _flag(bad, line_no, (out["host"] == "").to_numpy(), "empty host")
         gpu_i = [k for k, n in enumerate(names) if n == "gpu"]
-        out["gpu"] = raw.iloc[:, gpu_i[0]].str.strip().replace("", pd.NA).to_numpy() if gpu_i else pd.NA
+        bus_i = [k for k, n in enumerate(names) if n == "_bus_id"]
+        out["gpu"] = (raw.iloc[:, gpu_i[0]].str.strip().replace("", pd.NA).to_numpy() if gpu_i
+                      else raw.iloc[:, bus_i[0]].map(_bus_id).to_numpy() if bus_i else pd.NA)
+        if clock is not None:
+            out["origin"] = [f"{path}:{n}" for n in line_no]
         for k, name in enumerate(names):
-            if name is None or name in ("time", "t_unix", "host", "gpu") or name in out.columns:
+            if name is None or name in ("time", "t_unix", "host", "gpu", "_bus_id") or name in out.columns:
                 if name is None and header[k]:
                     notes.append(f"column {header[k]!r} skipped: no unit suffix (map it with columns=)")
                 continue
@@ -277,6 +294,30 @@ def _generic_name(columns: Mapping[str, str]) -> Callable[[str], str | None]:
     return rename
 
 
+def _sample_times(raw: pd.DataFrame, names: list[str | None], clock: tuple) -> pd.Series:
+    """Times of a ``--query-gpu`` loop without a timestamp column: ``start`` plus one
+    ``interval_s`` each time a GPU (index or bus id) comes round again; rows that name no
+    GPU are one snapshot."""
+    start, interval = clock
+    ids = [k for k, n in enumerate(names) if n in ("gpu", "_bus_id")]
+    if ids:
+        gpu = raw.iloc[:, ids[0]].str.strip()
+        sample = gpu.groupby(gpu).cumcount().to_numpy()
+    else:
+        sample = np.zeros(len(raw), dtype=np.int64)
+    base = pd.Timestamp(start)
+    base = base.tz_localize("UTC") if base.tzinfo is None else base.tz_convert("UTC")
+    return pd.Series(base + pd.to_timedelta(sample * float(interval), unit="s"))
+
+
+def _bus_id(text: str) -> str | None:
+    """``00000000:09:00.0`` -> ``0000:09:00`` (the kernel-log form of the GPU's bus id)."""
+    parts = str(text).strip().lower().split(":")
+    if len(parts) < 3:
+        return None
+    return f"{parts[-3][-4:].zfill(4)}:{parts[-2].zfill(2)}:{parts[-1].split('.')[0].zfill(2)}"
+
+
 def _smi_name(name: str) -> str | None:
     m = re.match(r"^\s*(?P<field>[^\[]+?)\s*(?:\[(?P<unit>[^\]]*)\])?\s*$", name)
     if m is None:
@@ -286,6 +327,8 @@ def _smi_name(name: str) -> str | None:
         return "time"
     if field == "index":
         return "gpu"
+    if field in ("pci.bus_id", "gpu_bus_id"):
+        return "_bus_id"
     if field in NVIDIA_SMI_FIELDS:
         return NVIDIA_SMI_FIELDS[field]
     if unit in _UNIT_SUFFIX:
@@ -304,10 +347,15 @@ def _sniff_generic(path: str, lines: Sequence[str]) -> float:
 
 
 def _sniff_smi(path: str, lines: Sequence[str]) -> float:
-    head = lines[0].lower() if lines else ""
+    head = next((line.lower() for line in lines if line.strip()), "")
+    fields = [c.strip().split(" [")[0] for c in head.split(",")]
+    known = sum(f in NVIDIA_SMI_FIELDS or f in ("index", "pci.bus_id", "gpu_bus_id", "name", "gpu_name",
+                                                "driver_version", "pstate") for f in fields)
     if head.startswith("timestamp") and any(f in head for f in ("temperature.gpu", "power.draw",
                                                                "utilization.gpu", "clocks.")):
         return 0.95
+    if len(fields) >= 2 and known >= 2 and known * 2 >= len(fields):
+        return 0.9  # a --query-gpu header without the timestamp field
     return 0.0
 
 
@@ -335,7 +383,8 @@ def read_telemetry_csv(path: str, *, columns: Mapping[str, str] | None = None, h
 
 
 @register_parser("nvidia_smi_csv", sniff=_sniff_smi, table="telemetry")
-def read_nvidia_smi_csv(path: str, *, host: str | None = None, tz: str = "UTC") -> FileResult:
+def read_nvidia_smi_csv(path: str, *, host: str | None = None, tz: str = "UTC", start: str | None = None,
+                        interval_s: float = 1.0) -> FileResult:
     """``nvidia-smi --query-gpu=... --format=csv`` capture -> the ``telemetry`` table.
 
     Known fields map to canonical names (``temperature.gpu`` -> ``temp_c``, ``power.draw`` ->
@@ -351,6 +400,11 @@ def read_nvidia_smi_csv(path: str, *, host: str | None = None, tz: str = "UTC") 
         Host of the capture (default: the file name stem).
     tz : str
         Zone of the host's local timestamps (nvidia-smi prints no offset).
+    start, interval_s : str, float
+        For a query without the ``timestamp`` field: time of the first sample and the
+        ``-l``/``-lms`` period; a GPU named again (``index`` or ``pci.bus_id``) starts the next
+        sample.  Without ``start`` such a file gives one note and no rows.  A ``pci.bus_id``
+        column names the GPU (kernel-log form) when there is no ``index``.
 
     References
     ----------
@@ -358,7 +412,7 @@ def read_nvidia_smi_csv(path: str, *, host: str | None = None, tz: str = "UTC") 
     Interface documentation.
     """
     return _read(path, "nvidia_smi_csv", ",", _smi_name, host=host, tz=tz,
-                 time_format="%Y/%m/%d %H:%M:%S.%f", strip_units=True)
+                 time_format="%Y/%m/%d %H:%M:%S.%f", strip_units=True, clock=(start, interval_s))
 
 
 __all__ = ["read_telemetry_csv", "read_nvidia_smi_csv", "NVIDIA_SMI_FIELDS", "ALIASES"]

@@ -6,10 +6,20 @@ columns whose names carry their unit).  Formats as printed by the tools (nvidia-
 dcgm-exporter ``etc/default-counters.csv`` and a real scrape, domain.md §5.5 [P]).
 Accounting: a line that yields at least one value is parsed; headers, section titles and
 text-valued fields are irrelevant; a data row that cannot be read is malformed.
+
+Missing values (``-`` in dmon, ``N/A``, ``[N/A]``, ``[Not Supported]``) are NaN; a column
+that is missing in every row (memory temperature on GDDR boards, ECC counters with ECC off)
+is an all-NaN column.  Captures that carry no clock — ``dmon`` recorded without ``-o DT``
+(or with ``-o T``, time without date), a dcgm-exporter scrape (samples without a timestamp),
+an ``nvidia-smi -q`` report without its ``Timestamp`` line — are read with the time given
+by an option (``start=`` and ``interval_s=`` for dmon, ``time=`` for the others); without
+it their rows are counted irrelevant and the file gets ONE note naming the option, never a
+quarantine row per line.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +30,7 @@ import pandas as pd
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext, scan_lines
 from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._timestamps import TIME_MAX, TIME_MIN
 from reliab.io.formats.telemetry.dcgm_fields import dcgm_column
 
 _UNIT_SUFFIX = {"C": "_c", "W": "_w", "MHz": "_mhz", "%": "_pct", "MiB": "_mib", "MB": "_mib", "MB/s": "_mbps",
@@ -27,11 +38,16 @@ _UNIT_SUFFIX = {"C": "_c", "W": "_w", "MHz": "_mhz", "%": "_pct", "MiB": "_mib",
 
 
 def normalize_pci(bus_id: str) -> str:
-    """``00000000:18:00.0`` / ``0000:18:00.0`` / ``0000:18:00`` → ``0000:18:00`` (kernel-log form)."""
+    """``00000000:18:00.0`` / ``0000:18:00.0`` / ``0000:18:00`` / ``0:2:0`` → kernel-log form ``0000:18:00``.
+
+    Old drivers print the domain, bus and device in short hex (``GPU 0:2:0``); they are
+    zero-padded to 4, 2 and 2 digits.
+    """
     parts = bus_id.strip().lower().split(":")
     if len(parts) < 3:
         return bus_id.strip().lower()
-    return f"{parts[-3][-4:]}:{parts[-2]}:{parts[-1].split('.')[0]}"
+    domain, bus, device = parts[-3][-4:], parts[-2], parts[-1].split(".")[0]
+    return f"{domain.zfill(4)}:{bus.zfill(2)}:{device.zfill(2)}"
 
 
 def _host_of(path: str, options: dict[str, Any]) -> str:
@@ -40,17 +56,42 @@ def _host_of(path: str, options: dict[str, Any]) -> str:
 
 def _number(text: str) -> float | None:
     text = text.strip()
-    if text in ("N/A", "[N/A]", "-", "[Not Supported]", "Not Supported", "Unknown Error"):
+    if text in ("N/A", "[N/A]", "-", "[Not Supported]", "Not Supported", "Unknown Error", "[Unknown Error]"):
         return None
     if text in ("Yes", "No", "Enabled", "Disabled"):
         return 1.0 if text in ("Yes", "Enabled") else 0.0
-    m = re.fullmatch(r"(-?\d+(?:\.\d+)?)\s*(?:\S.*)?", text)
+    m = re.fullmatch(r"(-?[0-9]{1,300}(?:\.[0-9]{1,300})?)\s*(?:\S.*)?", text)
     return float(m.group(1)) if m else None
+
+
+def _untimed(ctx: LineContext, what: str, option: str) -> None:
+    """Count a data line that has no clock; :func:`_untimed_note` says it once per file."""
+    st = ctx.state
+    st["untimed"] = st.get("untimed", 0) + 1
+    st.setdefault("untimed_first", (ctx.lineno, what, option))
+
+
+def _untimed_note(ctx: LineContext) -> None:
+    """The one note of a file whose data lines carry no clock: which option gives it."""
+    n = ctx.state.get("untimed", 0)
+    if n:
+        first, what, option = ctx.state["untimed_first"]
+        ctx.state.setdefault("notes", []).append(
+            f"{what} carry no clock: pass {option}; {n} data line(s) from line {first} not read")
+
+
+def _capture_time(value: str | None, tz: str = "UTC") -> pd.Timestamp | None:
+    """The ``time=``/``start=`` option as a UTC Timestamp (naive times in ``tz``)."""
+    if value is None:
+        return None
+    ts = pd.Timestamp(value)
+    return ts.tz_localize(tz).tz_convert("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
 
 
 # ---------------------------------------------------------------- nvidia-smi -q
 _Q_ALIASES = {
     "Temperature/GPU Current Temp": "temp_c",
+    "Temperature/Gpu": "temp_c",  # drivers before ~340
     "Temperature/Memory Current Temp": "mem_temp_c",
     "GPU Power Readings/Average Power Draw": "power_w",
     "GPU Power Readings/Power Draw": "power_w",
@@ -61,6 +102,7 @@ _Q_ALIASES = {
     "Clocks/Memory": "mem_clock_mhz",
     "Clocks/Graphics": "graphics_clock_mhz",
     "Utilization/GPU": "util_gpu_pct",
+    "Utilization/Gpu": "util_gpu_pct",
     "Utilization/Memory": "util_mem_pct",
     "FB Memory Usage/Used": "fb_used_mib",
     "FB Memory Usage/Total": "fb_total_mib",
@@ -98,13 +140,13 @@ def _parse_q_line(text: str, ctx: LineContext) -> dict | None:
     key = key.strip()
     st = ctx.state
     if indent == 0:
-        if re.fullmatch(r"GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(\.\d)?", text.strip()):
+        if re.fullmatch(r"GPU [0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{1,2}:[0-9A-Fa-f]{1,2}(\.[0-9])?", text.strip()):
             st["gpu"] = normalize_pci(text.strip()[4:])
             st["stack"] = []
         elif key == "Timestamp" and sep:
             try:
                 st["time"] = pd.Timestamp(value.strip()).tz_localize(ctx.options.get("tz", "UTC")).tz_convert("UTC")
-            except ValueError as exc:
+            except (ValueError, OverflowError) as exc:
                 raise ParseError(f"unreadable nvidia-smi Timestamp {value.strip()!r}") from exc
         return None
     level = indent // 4 - 1
@@ -119,15 +161,17 @@ def _parse_q_line(text: str, ctx: LineContext) -> dict | None:
         return None
     if "gpu" not in st:
         raise ParseError("value outside any 'GPU <bus id>' section")
+    if st.get("time") is None and ctx.options.get("time") is None:
+        _untimed(ctx, "nvidia-smi -q values without a Timestamp line", "time= (when the report was taken)")
+        return None
     return {"_gpu": st["gpu"], "_col": column, "_val": number}
 
 
 def _q_finish(rows: list[dict], ctx: LineContext) -> list[dict]:
+    _untimed_note(ctx)
     if not rows:
         return []
-    time = ctx.state.get("time") or ctx.options.get("time")
-    if time is None:
-        raise ParseError(f"{ctx.path}: nvidia-smi -q output without a Timestamp line; pass time=")
+    time = ctx.state.get("time") or _capture_time(ctx.options.get("time"), ctx.options.get("tz", "UTC"))
     out: dict[str, dict] = {}
     for r in rows:
         rec = out.setdefault(r["_gpu"], {"time": time, "host": _host_of(ctx.path, ctx.options), "gpu": r["_gpu"],
@@ -141,10 +185,14 @@ def _sniff_q(path: str, first_lines: Sequence[str]) -> float:
 
 
 @register_parser("nvidia_smi_q", sniff=_sniff_q, table="telemetry")
-def read_nvidia_smi_q(path: str, *, host: str | None = None, tz: str = "UTC", strict: bool = False) -> FileResult:
-    """``nvidia-smi -q`` report → one telemetry row per GPU (ECC, remapped rows, power, clocks)."""
+def read_nvidia_smi_q(path: str, *, host: str | None = None, tz: str = "UTC", time: str | None = None,
+                      strict: bool = False) -> FileResult:
+    """``nvidia-smi -q`` report → one telemetry row per GPU (ECC, remapped rows, power, clocks).
+
+    ``time`` dates a report without its ``Timestamp`` line (naive times are in ``tz``).
+    """
     return scan_lines(path, "nvidia_smi_q", _parse_q_line, table="telemetry", strict=strict,
-                      options={"host": host, "tz": tz}, finish=_q_finish)
+                      options={"host": host, "tz": tz, "time": time}, finish=_q_finish)
 
 
 # ---------------------------------------------------------------- nvidia-smi dmon
@@ -183,28 +231,60 @@ def _parse_dmon_line(text: str, ctx: LineContext) -> dict | None:
     row: dict[str, Any] = {}
     rest = list(zip(names, units, values, strict=True))
     if names[0] == "Date":
-        stamp = f"{values[0]} {values[1]}"
-        try:
-            row["time"] = pd.Timestamp(pd.to_datetime(stamp, format="%Y%m%d %H:%M:%S")).tz_localize(ctx.options.get("tz") or "UTC")
-        except ValueError as exc:
-            raise ParseError(f"unreadable dmon date/time {stamp!r}") from exc
+        row["time"] = _dmon_stamp(f"{values[0]} {values[1]}", "%Y%m%d %H:%M:%S", ctx)
         rest = rest[2:]
     elif names[0] == "Time":
-        raise ParseError("dmon '-o T' rows carry no date; pass start= or record with -o DT")
-    else:
-        start = ctx.options.get("start")
+        start = _capture_time(ctx.options.get("start"), ctx.options.get("tz") or "UTC")
         if start is None:
-            raise ParseError("dmon rows without date/time columns: pass start= (first sample time) or use -o DT")
+            _untimed(ctx, "dmon rows recorded with -o T (time without date)",
+                     "start= (a time on the day of the first sample) or record with -o DT")
+            return None
+        row["time"] = _dmon_on_day(values[0], start, ctx)
+        rest = rest[1:]
+    else:
+        start = _capture_time(ctx.options.get("start"), ctx.options.get("tz") or "UTC")
+        if start is None:
+            _untimed(ctx, "dmon rows recorded without -o DT",
+                     "start= (time of the first sample) and interval_s= (the -d delay), or record with -o DT")
+            return None
         n = ctx.state["n"] = ctx.state.get("n", -1) + (1 if values[0] == ctx.state.get("first_gpu", values[0]) else 0)
         ctx.state.setdefault("first_gpu", values[0])
-        row["time"] = pd.Timestamp(start, tz="UTC") + pd.Timedelta(seconds=float(ctx.options.get("interval_s", 1.0)) * n)
+        row["time"] = start + pd.Timedelta(seconds=float(ctx.options.get("interval_s", 1.0)) * n)
     for name, unit, value in rest:
         if name == "gpu":
             row["gpu"] = value
             continue
-        row[_dmon_column(name, unit)] = _number(value)
+        number = _number(value)
+        row[_dmon_column(name, unit)] = math.nan if number is None else number
     row["host"] = _host_of(ctx.path, ctx.options)
     return row
+
+
+def _dmon_stamp(stamp: str, fmt: str, ctx: LineContext) -> pd.Timestamp:
+    try:
+        local = pd.Timestamp(pd.to_datetime(stamp, format=fmt))
+        return local.tz_localize(ctx.options.get("tz") or "UTC").tz_convert("UTC")
+    except (ValueError, OverflowError) as exc:
+        raise ParseError(f"unreadable dmon date/time {stamp!r}") from exc
+
+
+def _dmon_on_day(clock: str, start: pd.Timestamp, ctx: LineContext) -> pd.Timestamp:
+    """A ``-o T`` time on the day of ``start``, moving to the next day when the clock wraps."""
+    tz = ctx.options.get("tz") or "UTC"
+    day = start.tz_convert(tz).strftime("%Y%m%d")
+    when = _dmon_stamp(f"{day} {clock}", "%Y%m%d %H:%M:%S", ctx)
+    shift = ctx.state.get("day_shift", 0)
+    last = ctx.state.get("last_clock")
+    if last is not None and clock < last:
+        shift += 1
+        ctx.state["day_shift"] = shift
+    ctx.state["last_clock"] = clock
+    return when + pd.Timedelta(days=shift)
+
+
+def _dmon_finish(rows: list[dict], ctx: LineContext) -> list[dict]:
+    _untimed_note(ctx)
+    return rows
 
 
 def _sniff_dmon(path: str, first_lines: Sequence[str]) -> float:
@@ -215,12 +295,32 @@ def _sniff_dmon(path: str, first_lines: Sequence[str]) -> float:
 @register_parser("nvidia_smi_dmon", sniff=_sniff_dmon, table="telemetry")
 def read_nvidia_smi_dmon(path: str, *, host: str | None = None, start: str | None = None,
                          interval_s: float = 1.0, tz: str = "UTC", strict: bool = False) -> FileResult:
-    """``nvidia-smi dmon`` output (any ``-s`` column set; ``-o DT`` for timestamps) → telemetry."""
+    """``nvidia-smi dmon`` output (any ``-s`` column set; ``-o DT`` for timestamps) → telemetry.
+
+    Without date columns, ``start`` is the time of the first sample and ``interval_s`` the
+    ``-d`` delay between samples (``-o T``: ``start`` gives the day).
+    """
     return scan_lines(path, "nvidia_smi_dmon", _parse_dmon_line, table="telemetry", strict=strict,
-                      options={"host": host, "start": start, "interval_s": interval_s, "tz": tz})
+                      options={"host": host, "start": start, "interval_s": interval_s, "tz": tz},
+                      finish=_dmon_finish)
 
 
 # ---------------------------------------------------------------- dcgm-exporter (Prometheus text)
+#: DCGM's "blank" sentinels (``dcgm_structs.h``: DCGM_INT64_BLANK 0x7ffffffffffffff0,
+#: DCGM_INT32_BLANK 0x7ffffff0, DCGM_FP64_BLANK 140737488355328.0, each followed by
+#: NOT_FOUND, NOT_SUPPORTED and NOT_PERMISSIONED): a value that is not there
+_DCGM_BLANKS = ((0x7FFFFFFFFFFFFFF0, 0x7FFFFFFFFFFFFFFF), (0x7FFFFFF0, 0x7FFFFFF3),
+                (140737488355328.0, 140737488355331.0))
+
+
+def _dcgm_value(text: str) -> float:
+    """A sample value, NaN for DCGM's blank sentinels (compared exactly, not as floats)."""
+    exact: float | int = int(text) if text.isascii() and text.isdigit() and len(text) < 25 else float(text)
+    if any(lo <= exact <= hi for lo, hi in _DCGM_BLANKS):
+        return math.nan
+    return float(exact)
+
+
 _PROM = re.compile(r"^(?P<name>[A-Za-z_:][A-Za-z0-9_:]*)(?:\{(?P<labels>.*)\})?\s+(?P<value>\S+)(?:\s+(?P<ts>-?\d+))?\s*$")
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
@@ -236,22 +336,38 @@ def _parse_prom_line(text: str, ctx: LineContext) -> dict | None:
         return None
     labels = dict(_LABEL.findall(m["labels"] or ""))
     try:
-        value = float(m["value"])
+        value = _dcgm_value(m["value"])
     except ValueError as exc:
         raise ParseError(f"sample value {m['value']!r} is not a number") from exc
     column = dcgm_column(name) or f"dcgm_{name.lower().removeprefix('dcgm_fi_dev_')}_raw"
     if m["ts"] is not None:
-        time = pd.Timestamp(int(m["ts"]), unit="ms", tz="UTC")
+        time = _epoch_ms(m["ts"])
     elif ctx.options.get("time") is not None:
-        time = pd.Timestamp(ctx.options["time"]).tz_convert("UTC") if pd.Timestamp(ctx.options["time"]).tzinfo else pd.Timestamp(ctx.options["time"], tz="UTC")
+        time = _capture_time(ctx.options["time"])
     else:
-        raise ParseError("sample without a timestamp: pass time= (the scrape time)")
+        _untimed(ctx, "dcgm-exporter samples without a timestamp (a /metrics scrape)",
+                 "time= (when the scrape was taken)")
+        return None
     host = labels.get("Hostname") or labels.get("hostname") or _host_of(ctx.path, ctx.options)
     gpu = labels.get("gpu") or (normalize_pci(labels["pci_bus_id"]) if "pci_bus_id" in labels else None)
     return {"time": time, "host": host, "gpu": gpu, "_col": column, "_val": value}
 
 
+def _epoch_ms(digits: str) -> pd.Timestamp:
+    """A Prometheus sample timestamp (milliseconds since the epoch), range-checked."""
+    if len(digits.lstrip("-")) > 16:
+        raise ParseError(f"sample timestamp {digits[:24]}… ms is out of range")
+    try:
+        when = pd.Timestamp(int(digits), unit="ms", tz="UTC")
+    except (ValueError, OverflowError) as exc:
+        raise ParseError(f"sample timestamp {digits} ms is out of range") from exc
+    if not pd.Timestamp(TIME_MIN) <= when < pd.Timestamp(TIME_MAX):
+        raise ParseError(f"sample timestamp {digits} ms is out of range")
+    return when
+
+
 def _prom_finish(rows: list[dict], ctx: LineContext) -> list[dict]:
+    _untimed_note(ctx)
     if not rows:
         return []
     long = pd.DataFrame(rows)

@@ -1,0 +1,210 @@
+"""Training-log lines: launcher prefixes, glog prefixes and the failure messages they carry.
+
+A line of a distributed training job's output is, from the outside in:
+
+1. launcher prefixes, any number of them: a log viewer's line number (``[80746] ``), pdsh
+   as used by the DeepSpeed launcher (``192.168.13.81: ``, names the host), Slurm ``srun
+   --label`` (``0: ``), Open MPI ``mpirun --tag-output`` (``[1,0]<stderr>:``), Ray
+   (``(RayTrainWorker pid=123, ip=10.0.0.1) ``, names the host; colour codes removed),
+   torchrun ``--tee`` (``[default0]:``) and PyTorch's own rank prefix (``[rank1]:``);
+2. a timestamp: a glog prefix of the PyTorch C++ core (``c10/util/Logging.cpp``:
+   ``[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616]`` with an unpadded month,
+   ``E1218 20:27:21.426415 12345 ProcessGroupNCCL.cpp:629]`` from glog proper, or
+   ``[E ProcessGroupNCCL.cpp:737]`` without any time in PyTorch 1.x-2.3), or an ISO date of
+   the job's own logging (``2024-06-03 14:00:00,123 INFO``, ``[2024-06-26 06:24:44,903]``);
+3. the message, which for NCCL's own lines starts with ``<host>:<pid>:<tid> [<device>]``
+   (NCCL ``src/debug.cc``), naming the host and the CUDA device.
+
+:func:`split_line` peels 1 and 2; :func:`classify` reads 3 (texts from
+``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp``, ``c10/cuda/CUDAException.h``, the THC
+``THCudaCheck`` of PyTorch 1.x, NCCL ``src/include/checks.h`` and ``net_ib.cc``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_LAUNCHER = re.compile(
+    r"\s*(?:"
+    r"\[(?:rank(?P<rank>[0-9]+)|[A-Za-z_]+[0-9]+)\]:"  # [rank3]: (PyTorch), [default0]: (torchrun)
+    r"|[0-9]+:(?= )"  # srun --label
+    r"|\[[0-9]+,[0-9]+\]<std(?:out|err)>:"  # mpirun --tag-output
+    r"|\((?:[A-Za-z_]+ )?pid=[0-9]+(?:, ip=(?P<ray>[0-9A-Fa-f.:]+))?\)"  # Ray worker
+    r")\s?")
+#: prefixes only at the very start of a line: a viewer's line number, a pdsh host
+_LINE_NUMBER = re.compile(r"\[[0-9]+\] ")
+_PDSH = re.compile(r"(?P<host>[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[a-z][a-z0-9-]*[0-9][a-z0-9.-]*): ")
+_GLOG = re.compile(
+    r"\[?(?P<level>[IWEF])(?P<md>[0-9]{3,4}) (?P<hh>[0-9]{2}):(?P<mm>[0-9]{2}):(?P<ss>[0-9]{2})"
+    r"(?:\.(?P<frac>[0-9]{1,9}))?(?: +[0-9]+)? (?P<where>[^\s\]]+:[0-9]+)\] ?(?P<msg>.*)", re.S)
+_GLOG_NO_TIME = re.compile(r"\[(?P<level>[IWEF]) (?P<where>[^\s\]]+:[0-9]+)\] ?(?P<msg>.*)", re.S)
+#: an ISO date of the job's own logging, at the start or within the first words of a line
+ISO = re.compile(r"(?:^|(?<=[\[\s(]))([0-9]{4})-([0-9]{2})-([0-9]{2})[ T_]([0-9]{2}):([0-9]{2}):([0-9]{2})"
+                 r"(?:[.,]([0-9]{1,9}))?(Z|[+-][0-9]{2}:?[0-9]{2})?(?=[\]\s,)]|$)")
+_ISO_WITHIN = 48
+_NCCL_WHO = re.compile(r"(?P<host>[^\s:]+):[0-9]+:[0-9]+ \[(?P<dev>[0-9]+)\] ")
+
+_WORK = re.compile(r"WorkNCCL\((.*?)\) ran for ([0-9]+) milliseconds")
+_SEQNUM = re.compile(r"SeqNum=([0-9]+)")
+_SEQ = re.compile(r"failure detected by watchdog at work sequence id: ([0-9]+)"
+                  r"|detected by watchdog at work: ([0-9]+)|Timeout at NCCL work: ([0-9]+)")
+_RANK = re.compile(r"\bRank ([0-9]+)\]")
+_CUDA = re.compile(r"CUDA error: ([^\n]*)")
+_CUDA_RUNTIME = re.compile(r"cuda runtime error \(([0-9]+)\) : (.*?)(?: at \S+:[0-9]+)?\s*$")
+_THC = re.compile(r"THCudaCheck FAIL .*?error=([0-9]+) : (.*?)\s*$")
+_NCCL_CUDA = re.compile(r"NCCL WARN Cuda failure (?:[0-9]+ )?'([^']*)'")
+_NCCL_ERROR = re.compile(r"NCCL error in: \S+?(?::[0-9]+)?, ([^\n]*)|NCCL Error [0-9]+: ([^\n]*)")
+_NET_IB = re.compile(r"NCCL WARN NET/IB\s*: Got completion from peer (\S+) with (?:status=|error )([0-9]+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """A training-log line taken apart (see the module docstring)."""
+
+    rank: str | None
+    body: str
+    host: str | None = None
+    glog: tuple[int, int, int, int, int, int] | None = None  # month, day, h, m, s, ns
+    glog_untimed: bool = False
+    iso: re.Match[str] | None = None
+    prefixed: bool = False
+
+
+def fraction_ns(digits: str | None) -> int:
+    """Nanoseconds of a fraction of a second written with up to nine digits."""
+    return 0 if not digits else int(digits.ljust(9, "0")[:9])
+
+
+def _month_day(md: str) -> tuple[int, int]:
+    """``626`` -> (6, 26), ``1226`` -> (12, 26): c10 prints the month without padding."""
+    return int(md[:-2]), int(md[-2:])
+
+
+def _prefixes(text: str) -> tuple[int, str | None, str | None]:
+    """End of the launcher prefixes of ``text``, the rank and the host they name."""
+    rank = host = None
+    pos = 0
+    m = _LINE_NUMBER.match(text)
+    if m is not None:
+        pos = m.end()
+    m = _PDSH.match(text, pos)
+    if m is not None:
+        pos, host = m.end(), m.group("host")
+    while True:
+        m = _LAUNCHER.match(text, pos)
+        if m is None or m.end() == pos:
+            return pos, rank, host
+        rank = m.group("rank") or rank
+        host = m.group("ray") or host
+        pos = m.end()
+
+
+def split_line(text: str) -> Split:
+    """Peel launcher prefixes and the timestamp prefix off one training-log line."""
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    pos, rank, host = _prefixes(text)
+    prefixed = pos > 0
+    body = text[pos:]
+    first = body[:1]
+    if first in ("[", "I", "W", "E", "F"):
+        g = _GLOG.match(body)
+        if g is not None:
+            mon, day = _month_day(g.group("md"))
+            stamp = (mon, day, int(g.group("hh")), int(g.group("mm")), int(g.group("ss")),
+                     fraction_ns(g.group("frac")))
+            return Split(rank, g.group("msg"), host, glog=stamp, prefixed=prefixed)
+        g = _GLOG_NO_TIME.match(body)
+        if g is not None:
+            return Split(rank, g.group("msg"), host, glog_untimed=True, prefixed=prefixed)
+    iso = ISO.search(body, 0, _ISO_WITHIN) if any(c.isdigit() for c in body[:_ISO_WITHIN]) else None
+    if iso is not None:
+        return Split(rank, body[iso.end():], host, iso=iso, prefixed=prefixed)
+    return Split(rank, body, host, prefixed=prefixed)
+
+
+def nccl_who(msg: str) -> tuple[str | None, str | None]:
+    """Host and CUDA device of an NCCL debug line (``host:pid:tid [dev] …``)."""
+    m = _NCCL_WHO.search(msg, 0, 200)
+    return (None, None) if m is None else (m.group("host"), m.group("dev"))
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A failure message: its key, severity, text, and what makes repeats of it the same event.
+
+    ``repeat`` marks the texts that restate a failure reported before them (the ``what():``
+    of the C++ exception); ``always_once`` the failures that count once per rank and
+    collective whatever restates them (watchdog timeouts and detections).
+    """
+
+    signal: str
+    severity: str
+    text: str
+    core: str | None
+    repeat: bool = False
+    always_once: bool = False
+
+
+def _cuda(text: str, repeat: bool) -> Found:
+    low = text.lower()
+    if "illegal memory access" in low:
+        key, severity = "cuda:illegal_memory_access", "error"
+    elif "uncorrectable ecc" in low:
+        key, severity = "cuda:uncorrectable_ecc", "critical"
+    else:
+        key, severity = "cuda:error", "error"
+    return Found(key, severity, f"CUDA error: {text}", low.rstrip(". "), repeat)
+
+
+def _watchdog(msg: str, repeat: bool) -> Found | None:
+    if "Watchdog caught collective operation timeout" in msg:
+        m = _WORK.search(msg)
+        text = (f"Watchdog caught collective operation timeout: WorkNCCL({m.group(1)}) ran for"
+                f" {m.group(2)} milliseconds" if m else msg.strip()[:500])
+        seq = _SEQNUM.search(msg)
+        return Found("nccl:watchdog_timeout", "error", text, seq.group(1) if seq else None, repeat, True)
+    m = _SEQ.search(msg)
+    if m is not None:
+        seq = m.group(1) or m.group(2) or m.group(3)
+        return Found("nccl:failure_detected", "error",
+                     f"failure detected by watchdog at work sequence id: {seq}", seq, repeat, True)
+    return None
+
+
+def classify(msg: str) -> Found | None:
+    """The failure a training-log message reports, or ``None``."""
+    repeat = "what():" in msg
+    if "atchdog" in msg or "Timeout at NCCL work" in msg:
+        found = _watchdog(msg, repeat)
+        if found is not None:
+            return found
+    if "CUDA error: " in msg:
+        return _cuda(_CUDA.search(msg).group(1).strip(), repeat)  # type: ignore[union-attr]
+    for pattern in (_CUDA_RUNTIME, _THC):
+        m = pattern.search(msg) if ("cuda runtime error" in msg or "THCudaCheck" in msg) else None
+        if m is not None:
+            return _cuda(m.group(2).strip(), repeat)
+    if "NCCL WARN" in msg:
+        m = _NCCL_CUDA.search(msg)
+        if m is not None:
+            text = m.group(1).strip()
+            return Found("nccl:cuda_failure", "error", f"NCCL Cuda failure '{text}'", text.lower(), repeat)
+        m = _NET_IB.search(msg)
+        if m is not None:
+            return Found("nccl:net_error", "error",
+                         f"NET/IB: completion from peer {m.group(1)} with status {m.group(2)}", None, repeat)
+    if "NCCL error in: " in msg or "NCCL Error " in msg:
+        m = _NCCL_ERROR.search(msg)
+        if m is not None:
+            text = (m.group(1) or m.group(2)).strip()
+            return Found("nccl:error", "error", f"NCCL error: {text[:500]}", text.split(",")[0].lower(), repeat)
+    return None
+
+
+def rank_in(msg: str) -> str | None:
+    """The rank a message names (``[Rank 3]``, ``[PG ID 0 PG GUID 0 Rank 3]``)."""
+    m = _RANK.search(msg)
+    return None if m is None else m.group(1)

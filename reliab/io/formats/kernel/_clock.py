@@ -1,0 +1,242 @@
+"""Times of kernel-log lines that need more than their own prefix.
+
+Three prefixes do not state a wall-clock time by themselves:
+
+* raw printk seconds since boot (``[12345.678901] msg``, dmesg(1) without ``-T``): the boot
+  time comes from ``boot_time=``, from a line that carries both a wall-clock and a printk
+  time, or from the rtc driver's ``setting system clock to … UTC (<epoch>)`` line
+  (``drivers/rtc/class.c``/``hctosys.c``);
+* RFC 3164 (``Jun  3 14:02:11 host kernel: msg``, RFC 3164 §4.1.2) has no year;
+* ``dmesg --reltime`` / ``dmesg -H`` prints the local minute (``[Jun26 06:24]``, no
+  seconds, no year) when it changes and otherwise the seconds since the previous record
+  (``[  +0.000001]``, util-linux ``dmesg.c``).  A line's time is its minute plus the
+  increments since that minute's line; the minute line itself is placed at second 0, the
+  earliest time it can have (the capture does not say more).  Lines before the first minute
+  line (an excerpt that starts mid-minute) are placed back from it by their increments; a
+  capture with no minute line at all is placed back from the file's modification time
+  (inferred, and said in the file's notes).
+
+A line with no timestamp at all (an excerpt whose date and host were cut away) gets the
+file's modification time when no other signal line of the file carries a time (inferred,
+said in the notes); otherwise it is malformed.
+
+Rows carry ``_mono`` (printk seconds) or ``_partial`` (month, day, hour, minute, second)
+plus ``_offset`` (seconds, reltime) until :func:`resolve_times` completes them once the
+whole file is read.  A row whose time cannot be known or stored gets ``_reject``.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+import pandas as pd
+
+from reliab.io._lines import LineContext, Row
+from reliab.io.formats._timestamps import Header, out_of_range, shifted
+
+ANCHOR = "setting system clock to "
+
+
+def boot_anchor(header: Header, ctx: LineContext) -> datetime | None:
+    """Boot time implied by a line that carries both a wall-clock and a printk time.
+
+    An rtc epoch or printk time that cannot be turned into a storable time is ignored and
+    remembered in ``ctx.state["anchor_error"]`` (the reason given to the raw lines that
+    then lack a boot time).
+    """
+    if header.monotonic is None:
+        return None
+    if header.when is not None:
+        boot, error = shifted(header.when, -header.monotonic)
+    else:
+        at = header.message.find(ANCHOR)
+        if at < 0:
+            return None
+        tail = header.message[at + len(ANCHOR):]
+        open_, close = tail.find("("), tail.find(")")
+        digits = tail[open_ + 1:close] if 0 <= open_ < close else ""
+        if not (digits.isascii() and digits.isdigit()):
+            return None
+        if len(digits) > 12:  # more than 30,000 years of seconds
+            boot, error = None, f"rtc epoch {digits[:20]}… is not a representable time"
+        else:
+            clock, error = shifted(datetime(1970, 1, 1, tzinfo=UTC), int(digits))
+            boot, error = (None, error) if clock is None else shifted(clock, -header.monotonic)
+    if boot is None:
+        ctx.state.setdefault("anchor_error", f"line {ctx.lineno}: {error}")
+    return boot
+
+
+def advance_reltime(header: Header, ctx: LineContext) -> None:
+    """Follow the ``dmesg --reltime`` clock over every line (minute lines and increments).
+
+    ``rel_total`` sums every increment from the start of the file, so that lines before the
+    first minute line can be placed back from it (``rel_first``).
+    """
+    st = ctx.state
+    if header.style != "dmesg_reltime":
+        return
+    if header.partial is not None:
+        st["rel"] = [header.partial, 0.0]
+        st.setdefault("rel_first", (header.partial, st.get("rel_total", 0.0)))
+    elif header.delta is not None:
+        st["rel_total"] = st.get("rel_total", 0.0) + header.delta
+        if "rel" in st:
+            st["rel"][1] += header.delta
+
+
+def reltime_stamp(ctx: LineContext) -> tuple[tuple[int, int, int, int, int], float] | None:
+    """The current ``(minute, seconds since it)`` of a reltime capture, ``None`` before any."""
+    rel = ctx.state.get("rel")
+    return None if rel is None else (rel[0], rel[1])
+
+
+def _resolve_before_anchor(rows: list[Row], ctx: LineContext) -> None:
+    """Reltime rows before the first minute line: placed back from it, else from the mtime."""
+    pending = [r for r in rows if "_pre" in r]
+    if not pending:
+        return
+    first = ctx.state.get("rel_first")
+    if first is not None:
+        for row in pending:
+            row["_partial"], row["_offset"] = first[0], row.pop("_pre") - first[1]
+        return
+    total = ctx.state.get("rel_total", 0.0)
+    mtime = datetime.fromtimestamp(os.stat(ctx.path).st_mtime, tz=UTC)
+    for row in pending:
+        when, error = shifted(mtime, row.pop("_pre") - total)
+        if when is None:
+            row["_reject"] = f"{row['signal']} line: {error}"
+        else:
+            row["time"] = when
+    ctx.state.setdefault("notes", []).append(
+        f"{len(pending)} dmesg --reltime line(s) without any '[MonDD HH:MM]' line: placed back from"
+        f" the file's modification time ({mtime.isoformat()}) by their increments, inferred")
+
+
+def _resolve_no_clock(rows: list[Row], ctx: LineContext) -> None:
+    """Rows without any timestamp: the file's mtime if no signal line is dated, else malformed."""
+    pending = [r for r in rows if r.pop("_noclock", False)]
+    if not pending:
+        return
+    dated = "last_head" in ctx.state or "bulk_first" in ctx.state
+    if dated:
+        for row in pending:
+            row["_reject"] = f"{row['signal']} line with no recognisable timestamp"
+        return
+    mtime = datetime.fromtimestamp(os.stat(ctx.path).st_mtime, tz=UTC)
+    error = out_of_range(mtime)
+    for row in pending:
+        if error is None:
+            row["time"] = mtime
+        else:
+            row["_reject"] = f"{row['signal']} line without a timestamp and the file's mtime: {error}"
+    if error is None:
+        ctx.state.setdefault("notes", []).append(
+            f"{len(pending)} signal line(s) without any timestamp (the capture's date was cut away):"
+            f" time inferred from the file's modification time ({mtime.isoformat()})")
+
+
+def _boot_time(ctx: LineContext) -> datetime | None:
+    given = ctx.options.get("boot_time")
+    if given is None:
+        return ctx.state.get("boot")
+    ts = pd.Timestamp(given)
+    if ts.tzinfo is None:
+        ts = ts.tz_localize(ctx.state["tz"])
+    return ts.tz_convert("UTC").to_pydatetime()
+
+
+def _resolve_monotonic(rows: list[Row], ctx: LineContext) -> None:
+    boot = _boot_time(ctx)
+    why = ctx.state.get("anchor_error")
+    for row in rows:
+        if "_mono" not in row:
+            continue
+        if boot is None:
+            row["_reject"] = (f"{row['signal']} line stamped {row['_mono']:.6f} s since boot, but the"
+                              " boot time is unknown: pass boot_time= or keep the rtc 'setting"
+                              " system clock' line in the capture"
+                              + (f" (the one at {why})" if why else ""))
+            continue
+        when, error = shifted(boot, row["_mono"])
+        if when is None:
+            row["_reject"] = f"{row['signal']} line stamped {row['_mono']:.6f} s since boot: {error}"
+        else:
+            row["time"] = when
+
+
+def ordinal(p: tuple[int, int, int, int, int]) -> int:
+    mon, day, hh, mm, ss = p
+    return (((mon * 31 + day) * 24 + hh) * 60 + mm) * 60 + ss
+
+
+def _base_year(pending: list[Row], rels: list[int], ctx: LineContext) -> tuple[int, str]:
+    """Year of the first pending row: ``year=``, the file's dated lines, else its mtime."""
+    tz = ctx.state["tz"]
+    if ctx.options.get("year") is not None:
+        return int(ctx.options["year"]), "the year= option"
+    firsts = [ctx.state["first_year_at"]] if "first_year_at" in ctx.state else []
+    if "bulk_first" in ctx.state:  # the first bulk-parsed row, which may come first
+        first = ctx.state["bulk_first"]
+        firsts.append((first["_lineno"], first["time"].astimezone(tz).year))
+    if firsts:
+        return min(firsts)[1], "the file's dated lines"
+    mtime = datetime.fromtimestamp(os.stat(ctx.path).st_mtime, tz=tz)
+    last = pending[-1]["_partial"]
+    last_year = mtime.year - (1 if last[:2] > (mtime.month, mtime.day) else 0)
+    return last_year - rels[-1], f"the file's modification time ({mtime.date()}), inferred"
+
+
+def _resolve_years(rows: list[Row], ctx: LineContext) -> None:
+    """Give year-less rows (RFC 3164, reltime) a year, advancing it at Dec -> Jan rollovers.
+
+    Years advance when a line is more than a day earlier in the calendar than the one
+    before it; with the mtime the *last* line is anchored instead.
+    """
+    pending = [r for r in rows if "_partial" in r]
+    if not pending:
+        return
+    rel, prev, rels = 0, None, []
+    for row in pending:
+        key = ordinal(row["_partial"])
+        if prev is not None and key < prev - 86400:
+            rel += 1
+        prev = key
+        rels.append(rel)
+    base, how = _base_year(pending, rels, ctx)
+    lines = len(pending)
+    ctx.state.setdefault("notes", []).append(
+        f"year {base} of {lines} line(s) printed without one (RFC 3164, dmesg --reltime) taken from {how}")
+    tz = ctx.state["tz"]
+    for row, r in zip(pending, rels, strict=True):
+        _complete(row, base + r, tz)
+
+
+def _complete(row: Row, year: int, tz: Any) -> None:
+    mon, day, hh, mm, ss = row["_partial"]
+    try:
+        local = datetime(year, mon, day, hh, mm, min(ss, 59), tzinfo=tz)
+        when = local.astimezone(UTC)
+    except (ValueError, OverflowError) as exc:
+        row["_reject"] = f"date {mon:02d}-{day:02d} impossible in year {year} ({exc})"
+        return
+    error = out_of_range(when)
+    if error is None and row.get("_offset"):
+        shifted_when, error = shifted(when, row["_offset"])
+        when = shifted_when or when
+    if error is not None:
+        row["_reject"] = f"{row['signal']} line: {error}"
+    else:
+        row["time"] = when
+
+
+def resolve_times(rows: list[Row], ctx: LineContext) -> list[Row]:
+    """Complete the rows of :mod:`reliab.io.formats.kernel` that need the whole file."""
+    _resolve_no_clock(rows, ctx)
+    _resolve_monotonic(rows, ctx)
+    _resolve_before_anchor(rows, ctx)
+    _resolve_years(rows, ctx)
+    return rows
