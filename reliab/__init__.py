@@ -42,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "simulate_cluster": "reliab.datasets",
     "load_llama3_sample": "reliab.datasets",
     "sample_path": "reliab.datasets",
+    "write_fleet": "reliab.datasets",
     # models: rates and MTBF
     "estimate_mtbf": "reliab.models",
     "estimate_rates": "reliab.models",

@@ -145,3 +145,17 @@ def test_range_bytes_must_be_positive(tmp_path: Path) -> None:
     path.write_text("x\n")
     with pytest.raises(ValueError, match="range_bytes"):
         _ranges.spans(str(path), 0)
+
+
+def test_reltime_capture_is_read_whole(tmp_path: Path) -> None:
+    """``dmesg --reltime`` output is read line by line (each line moves the clock): never split."""
+    path = tmp_path / "node0001.log"
+    path.write_text("[Jun26 06:24] NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus.\n"
+                    + "[  +0.000010] mlx5_core 0000:1a:00.0 ens1f0np0: Link down\n" * 300)
+    choice = choose_source(path, "kernel")
+    hits = [collect_span(span, choice, {"year": 2024}) for span in _ranges.spans(str(path), 1000)]
+    assert len(hits) > 1 and not any(h.split for h in hits)
+    out = read_spans(Item(str(path), "kernel", "forced", {"year": 2024}), choice, False, None, "", 0, *hits)
+    want = read_file(str(path), choice, {"year": 2024})
+    assert want.parsed > 100
+    _assert_same(out.results[0], want)

@@ -16,6 +16,7 @@ from typing import Literal
 import pandas as pd
 
 from reliab.datasets._cluster import SimulatedCluster, simulate
+from reliab.datasets._fleet import FleetSample, write_fleet
 from reliab.datasets._simulate import SimParams, default_rates
 from reliab.taxonomy.vocabulary import LLAMA3_DAYS, LLAMA3_GPUS
 
@@ -182,4 +183,4 @@ def load_llama3_sample() -> dict[str, object]:
     return out
 
 
-__all__ = ["simulate_cluster", "SimulatedCluster", "load_llama3_sample", "sample_path"]
+__all__ = ["simulate_cluster", "SimulatedCluster", "load_llama3_sample", "sample_path", "write_fleet", "FleetSample"]
