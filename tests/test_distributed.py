@@ -159,3 +159,37 @@ def test_cli_engine_dask(dask_client: object, generated: Path, tmp_path: Path) -
     assert remote.stdout.splitlines()[-1].startswith("wrote ") and (tmp_path / "t" / MANIFEST).is_file()
     bad = run("--workers", "2")
     assert bad.returncode == 1 and "--engine dask" in bad.stderr
+
+
+def _fake_source() -> str:
+    """A live source read by the client only (the workers never see it): ``scaletest://<kernel log>``."""
+    from dataclasses import replace
+
+    from reliab.io._driver import read_file
+    from reliab.io._registry import register_source, sources
+    from reliab.io._result import SourceChoice
+
+    scheme = "scaletest"
+    if all(s.scheme != scheme for s in sources()):
+        @register_source(scheme)
+        def _read(url: str, *, strict: bool = False):  # noqa: ANN202 - a test double
+            """Kernel log behind a URL (test double)."""
+            result = read_file(url.split("://", 1)[1], SourceChoice("kernel", 1.0, ""), {}, strict)
+            signals = result.tables["signals"].assign(origin=lambda d: url + d["origin"].str.partition(":")[2])
+            yield replace(result, path=url, tables={"signals": signals}, quarantine=None, malformed=0,
+                          irrelevant=result.irrelevant + result.malformed)
+    return scheme
+
+
+def test_live_source_between_files_keeps_its_place(dask_client: object, generated: Path, tmp_path: Path) -> None:
+    scheme = _fake_source()
+    days = sorted((generated / "syslog").glob("messages-*.log"))
+    inputs = [generated / "dmesg", f"{scheme}://{days[0]}", generated / "syslog", f"{scheme}://{days[1]}",
+              generated / "slurm"]
+    local = ingest(inputs)
+    assert local.signals["origin"].str.startswith(f"{scheme}://").sum() > 5
+    assert_same(ingest(inputs, engine="dask", client=dask_client), local)
+    out = tmp_path / "tables"
+    assert_same(ingest(inputs, engine="dask", client=dask_client, output=out), local)
+    for name in ("signals", "jobs", "quarantine"):
+        pd.testing.assert_frame_equal(read_table(out, name), getattr(local, name), obj=name)

@@ -500,7 +500,7 @@ def plan_notes(plan: RunPlan) -> tuple[str, ...]:
 
 def file_tables(results: list[FileResult]) -> dict[str, pd.DataFrame]:
     """Per-file tables concatenated in file order: signals, jobs, telemetry, quarantine."""
-    tables = {name: _concat([r.tables.get(name, schema.empty(name)) for r in results], name)
+    tables = {name: _concat([r.tables[name] for r in results if name in r.tables], name)
               for name in ("signals", "jobs")}
     tables["telemetry"] = _concat([r.tables["telemetry"] for r in results if "telemetry" in r.tables],
                                   "telemetry")

@@ -18,13 +18,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from reliab.io import _ranges
-from reliab.io._driver import choose_source, read_file
+from reliab.io._driver import choose_source, file_tables, read_file
 from reliab.io._partitioned import write_parts
 from reliab.io._registry import FileResult
 from reliab.io._result import SourceChoice
 
-__all__ = ["Item", "TaskOutput", "read_batch", "collect_span", "read_spans"]
+__all__ = ["Item", "TaskOutput", "read_batch", "collect_span", "read_spans", "COMBINE"]
+
+#: ``output`` value of a task that returns its files' tables concatenated
+COMBINE = "\0combine"
 
 
 @dataclass(frozen=True)
@@ -39,27 +44,35 @@ class Item:
 
 @dataclass(frozen=True)
 class TaskOutput:
-    """What a task sends back: per file its result and source choice, and the parts written.
+    """What a task sends back: per file its result and source choice, and its tables.
 
-    With an output folder the results carry the accounting only (no tables, no quarantine:
-    those are in ``parts``).
+    ``output`` mode: the tables are in the Parquet ``parts`` written, the results carry the
+    accounting only.  ``combine`` mode: ``tables`` holds the task's files' tables
+    concatenated in file order (one frame per table crosses the network, not one per
+    file), the results the accounting only.  Otherwise each result keeps its own tables.
     """
 
     results: list[FileResult]
     choices: list[SourceChoice]
-    parts: list[dict[str, Any]]
+    parts: list[dict[str, Any]] = field(default_factory=list)
+    tables: dict[str, pd.DataFrame] | None = None
 
 
-def _finish(results: list[FileResult], choices: list[SourceChoice], output: str | None, run: str,
+#: what a task does with its tables: write them ("output" folder given), concatenate them, or keep them per file
+Mode = str | None
+
+
+def _finish(results: list[FileResult], choices: list[SourceChoice], output: Mode, run: str,
             task: int) -> TaskOutput:
     if output is None:
-        return TaskOutput(results, choices, [])
-    parts = write_parts(results, output, run, task)
+        return TaskOutput(results, choices)
     light = [replace(r, tables={}, quarantine=None) for r in results]
-    return TaskOutput(light, choices, parts)
+    if output == COMBINE:
+        return TaskOutput(light, choices, tables=file_tables(results))
+    return TaskOutput(light, choices, write_parts(results, output, run, task))
 
 
-def read_batch(items: list[Item], strict: bool, output: str | None, run: str, task: int) -> TaskOutput:
+def read_batch(items: list[Item], strict: bool, output: Mode, run: str, task: int) -> TaskOutput:
     """Sniff (unless forced) and read each file of ``items``, in order."""
     results, choices = [], []
     for item in items:
@@ -78,7 +91,7 @@ def collect_span(span: _ranges.Span, choice: SourceChoice, options: dict[str, An
     return mode.hits
 
 
-def read_spans(item: Item, choice: SourceChoice, strict: bool, output: str | None, run: str, task: int,
+def read_spans(item: Item, choice: SourceChoice, strict: bool, output: Mode, run: str, task: int,
                *hits: _ranges.SpanHits) -> TaskOutput:
     """The whole-file result of a file read as byte ranges (or read whole if a range says so)."""
     parts = list(hits)

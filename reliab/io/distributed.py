@@ -4,8 +4,9 @@
 as the local engine does (:func:`reliab.io._plan.prepare`: discovery, manifests, every
 input accounted for), then submits tasks (:mod:`reliab.io._tasks`):
 
-* small files are grouped, in discovery order, into tasks of about ``batch_bytes``
-  on-disk bytes (per-task overhead is what limits a folder of 20,000 small logs);
+* small files are grouped, in discovery order, into tasks of about ``BATCH_BYTES``
+  on-disk bytes (per-task overhead is what limits a folder of 20,000 small logs), or
+  fewer when that would leave fewer than 4 tasks per worker thread;
   each file is sniffed and read on the worker with the local engine's per-file step;
 * a plain file larger than ``range_bytes`` whose reader is one prefiltered line scan
   (kernel logs) is read as byte ranges (:mod:`reliab.io._ranges`): one task per range
@@ -59,7 +60,7 @@ from reliab.io._driver import (
 from reliab.io._plan import RunPlan
 from reliab.io._registry import FileResult
 from reliab.io._result import IngestResult, SourceChoice
-from reliab.io._tasks import Item, TaskOutput, collect_span, read_batch, read_spans
+from reliab.io._tasks import COMBINE, Item, TaskOutput, collect_span, read_batch, read_spans
 
 __all__ = ["ingest_dask", "read_many", "dask_client", "batches", "BATCH_BYTES", "RANGE_BYTES"]
 
@@ -176,36 +177,61 @@ class _Submitted:
         self.client.cancel(self.futures)
 
 
-def _submit_file_tasks(sub: _Submitted, items: list[Item], strict: bool, output: str | None, run: str,
-                       batch_bytes: int | None, range_bytes: int) -> list[Any]:
-    """One future per task, in input order: batches of small files, range reads of large ones."""
+def _submit_file_tasks(sub: _Submitted, segments: list[list[Item]], strict: bool, output: str | None, run: str,
+                       batch_bytes: int | None, range_bytes: int) -> tuple[list[Any], list[int]]:
+    """One future per task, in input order: batches of small files, range reads of large ones.
+
+    ``segments`` are runs of files between live sources; no task spans two segments, and
+    each gap between segments reserves a task number (returned) for the live source's rows,
+    so that every row keeps its input position.
+    """
     futures: list[Any] = []
+    gaps: list[int] = []
     small: list[Item] = []
+    number = [0]
+
+    def task() -> int:
+        number[0] += 1
+        return number[0] - 1
 
     def flush() -> None:
         sizes = [_size(i.path) for i in small]
-        for group in batches(sizes, batch_bytes):
+        for group in batches(sizes, _batch_size(sub.client, sum(sizes), batch_bytes)):
             chunk = [small[i] for i in group]
-            n = len(futures)
+            n = task()
             futures.append(sub.submit(read_batch, chunk, strict, output, run, n, key=f"read-{n}",
                                       files=[i.path for i in chunk]))
         small.clear()
 
-    for item in items:
-        choice = _split_choice(item, strict, range_bytes)
-        if choice is None:
-            small.append(item)
-            continue
+    for k, items in enumerate(segments):
+        if k:
+            gaps.append(task())
+        for item in items:
+            choice = _split_choice(item, strict, range_bytes)
+            if choice is None:
+                small.append(item)
+                continue
+            flush()
+            n = task()
+            hits = [sub.submit(collect_span, span, choice, item.options, key=f"span-{n}-{span.index}",
+                               files=[item.path]) for span in _ranges.spans(item.path, range_bytes)]
+            sub.futures.extend(hits)
+            futures.append(sub.submit(read_spans, item, choice, strict, output, run, n, *hits,
+                                      key=f"parse-{n}", files=[item.path]))
         flush()
-        n = len(futures)
-        hits = [sub.submit(collect_span, span, choice, item.options, key=f"span-{n}-{span.index}",
-                           files=[item.path]) for span in _ranges.spans(item.path, range_bytes)]
-        sub.futures.extend(hits)
-        futures.append(sub.submit(read_spans, item, choice, strict, output, run, n, *hits,
-                                  key=f"parse-{n}", files=[item.path]))
-    flush()
     sub.futures.extend(futures)
-    return futures
+    return futures, gaps
+
+
+def _batch_size(client: Any, total: int, batch_bytes: int | None) -> int | None:
+    """``batch_bytes``, made smaller when needed so that every worker thread gets about 4 tasks."""
+    if batch_bytes is None:
+        return None
+    try:
+        threads = max(1, sum(client.nthreads().values()))
+    except Exception:  # noqa: BLE001 - a client that cannot say: keep the setting
+        return batch_bytes
+    return max(1, min(batch_bytes, total // (4 * threads)))
 
 
 def _split_choice(item: Item, strict: bool, range_bytes: int) -> SourceChoice | None:
@@ -217,24 +243,37 @@ def _split_choice(item: Item, strict: bool, range_bytes: int) -> SourceChoice | 
 
 
 def _merge(plan: RunPlan, outputs: list[TaskOutput], strict: bool
-           ) -> tuple[list[FileResult], dict[str, SourceChoice | None], list[FileResult]]:
-    """Per-entry results in input order: remote ones from the tasks, the rest read here."""
+           ) -> tuple[list[FileResult], dict[str, SourceChoice | None], list[list[FileResult]]]:
+    """Per-entry results in input order (remote ones from the tasks, the rest read here), and
+    the results of each live source."""
     remote = iter((r, c) for out in outputs for r, c in zip(out.results, out.choices, strict=True))
     results: list[FileResult] = []
     choices: dict[str, SourceChoice | None] = {}
-    local: list[FileResult] = []
+    live: list[list[FileResult]] = []
     for entry in plan.entries:
         if entry.result is None and not entry.url:
             result, choice = next(remote)
             results.append(result)
             choices[result.path] = choice
             continue
-        for result, choice in read_entry(plan, entry, strict):
+        read = read_entry(plan, entry, strict)
+        for result, choice in read:
             results.append(result)
             choices[result.path] = choice
-            if entry.url:
-                local.append(result)
-    return results, choices, local
+        if entry.url:
+            live.append([r for r, _ in read])
+    return results, choices, live
+
+
+def _segments(plan: RunPlan) -> list[list[Item]]:
+    """The files of ``plan`` to read on the cluster, cut at every live source."""
+    segments: list[list[Item]] = [[]]
+    for e in plan.entries:
+        if e.url:
+            segments.append([])
+        elif e.result is None:
+            segments[-1].append(Item(e.path, *plan.file_options(e.path)))
+    return segments
 
 
 def read_many(client: Any, items: list[Item], strict: bool, *, progress: bool = False
@@ -249,8 +288,8 @@ def read_many(client: Any, items: list[Item], strict: bool, *, progress: bool = 
         A task failed for good.
     """
     sub = _Submitted(client, uuid.uuid4().hex[:12])
-    outputs: list[TaskOutput] = sub.gather(
-        _submit_file_tasks(sub, items, strict, None, "", BATCH_BYTES, RANGE_BYTES), progress)
+    futures, _ = _submit_file_tasks(sub, [items], strict, None, "", BATCH_BYTES, RANGE_BYTES)
+    outputs: list[TaskOutput] = sub.gather(futures, progress)
     pairs = [(r, c) for out in outputs for r, c in zip(out.results, out.choices, strict=True)]
     return {item.path: (lambda pair=pair: pair) for item, pair in zip(items, pairs, strict=True)}
 
@@ -267,46 +306,45 @@ def ingest_dask(plan: RunPlan, attribution: dict[str, Any], *, strict: bool, cli
     DistributedError
         A task failed for good (its worker died too often, the connection broke).
     """
-    items = [Item(e.path, *plan.file_options(e.path)) for e in plan.entries if e.result is None and not e.url]
+    segments = _segments(plan)
     out = None if output is None else str(Path(output).resolve())
     run = _partitioned.new_run()
     with dask_client(client) as c:
         sub = _Submitted(c, uuid.uuid4().hex[:12])
         try:
-            futures = _submit_file_tasks(sub, items, strict, out, run, BATCH_BYTES, RANGE_BYTES)
+            futures, gaps = _submit_file_tasks(sub, segments, strict, out or COMBINE, run, BATCH_BYTES, RANGE_BYTES)
             outputs: list[TaskOutput] = sub.gather(futures, progress)
         except BaseException:
             if out is not None:
                 _partitioned.discard_run(out, run)
             raise
-    results, choices, local = _merge(plan, outputs, strict)
+    results, choices, live = _merge(plan, outputs, strict)
     parts = [p for o in outputs for p in o.parts]
-    if out is None:
-        tables = file_tables(results)
+    if out is None:  # each task's tables, and each live source's, in input order
+        numbered = [(n, o.tables) for n, o in zip(_numbers(gaps, len(outputs)), outputs, strict=True)]
+        numbered += [(n, file_tables(rs)) for n, rs in zip(gaps, live, strict=True)]
+        numbered.sort(key=lambda x: x[0])
+        tables = {t: _concat([frames[t] for _, frames in numbered if frames], t) for t in _partitioned.PARTITIONED}
     else:
+        for n, rs in zip(gaps, live, strict=True):  # live sources' rows: the parts of their reserved tasks
+            parts += _partitioned.write_parts(rs, out, run, n)
         tables = {t: _partitioned_table(out, parts, t) for t in _partitioned.PARTITIONED}
-        if local:  # live sources' rows came to the client
-            extra = file_tables(local)
-            tables = {t: _concat([tables[t], extra[t]], t) for t in _partitioned.PARTITIONED}
     result = finish(tables, accounting_of(results), sources_of(results, choices), notes=plan_notes(plan),
                     **attribution)
     if out is not None:
-        _commit(out, run, parts, result, local)
+        _partitioned.commit(out, run, parts, {"interruptions": result.interruptions,
+                                              "user_failures": result.user_failures,
+                                              "accounting": result.accounting},
+                            {"policy": result.policy, "notes": list(result.notes)})
     return result
+
+
+def _numbers(gaps: list[int], n_tasks: int) -> list[int]:
+    """Task numbers of the ``n_tasks`` submitted tasks: every number not reserved for a live source."""
+    reserved = set(gaps)
+    return [n for n in range(n_tasks + len(gaps)) if n not in reserved]
 
 
 def _partitioned_table(out: str, parts: list[dict[str, Any]], table: str) -> pd.DataFrame:
     """One table from this run's parts (not yet committed), rows in input order."""
     return _partitioned.read_parts(out, [p for p in parts if p["table"] == table], table)
-
-
-def _commit(out: str, run: str, parts: list[dict[str, Any]], result: IngestResult,
-            local: list[FileResult]) -> None:
-    """Write the derived tables and the manifest; live sources' rows become one more task's parts."""
-    if local:
-        task = 1 + max((p["task"] for p in parts), default=-1)
-        parts = parts + _partitioned.write_parts(local, out, run, task)
-    _partitioned.commit(out, run, parts, {"interruptions": result.interruptions,
-                                          "user_failures": result.user_failures,
-                                          "accounting": result.accounting},
-                        {"policy": result.policy, "notes": list(result.notes)})
