@@ -137,6 +137,17 @@ def demo(out: str | Path = "demo-report", *, data: str | Path | None = None, pdf
                            gpus_per_node=facts.gpus_per_node, job_hours=facts.days * 24.0)
     timings["rates"] = time.perf_counter() - t0
 
+    environment = None
+    if len(result.telemetry):
+        from reliab.models.environment.study import analyze_environment
+
+        t0 = time.perf_counter()
+        # demo choices: steps of >= 100 W per GPU of the fleet; an illustrative 10 MW grid limit
+        environment = analyze_environment(
+            result.telemetry, jobs=result.jobs, interruptions=result.interruptions,
+            min_step_w=100.0 * facts.n_gpus, grid_limit_mw=10.0)
+        timings["environment"] = time.perf_counter() - t0
+
     t0 = time.perf_counter()
     costs, replay, job_mttf, plan = _job_level(result, facts, rates)
     timings["jobs"] = time.perf_counter() - t0
@@ -153,7 +164,8 @@ def demo(out: str | Path = "demo-report", *, data: str | Path | None = None, pdf
     report = build_report(result, rates=rates, reference=table5(),
                           title="Reliability report: Llama-3-scale sample cluster",
                           subtitle="Synthetic logs calibrated to Llama 3 Table 5 (arXiv 2407.21783)", meta=meta,
-                          job_costs=costs, replay=replay, job_mttf=job_mttf, plan=plan)
+                          job_costs=costs, replay=replay, job_mttf=job_mttf, plan=plan,
+                          environment=environment)
     files = {"report.html": write_html(report, out / "report.html")}
     timings["html"] = time.perf_counter() - t0
     if pdf:

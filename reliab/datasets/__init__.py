@@ -5,6 +5,9 @@ interruption counts of Llama 3 Table 5 (arXiv 2407.21783, §3.3.4) [P], node fra
 lemon nodes [U], a diurnal environment and checkpoint power drops (§3.3.4) [P]; its
 :meth:`~SimulatedCluster.write` produces raw logs in the real formats of
 ``docs/raw-formats.md``.  :func:`load_llama3_sample` returns the bundled seeded run.
+:func:`simulate_environment` draws a fleet's temperature, power, throughput and failures
+with known effects (temperature incidence-rate ratio, diurnal amplitude) and writes them
+in nvidia-smi, dcgm-exporter and Slurm formats.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Literal
 import pandas as pd
 
 from reliab.datasets._cluster import SimulatedCluster, simulate
+from reliab.datasets._envsim import SimulatedEnvironment, simulate_environment
 from reliab.datasets._fleet import FleetSample, write_fleet
 from reliab.datasets._simulate import SimParams, default_rates
 from reliab.taxonomy.vocabulary import LLAMA3_DAYS, LLAMA3_GPUS
@@ -183,4 +187,5 @@ def load_llama3_sample() -> dict[str, object]:
     return out
 
 
-__all__ = ["simulate_cluster", "SimulatedCluster", "load_llama3_sample", "sample_path", "write_fleet", "FleetSample"]
+__all__ = ["simulate_cluster", "SimulatedCluster", "load_llama3_sample", "sample_path",
+           "simulate_environment", "SimulatedEnvironment", "write_fleet", "FleetSample"]

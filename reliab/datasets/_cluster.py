@@ -19,7 +19,7 @@ import pandas as pd
 
 from reliab.datasets import _messy
 from reliab.datasets import _writers as w
-from reliab.datasets._environment import simulate_environment
+from reliab.datasets._environment import cluster_telemetry
 from reliab.datasets._evidence import Evidence, add_background
 from reliab.datasets._jobs import build_jobs, hostlist
 from reliab.datasets._noise import kernel_noise, syslog_noise, training_lines
@@ -131,7 +131,7 @@ def simulate(params: SimParams) -> SimulatedCluster:
     ev = Evidence()
     _express_all(params, timeline, raw_jobs, segments, ev, rng_for(params, 6))
     _background(params, nodes, timeline, ev, rng_for(params, 7))
-    telemetry = simulate_environment(params, raw_jobs, spans, rng_for(params, 8))
+    telemetry = cluster_telemetry(params, raw_jobs, spans, rng_for(params, 8))
     nodes = nodes.assign(interruptions=np.bincount(timeline["node"][timeline["node"] >= 0],
                                                    minlength=len(nodes)))
     checkpoints, costs = progress_truth(params, raw_jobs, timeline)

@@ -151,7 +151,7 @@ def gpu_slice(params: SimParams, phase: np.ndarray, amb: np.ndarray, spans: list
     return _typed(pd.concat(frames, ignore_index=True))
 
 
-def simulate_environment(params: SimParams, jobs: pd.DataFrame, spans: list[tuple],
+def cluster_telemetry(params: SimParams, jobs: pd.DataFrame, spans: list[tuple],
                          rng: np.random.Generator) -> dict[str, pd.DataFrame]:
     """All telemetry tables: ``cluster`` (1 min), ``nodes`` (15 min), ``gpus`` (1 day, 1 min)."""
     phase = minute_phases(params, jobs)

@@ -1,4 +1,5 @@
-"""Statistical models of reliab: rates, survival, competing risks, recurrent events, lemons.
+"""Statistical models of reliab: rates, survival, competing risks, recurrent events, lemons,
+environment (temperature, power, throughput).
 
 Every function returns a frozen result object with ``summary()``, ``to_dict()`` and
 ``_repr_html_()``.  Names are resolved lazily from the private modules below.
@@ -29,6 +30,13 @@ _EXPORTS: dict[str, str] = {
     "crow_amsaa": "reliab.models.growth",
     "trend_test": "reliab.models.trend",
     "find_lemons": "reliab.models.lemons",
+    # environment (reliab.models.environment)
+    "detect_power_swings": "reliab.models.environment",
+    "analyze_power_swings": "reliab.models.environment",
+    "fit_throughput": "reliab.models.environment",
+    "diurnal_amplitude": "reliab.models.environment",
+    "fit_failure_glm": "reliab.models.environment",
+    "analyze_environment": "reliab.models.environment",
     # job-level reliability (reliab.models.jobs)
     "job_mttf": "reliab.models.jobs.mttf",
     "estimate_job_mttf": "reliab.models.jobs.mttf",

@@ -31,6 +31,7 @@ def build_report(
     replay: Any | None = None,
     job_mttf: Any | None = None,
     plan: Any | None = None,
+    environment: Any | None = None,
 ) -> Report:
     """Assemble the cluster reliability report.
 
@@ -59,12 +60,15 @@ def build_report(
         :func:`reliab.estimate_job_mttf` and :func:`reliab.plan_checkpoints` results; with
         ``job_costs`` a ``jobs`` section (ETTR, cost of interruptions per category, the
         replay, MTTF against job size, checkpoint plan) follows ``daily``.
+    environment : EnvironmentStudy, optional
+        Result of :func:`reliab.analyze_environment`; adds an ``environment`` section
+        (before ``methods``) when given.
 
     Returns
     -------
     Report
         Sections, in order: ``summary``, ``categories``, ``timeline``, ``rates``, ``daily``,
-        (``jobs``), ``data-quality``, ``methods``.
+        (``jobs``), ``data-quality``, (``environment``,) ``methods``.
 
     See Also
     --------
@@ -73,6 +77,7 @@ def build_report(
     return assemble(
         ingest, rates=rates, reference=reference, title=title, subtitle=subtitle, meta=meta,
         job_costs=job_costs, replay=replay, job_mttf=job_mttf, plan=plan,
+        environment=environment,
     )
 
 

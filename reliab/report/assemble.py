@@ -466,6 +466,7 @@ def assemble(
     replay: Any | None = None,
     job_mttf: Any | None = None,
     plan: Any | None = None,
+    environment: Any | None = None,
 ) -> Report:
     """Build the report document; see :func:`reliab.report.build_report`."""
     df = _interruptions(ingest)
@@ -489,6 +490,10 @@ def assemble(
         ),
         _methods_section(rates, reference, meta_s, *_policy_sentence(ingest)),
     )
+    if environment is not None:  # shown only when telemetry was analysed
+        from reliab.report.environment import environment_section
+
+        sections = (*sections[:-1], environment_section(environment), sections[-1])
     return Report(title=title, sections=sections, subtitle=subtitle, meta=tuple(meta_s.items()))
 
 
