@@ -127,10 +127,15 @@ def machine() -> dict[str, Any]:
             "python": sys.version.split()[0], "load_average": list(os.getloadavg()), "versions": versions}
 
 
-def previous(before: str) -> dict[str, Any] | None:
-    """The newest results file older than ``before`` (a file name), if any."""
-    files = sorted(p for p in RESULTS.glob("*.json") if p.name < before)
-    return json.loads(files[-1].read_text()) if files else None
+def previous(before: str, quick: bool = False) -> dict[str, Any] | None:
+    """The newest results file older than ``before`` (a file name) of the same kind (quick or not)."""
+    for path in sorted(RESULTS.glob("*.json"), reverse=True):
+        if path.name >= before:
+            continue
+        data = json.loads(path.read_text())
+        if bool(data.get("machine", {}).get("quick")) == quick:
+            return data
+    return None
 
 
 def _fmt(x: float | None, unit: str = "") -> str:
