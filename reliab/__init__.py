@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "UnknownFormatError": "reliab.errors",
     "InputFileError": "reliab.errors",
     "SourceError": "reliab.errors",
+    "DistributedError": "reliab.errors",
     "ReliabWarning": "reliab.errors",
     # schema
     "validate": "reliab.schema",
@@ -95,6 +96,10 @@ _EXPORTS: dict[str, str] = {
     "simulate_job": "reliab.models",
     "failure_cost": "reliab.models",
     "replay_mitigations": "reliab.models",
+    # fleet scale on Dask
+    "reduce_telemetry": "reliab.fleet",
+    "rates_by_group": "reliab.fleet",
+    "fit_failure_glm_cells": "reliab.fleet",
     # report
     "demo": "reliab._demo",
     "build_report": "reliab.report",
@@ -105,7 +110,8 @@ _EXPORTS: dict[str, str] = {
 __all__ = ["__version__", *_EXPORTS]
 
 
-_SUBPACKAGES = ("datasets", "ingest", "models", "report", "taxonomy", "schema", "errors", "plots", "prepare")
+_SUBPACKAGES = ("datasets", "ingest", "models", "report", "taxonomy", "schema", "errors", "plots", "prepare",
+                "fleet")
 
 
 def __getattr__(name: str) -> Any:
