@@ -6,7 +6,11 @@ per-window partial sums (:func:`reliab.windows.window_partials`); the partials a
 so that every series of a host meets in one partition, merged
 (:func:`reliab.windows.combine_partials`) and finalised
 (:func:`reliab.windows.finalize_windows`): mean, min, max, observed hours, hours above a
-threshold.  The raw samples never leave their worker; only partial sums move.
+threshold.  The raw samples never leave their worker; only partial sums move.  When the
+input is Parquet files whose footers give each file's host range (telemetry written per
+host, rack or pod, any number of days per file), the files are first cut into groups that
+share no host (:func:`host_groups`) and each group is reduced by one task: no shuffle at
+all.
 
 It adds **power-swing counts**: with ``swings={"power_w": 300}`` each window gets
 ``power_w_swings``, the number of samples whose power moved at least 300 W from the
@@ -27,6 +31,7 @@ Duplicate timestamps of a series are merged within a partition (as
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -35,10 +40,10 @@ import numpy as np
 import pandas as pd
 
 from reliab.align import clean_times, key_codes
-from reliab.fleet._frames import Source, as_dask
+from reliab.fleet._frames import Source, as_dask, parquet_files
 from reliab.windows import SERIES, combine_partials, count_events, finalize_windows, window_partials
 
-__all__ = ["reduce_telemetry", "telemetry_partials", "finish_partials"]
+__all__ = ["reduce_telemetry", "telemetry_partials", "finish_partials", "host_groups"]
 
 _FIRST, _LAST, _STEPS = "__vfirst", "__vlast", "__steps"
 
@@ -147,6 +152,77 @@ def _finish_or_empty(parts: pd.DataFrame, empty: pd.DataFrame, **kw: Any) -> pd.
     return finish_partials(parts, **kw) if len(parts) else empty.copy()
 
 
+def _host_range(path: str) -> tuple[str, str] | None:
+    """The smallest and largest host of a Parquet file, from its footer (``None``: not recorded)."""
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    names = [meta.schema.column(i).name for i in range(meta.num_columns)]
+    if "host" not in names or meta.num_row_groups == 0:
+        return None
+    col = names.index("host")
+    lows, highs = [], []
+    for g in range(meta.num_row_groups):
+        stats = meta.row_group(g).column(col).statistics
+        if stats is None or not stats.has_min_max or stats.null_count:
+            return None
+        lows.append(str(stats.min))
+        highs.append(str(stats.max))
+    return min(lows), max(highs)
+
+
+def host_groups(files: Sequence[str]) -> list[list[str]] | None:
+    """Files cut into groups that share no host, from the host range in each file's footer.
+
+    Files whose ranges overlap go together; ``None`` when a footer lacks the range.  Telemetry
+    written per rack, pod or host (each file one group of hosts, any number of days) gives
+    one group per rack, pod or host.
+    """
+    ranges = [_host_range(f) for f in files]
+    if any(r is None for r in ranges):
+        return None
+    order = sorted(range(len(files)), key=lambda i: ranges[i])  # type: ignore[arg-type, return-value]
+    groups: list[list[str]] = []
+    high = ""
+    for i in order:
+        low, top = ranges[i]  # type: ignore[misc]
+        if groups and low <= high:
+            groups[-1].append(files[i])
+            high = max(high, top)
+        else:
+            groups.append([files[i]])
+            high = top
+    return [sorted(g) for g in groups]
+
+
+def _reduce_group(files: list[str], kw: dict[str, Any], level: str, output: str | None, index: int
+                  ) -> pd.DataFrame | str:
+    """Every window of the hosts of ``files`` (a host group): partials per file, then finish."""
+    pkw = {k: kw[k] for k in ("freq", "columns", "thresholds", "swings", "duplicates")}
+    parts = pd.concat([telemetry_partials(pd.read_parquet(f), **pkw) for f in files], ignore_index=True)
+    out = finish_partials(parts, level=level, **{k: kw[k] for k in ("freq", "thresholds", "swings", "events",
+                                                                   "event_name")})  # type: ignore[arg-type]
+    if output is None:
+        return out
+    target = Path(output) / f"part-{index:06d}.parquet"
+    out.to_parquet(target, index=False)
+    return str(target)
+
+
+def _by_host_groups(client: Any, groups: list[list[str]], kw: dict[str, Any], level: str,
+                    output: str | os.PathLike[str] | None) -> pd.DataFrame | Path:
+    """One task per host group; no shuffle (see :func:`host_groups`)."""
+    if output is not None:
+        Path(output).mkdir(parents=True, exist_ok=True)
+    futures = [client.submit(_reduce_group, g, kw, level, None if output is None else str(output), i,
+                             key=f"reliab-windows-{i}-{uuid.uuid4().hex[:8]}", pure=False)
+               for i, g in enumerate(groups)]
+    done = client.gather(futures)
+    if output is not None:
+        return Path(output)
+    return pd.concat(done, ignore_index=True)
+
+
 def reduce_telemetry(
     telemetry: Source,
     *,
@@ -221,12 +297,32 @@ def reduce_telemetry(
                               event_name=event_name)
         out.attrs = attrs
         return out
+    keys = ["host", "gpu"] if level == "gpu" else ["host"]
+    groups = _groups_of(telemetry, client)
+    if groups is not None:
+        got = _by_host_groups(client, groups, kw, level, output)
+        if isinstance(got, Path):
+            return got
+        out = got.sort_values([*keys, "window"], kind="stable").reset_index(drop=True)
+        out.attrs = attrs
+        return out
     windows = _dask_reduce(as_dask(telemetry, columns=None), kw, level, partitions)
     if output is not None:
         folder = Path(output)
         windows.to_parquet(str(folder), write_index=False, compute=True)
         return folder
-    keys = ["host", "gpu"] if level == "gpu" else ["host"]
     out = client.compute(windows).result().sort_values([*keys, "window"], kind="stable").reset_index(drop=True)
     out.attrs = attrs
     return out
+
+
+def _groups_of(telemetry: Source, client: Any) -> list[list[str]] | None:
+    """Host groups of Parquet input worth one task each (at least two per worker thread), else ``None``."""
+    if not isinstance(telemetry, str | os.PathLike | list | tuple):
+        return None
+    try:
+        groups = host_groups(parquet_files(telemetry))
+    except Exception:  # noqa: BLE001 - unreadable footers: the shuffle path reads the data itself
+        return None
+    threads = max(1, sum(client.nthreads().values()))
+    return groups if groups is not None and len(groups) >= 2 * threads else None
