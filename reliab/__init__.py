@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "UnknownFormatError": "reliab.errors",
     "InputFileError": "reliab.errors",
     "SourceError": "reliab.errors",
+    "DistributedError": "reliab.errors",
     "ReliabWarning": "reliab.errors",
     # schema
     "validate": "reliab.schema",
@@ -42,6 +43,7 @@ _EXPORTS: dict[str, str] = {
     "simulate_cluster": "reliab.datasets",
     "load_llama3_sample": "reliab.datasets",
     "sample_path": "reliab.datasets",
+    "write_fleet": "reliab.datasets",
     # models: rates and MTBF
     "estimate_mtbf": "reliab.models",
     "estimate_rates": "reliab.models",
@@ -132,6 +134,10 @@ _EXPORTS: dict[str, str] = {
     "simulate_job": "reliab.models",
     "failure_cost": "reliab.models",
     "replay_mitigations": "reliab.models",
+    # fleet scale on Dask
+    "reduce_telemetry": "reliab.fleet",
+    "rates_by_group": "reliab.fleet",
+    "fit_failure_glm_cells": "reliab.fleet",
     # report
     "demo": "reliab._demo",
     "build_report": "reliab.report",
@@ -143,7 +149,7 @@ __all__ = ["__version__", *_EXPORTS]
 
 
 _SUBPACKAGES = ("datasets", "ingest", "models", "report", "taxonomy", "schema", "errors", "plots", "prepare",
-                "study")
+                "study", "fleet")
 
 
 def __getattr__(name: str) -> Any:

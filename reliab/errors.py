@@ -73,6 +73,12 @@ class SourceError(ReliabError):
     naming the location and the cause; nothing is returned."""
 
 
+class DistributedError(ReliabError):
+    """A task of the Dask engine failed for good (its workers died, the cluster went away).
+
+    The message names the task's files; nothing partial was returned or committed."""
+
+
 class InsufficientDataError(ReliabError):
     """Too little data for an estimate (e.g. no failures, all units censored)."""
 

@@ -16,6 +16,16 @@ def sample_ingest():
     return reliab.ingest(reliab.sample_path(), policy="training-run")
 
 
+@pytest.fixture(scope="session")
+def dask_client():
+    """One Dask ``LocalCluster`` per test session: 2 single-threaded worker processes."""
+    distributed = pytest.importorskip("dask.distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    with cluster, distributed.Client(cluster) as client:
+        yield client
+
+
 def pytest_terminal_summary(terminalreporter):
     """List the artifacts the live-source tests kept (``RELIAB_TEST_ARTIFACTS``, set by CI)."""
     import os

@@ -1,90 +1,195 @@
-"""Scale-out ingest: one Dask task per file on a LocalCluster gives exactly the local result."""
+"""``reliab.ingest(..., engine="dask")`` on a LocalCluster gives exactly the local result.
+
+One LocalCluster (2 single-threaded worker processes) serves the whole session
+(``dask_client`` in conftest.py).  Tables are compared as they come, row order included.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import gzip
+import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+import reliab
 from reliab.datasets import simulate_cluster
-from reliab.io import IngestResult, discover, ingest
+from reliab.io import IngestResult, ingest
+from reliab.io import distributed as dist
+from reliab.io._partitioned import MANIFEST, read_manifest, read_table
 
-distributed = pytest.importorskip("dask.distributed")
+pytest.importorskip("dask.distributed")
 
-TABLES = ("signals", "jobs", "telemetry", "quarantine", "interruptions", "accounting")
+TABLES = ("signals", "jobs", "telemetry", "quarantine", "interruptions", "accounting", "user_failures")
+#: lines the kernel reader cannot read, planted in the large log (their line numbers are checked)
+NO_CODE = "2024-06-03T01:00:00.000000+00:00 node0007 kernel: NVRM: Xid (PCI:0000:18:00): , pid=1"
+BAD_TIME = "2024-13-45T01:00:00.000000+00:00 node0007 kernel: NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus."
+
+
+def assert_same(got: IngestResult, want: IngestResult) -> None:
+    for name in TABLES:
+        pd.testing.assert_frame_equal(getattr(got, name), getattr(want, name), obj=name)
+    assert dict(got.sources) == dict(want.sources)
+    assert got.notes == want.notes and got.policy == want.policy
 
 
 @pytest.fixture(scope="module")
-def raw(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("cluster")
-    simulate_cluster(n_gpus=512, days=7, counts="expected", seed=1).write(folder)
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A simulated cluster's files, one large kernel log (split into ranges) and a gzip copy.
+
+    The large log is the cluster's rsyslog days concatenated, with two unreadable signal lines
+    planted and CRLF line ends in its second half.
+    """
+    folder = tmp_path_factory.mktemp("generated")
+    simulate_cluster(n_gpus=512, days=7, counts="expected", seed=1, noise_lines_per_node_day=30,
+                     background_per_node_day=1.0).write(folder)
+    days = sorted((folder / "syslog").glob("messages-*.log"))
+    lines = [ln for day in days for ln in day.read_text().splitlines()]
+    lines.insert(len(lines) // 3, NO_CODE)
+    lines.insert(2 * len(lines) // 3, BAD_TIME)
+    half = len(lines) // 2
+    big = folder / "central" / "messages"
+    big.parent.mkdir()
+    big.write_bytes(("\n".join(lines[:half]) + "\n").encode() + ("\r\n".join(lines[half:]) + "\r\n").encode())
+    with open(days[0], "rb") as src, gzip.open(folder / "central" / "messages-old.gz", "wb") as dst:
+        shutil.copyfileobj(src, dst)
     return folder
 
 
-@pytest.fixture(scope="module")
-def client() -> Iterator[object]:
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-    with cluster, distributed.Client(cluster) as c:
-        yield c
+@pytest.fixture
+def small_ranges(monkeypatch: pytest.MonkeyPatch) -> int:
+    """Range reads of anything above 64 KiB, and batches of 256 KiB (many tasks on small input)."""
+    monkeypatch.setattr(dist, "RANGE_BYTES", 64 << 10)
+    monkeypatch.setattr(dist, "BATCH_BYTES", 256 << 10)
+    return 64 << 10
 
 
-def _sorted(df: pd.DataFrame) -> pd.DataFrame:
-    keys = [c for c in ("origin", "path", "lineno", "job_id", "time", "host", "gpu") if c in df.columns]
-    return df.sort_values(keys, kind="stable").reset_index(drop=True) if keys else df
+def test_bundled_folder_equals_local(dask_client: object, sample_ingest: IngestResult) -> None:
+    """The bundled sample, passed as a folder as a user would: every table identical."""
+    got = reliab.ingest(reliab.sample_path(), policy="training-run", engine="dask", client=dask_client)
+    assert len(got.interruptions) == 466 and len(got.accounting) > 1000
+    assert_same(got, sample_ingest)
 
 
-def _assert_equal(got: IngestResult, want: IngestResult) -> None:
-    for name in TABLES:
-        pd.testing.assert_frame_equal(_sorted(getattr(got, name)), _sorted(getattr(want, name)), obj=name)
-    assert dict(got.sources) == dict(want.sources)
+def test_generated_set_with_a_file_in_byte_ranges(dask_client: object, generated: Path,
+                                                  small_ranges: int) -> None:
+    big = generated / "central" / "messages"
+    assert big.stat().st_size > 20 * small_ranges  # read as 20+ ranges
+    from dask.distributed import get_task_stream
+
+    local = ingest(generated)
+    with get_task_stream(dask_client) as stream:
+        got = ingest(generated, engine="dask", client=dask_client)
+    assert_same(got, local)
+    keys = [str(t["key"]) for t in stream.data]
+    assert sum(k.startswith("reliab-span-") for k in keys) > 20  # the big file, as ranges
+    kernel = local.accounting.loc[local.accounting["source"] == "kernel", "path"]
+    split = [p for p in kernel if Path(p).stat().st_size > small_ranges and not p.endswith(".gz")]
+    assert str(big) in split and sum(k.startswith("reliab-parse-") for k in keys) == len(split)
+    acc = got.accounting.set_index("path")
+    assert acc.loc[str(big), "source"] == "kernel" and acc.loc[str(big), "malformed"] == 2
+    text = big.read_bytes().splitlines()
+    quarantined = got.quarantine[got.quarantine["path"] == str(big)]
+    assert [text[n - 1].decode() for n in quarantined["lineno"]] == [NO_CODE, BAD_TIME]
+    from_big = got.signals[got.signals["origin"].str.startswith(f"{big}:")]
+    assert len(from_big) > 100
+    for origin, host in zip(from_big["origin"].head(50), from_big["host"].head(50), strict=True):
+        assert host in text[int(origin.rsplit(":", 1)[1]) - 1].decode()
 
 
-@pytest.fixture(scope="module")
-def local(raw: Path) -> IngestResult:
-    return ingest(raw)
+def test_partitioned_output(dask_client: object, generated: Path, small_ranges: int, tmp_path: Path) -> None:
+    local = ingest(generated)
+    out = tmp_path / "tables"
+    got = ingest(generated, engine="dask", client=dask_client, output=out)
+    assert_same(got, local)
+    for name in ("signals", "jobs", "telemetry", "quarantine", "interruptions", "accounting"):
+        pd.testing.assert_frame_equal(read_table(out, name), getattr(local, name), obj=name)
+    kernel_days = sorted(p.name for p in (out / "signals" / "source=kernel").iterdir())
+    assert kernel_days == sorted(f"date={d}" for d in local.signals.loc[
+        local.signals["source"] == "kernel", "time"].dt.strftime("%Y-%m-%d").unique())
+    assert (out / "quarantine" / "source=kernel").is_dir() and (out / MANIFEST).is_file()
+    assert not list(out.rglob("*.tmp"))
+    manifest = read_manifest(out)
+    assert sum(p["rows"] for p in manifest["tables"]["signals"]) == len(local.signals)
+    again = ingest(generated, engine="dask", client=dask_client, output=out)  # replaces the run
+    assert_same(again, local)
+    files = {str(p.relative_to(out)) for p in out.rglob("part-*.parquet")}
+    assert files == {p["path"] for t in read_manifest(out)["tables"].values() for p in t}
 
 
-@pytest.mark.parametrize("batch_bytes", [None, 1 << 16, 8 << 20], ids=["per-file", "64KiB", "8MiB"])
-def test_distributed_equals_local(raw: Path, client: object, local: IngestResult,
-                                  batch_bytes: int | None) -> None:
-    from reliab.io.distributed import ingest_distributed
-
-    assert len(local.accounting) > 20 and len(local.signals) and len(local.telemetry)
-    _assert_equal(ingest_distributed(raw, client=client, batch_bytes=batch_bytes), local)
-
-
-def test_distributed_parquet_partitions(raw: Path, client: object, local: IngestResult,
-                                        tmp_path: Path) -> None:
-    from reliab.io.distributed import batches, ingest_distributed
-
-    out = tmp_path / "parts"
-    _assert_equal(ingest_distributed(raw, client=client, output=out, batch_bytes=1 << 18), local)
-    assert sorted(p.name for p in out.iterdir()) == ["jobs", "signals", "telemetry"]
-    n_tasks = len(batches(discover(raw), 1 << 18))
-    parts = list(out.glob("telemetry/part-*.parquet"))
-    assert 1 < len(parts) and all(int(p.stem.split("-")[1]) < n_tasks for p in parts)
-    assert not list(out.glob("*/.*.tmp"))
+def test_options_errors() -> None:
+    with pytest.raises(ValueError, match="engine"):
+        ingest(reliab.sample_path(), engine="spark")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="engine='dask'"):
+        ingest(reliab.sample_path(), output="x")
+    with pytest.raises(ValueError, match="store="):
+        ingest(reliab.sample_path(), engine="dask", store="s", output="x")
+    with pytest.raises(ValueError, match="workers"):
+        with dist.dask_client(workers=0):
+            pass
 
 
-def test_batches_keep_order_and_size(tmp_path: Path) -> None:
-    from reliab.io.distributed import batches
-
-    files = []
-    for i, size in enumerate([10, 10, 50, 10, 200, 5]):
-        files.append(tmp_path / f"f{i}")
-        files[-1].write_bytes(b"x" * size)
-    assert batches(files, 60) == [[0, 1], [2, 3], [4], [5]]
-    assert batches(files, None) == [[i] for i in range(6)]
+def test_batches_keep_order_and_size() -> None:
+    assert dist.batches([10, 10, 50, 10, 200, 5], 60) == [[0, 1], [2, 3], [4], [5]]
+    assert dist.batches([1, 2, 3], None) == [[0], [1], [2]]
 
 
 def test_missing_dask_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from reliab.io import distributed as dist
-
     monkeypatch.setitem(sys.modules, "dask.distributed", None)
     with pytest.raises(ImportError, match=r"reliab\[distributed\]"):
-        dist.ingest_distributed(".")
+        ingest(reliab.sample_path(), engine="dask")
+
+
+def test_cli_engine_dask(dask_client: object, generated: Path, tmp_path: Path) -> None:
+    """``reliab ingest --engine dask --scheduler …`` prints what the local engine prints and writes the partitions."""
+    import subprocess
+    import sys
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "reliab", "ingest", str(generated), "-q", *args],
+                              capture_output=True, text=True, timeout=600)
+
+    address = dask_client.scheduler.address
+    local, remote = run(), run("--engine", "dask", "--scheduler", address, "--out", str(tmp_path / "t"))
+    assert local.returncode == 0 and remote.returncode == 0, remote.stderr
+    assert remote.stdout.splitlines()[:-1] == local.stdout.splitlines()
+    assert remote.stdout.splitlines()[-1].startswith("wrote ") and (tmp_path / "t" / MANIFEST).is_file()
+    bad = run("--workers", "2")
+    assert bad.returncode == 1 and "--engine dask" in bad.stderr
+
+
+def _fake_source() -> str:
+    """A live source read by the client only (the workers never see it): ``scaletest://<kernel log>``."""
+    from dataclasses import replace
+
+    from reliab.io._driver import read_file
+    from reliab.io._registry import register_source, sources
+    from reliab.io._result import SourceChoice
+
+    scheme = "scaletest"
+    if all(s.scheme != scheme for s in sources()):
+        @register_source(scheme)
+        def _read(url: str, *, strict: bool = False):  # noqa: ANN202 - a test double
+            """Kernel log behind a URL (test double)."""
+            result = read_file(url.split("://", 1)[1], SourceChoice("kernel", 1.0, ""), {}, strict)
+            signals = result.tables["signals"].assign(origin=lambda d: url + d["origin"].str.partition(":")[2])
+            yield replace(result, path=url, tables={"signals": signals}, quarantine=None, malformed=0,
+                          irrelevant=result.irrelevant + result.malformed)
+    return scheme
+
+
+def test_live_source_between_files_keeps_its_place(dask_client: object, generated: Path, tmp_path: Path) -> None:
+    scheme = _fake_source()
+    days = sorted((generated / "syslog").glob("messages-*.log"))
+    inputs = [generated / "dmesg", f"{scheme}://{days[0]}", generated / "syslog", f"{scheme}://{days[1]}",
+              generated / "slurm"]
+    local = ingest(inputs)
+    assert local.signals["origin"].str.startswith(f"{scheme}://").sum() > 5
+    assert_same(ingest(inputs, engine="dask", client=dask_client), local)
+    out = tmp_path / "tables"
+    assert_same(ingest(inputs, engine="dask", client=dask_client, output=out), local)
+    for name in ("signals", "jobs", "quarantine"):
+        pd.testing.assert_frame_equal(read_table(out, name), getattr(local, name), obj=name)

@@ -23,7 +23,7 @@ from reliab.cli._render import folder_of, printable, relative, table
 
 #: CLI switches of this command (reader options of these names are not offered as flags)
 _FIXED = ("paths", "source", "out", "store", "rebuild", "strict", "manifest", "no_manifest", "files", "why",
-          "quiet")
+          "quiet", "engine", "scheduler", "workers")
 _NUMBERS = ("files", "lines", "parsed", "irrelevant", "malformed")
 #: how many files not read the summary names before "and N more"
 _NAMED = 5
@@ -63,6 +63,16 @@ def _fixed_parameters() -> list[inspect.Parameter]:
         opt("files", Annotated[bool, typer.Option("--files", help="One row per file instead of per folder.")], False),
         opt("why", Annotated[bool, typer.Option("--why", help="With each file, why its format was chosen.")], False),
         opt("quiet", Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")], False),
+        opt("engine", Annotated[str, typer.Option(
+            help="local: read the files here; dask: on a Dask cluster (--scheduler, else a local one of"
+                 " --workers processes), same result; with --out the workers write Parquet partitioned by"
+                 " source and date.", rich_help_panel="Scale-out")], "local"),
+        opt("scheduler", Annotated[str | None, typer.Option(
+            help="With --engine dask: address of a running scheduler, e.g. tcp://host:8786.",
+            rich_help_panel="Scale-out")], None),
+        opt("workers", Annotated[int | None, typer.Option(
+            help="With --engine dask and no --scheduler: worker processes of the local cluster (default:"
+                 " one per core).", rich_help_panel="Scale-out")], None),
     ]
 
 
@@ -191,10 +201,18 @@ def _ingest(**values: Any) -> None:
     run, readers = _options(values, _SPECS)
     paths: list[str] = values["paths"]
     manifest: Any = False if values["no_manifest"] else (values["manifest"] or True)
+    engine, dask = values["engine"], values["engine"] == "dask"
     try:
-        result = run_ingest(paths, source=values["source"], strict=values["strict"], store=values["store"],
-                            rebuild=values["rebuild"], manifest=manifest, progress=not values["quiet"],
-                            **run, **readers)
+        if engine not in ("local", "dask"):
+            raise ValueError(f"--engine must be local or dask, got {engine!r}")
+        if not dask and (values["scheduler"] or values["workers"]):
+            raise ValueError("--scheduler and --workers go with --engine dask")
+        with _cluster(values) as client:
+            result = run_ingest(paths, source=values["source"], strict=values["strict"], store=values["store"],
+                                rebuild=values["rebuild"], manifest=manifest, progress=not values["quiet"],
+                                engine=engine, client=client,
+                                output=values["out"] if dask and values["store"] is None else None,
+                                **run, **readers)
     except Exception as exc:  # noqa: BLE001 - one line, exit 1 (see reliab.cli._app)
         _fail(exc)
     roots = _roots(paths)
@@ -215,9 +233,22 @@ def _ingest(**values: Any) -> None:
             typer.echo(printable(note))
         elif note.startswith(("hand-over manifest", "store ")):
             typer.echo(printable(f"note: {note}"))
-    if values["out"] is not None:
+    if values["out"] is not None and dask and values["store"] is None:
+        typer.echo(f"wrote {printable(str(values['out']))}: tables partitioned by source and date, and a manifest")
+    elif values["out"] is not None:
         for path in result.write_parquet(values["out"]).values():
             typer.echo(f"wrote {printable(path)}")
+
+
+def _cluster(values: dict[str, Any]) -> Any:
+    """The Dask client of ``--engine dask`` (``--scheduler`` or a local cluster), else no client."""
+    from contextlib import nullcontext
+
+    if values["engine"] != "dask":
+        return nullcontext(None)
+    from reliab.io.distributed import dask_client
+
+    return dask_client(scheduler=values["scheduler"], workers=values["workers"])
 
 
 _GENERATED, _SPECS = _generated_parameters()

@@ -20,6 +20,7 @@ import pandas as pd
 
 from reliab.datasets._cluster import SimulatedCluster, simulate
 from reliab.datasets._envsim import SimulatedEnvironment, simulate_environment
+from reliab.datasets._fleet import FleetSample, write_fleet
 from reliab.datasets._simulate import SimParams, default_rates
 from reliab.taxonomy.vocabulary import LLAMA3_DAYS, LLAMA3_GPUS
 
@@ -187,4 +188,4 @@ def load_llama3_sample() -> dict[str, object]:
 
 
 __all__ = ["simulate_cluster", "SimulatedCluster", "load_llama3_sample", "sample_path",
-           "simulate_environment", "SimulatedEnvironment"]
+           "simulate_environment", "SimulatedEnvironment", "write_fleet", "FleetSample"]

@@ -19,7 +19,7 @@ import inspect
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -192,8 +192,8 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
               options: dict[str, Any] | None = None, strict: bool = False) -> FileResult:
     """Read one file with the parser of ``choice``: the per-file step of every driver.
 
-    :func:`ingest` calls it in a loop and :func:`reliab.io.distributed.ingest_distributed`
-    as one task per file, so both produce the same :class:`FileResult` for the same file.
+    :func:`ingest` calls it in a loop and its Dask engine (:mod:`reliab.io._tasks`) in
+    its tasks, so both produce the same :class:`FileResult` for the same file.
     Whatever goes wrong inside the reader becomes this file's accounting row (one
     quarantined pseudo-line at ``lineno`` 0 naming the error), unless ``strict``.
 
@@ -316,6 +316,9 @@ def ingest(
     after: str | pd.Timedelta = "5min",
     job_filter: Any = None,
     progress: bool = False,
+    engine: Literal["local", "dask"] = "local",
+    client: Any = None,
+    output: str | os.PathLike[str] | None = None,
     **options: Any,
 ) -> IngestResult:
     """Read raw log files into validated canonical tables and attribute interruptions.
@@ -374,6 +377,19 @@ def ingest(
         job end, which interrupted jobs to keep).
     progress : bool
         Show a rich progress bar over the files (nothing is printed otherwise).
+    engine : {"local", "dask"}
+        ``"local"`` reads the files one after the other in this process; ``"dask"`` reads
+        them on a Dask cluster, one task per batch of small files or per byte range of a
+        large plain kernel log (:mod:`reliab.io.distributed`), with the same result.
+        Works with ``store``.
+    client : dask.distributed.Client, optional
+        The cluster of ``engine="dask"``; default the current client, else a
+        ``LocalCluster`` of one single-threaded worker process per core, closed afterwards.
+    output : path, optional
+        With ``engine="dask"``: a folder where the workers write the tables read from
+        files as Parquet partitioned by source and date, and the client the derived
+        tables and a manifest (:mod:`reliab.io._partitioned`); only the line accounting
+        travels back through the scheduler.  The result still holds every table.
     **options
         Reader options (``year``, ``tz``, ``boot_time``, ``host``, ``job_id``, ``fields``,
         column mappings…; :func:`reliab.io._options.reader_options` lists them), each
@@ -403,13 +419,23 @@ def ingest(
                    options=options, run_keys=run_keys())
     attribution = plan.run_values({"policy": policy, "job_name": job_name, "rules": rules, "before": before,
                                    "after": after, "job_filter": job_filter}, _defaults())
+    if engine not in ("local", "dask"):
+        raise ValueError(f"engine must be 'local' or 'dask', got {engine!r}")
+    if engine == "local" and (client is not None or output is not None):
+        raise ValueError("client= and output= go with engine='dask'")
     if store is not None:
         from reliab.io._store import ingest_into
 
+        if output is not None:
+            raise ValueError("store= keeps the tables in the store; output= is for a run without one")
         return ingest_into(store, plan, strict=strict, progress=progress, attribution=attribution,
-                           rebuild=rebuild)
+                           rebuild=rebuild, engine=engine, client=client)
     if rebuild:
         raise ValueError("rebuild=True needs store=")
+    if engine == "dask":
+        from reliab.io.distributed import ingest_dask
+
+        return ingest_dask(plan, attribution, strict=strict, client=client, output=output, progress=progress)
     results: list[FileResult] = []
     choices: dict[str, SourceChoice | None] = {}
     advance, close = _progress(len(plan.entries), progress)
@@ -458,7 +484,7 @@ def read_url(url: str, options: dict[str, Any], strict: bool) -> list[tuple[File
 
 
 _EXCLUDED_RUN_KEYS = frozenset({"paths", "source", "recursive", "strict", "manifest", "store", "rebuild",
-                                "progress", "job_filter"})
+                                "progress", "job_filter", "engine", "client", "output"})
 
 
 def run_keys() -> tuple[str, ...]:
@@ -479,7 +505,7 @@ def plan_notes(plan: RunPlan) -> tuple[str, ...]:
 
 def file_tables(results: list[FileResult]) -> dict[str, pd.DataFrame]:
     """Per-file tables concatenated in file order: signals, jobs, telemetry, quarantine."""
-    tables = {name: _concat([r.tables.get(name, schema.empty(name)) for r in results], name)
+    tables = {name: _concat([r.tables[name] for r in results if name in r.tables], name)
               for name in ("signals", "jobs")}
     tables["telemetry"] = _concat([r.tables["telemetry"] for r in results if "telemetry" in r.tables],
                                   "telemetry")

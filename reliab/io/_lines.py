@@ -34,7 +34,7 @@ import pandas as pd
 
 from reliab import schema
 from reliab.errors import InputFileError, Origin, ParseError
-from reliab.io import _localtime
+from reliab.io import _localtime, _ranges
 from reliab.io._fastscan import (
     by_path_ok,
     fast_candidates,
@@ -294,15 +294,21 @@ def scan_lines(
             ctx.state["bulk_first"] = frame.row(0, named=True)
         bulk_tables.append(_arrow_rows(frame, ctx.path))
 
+    ranged = _ranges.active(ctx.path)  # a byte-range task of the Dask engine
+    if ranged is not None and ranged.feed is None:
+        return ranged.collect(lits, source)
     with _localtime.noting() as local_times:
         try:
-            fast = bool(lits) and use_fast_path(str(path))
+            fast = ranged is None and bool(lits) and use_fast_path(str(path))
             kind = compression_of(str(path)) if fast else None
             by_path = fast and kind in (None, "gzip") and by_path_ok(str(path), kind)
-            opened = (nullcontext() if by_path else open_stream(str(path)) if fast
+            opened = (nullcontext() if by_path or ranged is not None else open_stream(str(path)) if fast
                       else Terminators(open_binary(path)))
             with opened as fh:
-                if by_path:
+                if ranged is not None:
+                    split = None if bulk is None else _safe_bulk(bulk, ctx)
+                    numbered = ranged.candidates(counter, split, take)
+                elif by_path:
                     split = None if bulk is None else _safe_bulk(bulk, ctx)
                     numbered = path_candidates(str(path), lits, counter, split, take)  # type: ignore[arg-type]
                 elif fast:

@@ -1,0 +1,122 @@
+"""``python -m benchmarks``: every performance figure of the project, each beside its baseline.
+
+Run from the repository root (reliab installed, e.g. ``pip install -e '.[test]'``)::
+
+    python -m benchmarks                    # the suite (a few tens of minutes on 2 cores)
+    python -m benchmarks --quick            # small inputs: checks the suite runs (minutes)
+    python -m benchmarks --only kernel,dask # some sections
+    python -m benchmarks --fleet            # also the 100,000-GPU, 90-day fleet end to end (long)
+    python -m benchmarks --extra            # also the other bench_*.py scripts, their output kept
+
+It prints one table (figure, value, baseline measured in the same run, ratio, target of
+issue 12, the previous run's value) and writes ``benchmarks/results/<date>.json`` with the
+machine it ran on (CPU, cores, memory, load average, library versions).  Each section is a
+``run()`` function of one of the ``bench_*.py`` scripts here, which also run on their own.
+The machine of a shared CI or laptop is noisy: read the ratios, and the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks import _suite  # noqa: E402
+from benchmarks._suite import Figure  # noqa: E402
+
+#: scripts that are not sections of the table; ``--extra`` runs them and keeps their output
+EXTRA = ("bench_jobs_simulate.py", "bench_policy.py", "bench_coverage_survival.py",
+         "bench_coverage_recurrent.py", "bench_live_prometheus.py", "real_world_coverage.py")
+
+
+def _sections(quick: bool) -> dict[str, Callable[[], list[Figure]]]:
+    from benchmarks import (
+        bench_dask_scaling,
+        bench_demo,
+        bench_fleet,
+        bench_ingest_folder,
+        bench_ingest_kernel,
+        bench_survival,
+    )
+
+    return {
+        "kernel": lambda: bench_ingest_kernel.run(200_000 if quick else 1_000_000, 1 if quick else 3,
+                                                  big_gb=0.2 if quick else 5.0),
+        "folder": lambda: bench_ingest_folder.run(1_000 if quick else 20_000, 1 if quick else 3),
+        "dask": lambda: bench_dask_scaling.run(1_000_000 if quick else 20_000_000, 1 if quick else 3),
+        "survival": bench_survival.run,
+        "demo": lambda: bench_demo.run(1 if quick else 3),
+        "fleet": lambda: bench_fleet.run(quick=quick),
+    }
+
+
+def _extra() -> dict[str, str]:
+    """Output of each script of :data:`EXTRA` (run as a child, stdout kept)."""
+    out = {}
+    here = Path(__file__).parent
+    for name in EXTRA:
+        proc = subprocess.run([sys.executable, str(here / name)], capture_output=True, text=True)
+        out[name] = proc.stdout + (f"\n[exit {proc.returncode}] {proc.stderr[-2000:]}" if proc.returncode else "")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small inputs (checks the suite runs)")
+    parser.add_argument("--only", default="", help="comma-separated sections: kernel, folder, dask, survival, "
+                                                   "demo, fleet")
+    parser.add_argument("--fleet", action="store_true", help="include the 100k-GPU fleet (long)")
+    parser.add_argument("--extra", action="store_true", help="also run the other bench_*.py scripts")
+    parser.add_argument("--no-save", action="store_true", help="do not write benchmarks/results/")
+    args = parser.parse_args(argv)
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)  # cluster shutdown chatter
+    sections = _sections(args.quick)
+    chosen = [s.strip() for s in args.only.split(",") if s.strip()] or [
+        s for s in sections if s != "fleet" or args.fleet]
+    unknown = [s for s in chosen if s not in sections]
+    if unknown:
+        parser.error(f"unknown section(s) {unknown}; known: {', '.join(sections)}")
+    info = _suite.machine()
+    info["quick"] = args.quick
+    figures: list[Figure] = []
+    started = time.perf_counter()
+    for name in chosen:
+        t0 = time.perf_counter()
+        print(f"[{name}] running… (load average {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
+        figures += sections[name]()
+        print(f"[{name}] done in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    info["load_average_end"] = list(os.getloadavg())
+    info["seconds"] = round(time.perf_counter() - started, 1)
+    name = f"{date.today().isoformat()}{'-quick' if args.quick else ''}.json"
+    k = 2
+    while (_suite.RESULTS / name).exists():
+        name = f"{date.today().isoformat()}{'-quick' if args.quick else ''}-{k}.json"
+        k += 1
+    before = _suite.previous(name, args.quick)
+    print(f"machine: {info['cpu']}, {info['cores']} cores, {info['memory_gib']} GiB; load average "
+          f"{info['load_average'][0]:.1f} at the start, {info['load_average_end'][0]:.1f} at the end; "
+          f"Python {info['python']}")
+    print(_suite.table(figures, before))
+    if before:
+        print(f"previous: the run of {before['machine'].get('date', '?')} (load average "
+              f"{before['machine']['load_average'][0]:.1f})")
+    if args.extra:
+        info["extra"] = _extra()
+        for script, text in info["extra"].items():
+            print(f"\n== {script}\n{text.rstrip()}")
+    if not args.no_save:
+        info["date"] = name.removesuffix(".json")
+        print(f"\nwrote {_suite.write(figures, info, name)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

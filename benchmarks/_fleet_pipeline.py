@@ -1,0 +1,93 @@
+"""One fleet end to end on a Dask LocalCluster, in its own process (run by ``bench_fleet.py``).
+
+``python benchmarks/_fleet_pipeline.py <fleet folder> <work folder> <workers>`` prints one JSON
+object: the wall time of each stage, the peak RSS of the client and of each worker, the
+compute time of the cluster by kind of task (the profile), the sizes of the outputs and the
+failure GLM's estimate beside the planted truth.
+
+Stages: ``ingest`` (logs -> partitioned Parquet, ``engine="dask"``), ``reduce`` (per-GPU
+telemetry -> host-hour windows with hours above 70 °C, power-swing counts and failures per
+window, written as Parquet), ``rates`` (interruption rates per pod from the Parquet),
+``glm`` (Poisson GLM of failures on the hourly mean temperature, on cells made on Dask).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import resource
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+
+def _rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _profile(stream: list[dict]) -> dict[str, float]:
+    """Seconds of compute per kind of task (key prefix), and of transfers, summed over workers."""
+    out: dict[str, float] = defaultdict(float)
+    for task in stream:
+        key = task["key"][0] if isinstance(task["key"], tuple) else task["key"]
+        kind = str(key).rsplit("-", 1)[0]
+        kind = kind.split("-reliab")[0] if kind.startswith("reliab-") else kind
+        for part in task["startstops"]:
+            name = kind if part["action"] == "compute" else f"[{part['action']}]"
+            out[name] += part["stop"] - part["start"]
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def main(fleet: Path, work: Path, workers: int) -> dict:
+    import pandas as pd
+    from dask.distributed import Client, LocalCluster, get_task_stream
+
+    import reliab
+    from reliab.fleet import fit_failure_glm_cells, rates_by_group, reduce_telemetry
+
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    params = json.loads((fleet / "truth" / "params.json").read_text())
+    times: dict[str, float] = {}
+    facts: dict[str, object] = {}
+    start = time.perf_counter()
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                      memory_limit=None) as cluster, Client(cluster) as client:
+        times["cluster start"] = time.perf_counter() - start
+        with get_task_stream(client) as stream:
+            t = time.perf_counter()
+            result = reliab.ingest(fleet / "logs", engine="dask", client=client, output=work / "tables")
+            times["ingest"] = time.perf_counter() - t
+            facts["lines"] = int(result.accounting["lines"].sum())
+            facts["files"] = len(result.accounting)
+            facts["signals"] = len(result.signals)
+            facts["interruptions"] = len(result.interruptions)
+            t = time.perf_counter()
+            windows = reduce_telemetry(fleet / "telemetry", client=client, thresholds={"gpu_temp_c": 70.0},
+                                       swings={"power_w": 300.0}, events=result.interruptions,
+                                       output=work / "windows")
+            times["reduce"] = time.perf_counter() - t
+            t = time.perf_counter()
+            pods = pd.read_parquet(fleet / "inventory.parquet").set_index("host")["pod"].astype(str).to_dict()
+            rates = rates_by_group(work / "tables", windows, "pod", groups=pods, client=client)
+            times["rates"] = time.perf_counter() - t
+            t = time.perf_counter()
+            fit = fit_failure_glm_cells(windows, ["gpu_temp_c_mean"], bins={"gpu_temp_c_mean": 0.25}, client=client)
+            times["glm"] = time.perf_counter() - t
+        worker_rss = client.run(_rss_mib)
+        profile = _profile(stream.data)
+    times["total"] = time.perf_counter() - start
+    row = fit.irr("gpu_temp_c_mean")
+    facts.update(host_windows=int(fit.n), cells=int(fit.n_cells), failures_in_windows=float(fit.events),
+                 rate_groups=len(rates.summary()) - 1,
+                 log_irr_per_c=float(row["estimate"]), log_irr_low=float(row["estimate"] - 1.96 * row["std_error"]),
+                 log_irr_high=float(row["estimate"] + 1.96 * row["std_error"]),
+                 truth_log_irr_per_c=params["temp_effect_per_c"],
+                 tables_bytes=sum(p.stat().st_size for p in (work / "tables").rglob("*") if p.is_file()),
+                 windows_bytes=sum(p.stat().st_size for p in (work / "windows").rglob("*") if p.is_file()))
+    return {"times": times, "client_rss_mib": _rss_mib(), "worker_rss_mib": list(worker_rss.values()),
+            "profile": profile, "facts": facts}
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]))))

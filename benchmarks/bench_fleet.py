@@ -1,0 +1,121 @@
+"""The 100,000-GPU, 90-day fleet end to end on one machine with Dask: time, memory, where the time goes.
+
+Run: ``python benchmarks/bench_fleet.py [--quick] [--keep]`` or ``python -m benchmarks --fleet``.
+
+1. :func:`reliab.write_fleet` writes the fleet under ``benchmarks/_work/fleet-…`` (size and
+   generation time reported; peak RSS of the generating process, which streams pod-day by
+   pod-day).  Defaults: 100,000 GPUs (12,500 hosts), 90 days, 20 benign syslog lines per
+   host and day, a telemetry sample per GPU every 15 minutes (0.86e9 rows).
+2. ``benchmarks/_fleet_pipeline.py`` runs, in a fresh process with a LocalCluster of 2
+   single-threaded workers: the Dask ingest of the logs into partitioned Parquet, the
+   reduction of the telemetry to host-hour windows (failures counted in), rates per pod
+   and the failure GLM on cells, reporting each stage's wall time, the peak RSS of the
+   client and the workers, and the cluster's compute time per kind of task.
+
+Baselines measured in the same run: ``grep -r -c -F`` with the kernel literals over the
+logs (reading and scanning every byte once) for the ingest, and one pyarrow read of every
+telemetry file for the reduction.  The failure GLM's temperature effect is printed beside
+the truth planted by the generator.  The fleet's folders are deleted afterwards unless
+``--keep``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks._suite import WORK, Figure, child, table  # noqa: E402
+
+SECTION = "fleet"
+FULL = {"n_gpus": 100_000, "days": 90, "telemetry_interval_s": 900, "noise_lines_per_node_day": 20.0}
+QUICK = {"n_gpus": 4096, "days": 7, "telemetry_interval_s": 900, "noise_lines_per_node_day": 20.0}
+
+
+def _literals() -> list[str]:
+    code = "from reliab.io.formats.kernel._kmsg import LITERALS; print('\\n'.join(x.decode() for x in LITERALS))"
+    return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.splitlines()
+
+
+def _read_all_parquet(folder: Path) -> float:
+    """Seconds to read every telemetry file once with pyarrow (the floor of any reduction)."""
+    code = ("import sys, pathlib, pyarrow.parquet as pq\n"
+            "n = sum(pq.read_table(p).num_rows for p in sorted(pathlib.Path(sys.argv[1]).rglob('*.parquet')))\n"
+            "print(n)")
+    return child([sys.executable, "-c", code, str(folder)])[0]
+
+
+def run(quick: bool = False, keep: bool = False, workers: int = 2) -> list[Figure]:
+    cfg = QUICK if quick else FULL
+    folder = WORK / f"fleet-{cfg['n_gpus']}-{cfg['days']}"
+    work = WORK / f"fleet-out-{cfg['n_gpus']}-{cfg['days']}"
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    args = ", ".join(f"{k}={v!r}" for k, v in cfg.items())
+    gen = (f"import json, sys; from reliab.datasets import write_fleet; s = write_fleet(sys.argv[1], {args}); "
+           "print(json.dumps({'bytes': s.bytes, 'files': s.files, 'lines': s.log_lines, "
+           "'rows': s.telemetry_rows, 'failures': s.failures, 'seconds': s.seconds, 'parts': s.parts}))")
+    out: list[str] = []
+    try:
+        t_gen, rss_gen = child([sys.executable, "-c", gen, str(folder)], out=out)
+        sample = json.loads(out[-1])
+        t_grep, _ = child(["grep", "-r", "-c", "-F", *(x for lit in _literals() for x in ("-e", lit)),
+                           str(folder / "logs")])
+        t_read = _read_all_parquet(folder / "telemetry")
+        said: list[str] = []
+        t_pipe, rss_pipe = child([sys.executable, str(Path(__file__).with_name("_fleet_pipeline.py")), str(folder),
+                                  str(work), str(workers)], out=said)
+        pipe = json.loads(said[-1])
+    finally:
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
+            shutil.rmtree(work, ignore_errors=True)
+    times, facts = pipe["times"], pipe["facts"]
+    size = f"{cfg['n_gpus']:,} GPUs x {cfg['days']} days"
+    top = ", ".join(f"{k} {v:.0f} s" for k, v in list(pipe["profile"].items())[:8])
+    peak = max([pipe["client_rss_mib"], *pipe["worker_rss_mib"]])
+    return [
+        Figure(SECTION, f"generate {size}", t_gen, "s",
+               note=(f"{sample['bytes'] / 1e9:.2f} GB in {sample['files']:,} files: {sample['lines']:,} log lines, "
+                     f"{sample['rows']:,} telemetry rows (every {cfg['telemetry_interval_s']} s), "
+                     f"{sample['failures']:,} failures; peak RSS {rss_gen or 0:.0f} MiB")),
+        Figure(SECTION, "ingest logs (dask, 2 workers, Parquet out)", times["ingest"], "s", "grep -r -c -F", t_grep,
+               note=f"{facts['lines']:,} lines, {facts['files']:,} files, {facts['interruptions']:,} interruptions"),
+        Figure(SECTION, "telemetry -> host-hour windows (dask)", times["reduce"], "s", "pyarrow read of all",
+               t_read, note=f"{facts['host_windows']:,} host-hours"),
+        Figure(SECTION, "rates per pod from Parquet (dask)", times["rates"], "s"),
+        Figure(SECTION, "failure GLM on dask cells", times["glm"], "s",
+               note=(f"{facts['host_windows']:,} windows -> {facts['cells']:,} cells; log IRR per °C "
+                     f"{facts['log_irr_per_c']:.4f} [{facts['log_irr_low']:.4f}, {facts['log_irr_high']:.4f}], "
+                     f"truth {facts['truth_log_irr_per_c']}")),
+        Figure(SECTION, "end to end (pipeline process)", t_pipe, "s", "generation", t_gen,
+               note=f"profile (compute by task kind, both workers): {top}"),
+        Figure(SECTION, "peak RSS of one process (client or worker)", peak, "MiB",
+               note=(f"client {pipe['client_rss_mib']:.0f} MiB, workers "
+                     f"{', '.join(f'{r:.0f}' for r in pipe['worker_rss_mib'])} MiB; pipeline process tree "
+                     f"as seen by time(1) {rss_pipe or 0:.0f} MiB; load average {os.getloadavg()[0]:.1f}"),
+               extra={"times": times, "profile": pipe["profile"], "facts": facts}),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="4,096 GPUs for 7 days instead")
+    parser.add_argument("--keep", action="store_true", help="keep the fleet and its outputs")
+    args = parser.parse_args()
+    t = time.perf_counter()
+    print(table(run(args.quick, args.keep)))
+    print(f"{time.perf_counter() - t:.0f} s; load average (1 min) at the end: {os.getloadavg()[0]:.2f} "
+          f"on {os.cpu_count()} CPUs")
+
+
+if __name__ == "__main__":
+    main()

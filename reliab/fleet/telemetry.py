@@ -1,0 +1,328 @@
+"""Per-GPU telemetry reduced to host-hour windows on Dask, equal to the one-machine reduction.
+
+:func:`reduce_telemetry` runs the three mergeable steps of :mod:`reliab.windows` where the
+data lies: each partition (a file of samples) is cleaned and cut into per-series,
+per-window partial sums (:func:`reliab.windows.window_partials`); the partials are shuffled
+so that every series of a host meets in one partition, merged
+(:func:`reliab.windows.combine_partials`) and finalised
+(:func:`reliab.windows.finalize_windows`): mean, min, max, observed hours, hours above a
+threshold.  The raw samples never leave their worker; only partial sums move.  When the
+input is Parquet files whose footers give each file's host range (telemetry written per
+host, rack or pod, any number of days per file), the files are first cut into groups that
+share no host (:func:`host_groups`) and each group is reduced by one task: no shuffle at
+all.
+
+It adds **power-swing counts**: with ``swings={"power_w": 300}`` each window gets
+``power_w_swings``, the number of samples whose power moved at least 300 W from the
+series' previous sample, averaged over the host's GPUs (a checkpoint that stalls a whole
+job shows as one swing down and one up per GPU; Llama 3, arXiv 2407.21783 §3.3.4, reports
+such synchronised swings of tens of megawatts).  A step is counted in the window of its
+later sample; steps between two partitions of a series are counted when the partials
+meet, from the first and last values each partition keeps, so the count is that of the
+whole series.  This needs the partitions of one series not to overlap in time (telemetry
+partitioned by time, as exporters write it); overlapping ones raise ``ValueError``.
+
+Without a client the same functions run in this process on one partition: that is the
+local reduction the distributed one equals (to floating-point summation order).
+Duplicate timestamps of a series are merged within a partition (as
+:func:`reliab.align.clean_times` does); duplicates split across partitions are not.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from reliab.align import clean_times, key_codes
+from reliab.fleet._frames import Source, as_dask, parquet_files
+from reliab.windows import SERIES, combine_partials, count_events, finalize_windows, window_partials
+
+__all__ = ["reduce_telemetry", "telemetry_partials", "finish_partials", "host_groups"]
+
+_FIRST, _LAST, _STEPS = "__vfirst", "__vlast", "__steps"
+
+
+def _swing_partials(clean: pd.DataFrame, freq: str, swings: Mapping[str, float]) -> pd.DataFrame:
+    """Per series and window: steps of at least ``swings[c]`` inside, first and last value."""
+    step = pd.Timedelta(pd.tseries.frequencies.to_offset(freq)).value
+    tns = pd.DatetimeIndex(clean["time"]).as_unit("ns").asi8
+    series = key_codes(clean, list(SERIES))
+    key = tns // step
+    order = np.lexsort((tns, key, series))
+    series, key = series[order], key[order]
+    new = np.r_[True, (series[1:] != series[:-1]) | (key[1:] != key[:-1])] if len(order) else np.zeros(0, bool)
+    starts = np.flatnonzero(new)
+    ends = np.r_[starts[1:], len(order)] - 1 if len(starts) else starts
+    rows = order[starts]
+    out = pd.DataFrame({"host": clean["host"].iloc[rows].astype("string").to_numpy(),
+                        "gpu": clean["gpu"].iloc[rows].astype("string").to_numpy(),
+                        "window": pd.to_datetime(key[starts] * step, unit="ns", utc=True)})
+    for c, level in swings.items():
+        x = clean[c].to_numpy(dtype=float)[order]
+        jump = np.abs(np.diff(x)) >= float(level)  # NaN compares False: no step across a gap
+        inside = np.r_[False, jump & ~new[1:]]
+        out[f"{c}{_STEPS}"] = np.add.reduceat(inside.astype(np.int64), starts) if len(starts) else inside[:0]
+        out[f"{c}{_FIRST}"] = x[starts]
+        out[f"{c}{_LAST}"] = x[ends]
+    return out
+
+
+def telemetry_partials(frame: pd.DataFrame, *, freq: str = "1h", columns: Sequence[str] | None = None,
+                       thresholds: Mapping[str, float] | None = None, swings: Mapping[str, float] | None = None,
+                       duplicates: Literal["mean", "first", "last", "error"] = "mean") -> pd.DataFrame:
+    """Mergeable partials of one partition of telemetry (:func:`reliab.windows.window_partials`
+    plus the swing columns), with string ``host``/``gpu`` keys."""
+    tel = frame if "gpu" in frame.columns else frame.assign(gpu=pd.Series(pd.NA, index=frame.index, dtype="string"))
+    tel = tel.assign(host=tel["host"].astype("category"), gpu=tel["gpu"].astype("category"))
+    clean, _ = clean_times(tel, by=list(SERIES), duplicates=duplicates, name="telemetry")
+    parts = window_partials(clean, freq=freq, columns=columns, thresholds=thresholds)
+    parts = parts.assign(host=parts["host"].astype("string"), gpu=parts["gpu"].astype("string"))
+    if swings:
+        parts = parts.merge(_swing_partials(clean, freq, swings), on=["host", "gpu", "window"], how="left")
+    return parts
+
+
+def _boundary_steps(parts: pd.DataFrame, swings: Mapping[str, float]) -> pd.DataFrame:
+    """Add to each partial row the step from the series' previous row (another partition or window)."""
+    key = key_codes(parts, ["host", "gpu"])
+    first = parts["first"].to_numpy(dtype="datetime64[ns]")
+    last = parts["last"].to_numpy(dtype="datetime64[ns]")
+    order = np.lexsort((first, key))
+    same = key[order][1:] == key[order][:-1]
+    if (same & (first[order][1:] < last[order][:-1])).any():
+        bad = parts.iloc[order[1:][same & (first[order][1:] < last[order][:-1])][0]]
+        raise ValueError(f"telemetry of series host={bad['host']} gpu={bad['gpu']} comes in partitions that "
+                         "overlap in time; power swings need the partitions of a series to follow each other")
+    out = parts.copy()
+    for c, level in swings.items():
+        prev = out[f"{c}{_LAST}"].to_numpy()[order][:-1]
+        nxt = out[f"{c}{_FIRST}"].to_numpy()[order][1:]
+        jump = np.zeros(len(out), dtype=np.int64)
+        jump[order[1:]] = (same & (np.abs(nxt - prev) >= float(level))).astype(np.int64)
+        out[f"{c}{_STEPS}"] = out[f"{c}{_STEPS}"].to_numpy() + jump
+    return out.drop(columns=[f"{c}{s}" for c in swings for s in (_FIRST, _LAST)])
+
+
+def finish_partials(parts: pd.DataFrame, *, freq: str, level: Literal["gpu", "host"] = "host",
+                    thresholds: Mapping[str, float] | None = None,
+                    swings: Mapping[str, float] | None = None,
+                    events: pd.DataFrame | None = None, event_name: str = "failures") -> pd.DataFrame:
+    """Windows of the series in ``parts`` (all partials of each of them): merge, finalise, and
+    count ``events`` per host window (:func:`reliab.windows.count_events`)."""
+    if swings:
+        parts = _boundary_steps(parts, swings)
+    parts.attrs = {"freq": freq, "thresholds": dict(thresholds or {})}
+    merged = combine_partials([parts])
+    out = finalize_windows(merged, level=level, freq=freq)
+    if swings:
+        keys = ["host", "gpu"] if level == "gpu" else ["host"]
+        counts = merged.groupby([*keys, "window"], dropna=False, sort=True)[
+            [f"{c}{_STEPS}" for c in swings]].mean()
+        counts.columns = [f"{c}_swings" for c in swings]
+        out = out.merge(counts.reset_index(), on=[*keys, "window"], how="left")
+    if events is not None:
+        out = count_events(out, events, name=event_name, freq=freq)
+        out.attrs = {}
+    return out
+
+
+def _dask_reduce(ddf: Any, kw: dict[str, Any], level: str, partitions: int | None) -> Any:
+    """The distributed plan: partials per partition, shuffle by host, merge and finalise per partition."""
+    sample = ddf.get_partition(0).head(2000)  # reads the start of one file: the output columns
+    if not len(sample):
+        raise ValueError("the first partition of the telemetry is empty")
+    pkw = {k: kw[k] for k in ("freq", "columns", "thresholds", "swings", "duplicates")}
+    probe = telemetry_partials(sample, **pkw)
+    parts = ddf.map_partitions(telemetry_partials, **pkw, meta=probe.iloc[:0])
+    n = partitions or max(1, min(ddf.npartitions, 256))
+    shuffled = parts.shuffle("host", npartitions=n)
+    fkw = {k: kw[k] for k in ("freq", "thresholds", "swings", "events", "event_name")}
+    meta = finish_partials(probe, level=level, **fkw).iloc[:0]
+    return shuffled.map_partitions(_finish_or_empty, meta, level=level, **fkw, meta=meta)
+
+
+def _finish_or_empty(parts: pd.DataFrame, empty: pd.DataFrame, **kw: Any) -> pd.DataFrame:
+    """:func:`finish_partials`, or ``empty`` for a partition the shuffle left without a host."""
+    return finish_partials(parts, **kw) if len(parts) else empty.copy()
+
+
+def _host_range(path: str) -> tuple[str, str] | None:
+    """The smallest and largest host of a Parquet file, from its footer (``None``: not recorded)."""
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    names = [meta.schema.column(i).name for i in range(meta.num_columns)]
+    if "host" not in names or meta.num_row_groups == 0:
+        return None
+    col = names.index("host")
+    lows, highs = [], []
+    for g in range(meta.num_row_groups):
+        stats = meta.row_group(g).column(col).statistics
+        if stats is None or not stats.has_min_max or stats.null_count:
+            return None
+        lows.append(str(stats.min))
+        highs.append(str(stats.max))
+    return min(lows), max(highs)
+
+
+def host_groups(files: Sequence[str]) -> list[list[str]] | None:
+    """Files cut into groups that share no host, from the host range in each file's footer.
+
+    Files whose ranges overlap go together; ``None`` when a footer lacks the range.  Telemetry
+    written per rack, pod or host (each file one group of hosts, any number of days) gives
+    one group per rack, pod or host.
+    """
+    ranges = [_host_range(f) for f in files]
+    if any(r is None for r in ranges):
+        return None
+    order = sorted(range(len(files)), key=lambda i: ranges[i])  # type: ignore[arg-type, return-value]
+    groups: list[list[str]] = []
+    high = ""
+    for i in order:
+        low, top = ranges[i]  # type: ignore[misc]
+        if groups and low <= high:
+            groups[-1].append(files[i])
+            high = max(high, top)
+        else:
+            groups.append([files[i]])
+            high = top
+    return [sorted(g) for g in groups]
+
+
+def _reduce_group(files: list[str], kw: dict[str, Any], level: str, output: str | None, index: int
+                  ) -> pd.DataFrame | str:
+    """Every window of the hosts of ``files`` (a host group): partials per file, then finish."""
+    pkw = {k: kw[k] for k in ("freq", "columns", "thresholds", "swings", "duplicates")}
+    parts = pd.concat([telemetry_partials(pd.read_parquet(f), **pkw) for f in files], ignore_index=True)
+    out = finish_partials(parts, level=level, **{k: kw[k] for k in ("freq", "thresholds", "swings", "events",
+                                                                   "event_name")})  # type: ignore[arg-type]
+    if output is None:
+        return out
+    target = Path(output) / f"part-{index:06d}.parquet"
+    out.to_parquet(target, index=False)
+    return str(target)
+
+
+def _by_host_groups(client: Any, groups: list[list[str]], kw: dict[str, Any], level: str,
+                    output: str | os.PathLike[str] | None) -> pd.DataFrame | Path:
+    """One task per host group; no shuffle (see :func:`host_groups`)."""
+    if output is not None:
+        Path(output).mkdir(parents=True, exist_ok=True)
+    futures = [client.submit(_reduce_group, g, kw, level, None if output is None else str(output), i,
+                             key=f"reliab-windows-{i}-{uuid.uuid4().hex[:8]}", pure=False)
+               for i, g in enumerate(groups)]
+    done = client.gather(futures)
+    if output is not None:
+        return Path(output)
+    return pd.concat(done, ignore_index=True)
+
+
+def reduce_telemetry(
+    telemetry: Source,
+    *,
+    client: Any = None,
+    freq: str = "1h",
+    level: Literal["gpu", "host"] = "host",
+    columns: Sequence[str] | None = None,
+    thresholds: Mapping[str, float] | None = None,
+    swings: Mapping[str, float] | None = None,
+    events: pd.DataFrame | None = None,
+    event_name: str = "failures",
+    duplicates: Literal["mean", "first", "last", "error"] = "mean",
+    output: str | os.PathLike[str] | None = None,
+    partitions: int | None = None,
+) -> pd.DataFrame | Path:
+    """Reduce per-GPU telemetry to host (or GPU) windows, on Dask when ``client`` is given.
+
+    Parameters
+    ----------
+    telemetry : DataFrame, Dask DataFrame, path or list of paths
+        Canonical telemetry (``time`` UTC, ``host``, ``gpu``, measurements): in memory, or
+        Parquet files, a folder of them, or the output folder of a Dask ingest
+        (:func:`reliab.fleet._frames.as_dask`).
+    client : dask.distributed.Client, optional
+        Run on this cluster; without it the reduction runs in this process (the local
+        reduction the distributed one equals).
+    freq : str
+        Window length (``"1h"``: host-hour windows).
+    level : {"host", "gpu"}
+        One row per host and window, or per GPU and window.
+    columns, thresholds, duplicates
+        As for :func:`reliab.windows.telemetry_windows` (``thresholds`` gives
+        ``{c}_hours_above``).
+    swings : mapping, optional
+        Column -> step in its unit (``{"power_w": 300}``): adds ``{c}_swings``, the power-swing
+        count per window (see the module doc).
+    events : pandas.DataFrame, optional
+        Failures (``time`` and ``host``, or ``hosts`` as in the interruptions table) to count
+        per host window into column ``event_name`` (:func:`reliab.windows.count_events`),
+        while each host's windows are together; needs ``level="host"``.
+    event_name : str
+        Name of that column.
+    output : path, optional
+        With ``client``: write the windows as Parquet files into this folder (one per
+        partition) and return its path instead of collecting them.
+    partitions : int, optional
+        Partitions after the shuffle by host (default: as many as the input, at most 256).
+
+    Returns
+    -------
+    pandas.DataFrame or Path
+        The columns of :func:`reliab.windows.finalize_windows` (plus ``{c}_swings``), sorted
+        by host and window; ``attrs`` has ``level``, ``freq`` and ``thresholds``.
+    """
+    if level not in ("gpu", "host"):
+        raise ValueError(f"level must be 'host' or 'gpu', got {level!r} (roll racks up from host windows)")
+    bad = [c for c, v in (swings or {}).items() if not v > 0]
+    if bad:
+        raise ValueError(f"swings must map columns to positive steps; bad: {bad}")
+    if events is not None and level != "host":
+        raise ValueError("events= are counted per host window: level='host'")
+    kw = {"freq": freq, "columns": columns, "thresholds": thresholds, "swings": dict(swings or {}),
+          "duplicates": duplicates, "events": events, "event_name": event_name}
+    attrs = {"level": level, "freq": freq, "thresholds": dict(thresholds or {})}
+    if client is None:
+        if output is not None:
+            raise ValueError("output= goes with client= (the local reduction returns the windows)")
+        frame = as_dask(telemetry).compute() if not isinstance(telemetry, pd.DataFrame) else telemetry
+        out = finish_partials(telemetry_partials(frame, freq=freq, columns=columns, thresholds=thresholds,
+                                                 swings=kw["swings"], duplicates=duplicates),
+                              level=level, freq=freq, thresholds=thresholds, swings=kw["swings"], events=events,
+                              event_name=event_name)
+        out.attrs = attrs
+        return out
+    keys = ["host", "gpu"] if level == "gpu" else ["host"]
+    groups = _groups_of(telemetry, client)
+    if groups is not None:
+        got = _by_host_groups(client, groups, kw, level, output)
+        if isinstance(got, Path):
+            return got
+        out = got.sort_values([*keys, "window"], kind="stable").reset_index(drop=True)
+        out.attrs = attrs
+        return out
+    windows = _dask_reduce(as_dask(telemetry, columns=None), kw, level, partitions)
+    if output is not None:
+        folder = Path(output)
+        windows.to_parquet(str(folder), write_index=False, compute=True)
+        return folder
+    out = client.compute(windows).result().sort_values([*keys, "window"], kind="stable").reset_index(drop=True)
+    out.attrs = attrs
+    return out
+
+
+def _groups_of(telemetry: Source, client: Any) -> list[list[str]] | None:
+    """Host groups of Parquet input worth one task each (at least two per worker thread), else ``None``."""
+    if not isinstance(telemetry, str | os.PathLike | list | tuple):
+        return None
+    try:
+        groups = host_groups(parquet_files(telemetry))
+    except Exception:  # noqa: BLE001 - unreadable footers: the shuffle path reads the data itself
+        return None
+    threads = max(1, sum(client.nthreads().values()))
+    return groups if groups is not None and len(groups) >= 2 * threads else None

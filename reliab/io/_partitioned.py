@@ -1,0 +1,221 @@
+"""Partitioned Parquet output of a distributed ingest: a folder of tables by source and date.
+
+Layout of an output folder::
+
+    <table>/source=<source>/date=<YYYY-MM-DD>/part-<run>-<task>.parquet
+    interruptions.parquet  user_failures.parquet  accounting.parquet
+    _reliab_dataset.json
+
+The tables read from files (``signals``, ``jobs``, ``telemetry``, ``quarantine``) are
+written by the workers, one part per task and (source, date) group (Hive-style folder
+names, so engines that prune partitions can use them; the quarantine, which has no time,
+is partitioned by source only).  The date is the UTC date of ``time`` (signals,
+telemetry) or of a job's ``end`` (else ``start``, else ``submit``); rows without one are
+in ``date=unknown``.  The tables the client derives (interruptions, user failures,
+accounting) are single files.
+
+``_reliab_dataset.json`` is the commit point, renamed in last: it names the run and lists
+every part with its row count and the positions its rows had in the task's output, so
+:func:`read_table` gives the rows in exactly the order of a one-machine ingest.  Parts of
+a run that did not commit (a failed task, a killed client) are not in the manifest and are
+deleted by the next run into the folder; readers that list the folder themselves should
+read the manifest first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reliab import schema
+from reliab.io._registry import FileResult
+
+__all__ = ["PARTITIONED", "DERIVED", "MANIFEST", "new_run", "write_parts", "commit", "discard_run",
+           "part_files", "read_table", "read_parts", "read_manifest"]
+
+#: tables written by the workers, partitioned
+PARTITIONED = ("signals", "jobs", "telemetry", "quarantine")
+#: tables derived by the client, one file each
+DERIVED = ("interruptions", "user_failures", "accounting")
+MANIFEST = "_reliab_dataset.json"
+_UNKNOWN = "unknown"
+
+
+def new_run() -> str:
+    """A fresh run id: sortable by time, unique across clients."""
+    return f"{pd.Timestamp.now(tz='UTC'):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+
+
+def _dates(frame: pd.DataFrame, table: str) -> np.ndarray:
+    """The partition date of every row (``YYYY-MM-DD`` or ``unknown``)."""
+    if table == "jobs":
+        when = frame["end"].fillna(frame["start"]).fillna(frame["submit"])
+    elif "time" in frame.columns:
+        when = frame["time"]
+    else:
+        return np.full(len(frame), _UNKNOWN, dtype=object)
+    text = pd.Series(pd.DatetimeIndex(when).strftime("%Y-%m-%d"), index=frame.index, dtype=object)
+    return text.fillna(_UNKNOWN).to_numpy(dtype=object)
+
+
+def _safe(value: object) -> str:
+    """A partition value usable as a folder name (``/`` and NUL replaced, never empty)."""
+    text = "" if value is None or value is pd.NA else str(value)
+    text = text.replace("/", "_").replace("\x00", "_").replace(os.sep, "_")
+    return text if text and text not in (".", "..") else _UNKNOWN
+
+
+def _runs(positions: np.ndarray) -> list[list[int]]:
+    """``positions`` (sorted) as ``[start, length]`` runs of consecutive integers."""
+    if not len(positions):
+        return []
+    breaks = np.flatnonzero(np.diff(positions) != 1) + 1
+    starts = np.r_[0, breaks]
+    lengths = np.diff(np.r_[starts, len(positions)])
+    return [[int(positions[s]), int(n)] for s, n in zip(starts, lengths, strict=True)]
+
+
+def write_parts(results: list[FileResult], folder: str, run: str, task: int) -> list[dict[str, Any]]:
+    """Write one task's per-file results as parts of ``folder``; returns the parts' manifest records.
+
+    The rows of each table are those of :func:`reliab.io._driver.file_tables` (files in
+    order), partitioned by the source that read their file and by date.  Each record holds
+    ``table``, ``path`` (relative to ``folder``), ``rows``, ``task`` and ``runs`` (the
+    positions of the part's rows in the task's table, as ``[start, length]``).  Parts are
+    written under a temporary name and renamed.
+    """
+    from reliab.io._driver import file_tables
+
+    root = Path(folder)
+    tables = file_tables(results)
+    written: list[dict[str, Any]] = []
+    for table in PARTITIONED:
+        frame = tables[table]
+        if not len(frame):
+            continue
+        rows_of = [(r.quarantine if table == "quarantine" else r.tables.get(table)) for r in results]
+        sources = np.repeat([_safe(r.source) for r in results],
+                            [0 if f is None else len(f) for f in rows_of]).astype(object)
+        keys = pd.DataFrame({"source": sources, "date": _dates(frame, table)})
+        if table == "quarantine":
+            keys["date"] = ""
+        for (source, date), rows in keys.groupby(["source", "date"], sort=True).indices.items():
+            rows = np.sort(rows)
+            rel = Path(table) / f"source={source}"
+            if table != "quarantine":
+                rel = rel / f"date={date}"
+            target = root / rel / f"part-{run}-{task:06d}.parquet"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.tmp")
+            schema.write_parquet(frame.iloc[rows].reset_index(drop=True), str(tmp), table)
+            os.replace(tmp, target)
+            written.append({"table": table, "path": str(target.relative_to(root)), "rows": int(len(rows)),
+                            "task": int(task), "runs": _runs(rows)})
+    return written
+
+
+def _sweep(root: Path, keep: set[str]) -> None:
+    """Delete part files (and temporary ones) under the partitioned tables not in ``keep``."""
+    for table in PARTITIONED:
+        base = root / table
+        if not base.is_dir():
+            continue
+        for path in base.rglob("*.parquet*"):
+            if path.is_file() and str(path.relative_to(root)) not in keep:
+                path.unlink(missing_ok=True)
+        for sub in sorted((p for p in base.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
+            try:
+                sub.rmdir()  # only empty partition folders go
+            except OSError:
+                pass
+
+
+def commit(folder: str | os.PathLike[str], run: str, parts: list[dict[str, Any]],
+           derived: dict[str, pd.DataFrame], facts: dict[str, Any] | None = None) -> Path:
+    """Write the derived tables and the manifest (the commit point); drop older runs' parts."""
+    root = Path(folder)
+    root.mkdir(parents=True, exist_ok=True)
+    for table, frame in derived.items():
+        target = root / f"{table}.parquet"
+        tmp = target.with_name(f".{target.name}.tmp")
+        schema.write_parquet(frame, str(tmp), table)
+        os.replace(tmp, target)
+    manifest = {"format": "reliab partitioned tables", "version": 1, "run": run,
+                "tables": {t: [p for p in parts if p["table"] == t] for t in PARTITIONED},
+                "derived": sorted(derived), **(facts or {})}
+    target = root / MANIFEST
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, target)
+    _sweep(root, {p["path"] for p in parts})
+    return target
+
+
+def read_manifest(folder: str | os.PathLike[str]) -> dict[str, Any]:
+    """The manifest of a committed output folder.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``folder`` holds no committed run (no ``_reliab_dataset.json``).
+    """
+    path = Path(folder) / MANIFEST
+    if not path.is_file():
+        raise FileNotFoundError(f"{folder}: no {MANIFEST}: not the output folder of a committed ingest")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def part_files(folder: str | os.PathLike[str], table: str) -> list[str]:
+    """Absolute paths of the committed parts of ``table``, in task order."""
+    if table not in PARTITIONED:
+        raise ValueError(f"table must be one of {PARTITIONED}, got {table!r}")
+    parts = read_manifest(folder)["tables"].get(table, [])
+    return [str(Path(folder) / p["path"]) for p in sorted(parts, key=lambda p: p["task"])]
+
+
+def read_table(folder: str | os.PathLike[str], table: str) -> pd.DataFrame:
+    """One table of an output folder, rows in the order of a one-machine ingest.
+
+    Partitioned tables are read part by part and put back in task order and, within a task,
+    in the order the task produced them (the manifest's runs), signals then sorted by time
+    (stable) as :func:`reliab.ingest` returns them; derived tables are read as is.
+    """
+    manifest = read_manifest(folder)
+    if table in DERIVED:
+        return schema.read_parquet(str(Path(folder) / f"{table}.parquet"), table)
+    if table not in PARTITIONED:
+        raise ValueError(f"table must be one of {PARTITIONED + DERIVED}, got {table!r}")
+    frame = read_parts(folder, manifest["tables"].get(table, []), table)
+    if table == "signals" and not frame["time"].is_monotonic_increasing:  # as ingest returns them
+        frame = frame.sort_values("time", kind="stable").reset_index(drop=True)
+    return frame
+
+
+def read_parts(folder: str | os.PathLike[str], parts: list[dict[str, Any]], table: str) -> pd.DataFrame:
+    """The rows of ``parts`` (manifest records of one table) in task order, then task row order."""
+    from reliab.io._driver import _concat
+
+    frames: list[pd.DataFrame] = []
+    for task in sorted({p["task"] for p in parts}):
+        mine = [p for p in parts if p["task"] == task]
+        data = [schema.read_parquet(str(Path(folder) / p["path"]), table) for p in mine]
+        where = np.concatenate([np.arange(s, s + n) for p in mine for s, n in p["runs"]])
+        frame = _concat(data, table)
+        frames.append(frame.iloc[np.argsort(where, kind="stable")].reset_index(drop=True))
+    return _concat(frames, table)
+
+
+def discard_run(folder: str | os.PathLike[str], run: str) -> None:
+    """Delete every part (and temporary part) a run wrote: the run will not commit."""
+    root = Path(folder)
+    for table in PARTITIONED:
+        if (root / table).is_dir():
+            for pattern in (f"part-{run}-*", f".part-{run}-*"):
+                for path in (root / table).rglob(pattern):
+                    path.unlink(missing_ok=True)
