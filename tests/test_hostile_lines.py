@@ -306,3 +306,24 @@ def test_bulk_rows_a_table_cannot_hold_are_quarantined(tmp_path: Path, monkeypat
     res = _ingest(tmp_path, "n.log", SYSLOG * 3, source="kernel")
     assert res.signals["origin"].str.rsplit(":", n=1).str[1].tolist() == ["1", "3"]
     _one_bad(res, 2, "time outside the range a table can hold")
+
+
+# --- hosts: read, or marked in the notes; never silently the file name
+
+def test_unreadable_host_is_noted_not_silent(tmp_path: Path) -> None:
+    """Regression (issue 8): a host the tag pattern cannot read silently became the file name.
+    An IPv6 HOSTNAME is read (RFC 5424 §6.2.4); a host field that cannot be read keeps the
+    fallback host and the file's notes name the line; a line without a host field
+    (``kernel: …`` right after the time) is not a problem."""
+    text = (f"2024-06-01T01:20:46Z 2001:db8::7 kernel: {XID}\n"
+            f"2024-06-01T01:20:47Z [2001:db8::8] kernel: {XID}\n"
+            f"Jun  1 01:20:48 node:7 kernel: {XID}\n"
+            f"2024-06-01T01:20:49Z kernel: {XID}\n"
+            f"2024-06-01T01:20:50Z node0042 kernel[12]: {XID}\n")
+    res = _ingest(tmp_path, "node0001.log", text, source="kernel", year=2024)
+    assert res.signals["host"].tolist() == ["2001:db8::7", "node0001", "node0001", "node0001", "node0042"]
+    note = res.sources[str(tmp_path / "node0001.log")].reason
+    assert f"2 signal line(s) name a host this reader cannot read (first: '[2001:db8::8]' at {tmp_path}/node0001.log:2)" \
+        in note, note
+    clean = _ingest(tmp_path, "node0002.log", f"2024-06-01T01:20:49Z kernel: {XID}\n", source="kernel")
+    assert "cannot read" not in (clean.sources[str(tmp_path / "node0002.log")].reason or "")

@@ -41,6 +41,7 @@ time) is read with the file's modification time, marked as inferred in the file'
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -83,6 +84,47 @@ def host_from_path(path: str) -> str:
             if name.lower().endswith(suffix) and len(name) > len(suffix):
                 name, changed = name[: -len(suffix)], True
     return name
+
+
+#: timestamp styles whose lines carry a HOSTNAME field (RFC 3164 §4.1.2, rsyslog RFC 3339)
+_HOST_STYLES = frozenset({"rfc3339", "rfc3164"})
+#: a program tag right after the timestamp: the line has no host field (``kernel: …``)
+_TAG_ONLY = re.compile(r"[^\s\[\]:]+(?:\[[0-9]+\])?:(?:\s|$)")
+
+
+def unread_host_field(header: Header) -> str | None:
+    """The host field of a syslog line that the host/tag pattern could not read, or ``None``.
+
+    A line of a syslog style carries ``HOSTNAME TAG: MSG`` after its timestamp (RFC 3164
+    §4.1.2).  When no host was read but the first word is not itself a tag (``kernel:``),
+    that word is a host the pattern cannot read (``[2001:db8::7]``, ``node:7``): the row
+    keeps the fallback host (``host=`` or the file name) and the file's notes say so,
+    never silently.
+    """
+    if header.host is not None or header.style not in _HOST_STYLES:
+        return None
+    body = header.body.lstrip()
+    if not body or _TAG_ONLY.match(body):
+        return None
+    return body.split(None, 1)[0][:80]
+
+
+def _note_unread_hosts(rows: list[Row], ctx: LineContext) -> None:
+    """One note for the signal rows whose host field could not be read."""
+    pending = [(row, row["_host_unread"]) for row in rows if "_host_unread" in row and not row.get("_reject")]
+    if not pending:
+        return
+    row, word = pending[0]
+    origin = row.get("origin") or f"{ctx.path}:{row.get('_lineno', '?')}"
+    ctx.state.setdefault("notes", []).append(
+        f"{len(pending)} signal line(s) name a host this reader cannot read (first: {word!r} at"
+        f" {origin}): their host is {row['host']!r} (the host= option, else the file name)")
+
+
+def _finish(rows: list[Row], ctx: LineContext) -> list[Row]:
+    """The kernel reader's whole-file step: host notes, then the times (``resolve_times``)."""
+    _note_unread_hosts(rows, ctx)
+    return resolve_times(rows, ctx)
 
 
 def sniff_kernel(path: str, first_lines: list[str] | tuple[str, ...]) -> float:
@@ -173,6 +215,7 @@ def parse_kernel_line(text: str, ctx: LineContext) -> Row | None:
         raise ParseError(f"{found.signal} line with {header.error}")
     rel = reltime_stamp(ctx) if header.style == "dmesg_reltime" else None
     host = header.host or st["host"]
+    unread_host = None if header.host else unread_host_field(header)
     found = resolve_report(found, host, _clock(header, ctx, rel), ctx)
     if found is None:
         return None  # the rest of a report already counted
@@ -181,6 +224,8 @@ def parse_kernel_line(text: str, ctx: LineContext) -> Row | None:
         "job_id": None, "source": SOURCE, "signal": found.signal, "severity": found.severity,
         "message": found.message,
     }
+    if unread_host is not None:
+        row["_host_unread"] = unread_host  # kept with the fallback host, said in the notes
     start = st.pop("report_start", None)
     if start is not None:  # a report printed over several lines: its event is at its first line
         row["origin"] = f"{ctx.path}:{start}"
@@ -258,5 +303,5 @@ def read_kernel(
     state = {"tz": resolve_tz(tz), "host": host or host_from_path(path), "reltime": reltime}
     options = {"year": year, "boot_time": boot_time}
     return scan_lines(path, SOURCE, parse_kernel_line, literals=None if reltime else LITERALS,
-                      options=options, state=state, strict=strict, finish=resolve_times,
+                      options=options, state=state, strict=strict, finish=_finish,
                       bulk=None if reltime else _bulk_xid)
