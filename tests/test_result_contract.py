@@ -373,6 +373,21 @@ def test_estimate_rates_rejects_bad_parameters(kwargs: dict, name: str) -> None:
         reliab.estimate_rates(_interruptions(), **kwargs)
 
 
+@pytest.mark.parametrize("kwargs, match", [
+    ({"gpu_days": pd.Series({"a": 10.0, "b": math.inf})}, r"gpu_days must be finite and > 0; got \{'b': inf\}"),
+    ({"gpu_days": pd.Series({"a": 10.0, "b": 0.0})}, r"gpu_days must be finite and > 0; got \{'b': 0.0\}"),
+    ({"gpu_days": 10.0, "job_hours": pd.Series({"a": 1.0})}, "job_hours as a Series"),
+    ({"gpu_days": pd.Series({"a": 10.0, "b": 5.0}), "job_hours": pd.Series({"a": 1.0, "b": 0.0})},
+     r"job_hours must be finite and > 0; got \{'b': 0.0\}"),
+])
+def test_per_group_exposure_is_checked(kwargs: dict, match: str) -> None:
+    """Regression: an infinite per-group exposure was refused as "got {}"; a per-group
+    job_hours of 0 or beside a scalar gpu_days was a bare broadcasting error."""
+    interruptions = pd.DataFrame({"category": ["a", "b"], "component": ["x", "y"], "planned": [False, False]})
+    with pytest.raises(ValueError, match=match):
+        reliab.estimate_rates(interruptions, **kwargs)
+
+
 @pytest.mark.parametrize("call, name", [
     (lambda: reliab.compare_rates(3, math.inf, 2, 10.0), "exposure1"),
     (lambda: reliab.compare_rates(3, 10.0, 2, 0.0), "exposure2"),

@@ -115,6 +115,18 @@ def _positive(value: Any, name: str, *, allow_none: bool = False) -> float | Non
     return v
 
 
+def _positive_series(values: pd.Series, name: str) -> pd.Series:
+    """Per-group ``values`` as floats, each finite and > 0, else ``ValueError`` naming ``name``."""
+    try:
+        out = values.astype(float)
+    except (TypeError, ValueError):
+        raise ValueError(f"per-group {name} must be numbers, got {values.tolist()[:5]!r}") from None
+    bad = out[~(np.isfinite(out) & (out > 0))]
+    if len(bad):
+        raise ValueError(f"per-group {name} must be finite and > 0; got {bad.to_dict()}")
+    return out
+
+
 def _exposures(gpu_days: float | None, node_days: float | None, gpus_per_node: int,
                exposure: pd.DataFrame | None) -> tuple[float, float, str]:
     """GPU-days, node-days and a sentence saying where they came from."""
@@ -255,6 +267,10 @@ def estimate_rates(
         raise ValueError(f"gpus_per_node must be a positive integer, got {gpus_per_node!r}")
     if job_hours is not None and not isinstance(job_hours, pd.Series):
         job_hours = _positive(job_hours, "job_hours")
+    elif isinstance(job_hours, pd.Series):
+        if not isinstance(gpu_days, pd.Series):
+            raise ValueError("job_hours as a Series (hours per group) needs gpu_days as a Series too")
+        _positive_series(job_hours, "job_hours")
     if isinstance(gpu_days, pd.Series):
         return _estimate_rates_per_group(interruptions, by_cols, gpu_days, gpus_per_node, job_hours,
                                          conf_level, include_total, unexpected_only)
@@ -297,9 +313,7 @@ def _estimate_rates_per_group(interruptions: pd.DataFrame, by_cols: list[str], g
     if len(by_cols) != 1:
         raise ValueError("per-group gpu_days needs exactly one 'by' column")
     col = by_cols[0]
-    gdays = gpu_days.astype(float)
-    if (gdays <= 0).any() or gdays.isna().any() or np.isinf(gdays).any():
-        raise ValueError(f"per-group gpu_days must be positive; got {gdays[~(gdays > 0)].to_dict()}")
+    gdays = _positive_series(gpu_days, "gpu_days")
     data = interruptions
     notes = ["per-group exposure: each group's rate divides by its own GPU-days; Total by their sum"]
     n_planned = 0
