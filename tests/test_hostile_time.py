@@ -46,7 +46,20 @@ CASES = {
             "   3 | 03/10/2024 | 02:30:00 | Memory #0x87 | Uncorrectable ECC | Asserted\n"),
     "nccl": ("train.log", "nccl", NCCL.format(md="0310", hm="02:30") + "\n"
              + NCCL.format(md="1103", hm="01:30") + "\n"),
+    "nvidia_smi_dmon": ("n.dmon", "nvidia_smi_dmon", "#Date       Time        gpu    pwr  gtemp\n"
+                        "#YYYYMMDD   HH:MM:SS    Idx      W      C\n"
+                        " 20241103   01:30:00      0    104     37\n 20240310   02:30:00      0    699     52\n"),
+    "nvidia_smi_q": ("q.txt", "nvidia_smi_q", "".join(
+        "==============NVSMI LOG==============\n\n"
+        f"Timestamp                                 : {stamp}\n"
+        "Driver Version                            : 550.54.15\n\n"
+        "Attached GPUs                             : 1\nGPU 00000000:18:00.0\n"
+        "    Product Name                          : NVIDIA H100 80GB HBM3\n"
+        "    Temperature\n        GPU Current Temp                  : 31 C\n\n"
+        for stamp in ("Sun Nov  3 01:30:00 2024", "Sun Mar 10 02:30:00 2024"))),
 }
+#: readers whose rows go to the telemetry table
+TELEMETRY = ("telemetry_csv", "nvidia_smi_csv", "nvidia_smi_dmon", "nvidia_smi_q")
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -56,7 +69,7 @@ def test_one_dst_rule_in_every_reader(tmp_path: Path, case: str) -> None:
     name, source, text = CASES[case]
     (tmp_path / name).write_text(text)
     res = reliab.ingest(tmp_path / name, source=source, tz=NY, **({"year": 2024} if source in ("kernel", "nccl") else {}))
-    times = res.telemetry["time"] if source.endswith("csv") and source != "tickets" else res.signals["time"]
+    times = res.telemetry["time"] if source in TELEMETRY else res.signals["time"]
     # the ambiguous 01:30 is the earlier instant, 01:30 EDT = 05:30 UTC
     assert times.dt.floor("s").tolist() == [pd.Timestamp("2024-11-03T05:30:00Z")]
     q = res.quarantine
@@ -65,6 +78,14 @@ def test_one_dst_rule_in_every_reader(tmp_path: Path, case: str) -> None:
     note = res.sources[str(tmp_path / name)].reason
     assert "1 local time(s) fell in the repeated hour of a DST change in America/New_York" in note
     assert "earlier instant" in note
+
+
+def test_every_reader_with_a_tz_option_is_checked() -> None:
+    """A reader that reads local times (it has a ``tz`` option) is in :data:`CASES`."""
+    from reliab.io._options import reader_options
+
+    with_tz = {source for source in reader_options()["tz"].sources if not source.endswith("://")}
+    assert with_tz and with_tz <= {source for _, source, _ in CASES.values()}, with_tz
 
 
 def test_localize_rule() -> None:
