@@ -43,6 +43,29 @@ def test_quarantine_keeps_the_first_lines_and_counts_the_rest(tmp_path: Path) ->
         reliab.ingest(tmp_path / "n.log", quarantine_limit=-1)
 
 
+def test_quarantine_limit_in_the_manifest_and_on_the_command_line(tmp_path: Path) -> None:
+    """N is configurable where a run is set up: ``reliab.toml`` (whole folder or per glob) and
+    ``--quarantine-limit``; the CLI summary counts every malformed line, not the rows kept."""
+    import subprocess
+    import sys
+
+    from reliab.io._manifest import ManifestError
+
+    (tmp_path / "n.log").write_text("".join(BAD_XID.format(i=i) for i in range(30)))
+    (tmp_path / "reliab.toml").write_text("quarantine_limit = 5\n")
+    assert len(reliab.ingest(tmp_path).quarantine) == 6
+    (tmp_path / "reliab.toml").write_text('[[files]]\nglob = "*.log"\nquarantine_limit = 2\n')
+    assert len(reliab.ingest(tmp_path).quarantine) == 3
+    (tmp_path / "reliab.toml").write_text("quarantine_limit = -1\n")
+    with pytest.raises(ManifestError, match=r"reliab.toml:1: key 'quarantine_limit' must be a non-negative integer"):
+        reliab.ingest(tmp_path)
+    (tmp_path / "reliab.toml").unlink()
+    out = subprocess.run([sys.executable, "-m", "reliab", "ingest", str(tmp_path), "-q", "--quarantine-limit", "4"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "30 quarantined line(s) (4 kept in full: --quarantine-limit)" in out.stdout
+
+
 def test_quarantine_keeps_lowest_line_numbers_whatever_the_order() -> None:
     q = Quarantine("f", "s", limit=3)
     for n in (9, 2, 7, 1, 8, 3):  # a finish hook may reject earlier lines after later ones

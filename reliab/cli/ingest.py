@@ -23,7 +23,7 @@ from reliab.cli._render import folder_of, printable, relative, table
 
 #: CLI switches of this command (reader options of these names are not offered as flags)
 _FIXED = ("paths", "source", "out", "store", "rebuild", "strict", "manifest", "no_manifest", "files", "why",
-          "quiet", "engine", "scheduler", "workers")
+          "quiet", "engine", "scheduler", "workers", "quarantine_limit")
 _NUMBERS = ("files", "lines", "parsed", "irrelevant", "malformed")
 #: how many files not read the summary names before "and N more"
 _NAMED = 5
@@ -63,6 +63,9 @@ def _fixed_parameters() -> list[inspect.Parameter]:
         opt("files", Annotated[bool, typer.Option("--files", help="One row per file instead of per folder.")], False),
         opt("why", Annotated[bool, typer.Option("--why", help="With each file, why its format was chosen.")], False),
         opt("quiet", Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")], False),
+        opt("quarantine_limit", Annotated[int | None, typer.Option(
+            help="Malformed lines of a file kept in full in the quarantine (default 1000); the rest are"
+                 " counted in one summary row (also a reliab.toml key).", show_default=False)], None),
         opt("engine", Annotated[str, typer.Option(
             help="local: read the files here; dask: on a Dask cluster (--scheduler, else a local one of"
                  " --workers processes), same result; with --out the workers write Parquet partitioned by"
@@ -175,7 +178,18 @@ def _counts_line(result: Any, store: Path | None) -> str:
     apart = f"; {len(result.user_failures):,} user failures apart" if result.policy == "fleet" else ""
     return (f"{len(result.signals):,} signals, {len(result.jobs):,} jobs, {len(inter):,} interruptions"
             f" ({len(inter) - planned:,} unexpected, {planned:,} planned; policy {result.policy}{apart}),"
-            f" {len(result.quarantine):,} quarantined line(s)" + (f"; store {store}" if store else ""))
+            f" {_quarantined(result.quarantine)}" + (f"; store {store}" if store else ""))
+
+
+def _quarantined(quarantine: Any) -> str:
+    """"N quarantined line(s)", and past the per-file limit how many are kept in full."""
+    from reliab.io._quarantine import OMITTED, quarantined_lines
+
+    lines = quarantined_lines(quarantine)
+    if not len(quarantine) or lines == len(quarantine):
+        return f"{lines:,} quarantined line(s)"
+    kept = int((~quarantine["reason"].astype(str).str.startswith(OMITTED + "=")).sum())
+    return f"{lines:,} quarantined line(s) ({kept:,} kept in full: --quarantine-limit)"
 
 
 def _compression(path: str) -> str:
@@ -212,7 +226,7 @@ def _ingest(**values: Any) -> None:
                                 rebuild=values["rebuild"], manifest=manifest, progress=not values["quiet"],
                                 engine=engine, client=client,
                                 output=values["out"] if dask and values["store"] is None else None,
-                                **run, **readers)
+                                **run, **readers, **_limit(values))
     except Exception as exc:  # noqa: BLE001 - one line, exit 1 (see reliab.cli._app)
         _fail(exc)
     roots = _roots(paths)
@@ -238,6 +252,11 @@ def _ingest(**values: Any) -> None:
     elif values["out"] is not None:
         for path in result.write_parquet(values["out"]).values():
             typer.echo(f"wrote {printable(path)}")
+
+
+def _limit(values: dict[str, Any]) -> dict[str, int]:
+    """``quarantine_limit=`` when ``--quarantine-limit`` is given (else the manifest's or the default)."""
+    return {} if values["quarantine_limit"] is None else {"quarantine_limit": values["quarantine_limit"]}
 
 
 def _cluster(values: dict[str, Any]) -> Any:

@@ -43,7 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from reliab.errors import ReliabError
-from reliab.io._options import reader_options, value_problem
+from reliab.io._options import OptionSpec, reader_options, value_problem
+from reliab.io._quarantine import check_limit
 from reliab.io._registry import get_parser, parsers
 
 #: file name looked for in every folder given to ``ingest``
@@ -208,7 +209,9 @@ class _Loader:
     def __init__(self, path: Path, text: str, run_keys: Iterable[str]) -> None:
         self.path, self.where = path, _Locator(text)
         self.run_keys = frozenset(run_keys)
-        self.options = reader_options()
+        self.options = {**reader_options(), "quarantine_limit": OptionSpec(
+            "quarantine_limit", "int", tuple(p.name for p in parsers()),
+            "Malformed lines of a file kept in full; the rest are counted in one summary row")}
 
     def fail(self, key: str, message: str, entry: int | None = None) -> ManifestError:
         label = "" if entry is None else f"[[files]] #{entry + 1}: "
@@ -223,6 +226,11 @@ class _Loader:
             raise self.fail(key, f"is not an option of source {source!r} (taken by {', '.join(spec.sources)})",
                             entry)
         problem = value_problem(spec, value)
+        if problem is None and key == "quarantine_limit":
+            try:
+                check_limit(value)
+            except ValueError:
+                problem = f"must be a non-negative integer, got {value!r}"
         if problem:
             raise self.fail(key, problem, entry)
         return value
