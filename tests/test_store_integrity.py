@@ -65,6 +65,22 @@ def test_half_written_line_is_held_until_complete(tmp_path: Path) -> None:
     _assert_same(second, ingest(logs))
 
 
+def test_half_written_line_is_held_on_the_dask_engine(dask_client: object, tmp_path: Path) -> None:
+    """``store=`` with ``engine="dask"`` holds the partial tail exactly as the local engine does."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "messages"
+    cut = len("NVRM: Xid (PCI:0000:3b:00): 4")
+    log.write_text(STAMP.format(1) + "usb 1-1: new high-speed USB device\n" + STAMP.format(2) + XID48[:cut])
+    first = ingest(logs, store=tmp_path / "store", engine="dask", client=dask_client)
+    assert first.signals.empty and first.accounting["lines"].tolist() == [1]
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write(XID48[cut:] + "\n")
+    second = ingest(logs, store=tmp_path / "store", engine="dask", client=dask_client)
+    assert second.signals["signal"].tolist() == ["xid:48"]
+    _assert_same(second, ingest(logs))
+
+
 def test_half_written_line_of_a_rotated_file_is_committed(tmp_path: Path) -> None:
     """Once the file is rotated nobody completes the line: it is read as it is."""
     logs, store = tmp_path / "logs", tmp_path / "store"
