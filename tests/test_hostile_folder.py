@@ -220,7 +220,8 @@ def test_cli_run_exits_0_without_traceback(folder: Path, tmp_path: Path) -> None
     assert out.returncode == 0, out.stderr
     assert time.perf_counter() - started < 60
     assert "Traceback" not in out.stdout + out.stderr
-    assert "signals" in out.stdout
+    assert "signals" in out.stdout and "1 not read: misc/pipe.log (special)" in out.stdout
+    assert "3 skipped by name (--files lists them)" in out.stdout  # hidden file, README, manifest
     # the tables written: a row for every file, every valid event
     acc = schema.read_parquet(str(tmp_path / "accounting.parquet"), "accounting").set_index("path")
     on_disk = {os.path.join(d, f) for d, _, files in os.walk(folder) for f in files}

@@ -153,3 +153,26 @@ def test_checkpoint_lines_match_the_generators_checkpoints(sample_ingest, truth)
     assert set(saves["message"].astype(str).str.extract(r"write_s=(\S+)")[0]) == {"60"}
     loads = s[s["signal"].astype(str) == "train:checkpoint_loaded"]
     assert len(loads) == len(truth["costs"]) + 1  # every allocation of the run resumed once
+
+
+def test_requeued_job_keeps_its_id(tmp_path):
+    """Regression: a job requeued by Slurm keeps its job id (``sacct --duplicates`` lists each
+    run); two interrupted runs of one id crashed failure_cost (and ``reliab report``) with
+    pandas' InvalidIndexError.  Each run is its own allocation: closed-form costs with the
+    assumed 60-minute checkpoint interval (work lost = min(run, 30 min))."""
+    head = ("JobID|JobIDRaw|JobName|User|Partition|State|ExitCode|Submit|Start|End|Elapsed|NNodes|NodeList|"
+            "Restarts|AllocTRES\n")
+    run = ("4312001|4312001|pretrain|svc|train|{state}|0:0|2024-05-31T23:53:00|{start}|{end}|00:00:00|2|"
+           "node[0001-0002]|{n}|billing=16,cpu=16,gres/gpu=16,node=2\n")
+    runs = [("NODE_FAIL", "2024-06-01T00:00:00", "2024-06-01T00:12:00"),
+            ("NODE_FAIL", "2024-06-01T00:18:00", "2024-06-01T01:18:00"),
+            ("COMPLETED", "2024-06-01T01:30:00", "2024-06-01T02:00:00")]
+    (tmp_path / "sacct.txt").write_text(head + "".join(run.format(state=state, start=start, end=end, n=n)
+                                                       for n, (state, start, end) in enumerate(runs)))
+    got = reliab.ingest(tmp_path / "sacct.txt")
+    assert got.interruptions["job_id"].tolist() == ["4312001", "4312001"]
+    res = reliab.failure_cost(got.interruptions, got.jobs, got.signals)
+    assert list(res.interruptions["lost_work_h"]) == pytest.approx([0.2, 0.5])
+    assert list(res.interruptions["downtime_h"]) == pytest.approx([0.1, 0.2])
+    assert res.breakdown["lost_work"] == pytest.approx(0.7) and res.breakdown["downtime"] == pytest.approx(0.3)
+    assert not any("not in the interruptions table" in n for n in res.notes)

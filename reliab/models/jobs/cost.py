@@ -183,6 +183,17 @@ def _segments(a: pd.DataFrame, t0: int, assumed_h: float) -> pd.DataFrame:
         "censored": censored})
 
 
+def _interruption_of(seg: pd.DataFrame, inter: pd.DataFrame) -> np.ndarray:
+    """Per segment, the row of ``inter`` that ended it, else -1.  A requeued job keeps its
+    job id (``sacct --duplicates`` lists each run), so an allocation is its job id and end."""
+    key = pd.MultiIndex.from_arrays([inter["job_id"].astype(str).to_numpy(), _ns(inter["time"])])
+    rows = pd.Series(np.arange(len(inter)), index=key)
+    rows = rows[~rows.index.duplicated()]
+    seg_key = pd.MultiIndex.from_arrays([seg["job_id"].astype(str).to_numpy(),
+                                         seg["end"].to_numpy(dtype=np.int64)])
+    return rows.reindex(seg_key).fillna(-1).to_numpy(dtype=int)
+
+
 def _observed_policy(a: pd.DataFrame, signals: pd.DataFrame | None) -> tuple[float, float]:
     """Median training hours between checkpoints and median write hours, from the logs."""
     saves, _ = progress_events(signals)
@@ -266,8 +277,7 @@ def failure_cost(
     a["end"] = np.minimum(a["end"], t1)
     seg = _segments(a, t0, assumed)
     inter = _chain_interruptions(interruptions, jobs, signals, allocations, a, assumed)
-    seg["interruption"] = seg["job_id"].map(pd.Series(np.arange(len(inter)), index=inter["job_id"])
-                                            ).fillna(-1).astype(int)
+    seg["interruption"] = _interruption_of(seg, inter)
     wall = (t1 - t0) / _NS_PER_H
     down = float(seg["gap_before_h"].iloc[1:].sum())
     breakdown = {"productive": float(seg["productive_h"].sum()),
