@@ -229,3 +229,16 @@ def test_cli_run_exits_0_without_traceback(folder: Path, tmp_path: Path) -> None
     signals = schema.read_parquet(str(tmp_path / "signals.parquet"), "signals")
     for name, (_, want, *_) in CASES.items():
         assert _from(signals, str(folder / name)) == want, name
+
+
+@pytest.mark.slow
+def test_report_on_the_folder(folder: Path, tmp_path: Path) -> None:
+    """Regression: ``reliab report`` on this folder died of the non-UTF-8 name (UnicodeEncodeError
+    writing report.html and inputs.sha256).  The page shows the name's bytes as ``\\xNN``
+    (as the CLI does); inputs.sha256 keeps the bytes, as ``sha256sum`` writes them."""
+    run = reliab.run_report(folder, out=tmp_path, pdf=False)
+    page = run.files["report.html"].read_text(encoding="utf-8")
+    assert "misc/n\\xe9ud-0421.log" in page
+    digests = (tmp_path / "inputs.sha256").read_bytes()
+    assert b"  misc/n\xe9ud-0421.log\n" in digests
+    json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))

@@ -251,13 +251,15 @@ def render_html(report: Report) -> str:
         )
     template = _environment().get_template("page.html.j2")
     # the stylesheet is our own file; marking it safe keeps quotes intact inside <style>
-    return template.render(
+    page = template.render(
         title=report.title,
         subtitle=report.subtitle,
         meta=report.meta,
         sections=sections,
         css=Markup(stylesheet()),
     )
+    # file names need not be UTF-8 (kept as surrogateescape text): their bytes shown as \xNN
+    return page.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def write_html(report: Report, path: str | Path) -> Path:

@@ -227,7 +227,9 @@ def run_report(
                 inputs=inputs.to_dict(orient="records"), config={"text": config_text or ""}),
         out / "results.json")
     digest_lines = [f"{r.sha256}  {r.path}" for r in inputs.itertuples() if r.sha256]
-    (out / "inputs.sha256").write_text("\n".join(digest_lines) + ("\n" if digest_lines else ""))
+    # names as the file system gives them (bytes that are not UTF-8 too), so `sha256sum -c` checks them
+    (out / "inputs.sha256").write_text("\n".join(digest_lines) + ("\n" if digest_lines else ""),
+                                       encoding="utf-8", errors="surrogateescape")
     files["inputs.sha256"] = out / "inputs.sha256"
     if tables:
         for name, path in res.write_parquet(out).items():
