@@ -171,14 +171,20 @@ def folder() -> Iterator[Path]:
     subprocess.run(["rm", "-rf", str(root)], check=False)
 
 
+@pytest.fixture(scope="module")
+def as_root(folder: Path) -> reliab.IngestResult:
+    """The folder read by the test process's own user (root in CI: the closed folder is read)."""
+    return reliab.ingest(folder)
+
+
 def _from(frame: pd.DataFrame, path: str) -> int:
     if "origin" not in frame:
         return 0
     return int((frame["origin"].str.rsplit(":", n=1).str[0] == path).sum())
 
 
-def test_every_file_accounted_and_every_valid_event_found(folder: Path) -> None:
-    reliab.ingest(folder)  # as root (imports every reader while privileged)
+def test_every_file_accounted_and_every_valid_event_found(folder: Path, as_root: reliab.IngestResult) -> None:
+    # (as_root has imported every reader while privileged)
     with _unprivileged():
         res = reliab.ingest(folder)
     acc = res.accounting.set_index("path")
@@ -242,3 +248,19 @@ def test_report_on_the_folder(folder: Path, tmp_path: Path) -> None:
     digests = (tmp_path / "inputs.sha256").read_bytes()
     assert b"  misc/n\xe9ud-0421.log\n" in digests
     json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.slow
+def test_dask_engine_gives_the_same_tables(folder: Path, as_root: reliab.IngestResult, dask_client: object,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folder on the Dask engine, the sparse kernel log cut into 1 MiB byte ranges: every table
+    and the accounting equal the local run's."""
+    from reliab.io import distributed as dist
+
+    monkeypatch.setattr(dist, "RANGE_BYTES", 1 << 20)
+    want, got = as_root, reliab.ingest(folder, engine="dask", client=dask_client)
+    for name in ("accounting", "signals", "jobs", "telemetry", "quarantine", "interruptions"):
+        a, b = getattr(got, name), getattr(want, name)
+        keys = list(b.columns[:3])
+        pd.testing.assert_frame_equal(a.sort_values(keys, kind="stable").reset_index(drop=True),
+                                      b.sort_values(keys, kind="stable").reset_index(drop=True), obj=name)
