@@ -108,6 +108,8 @@ def test_throughput_falls_from_cool_uncapped_to_hot_capped(steps: pd.DataFrame) 
     assert {"low_naive", "high_naive", "low_hac", "high_hac"} <= set(s.columns)
     tot = s.set_index("effect")["pct_per_c"]
     assert tot["total"] == pytest.approx(tot["direct"] + tot["indirect"], abs=1e-9)
+    # the five 4 s idle pauses between compute cycles are gaps in the steps, and said so
+    assert any(n.startswith("5 gap(s) in 'time'") for n in fit.notes)
 
 
 def test_nvidia_smi_csv_of_the_same_run_agrees() -> None:
