@@ -131,7 +131,8 @@ def test_negative_control_and_cluster_robust(env) -> None:
 @pytest.mark.slow
 def test_irr_interval_coverage_small() -> None:
     """Simulation: the 95 % Wald interval of the temperature IRR covers the truth ~95 % of the
-    time (150 seeded replications of the failures; benchmarks/ runs 1000 of the full model)."""
+    time (150 seeded replications of the failures; benchmarks/bench_environment_coverage.py
+    runs 400 of the full simulation)."""
     env = simulate_environment(n_nodes=128, days=14, rate_scale=0.0, seed=0)
     w = env.windows
     temp = w["temp_c_mean"].to_numpy()
