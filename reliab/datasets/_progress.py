@@ -1,6 +1,6 @@
 """Ground truth of the training job's progress: restarts, checkpoints, and what failures cost.
 
-The simulated job follows one simple, fixed policy [U] (the Llama 3 paper publishes no
+The simulated job follows one simple, fixed policy, an assumption of this generator (the Llama 3 paper publishes no
 checkpoint interval or restart time), the same one the telemetry's phases model:
 
 * after an allocation starts, loading the checkpoint takes ``RESUME_MIN`` = 5 minutes; the

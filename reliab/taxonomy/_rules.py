@@ -226,7 +226,8 @@ def load_rules(path: str | os.PathLike[str] | None = None) -> Rules:
     -----
     The default vocabulary is Llama 3 Table 5 (arXiv 2407.21783) plus ``NVLink``,
     ``Planned`` and ``Unclassified``; the Xid rows follow the NVIDIA Xid catalog
-    (docs.nvidia.com/deploy/xid-errors) as mapped in ``shared/reference/domain.md`` §4.3.
+    (docs.nvidia.com/deploy/xid-errors) as mapped by this project (``xid_catalog.csv``;
+    not a published mapping).
     """
     if path is None:
         return _default()
