@@ -41,7 +41,7 @@ LLAMA3_PLANNED = 47
 LLAMA3_UNEXPECTED = 419
 LLAMA3_TOTAL = 466
 
-#: Extra categories beyond Table 5 (ARCHITECTURE.md "Taxonomy").
+#: Extra categories beyond Table 5.
 EXTRA_CATEGORIES: MappingProxyType[str, str] = MappingProxyType(
     {"NVLink": "GPU", "Planned": "Planned", "Unclassified": "Unknown"}
 )
