@@ -1,4 +1,5 @@
-"""Peak RSS of ``reliab.ingest`` on the decompression bombs and pathological files of the hostile-input tests.
+"""Peak RSS of ``reliab.ingest`` on the decompression bombs and pathological files of the
+hostile-input tests.
 
 Run: ``python benchmarks/bench_hostile_memory.py [--scale 1.0] [--only NAME ...]``
 (from the repository root, with reliab installed; ``--scale 0.1`` for a quick look).

@@ -13,7 +13,8 @@ period at risk inside an observation window ``[start, end]``:
 This is the standard counting-process layout of survival analysis with delayed entry
 (Andersen, Borgan, Gill & Keiding, *Statistical Models Based on Counting Processes*, 1993,
 §III.3) and of the unit-days denominators of Backblaze's AFR (Backblaze, "Hard Drive
-Stats for Q2 2016": ``((Failures)/(Drive Days/365)) * 100``): retired units stop accruing days and are not failures.
+Stats for Q2 2016": ``((Failures)/(Drive Days/365)) * 100``): retired units stop accruing
+days and are not failures.
 """
 
 from __future__ import annotations

@@ -86,7 +86,7 @@ LANL = (b"2,cluster,49,6152,80,0,0,5-Apr,5-Jun,current,part,80,1,1,0,graphics.fe
 
 
 def lanl_blank_lines(path: Path, size: int) -> None:
-    """A LANL header, ``size`` blank lines, one record (before the fix: 98 KB of blank lines, 14 GB)."""
+    """A LANL header, ``size`` blank lines, one record (before the fix: 98 KB of them took 14 GB)."""
     gzip_stream(path, [(LANL_HEAD, 1), *repeated(b"\n", size), (LANL, 1)])
 
 

@@ -98,7 +98,7 @@ go_gc_duration_seconds 0.001
 
 
 def test_dcgm_exporter_both_hostname_labels(tmp_path: Path) -> None:
-    """Reference: a real dcgm-exporter scrape line and the label lowercased by NVIDIA/dcgm-exporter#655."""
+    """Reference: a real dcgm-exporter scrape line; the label lowercased by dcgm-exporter#655."""
     p = tmp_path / "metrics.prom"
     p.write_text(PROM)
     res = read_dcgm_prometheus(str(p), time="2026-11-30T01:00:00Z")

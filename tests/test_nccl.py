@@ -17,7 +17,7 @@ from reliab.io._lines import LineContext
 from reliab.io.formats._timestamps import resolve_tz
 from reliab.io.formats.nccl import job_from_path, parse_nccl_line, read_nccl, sniff_nccl
 
-# glog lines of a real 2-rank capture (PyTorch 2.x ProcessGroupNCCL, DeepSpeed job; message built in
+# glog lines of a real 2-rank capture (PyTorch 2.x, DeepSpeed job; message built in
 # torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp), around job log lines and a traceback
 LOG = """\
 2024-12-18 20:00:00,123 INFO step 100 loss 2.31

@@ -1,4 +1,4 @@
-"""The shipped XID catalog: complete for the NVIDIA Xid catalog codes of interest and consistent with the rules."""
+"""The shipped XID catalog: complete for NVIDIA's catalog codes of interest, consistent with the rules."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ NEWER = (155, 156, 157, 158, 162, 163, 164, 165, 167, 168, 169)
 
 
 def test_catalog_covers_every_documented_code() -> None:
-    """Reference: all catalog codes of interest and the newer named codes are in the catalog, each with a confidence."""
+    """Reference: all codes of interest and the newer named codes are in the catalog, each with a confidence."""
     cat = xid_catalog()
     assert set(SECTION_4_2) | set(NEWER) <= set(cat["xid"])
     assert cat["confidence"].isin(["H", "M", "L"]).all()

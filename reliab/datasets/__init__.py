@@ -60,7 +60,8 @@ def simulate_cluster(
         Start of the window (UTC).
     counts : {"expected", "table5"}
         ``"table5"`` reproduces exactly the 18 published counts (419 unexpected) and the
-        47 planned interruptions (arXiv 2407.21783 §3.3.4); ``"expected"`` draws Poisson counts with those means.
+        47 planned interruptions (arXiv 2407.21783 §3.3.4); ``"expected"`` draws Poisson
+        counts with those means.
     seed : int
         Seed for :func:`numpy.random.default_rng`; same seed, same files byte for byte.
     rates : mapping, optional

@@ -5,11 +5,11 @@ numbers, and assumptions of this generator, each marked as such):
 
 * diurnal 1–2 % throughput variation from mid-day temperatures acting on GPU dynamic
   voltage and frequency scaling — Llama 3 (arXiv 2407.21783) §3.3.4.  Here the clock of a
-  power-capped GPU falls 3.4 MHz per °C of GPU temperature (assumed), which with the ±3.5 °C ambient
-  swing gives ≈1.6 % peak to trough;
+  power-capped GPU falls 3.4 MHz per °C of GPU temperature (assumed), which with the ±3.5 °C
+  ambient swing gives ≈1.6 % peak to trough;
 * synchronized power drops of the whole job at checkpoints and restarts ("tens of
   megawatts") — Llama 3 §3.3.4; checkpoint every 30 min lasting ~1 min (assumed);
-* GPU levels from the real H200 capture in ``data/h200_telemetry`` (measured): ~100 W idle, 700 W
+* GPU levels measured in the real H200 capture in ``data/h200_telemetry``: ~100 W idle, 700 W
   cap under load, SM clock 1980 MHz uncapped falling to ~1450–1500 MHz under the power cap,
   37 °C idle to ~60 °C under load;
 * throughput 2.72 M tokens/s = 16,384 GPUs × 400 TFLOP/s (Table 4) / (6 × 405e9) (computed);

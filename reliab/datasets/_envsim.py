@@ -5,16 +5,16 @@
 * GPU temperature ``T = ambient + load rise + node offset + noise`` (0.1 °C resolution), with
   ambient ``mean + swing · cos(2π (local hour − 15) / 24)`` plus day-to-day weather (assumed);
 * failures of the chosen categories (default GPU HBM3 memory and thermal interface, Llama 3
-  Table 5, arXiv 2407.21783) as Poisson counts with rate ``λ0 · IRR^(T − 60)`` per node-hour, and of all
-  other categories at a constant rate (a negative control with IRR 1) — so the true
+  Table 5, arXiv 2407.21783) as Poisson counts with rate ``λ0 · IRR^(T − 60)`` per node-hour,
+  and of all other categories at a constant rate (a negative control with IRR 1) — so the true
   temperature incidence-rate ratio is known;
 * the job timeline: every failure while the job runs interrupts it (restart downtime
-  lognormal, median 15 min, assumed); a checkpoint pause of one minute every 30 running minutes
-  (assumed); power steps of every GPU at each pause, stop and start (levels of the real H200
-  capture in ``data/h200_telemetry``);
+  lognormal, median 15 min, assumed); a checkpoint pause of one minute every 30 running
+  minutes (assumed); power steps of every GPU at each pause, stop and start (levels of the
+  real H200 capture in ``data/h200_telemetry``);
 * cluster throughput with a diurnal peak-to-trough amplitude of exactly
-  ``diurnal_amplitude_pct`` (Llama 3, arXiv 2407.21783 §3.3.4, reports 1–2 %) through a clock that falls with
-  temperature;
+  ``diurnal_amplitude_pct`` (Llama 3, arXiv 2407.21783 §3.3.4, reports 1–2 %) through a
+  clock that falls with temperature;
 * a per-node throughput panel (node baselines correlated with node temperature, AR(1)
   noise) whose temperature effect splits into a known direct part and a known part through
   the SM clock.

@@ -46,7 +46,7 @@ class Evidence:
 
 def xid_line(gpu: int, code: int, text: str, pid: int | None = None,
              name: str | None = None) -> str:
-    """``NVRM: Xid (PCI:0000:18:00): 79, pid=…, name=…, text`` (NVIDIA "Xid Errors"; gpud testdata)."""
+    """``NVRM: Xid (PCI:0000:18:00): 79, pid=…, name=…, text`` (NVIDIA "Xid Errors")."""
     who = ("pid='<unknown>', name=<unknown>, " if pid is None else f"pid={pid}, name={name}, ")
     return f"NVRM: Xid (PCI:{GPU_PCI[gpu]}): {code}, {who}{text}"
 

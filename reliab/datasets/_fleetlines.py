@@ -6,8 +6,8 @@ testdata); the benign mlx5 ``ACCESS_REG … failed`` flood of restricted PCI fun
 ``mlx5/core/cmd.c``); ``EDAC`` and ``AER`` driver start-up lines, which hold a prefilter
 literal without being a failure (Linux ``drivers/edac/skx_base.c``,
 ``drivers/pci/pcie/aer.c``); Xid 43 (a user application's fault, the commonest Xid of a
-shared cluster).  Line mixes are assumptions of this generator: :data:`NOISE` makes about 5 % of the
-benign lines hold a kernel prefilter literal, as on a busy fleet.
+shared cluster).  Line mixes are assumptions of this generator: :data:`NOISE` makes about
+5 % of the benign lines hold a kernel prefilter literal, as on a busy fleet.
 """
 
 from __future__ import annotations

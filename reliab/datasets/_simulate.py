@@ -84,7 +84,9 @@ class SimParams:
 
 
 def default_rates(gpu_scale: float = 1.0, time_scale: float = 1.0) -> dict[str, float]:
-    """Table 5 counts plus 47 planned interruptions over the 54-day window (arXiv 2407.21783 §3.3.4).
+    """Table 5 counts plus 47 planned interruptions over the 54-day window.
+
+    Counts: Llama 3 (arXiv 2407.21783) Table 5 and §3.3.4.
 
     Unexpected counts scale with GPUs × time (``gpu_scale`` = n_gpus / 16,384,
     ``time_scale`` = days / 54); planned ones, being job-level, with time only.

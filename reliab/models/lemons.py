@@ -8,12 +8,13 @@ Two views, reported side by side:
   discovery rate across nodes.
 * **Multi-signal score.**  Meta's RSC study (Kokolis et al., "Revisiting Reliability in
   Large-Scale Machine Learning Research Clusters", HPCA 2025, arXiv 2410.21680, §V, lemon-node
-  detection; the signal list was read in a summary quoting the paper, not in its full text) found these per-node signals correlate most with lemons: distinct
-  XIDs (``xid_cnt``), tickets, times taken out of service (``out_count``), multi- and
-  single-node job failures.  Each independent count (failures, distinct XIDs, tickets, link
-  flaps) is log-transformed and standardised across the fleet; their sum is the score, and
-  the table is ranked by it.  An isolation forest (Liu, Ting & Zhou 2008; scikit-learn) gives a
-  second, model-based anomaly score.
+  detection; the signal list was read in a summary quoting the paper, not in its full text)
+  found these per-node signals correlate most with lemons: distinct XIDs (``xid_cnt``), tickets,
+  times taken out of service (``out_count``), multi- and single-node job failures.  Each
+  independent count (failures, distinct XIDs, tickets, link flaps) is log-transformed and
+  standardised across the fleet; their sum is the score, and the table is ranked by it.  An
+  isolation forest (Liu, Ting & Zhou 2008; scikit-learn) gives a second, model-based anomaly
+  score.
 """
 
 from __future__ import annotations

@@ -156,8 +156,9 @@ def escalate_app_xids(pairs: pd.DataFrame, sig: pd.DataFrame, rules: Rules) -> p
     NVIDIA and Meta treat Xid 13/31/43 as application errors (NVIDIA ``k8s-device-plugin``
     ``internal/rm/health.go``; Meta ``facebookresearch/gcm``
     ``gcm/health_checks/check_utils/xid_error_codes.py``); a GPU that raises them in several
-    different jobs is the likelier cause (this project's rule, not a published one). Every occurrence on that
-    GPU is then classified by the rule of ``xid_repeat:<code>`` (``xid-app-repeat``).
+    different jobs is the likelier cause (this project's rule, not a published one). Every
+    occurrence on that GPU is then classified by the rule of ``xid_repeat:<code>``
+    (``xid-app-repeat``).
     """
     keys = obj(sig["signal"])[pairs["row"].to_numpy()]
     app = np.isin(keys, APP_XIDS)

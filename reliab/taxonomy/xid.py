@@ -8,8 +8,9 @@ APP, SYSMEM, BUS, THERM, FB) of NVIDIA's older "Xid error listing" r555 (Sep 202
 transcribed in ``leptonai/gpud`` ``pkg/nvidia-query/xid/xid.go`` and Meta's
 ``facebookresearch/gcm`` ``gcm/health_checks/check_utils/xid_error_codes.py``) and reliab's
 own mapping to a Table-5 category with a confidence level (this project's proposal, not a
-published mapping).  Codes 155–169 are known by name only; their mapping is unverified.  The taxonomy *rules* decide classification;
-this table documents each code and is checked against the rules by the tests.
+published mapping).  Codes 155–169 are known by name only; their mapping is unverified.
+The taxonomy *rules* decide classification; this table documents each code and is checked
+against the rules by the tests.
 """
 
 from __future__ import annotations

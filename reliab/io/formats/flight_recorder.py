@@ -326,7 +326,8 @@ def diagnose_flight_recorder(paths: Sequence[str | Path], *, world_size: int | N
     For each process group the most advanced rank defines what the collective schedule
     reached; a rank whose last *started* collective is behind the others' is stuck before
     it (the others wait on it: the usual watchdog-timeout pattern), a rank with no dump is
-    missing.  This follows the reading PyTorch's ``fr_trace`` analyser does (``tools/flight_recorder/fr_trace.py``).
+    missing.  This follows the reading PyTorch's ``fr_trace`` analyser does
+    (``tools/flight_recorder/fr_trace.py``).
     """
     frames = []
     for p in paths:

@@ -17,7 +17,7 @@ DCGM_COLUMNS = {
     "ECC_DBE_VOL_TOTAL": "ecc_dbe_volatile_count", "ECC_SBE_AGG_TOTAL": "ecc_sbe_aggregate_count",
     "ECC_DBE_AGG_TOTAL": "ecc_dbe_aggregate_count", "UNCORRECTABLE_REMAPPED_ROWS": "remapped_rows_uncorrectable_count",
     "CORRECTABLE_REMAPPED_ROWS": "remapped_rows_correctable_count", "ROW_REMAP_FAILURE": "remap_failure_flag",
-    # DCGM's dcgm_fields.h says ns, dcgm-exporter's default-counters.csv says us: kept raw, unit unverified
+    # dcgm_fields.h says ns, dcgm-exporter's default-counters.csv says us: kept raw, unit unknown
     "POWER_VIOLATION": "power_violation_raw", "THERMAL_VIOLATION": "thermal_violation_raw",
     "PCIE_TX_THROUGHPUT": "pcie_tx_raw", "PCIE_RX_THROUGHPUT": "pcie_rx_raw",
     "NVLINK_BANDWIDTH_TOTAL": "nvlink_bandwidth_total_raw",
