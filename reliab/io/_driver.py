@@ -19,7 +19,7 @@ import inspect
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
@@ -45,7 +45,11 @@ from reliab.io._registry import (
 )
 from reliab.io._registry import sources as live_sources
 from reliab.io._result import IngestResult, SourceChoice, not_read_notes
+from reliab.io._rowtable import arrow_frame, part_of
 from reliab.io._unread import BINARY, EMPTY, OPENED_NOT_READ, UNRECOGNIZED, binary_kind, not_read
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["ingest", "IngestResult", "SourceChoice", "available_sources", "discover", "read_file",
            "choose_source", "read_entry", "read_url", "run_keys"]
@@ -267,14 +271,38 @@ def _conformed(df: pd.DataFrame, table: str) -> bool:
             and all(df[c.name].dtype == schema.dtype_of(c) for c in schema.TABLES[table]))
 
 
-def _concat(frames: list[pd.DataFrame], table: str) -> pd.DataFrame:
+def _concat(frames: list[pd.DataFrame | pa.Table], table: str) -> pd.DataFrame:
+    """The rows of ``frames`` (pandas, or Arrow left by :class:`FileTables`) as one conformed table.
+
+    When some files left Arrow tables, all are joined as Arrow and converted once (a
+    pandas frame per small file costs more than reading it); a frame Arrow cannot hold
+    (text with lone surrogates) sends the lot through pandas.
+    """
     frames = [f for f in frames if len(f)]
     if not frames:
         return schema.empty(table)
+    if any(not isinstance(f, pd.DataFrame) for f in frames):
+        joined = _concat_arrow(frames, table)
+        if joined is not None:
+            return joined
+        frames = [f if isinstance(f, pd.DataFrame) else arrow_frame(f, table) for f in frames]
     if len(frames) == 1 and _conformed(frames[0], table):
         return frames[0]  # one file's table, conformed by its reader: no copy
     out = frames[0] if len(frames) == 1 else _concat_frames(frames)
     return schema.conform(out.reset_index(drop=True), table)
+
+
+def _concat_arrow(frames: list[pd.DataFrame | pa.Table], table: str) -> pd.DataFrame | None:
+    """``frames`` joined as Arrow and converted once; ``None`` if a pandas frame will not go to Arrow."""
+    import pyarrow as pa
+
+    try:
+        parts = [pa.Table.from_pandas(f, preserve_index=False) if isinstance(f, pd.DataFrame) else f
+                 for f in frames]
+        joined = pa.concat_tables(parts, promote_options="permissive")
+    except (pa.ArrowException, UnicodeError, TypeError, ValueError):
+        return None
+    return arrow_frame(joined, table)
 
 
 def _concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -505,7 +533,7 @@ def plan_notes(plan: RunPlan) -> tuple[str, ...]:
 
 def file_tables(results: list[FileResult]) -> dict[str, pd.DataFrame]:
     """Per-file tables concatenated in file order: signals, jobs, telemetry, quarantine."""
-    tables = {name: _concat([r.tables[name] for r in results if name in r.tables], name)
+    tables = {name: _concat([part_of(r.tables, name) for r in results if name in r.tables], name)
               for name in ("signals", "jobs")}
     tables["telemetry"] = _concat([r.tables["telemetry"] for r in results if "telemetry" in r.tables],
                                   "telemetry")
