@@ -20,8 +20,10 @@ once per table.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from datetime import datetime
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -46,6 +48,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+@cache
 def _arrow_type(dtype: str) -> pa.DataType:
     import pyarrow as pa
 
@@ -53,40 +56,38 @@ def _arrow_type(dtype: str) -> pa.DataType:
             "int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_()}[dtype]
 
 
-def _simple(values: list[Any], dtype: str) -> bool:
-    """Whether every value has one of the plain types of ``dtype`` (or is ``None``)."""
-    kinds = set(map(type, values))
-    kinds.discard(type(None))
-    allowed = _TYPES[dtype]
-    return all(issubclass(k, allowed) and not (k is bool and dtype != "bool") for k in kinds)
+def _plain(values: list[Any], col: schema.Column) -> bool:
+    """Whether ``values`` are of the plain types of ``col`` and pass its value rules.
 
-
-def _passes(col: schema.Column, array: pa.Array) -> bool:
-    """Whether every value of ``array`` passes what :func:`reliab.schema.validate` asks of ``col``."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if not col.nullable and array.null_count:
+    The rules of :func:`reliab.schema.validate` a value can fail on its own: a required
+    value present, the column's check (non-empty text, one of a set, non-negative) and,
+    for floats, finiteness.  Tested on the Python values (a set of distinct values is
+    built at C speed); the range of instants is left to the Arrow conversion.
+    """
+    distinct = set(values)
+    has_null = None in distinct
+    distinct.discard(None)
+    if has_null and not col.nullable:
         return False
-    if array.null_count == len(array):
-        return True
+    allowed = _TYPES[col.dtype]
+    if not all(isinstance(v, allowed) and (type(v) is not bool or col.dtype == "bool") for v in distinct):
+        return False
     check = col.check
-    if check is None:
+    if check is None or not distinct:
         pass
     elif getattr(check, "values", None) is not None:
-        inside = pc.is_in(array, value_set=pa.array(check.values, pa.large_string()))  # type: ignore[attr-defined]
-        if not pc.all(pc.or_kleene(inside, pc.is_null(array))).as_py():
+        if not distinct <= set(check.values):  # type: ignore[attr-defined]
             return False
-    elif getattr(check, "__name__", "") == "_nonempty":
-        if pc.min(pc.utf8_length(array)).as_py() <= 0:
+    elif check.__name__ == "_nonempty":
+        if "" in distinct:
             return False
-    elif getattr(check, "__name__", "") == "_nonneg":
-        if pc.min(array).as_py() < 0:
+    elif check.__name__ == "_nonneg":
+        if min(distinct) < 0:
             return False
     else:
         return False  # a check not known here: the row route runs it
-    if col.dtype == "float64":
-        return not pc.any(pc.is_inf(array)).as_py()
+    if col.dtype == "float64":  # NaN is a missing value, as in pandas
+        return all(math.isfinite(v) or (v != v and col.nullable) for v in distinct)
     return True
 
 
@@ -128,15 +129,12 @@ def arrow_rows(rows: list[dict[str, Any]], table: str) -> pa.Table | None:
             columns[col.name] = pa.nulls(len(rows), _arrow_type(col.dtype))
             continue
         values = [row.get(col.name) for row in rows]
-        if not _simple(values, col.dtype):
-            return None
         try:
-            array = pa.array(values, type=_arrow_type(col.dtype))
+            if not _plain(values, col):
+                return None
+            columns[col.name] = pa.array(values, type=_arrow_type(col.dtype))
         except (pa.ArrowException, OverflowError, ValueError, TypeError, UnicodeError):
-            return None  # out of range, too large, not UTF-8: the row route says which row
-        if not _passes(col, array):
-            return None
-        columns[col.name] = array
+            return None  # out of range, too large, not UTF-8, unhashable: the row route says which row
     return pa.table(columns)
 
 
