@@ -75,7 +75,7 @@ NOISE = (
 
 
 def write_log(path: Path, n: int, seed: int) -> None:
-    """Write an ``n``-line rsyslog kernel log (deterministic for a seed)."""
+    """Write an ``n``-line rsyslog kernel log of the *synthetic* mix (deterministic for a seed)."""
     rng = random.Random(seed)
     t0 = 1717423331.0
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -95,6 +95,127 @@ def write_log(path: Path, n: int, seed: int) -> None:
             else:
                 msg = rng.choice(NOISE)
             fh.write(f"{stamp} {host} {msg}\n")
+
+
+# --- the realistic mix: what a GPU fleet's kernel log holds (message formats from the Linux and
+# NVIDIA sources named in reliab.io.formats.kernel; EDAC CE text as skx_common.c prints it)
+
+#: multi-line reports and storms, as (share of all lines, lines of one burst or report)
+EDAC_CE = ("kernel: EDAC MC{mc}: 1 CE memory read error on CPU_SrcID#{mc}_MC#0_Chan#{ch}_DIMM#0 (channel:{ch} "
+           "slot:0 page:0x{page:x} offset:0x0 grain:32 syndrome:0x0 - err_code:0x0000:0x009f socket:{mc} imc:0 "
+           "rank:0 bg:1 ba:2 row:0x{row:x} col:0x3f0)")
+AER_CORRECTED = (
+    "kernel: pcieport 0000:{bus:02x}:01.0: AER: Corrected error received: 0000:{dev:02x}:00.0",
+    "kernel: nvidia 0000:{dev:02x}:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)",
+    "kernel: nvidia 0000:{dev:02x}:00.0:   device [10de:2330] error status/mask=00000001/0000e000",
+    "kernel: nvidia 0000:{dev:02x}:00.0:    [ 0] RxErr                  (First)",
+)
+SXID = (
+    "kernel: nvidia-nvswitch{sw}: SXid (PCI:0000:{bus:02x}:00.0): 12028, Non-fatal, Link {link} egress non-posted"
+    " PRIV error (First)",
+    "kernel: nvidia-nvswitch{sw}: SXid (PCI:0000:{bus:02x}:00.0): 12028, Severity 0 Engine instance {link}"
+    " Sub-engine instance 00",
+    "kernel: nvidia-nvswitch{sw}: SXid (PCI:0000:{bus:02x}:00.0): 12028, Data {{0x00000000, 0x00000000,"
+    " 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000}}",
+)
+MCE = (
+    "kernel: mce: [Hardware Error]: Machine check events logged",
+    "kernel: mce: [Hardware Error]: CPU {cpu}: Machine Check: 0 Bank 7: cc00008000010090",
+    "kernel: mce: [Hardware Error]: TSC 0 ADDR 3f6b4a540 MISC 8c000040000800c0",
+    "kernel: mce: [Hardware Error]: PROCESSOR 0:606a6 TIME 1717423331 SOCKET 0 APIC {cpu} microcode d0003a5",
+)
+NVME = (
+    "kernel: nvme nvme{n}: I/O {tag} QID {q} timeout, aborting",
+    "kernel: nvme nvme{n}: controller is down; will reset: CSTS=0xffffffff, PCI_STATUS=0xffff",
+)
+#: non-signal lines of the same drivers, without a prefilter literal (they cost the scan only)
+NOISE_REAL = (
+    "kernel: NVRM: GPU at PCI:0000:{dev:02x}:00: GPU-5b1b6d47-8a2e-1d3f-9c0b-{page:012x}",
+    "kernel: NVRM: GPU Board Serial Number: 1654923010{cpu:03d}",
+    "kernel: NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.161.08  Tue Mar  5 22:42:15 UTC 2024",
+    "kernel: mlx5_core 0000:{dev:02x}:00.0: mlx5_cmd_out_err:838:(pid {tag}): ACCESS_REG(0x805) op_mod(0x1)"
+    " failed, status bad parameter(0x3), syndrome (0x6c4d4), err(-22)",
+    "kernel: mlx5_core 0000:{dev:02x}:00.0: mlx5_fw_tracer_handle_traces:741:(pid {tag}): FWTracer: Events were"
+    " lost",
+    "kernel: nvme nvme{n}: 32/0/0 default/read/poll queues",
+    "kernel: [UFW BLOCK] IN=eth0 OUT= MAC=00:11:22:33:44:55 SRC=10.0.{q}.9 DST=10.0.0.1 LEN=60 PROTO=TCP",
+    "kernel: perf: interrupt took too long (2503 > 2500), lowering kernel.perf_event_max_sample_rate to 79750",
+    "systemd[1]: Started Session {tag} of user root.",
+    "sshd[88123]: Accepted publickey for root from 10.1.2.3 port 51234 ssh2: RSA SHA256:abcdefghijklmnop",
+    "CRON[12345]: (root) CMD (/usr/lib/health/check.sh >/dev/null 2>&1)",
+    "systemd-logind[1402]: New session {tag} of user slurm.",
+    "nvidia-persistenced[3211]: device 0000:{dev:02x}:00.0 - persistence mode enabled.",
+    "kernel: audit: type=1400 audit(1717423331.123:{tag}): apparmor=\"DENIED\" operation=\"open\" profile=\"snap\"",
+)
+#: (weight, kind): the share of lines each kind starts; a report writes all its lines
+REAL_MIX = (
+    (0.00140, "edac_storm"),  # bursts of 8-40 CE lines (24 on average): ~3.4 % of the lines
+    (0.0015, "aer"),          # 4 lines, 2 of them candidates: ~0.3 %
+    (0.0010, "sxid"),         # 3 lines: ~0.3 %
+    (0.0050, "xid"),          # ~0.5 %
+    (0.00125, "mce"),         # 1 line ("events logged") or a 3-line report: ~0.2 %
+    (0.0010, "nvme"),         # ~0.1 %
+    (0.0010, "other"),        # mlx5 link/module, networkd carrier, nvme reset, blk, UE lines: ~0.1 %
+    (0.0010, "benign"),       # EDAC/AER start-up lines holding a literal: ~0.1 %
+)
+
+
+def _real_lines(rng: random.Random, kind: str) -> list[str]:
+    """The message(s) of one event of ``kind`` in the realistic mix."""
+    v = {"mc": rng.randrange(2), "ch": rng.randrange(8), "page": rng.randrange(1 << 20), "row": rng.randrange(1 << 16),
+         "bus": rng.choice((0x17, 0x3a, 0x5d, 0x9a, 0xc5)), "dev": rng.choice((0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab)),
+         "sw": rng.randrange(4), "link": rng.randrange(64), "cpu": rng.randrange(192), "n": rng.randrange(8),
+         "tag": rng.randrange(1, 1024), "q": rng.randrange(1, 64)}
+    if kind == "edac_storm":
+        return [EDAC_CE.format(**{**v, "page": v["page"] + k}) for k in range(rng.randrange(8, 41))]
+    if kind == "aer":
+        return [line.format(**v) for line in AER_CORRECTED]
+    if kind == "sxid":
+        return [line.format(**v) for line in SXID]
+    if kind == "xid":
+        code, text = rng.choice(XIDS)
+        return [f"kernel: NVRM: Xid (PCI:{rng.choice(PCI)}): {code}, pid='<unknown>', name=<unknown>, {text}"]
+    if kind == "mce":
+        return [MCE[0]] if rng.random() < 0.7 else [line.format(**v) for line in MCE[1:]]
+    if kind == "nvme":
+        return [rng.choice(NVME).format(**v)]
+    if kind == "other":
+        return [rng.choice(OTHER)]
+    if kind == "benign":
+        return [rng.choice(BENIGN_LITERAL)]
+    return [rng.choice(NOISE_REAL).format(**v)]
+
+
+def write_realistic_log(path: Path, n: int, seed: int) -> None:
+    """Write an ``n``-line rsyslog kernel log of the *realistic* mix (deterministic for a seed).
+
+    About 5 % of the lines hold a prefilter literal: EDAC correctable-error storms (most of
+    them), NVIDIA Xid, multi-line SXid reports, AER corrected-error reports (first and
+    ``PCIe Bus Error`` lines), MCE ("events logged" and multi-line reports), NVMe timeouts and
+    resets, mlx5/networkd/blk lines and driver start-up lines; the rest is noise that shares
+    words with them without a literal (non-Xid NVRM lines, mlx5 command and tracer chatter,
+    nvme queue lines) and ordinary systemd, sshd, CRON, audit and firewall lines.  The lines
+    of one report or storm share a host and follow each other.
+    """
+    rng = random.Random(seed)
+    t0 = 1717423331.0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    bounds = []
+    acc = 0.0
+    for weight, kind in REAL_MIX:
+        acc += weight
+        bounds.append((acc, kind))
+    written = 0
+    with open(path, "w") as fh:
+        while written < n:
+            u = rng.random()
+            kind = next((k for b, k in bounds if u < b), "noise")
+            host = f"node{rng.randrange(1, 2049):04d}"
+            for msg in _real_lines(rng, kind)[: n - written]:
+                t = t0 + written * 0.05
+                stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1e6) % 1000000:06d}+00:00"
+                fh.write(f"{stamp} {host} {msg}\n")
+                written += 1
 
 
 def _literals() -> list[str]:
