@@ -195,6 +195,8 @@ def _to_number(values: pd.Series, *, strip_units: bool, hex_ok: bool,
                pstate: bool = False) -> tuple[pd.Series, np.ndarray]:
     """Strings -> float64 (NaN for n/a tokens) and a mask of cells that did not convert."""
     text = values.astype(schema.STRING).str.strip()  # Arrow-backed: vectorized text operations
+    if pstate or strip_units:  # Python regular expressions (look-ahead, \s): Python-backed text
+        text = text.astype("string")
     if pstate:  # nvidia-smi prints P0..P15
         text = text.str.replace(r"^[Pp](?=\d)", "", regex=True)
     if strip_units:
