@@ -466,16 +466,69 @@ def ingest(
         return ingest_dask(plan, attribution, strict=strict, client=client, output=output, progress=progress)
     results: list[FileResult] = []
     choices: dict[str, SourceChoice | None] = {}
+    parts = TableParts()
     advance, close = _progress(len(plan.entries), progress)
     try:
         for entry in plan.entries:
             for result, choice in read_entry(plan, entry, strict):
-                results.append(result)
+                results.append(parts.take(result))
                 choices[result.path] = choice
             advance()
     finally:
         close()
-    return assemble(results, choices, notes=plan_notes(plan), **attribution)
+    return finish(parts.tables(), accounting_of(results), sources_of(results, choices), notes=plan_notes(plan),
+                  **attribution)
+
+
+class TableParts:
+    """The files' tables gathered in file order while the files are read, kept small.
+
+    :meth:`take` moves a result's tables here and returns the result without them (its
+    accounting is all the driver keeps per file); runs of consecutive Arrow tables are
+    joined every :attr:`JOIN` files, so that 50,000 small files cost kilobytes each, not
+    a table apiece.  :meth:`tables` is :func:`file_tables` of the results taken.
+    """
+
+    #: consecutive Arrow tables joined into one at a time
+    JOIN = 512
+    NAMES = ("signals", "jobs", "telemetry")
+
+    def __init__(self) -> None:
+        self._parts: dict[str, list[pd.DataFrame | pa.Table]] = {name: [] for name in (*self.NAMES, "quarantine")}
+        self._run: dict[str, int] = dict.fromkeys(self.NAMES, 0)
+
+    def take(self, result: FileResult) -> FileResult:
+        """Keep ``result``'s tables; the result without them."""
+        import dataclasses
+
+        for name in self.NAMES:
+            if name in result.tables:
+                self._add(name, part_of(result.tables, name))
+        if result.quarantine is not None and len(result.quarantine):
+            self._parts["quarantine"].append(result.quarantine)
+        return dataclasses.replace(result, tables={}, quarantine=None)
+
+    def _add(self, name: str, part: pd.DataFrame | pa.Table) -> None:
+        if not len(part):
+            return
+        parts = self._parts[name]
+        parts.append(part)
+        self._run[name] = self._run[name] + 1 if not isinstance(part, pd.DataFrame) else 0
+        if self._run[name] >= self.JOIN:  # the trailing run of Arrow tables, in order
+            import pyarrow as pa
+
+            run = self._run[name]
+            self._run[name] = 0  # (the joined table starts no run: each row is copied once)
+            try:
+                joined = pa.concat_tables(parts[-run:], promote_options="permissive").combine_chunks()
+            except (pa.ArrowException, TypeError, ValueError):
+                return
+            del parts[-run:]
+            parts.append(joined)
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Signals, jobs, telemetry and quarantine, each concatenated in file order."""
+        return {name: _concat(parts, name) for name, parts in self._parts.items()}
 
 
 def read_entry(plan: RunPlan, entry: Entry, strict: bool) -> list[tuple[FileResult, SourceChoice]]:
