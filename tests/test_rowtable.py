@@ -127,3 +127,23 @@ def test_driver_joins_arrow_and_pandas_parts() -> None:
     surrogate = schema.conform_rows([dict(_PLAIN_SIGNAL, origin="a\udcffb:1")], "signals")[0]
     mixed = _driver._concat([one, surrogate], "signals")  # Arrow cannot hold it: joined through pandas
     assert list(mixed["origin"]) == ["f:1", "a\udcffb:1"]
+
+
+def test_table_parts_keep_file_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files' tables gathered while reading (runs of Arrow tables joined) == concatenating all results."""
+    from reliab.io._registry import FileResult
+
+    monkeypatch.setattr(_driver.TableParts, "JOIN", 2)
+    results = []
+    for k in range(9):
+        row = dict(_PLAIN_SIGNAL, host=f"n{k}", origin=f"f{k}:1")
+        table = (schema.conform_rows([row], "signals")[0] if k % 4 == 3 else arrow_rows([row], "signals"))
+        results.append(FileResult(path=f"f{k}", source="kernel", lines=1, parsed=1, irrelevant=0, malformed=0,
+                                  tables=FileTables({"signals": table}), quarantine=schema.empty("quarantine")))
+    parts = _driver.TableParts()
+    light = [parts.take(r) for r in results]
+    assert all(r.tables == {} and r.quarantine is None for r in light)
+    got = parts.tables()
+    assert list(got["signals"]["host"]) == [f"n{k}" for k in range(9)]
+    pd.testing.assert_frame_equal(got["signals"], _driver.file_tables(results)["signals"])
+    assert len(got["quarantine"]) == 0 and len(got["jobs"]) == 0
