@@ -8,8 +8,8 @@ Run from the repository root (reliab installed, e.g. ``pip install -e '.[test]'`
     python -m benchmarks --fleet            # also the 100,000-GPU, 90-day fleet end to end (long)
     python -m benchmarks --extra            # also the other bench_*.py scripts, their output kept
 
-It prints one table (figure, value, baseline measured in the same run, ratio, target of
-issue 12, the previous run's value) and writes ``benchmarks/results/<date>.json`` with the
+It prints one table (figure, value, baseline measured in the same run, ratio, project target,
+the previous run's value) and writes ``benchmarks/results/<date>.json`` with the
 machine it ran on (CPU, cores, memory, load average, library versions).  Each section is a
 ``run()`` function of one of the ``bench_*.py`` scripts here, which also run on their own.
 The machine of a shared CI or laptop is noisy: read the ratios, and the load average.

@@ -1,4 +1,4 @@
-"""One folder holding one file per hostile case of issue 8 beside valid files.
+"""One folder holding one file per hostile case beside valid files.
 
 Line cases (out-of-range years, huge and superscript integers, infinities, CR endings, an
 unclosed quote, an overflowing rtc epoch, hosts the pattern cannot read, DST edges),
