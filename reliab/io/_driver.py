@@ -44,6 +44,7 @@ from reliab.io._registry import (
     url_scheme,
 )
 from reliab.io._registry import sources as live_sources
+from reliab.io._repeats import drop_repeated_jobs
 from reliab.io._result import IngestResult, SourceChoice, not_read_notes
 from reliab.io._rowtable import arrow_frame, part_of
 from reliab.io._unread import BINARY, EMPTY, OPENED_NOT_READ, UNRECOGNIZED, binary_kind, not_read
@@ -636,7 +637,9 @@ def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
     """
     from reliab.taxonomy import job_outcomes
 
-    signals = tables["signals"]
+    jobs, signals, repeated = drop_repeated_jobs(tables["jobs"], tables["signals"])
+    tables = {**tables, "jobs": jobs}
+    notes = (*notes, repeated) if repeated else notes
     if not signals["time"].is_monotonic_increasing:  # a stable sort keeps sorted rows as they are
         signals = signals.sort_values("time", kind="stable")
     if not (isinstance(signals.index, pd.RangeIndex) and signals.index.start == 0

@@ -46,6 +46,7 @@ from reliab import schema
 from reliab.errors import ParseError, SourceError
 from reliab.io._lines import quarantine_frame
 from reliab.io._registry import FileResult
+from reliab.io._repeats import job_record_key
 from reliab.io.formats.slurm import parse_slurm_time, read_sacct, read_sacct_json
 from reliab.io.sources import register_source, relabel
 from reliab.io.sources._command import command_of, run
@@ -151,12 +152,6 @@ def _sacct_args(client: Client, a: pd.Timestamp, b: pd.Timestamp, fmt: str, *, c
     return args
 
 
-def _key(jobs: pd.DataFrame) -> pd.Series:
-    """One key per job record: JobID, Submit and Start (a requeued run has a new Submit)."""
-    parts = [jobs[c].astype("string").fillna("") for c in ("job_id", "submit", "start")]
-    return parts[0] + "|" + parts[1] + "|" + parts[2]
-
-
 def drop_repeats(results: list[FileResult]) -> list[FileResult]:
     """Keep each job record once, from the last chunk that returned it.
 
@@ -170,7 +165,7 @@ def drop_repeats(results: list[FileResult]) -> list[FileResult]:
         if jobs is None or not len(jobs):
             out.append(r)
             continue
-        keys = _key(jobs)
+        keys = job_record_key(jobs)
         repeat = keys.isin(seen).to_numpy()
         seen.update(keys[~repeat])
         if repeat.any():
