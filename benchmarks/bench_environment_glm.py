@@ -13,7 +13,8 @@ Measured in one run, on whatever the machine is doing (report medians of ``repea
   (``tracemalloc`` peak of Python allocations and the process's max RSS), beside the memory
   a 1e8-row table of the same columns would need.
 
-``python benchmarks/bench_environment_glm.py [rows_big] [repeat]`` (default 1e8, 3).
+``python benchmarks/bench_environment_glm.py [rows_big] [repeat]`` (default 1e8, 3), or the
+``glm`` section of ``python -m benchmarks`` (:func:`run`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import sys
 import time
 import tracemalloc
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -62,7 +64,7 @@ def timed(fn, repeat: int) -> tuple[float, object]:
     return statistics.median(times), out
 
 
-def small(repeat: int) -> float:
+def measure_small(repeat: int) -> dict[str, float]:
     """1e6 rows: statsmodels on the raw rows (baseline) beside the cell fit and the row fit."""
     df = chunk(np.random.default_rng(0), CHUNK)
     x = sm.add_constant(df[COLS].to_numpy(float))
@@ -70,17 +72,24 @@ def small(repeat: int) -> float:
     t_sm, ref = timed(lambda: sm.GLM(y, x, family=sm.families.Poisson(), exposure=e).fit(), repeat)
     t_cells, cells = timed(lambda: fit_failure_glm(df, COLS, cells=True), repeat)
     t_rows, _ = timed(lambda: fit_failure_glm(df, COLS), 1)
-    b_ref = float(ref.params[1])
-    b_cells = float(cells.irr("temp_c_mean")["estimate"])
-    print(f"1e6 node-windows ({int(y.sum())} failures), median of {repeat}:")
+    return {"statsmodels_s": t_sm, "cells_s": t_cells, "rows_s": t_rows, "failures": int(y.sum()),
+            "n_cells": int(cells.n_cells), "log_irr_statsmodels": float(ref.params[1]),
+            "log_irr_cells": float(cells.irr("temp_c_mean")["estimate"])}
+
+
+def small(repeat: int) -> float:
+    """Print :func:`measure_small`; the statsmodels time."""
+    m = measure_small(repeat)
+    t_sm, t_cells, b_ref, b_cells = m["statsmodels_s"], m["cells_s"], m["log_irr_statsmodels"], m["log_irr_cells"]
+    print(f"1e6 node-windows ({m['failures']} failures), median of {repeat}:")
     print(f"  statsmodels GLM on raw rows (baseline) {t_sm:7.2f} s   log IRR {b_ref:.6f}")
     print(f"  fit_failure_glm cells=True             {t_cells:7.2f} s   log IRR {b_cells:.6f} "
-          f"({cells.n_cells} cells; {t_sm / t_cells:.1f}x faster; |diff| {abs(b_ref - b_cells):.1e})")
-    print(f"  fit_failure_glm on rows (+NB2, CT test) {t_rows:6.2f} s   (1 run)")
+          f"({m['n_cells']} cells; {t_sm / t_cells:.1f}x faster; |diff| {abs(b_ref - b_cells):.1e})")
+    print(f"  fit_failure_glm on rows (+NB2, CT test) {m['rows_s']:6.2f} s   (1 run)")
     return t_sm
 
 
-def big(rows_big: int) -> None:
+def measure_big(rows_big: int) -> dict[str, float]:
     """``rows_big`` rows streamed into cells: time and peak memory (run first: clean RSS)."""
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     tracemalloc.start()
@@ -90,14 +99,44 @@ def big(rows_big: int) -> None:
     secs = time.perf_counter() - t
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     row = fit.irr("temp_c_mean")
-    print(f"{rows_big:.0e} node-windows streamed in {CHUNK:.0e}-row chunks -> {len(cells):,} cells:")
-    print(f"  aggregate + fit {secs:7.1f} s; peak traced memory {peak / 2**20:,.0f} MiB; "
-          f"process max RSS {rss:,.0f} MiB (before: {rss0:,.0f} MiB)")
-    print(f"  IRR per °C {row['irr']:.4f} [{row['irr_low']:.4f}, {row['irr_high']:.4f}] "
-          f"(truth {IRR}); {int(fit.events):,} failures")
+    return {"seconds": secs, "cells": len(cells), "traced_peak_mib": peak / 2**20, "rss0_mib": rss0,
+            "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "irr": float(row["irr"]),
+            "irr_low": float(row["irr_low"]), "irr_high": float(row["irr_high"]), "failures": int(fit.events)}
+
+
+def big(rows_big: int) -> None:
+    """Print :func:`measure_big`."""
+    m = measure_big(rows_big)
+    print(f"{rows_big:.0e} node-windows streamed in {CHUNK:.0e}-row chunks -> {m['cells']:,} cells:")
+    print(f"  aggregate + fit {m['seconds']:7.1f} s; peak traced memory {m['traced_peak_mib']:,.0f} MiB; "
+          f"process max RSS {m['rss_mib']:,.0f} MiB (before: {m['rss0_mib']:,.0f} MiB)")
+    print(f"  IRR per °C {m['irr']:.4f} [{m['irr_low']:.4f}, {m['irr_high']:.4f}] "
+          f"(truth {IRR}); {m['failures']:,} failures")
     print(f"  the rows as one float64 table would need {rows_big * (len(COLS) + 2) * 8 / 1e9:,.1f} GB")
+
+
+def run(rows_big: int = 100_000_000, repeat: int = 3) -> list:
+    """The ``glm`` section of ``python -m benchmarks``: figures beside their same-run baselines."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchmarks._suite import Figure
+
+    b = measure_big(rows_big)
+    s = measure_small(repeat)
+    rate = s["statsmodels_s"] / CHUNK
+    section = "failure GLM"
+    return [
+        Figure(section, "GLM 1e6 node-windows, cells=True", s["cells_s"], "s", "statsmodels GLM on rows",
+               s["statsmodels_s"], note=(f"{s['n_cells']} cells; log IRR {s['log_irr_cells']:.6f} vs statsmodels "
+                                         f"{s['log_irr_statsmodels']:.6f}")),
+        Figure(section, "GLM 1e6 node-windows, rows (Poisson + NB2 + test)", s["rows_s"], "s",
+               "statsmodels GLM on rows", s["statsmodels_s"], note="one run"),
+        Figure(section, f"GLM {rows_big:.0e} node-windows streamed as cells", b["seconds"], "s",
+               f"statsmodels on {rows_big:.0e} rows, extrapolated (not run)", rate * rows_big,
+               note=(f"{b['cells']:,} cells; traced peak {b['traced_peak_mib']:,.0f} MiB, max RSS "
+                     f"{b['rss_mib']:,.0f} MiB; IRR/°C {b['irr']:.4f} [{b['irr_low']:.4f}, {b['irr_high']:.4f}], "
+                     f"truth {IRR}")),
+    ]
 
 
 def main(rows_big: int, repeat: int) -> None:

@@ -52,8 +52,11 @@ def _read_all_parquet(folder: Path) -> float:
     return child([sys.executable, "-c", code, str(folder)])[0]
 
 
-def run(quick: bool = False, keep: bool = False, workers: int = 2) -> list[Figure]:
-    cfg = QUICK if quick else FULL
+def run(quick: bool = False, keep: bool = False, workers: int = 2, n_gpus: int | None = None,
+        days: int | None = None) -> list[Figure]:
+    """The fleet figures; ``n_gpus``/``days`` override the full (or quick) size."""
+    cfg = dict(QUICK if quick else FULL)
+    cfg.update({k: v for k, v in (("n_gpus", n_gpus), ("days", days)) if v is not None})
     folder = WORK / f"fleet-{cfg['n_gpus']}-{cfg['days']}"
     work = WORK / f"fleet-out-{cfg['n_gpus']}-{cfg['days']}"
     shutil.rmtree(folder, ignore_errors=True)
@@ -110,9 +113,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="4,096 GPUs for 7 days instead")
     parser.add_argument("--keep", action="store_true", help="keep the fleet and its outputs")
+    parser.add_argument("--gpus", type=int, default=None, help="fleet size (default 100,000; a multiple of 8)")
+    parser.add_argument("--days", type=int, default=None, help="days (default 90)")
     args = parser.parse_args()
     t = time.perf_counter()
-    print(table(run(args.quick, args.keep)))
+    print(table(run(args.quick, args.keep, n_gpus=args.gpus, days=args.days)))
     print(f"{time.perf_counter() - t:.0f} s; load average (1 min) at the end: {os.getloadavg()[0]:.2f} "
           f"on {os.cpu_count()} CPUs")
 
