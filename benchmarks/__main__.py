@@ -22,6 +22,7 @@ The machine of a shared CI or laptop is noisy: read the ratios, and the load ave
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import subprocess
@@ -41,7 +42,8 @@ EXTRA = ("bench_jobs_simulate.py", "bench_policy.py", "bench_coverage_survival.p
          "bench_coverage_recurrent.py", "bench_live_prometheus.py", "real_world_coverage.py")
 
 
-def _sections(quick: bool, fleet_gpus: int | None = None, fleet_days: int | None = None
+def _sections(quick: bool, fleet_gpus: int | None = None, fleet_days: int | None = None,
+              dask_lines: int | None = None, folder_files: int | None = None
               ) -> dict[str, Callable[[], list[Figure]]]:
     from benchmarks import (
         bench_dask_scaling,
@@ -54,7 +56,7 @@ def _sections(quick: bool, fleet_gpus: int | None = None, fleet_days: int | None
     )
 
     lines, big, repeat = (200_000, 0.2, 1) if quick else (1_000_000, 5.0, 3)
-    files = 1_000 if quick else 20_000
+    files = folder_files or (1_000 if quick else 20_000)
     kernel_argv = ["--lines", str(lines), "--repeat", str(repeat), "--big-gb", str(big)]
     folder_argv = ["--files", str(files), "--runs", str(repeat)]
     return {
@@ -62,7 +64,7 @@ def _sections(quick: bool, fleet_gpus: int | None = None, fleet_days: int | None
                                              lambda: bench_ingest_kernel.run(lines, repeat, big_gb=big)),
         "folder": lambda: _suite.from_script("folder ingest", bench_ingest_folder, folder_argv,
                                              lambda: bench_ingest_folder.run(files, repeat)),
-        "dask": lambda: bench_dask_scaling.run(1_000_000 if quick else 20_000_000, repeat),
+        "dask": lambda: bench_dask_scaling.run(dask_lines or (1_000_000 if quick else 20_000_000), repeat),
         "survival": bench_survival.run,
         "glm": lambda: bench_environment_glm.run(2_000_000 if quick else 100_000_000, repeat),
         "demo": lambda: bench_demo.run(repeat),
@@ -80,6 +82,14 @@ def _extra() -> dict[str, str]:
     return out
 
 
+def _save(name: str, figures: list[Figure], info: dict, base: dict | None) -> Path:
+    """Write this run's figures (after those of ``base``, today's earlier file, if given) to ``results/<name>``."""
+    info = {**info, "date": name.removesuffix(".json")}
+    if base is not None:
+        figures, info = _suite.appended(base, figures, info)
+    return _suite.write(figures, info, name)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small inputs (checks the suite runs)")
@@ -88,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fleet", action="store_true", help="include the 100k-GPU fleet (long)")
     parser.add_argument("--fleet-gpus", type=int, default=None, help="fleet size instead of 100,000 GPUs")
     parser.add_argument("--fleet-days", type=int, default=None, help="fleet days instead of 90")
+    parser.add_argument("--dask-lines", type=int, default=None, help="log set of the dask section instead of 20M")
+    parser.add_argument("--folder-files", type=int, default=None, help="many-file folder instead of 20,000 files")
     parser.add_argument("--append", action="store_true",
                         help="add the figures to today's latest results file (its figures of the sections run "
                              "again are replaced) instead of writing a new one")
@@ -95,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-save", action="store_true", help="do not write benchmarks/results/")
     args = parser.parse_args(argv)
     logging.getLogger("distributed").setLevel(logging.CRITICAL)  # cluster shutdown chatter
-    sections = _sections(args.quick, args.fleet_gpus, args.fleet_days)
+    sections = _sections(args.quick, args.fleet_gpus, args.fleet_days, args.dask_lines, args.folder_files)
     chosen = [s.strip() for s in args.only.split(",") if s.strip()] or [
         s for s in sections if s != "fleet" or args.fleet]
     unknown = [s for s in chosen if s not in sections]
@@ -103,29 +115,32 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown section(s) {unknown}; known: {', '.join(sections)}")
     info = _suite.machine()
     info["quick"] = args.quick
-    figures: list[Figure] = []
-    started = time.perf_counter()
-    for name in chosen:
-        t0 = time.perf_counter()
-        print(f"[{name}] running… (load average {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
-        figures += sections[name]()
-        print(f"[{name}] done in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
-    info["load_average_end"] = list(os.getloadavg())
-    info["seconds"] = round(time.perf_counter() - started, 1)
     name, latest = f"{date.today().isoformat()}{'-quick' if args.quick else ''}.json", None
     k = 2
     while (_suite.RESULTS / name).exists():
         latest = name
         name = f"{date.today().isoformat()}{'-quick' if args.quick else ''}-{k}.json"
         k += 1
+    base = None
     if args.append and latest is not None:  # today's latest file: its other sections' figures come first
         name = latest
-        figures, info = _suite.appended(name, figures, info)
+        base = json.loads((_suite.RESULTS / name).read_text())
     before = _suite.previous(name, args.quick)
+    figures: list[Figure] = []
+    started = time.perf_counter()
+    for section in chosen:
+        t0 = time.perf_counter()
+        print(f"[{section}] running… (load average {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
+        figures += sections[section]()
+        print(f"[{section}] done in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+        info["load_average_end"] = list(os.getloadavg())
+        info["seconds"] = round(time.perf_counter() - started, 1)
+        if not args.no_save:  # after every section: a run stopped later keeps what it measured
+            _save(name, figures, info, base)
     print(f"machine: {info['cpu']}, {info['cores']} cores, {info['memory_gib']} GiB; load average "
           f"{info['load_average'][0]:.1f} at the start, {info['load_average_end'][0]:.1f} at the end; "
           f"Python {info['python']}")
-    print(_suite.table(figures, before))
+    print(_suite.table(figures if base is None else _suite.appended(base, figures, info)[0], before))
     if before:
         print(f"previous: the run of {before['machine'].get('date', '?')} (load average "
               f"{before['machine']['load_average'][0]:.1f})")
@@ -134,8 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         for script, text in info["extra"].items():
             print(f"\n== {script}\n{text.rstrip()}")
     if not args.no_save:
-        info["date"] = name.removesuffix(".json")
-        print(f"\nwrote {_suite.write(figures, info, name)}")
+        print(f"\nwrote {_save(name, figures, info, base)}")
     return 0
 
 

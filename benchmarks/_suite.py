@@ -200,14 +200,14 @@ def table(figures: list[Figure], before: dict[str, Any] | None = None) -> str:
     return "\n".join(lines + (["", "notes:"] + notes if notes else []))
 
 
-def appended(name: str, figures: list[Figure], info: dict[str, Any]) -> tuple[list[Figure], dict[str, Any]]:
-    """The figures of ``results/<name>`` whose sections were not run again, then ``figures``;
-    ``info`` with the earlier run's machine description kept under ``"runs"``."""
-    data = json.loads((RESULTS / name).read_text())
+def appended(data: dict[str, Any], figures: list[Figure], info: dict[str, Any]
+             ) -> tuple[list[Figure], dict[str, Any]]:
+    """The figures of an earlier results file (``data``, as read) whose sections were not run
+    again, then ``figures``; ``info`` with the earlier run's machine description under ``"runs"``."""
     again = {f.section for f in figures}
     keep = [Figure(**{k: v for k, v in f.items() if k != "ratio"}) for f in data["figures"]
             if f["section"] not in again]
-    earlier = data["machine"]
+    earlier = dict(data["machine"])
     runs = [*earlier.pop("runs", []), {k: v for k, v in earlier.items() if k != "extra"}]
     return keep + figures, {**info, "runs": runs}
 

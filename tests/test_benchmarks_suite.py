@@ -51,7 +51,7 @@ def test_append_replaces_the_sections_run_again(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(_suite, "RESULTS", tmp_path)
     first = [Figure("kernel ingest", "a", 1.0, "s"), Figure("fleet", "old", 9.0, "s")]
     _suite.write(first, {"date": "d", "load_average": [1.0, 1.0, 1.0]}, "d.json")
-    figures, info = _suite.appended("d.json", [Figure("fleet", "new", 2.0, "s", "grep", 1.0)],
+    figures, info = _suite.appended(json.loads((tmp_path / "d.json").read_text()), [Figure("fleet", "new", 2.0, "s", "grep", 1.0)],
                                     {"load_average": [3.0, 3.0, 3.0]})
     assert [(f.section, f.name) for f in figures] == [("kernel ingest", "a"), ("fleet", "new")]
     assert info["runs"] == [{"date": "d", "load_average": [1.0, 1.0, 1.0]}]
