@@ -52,6 +52,16 @@ def _read_all_parquet(folder: Path) -> float:
     return child([sys.executable, "-c", code, str(folder)])[0]
 
 
+def profile_note(profile: dict[str, float]) -> str:
+    """The largest kinds of task and their share of the cluster's compute time."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _fleet_pipeline import kinds
+
+    by_kind = kinds(profile)
+    total = sum(by_kind.values()) or 1.0
+    return ", ".join(f"{k} {v:.0f} s ({v / total:.0%})" for k, v in list(by_kind.items())[:6]) + f"; total {total:.0f} s"
+
+
 def run(quick: bool = False, keep: bool = False, workers: int = 2, n_gpus: int | None = None,
         days: int | None = None) -> list[Figure]:
     """The fleet figures; ``n_gpus``/``days`` override the full (or quick) size."""
@@ -83,7 +93,7 @@ def run(quick: bool = False, keep: bool = False, workers: int = 2, n_gpus: int |
             shutil.rmtree(work, ignore_errors=True)
     times, facts = pipe["times"], pipe["facts"]
     size = f"{cfg['n_gpus']:,} GPUs x {cfg['days']} days"
-    top = ", ".join(f"{k} {v:.0f} s" for k, v in list(pipe["profile"].items())[:8])
+    top = profile_note(pipe["profile"])
     peak = max([pipe["client_rss_mib"], *pipe["worker_rss_mib"]])
     return [
         Figure(SECTION, f"generate {size}", t_gen, "s",
