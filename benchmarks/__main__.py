@@ -43,7 +43,7 @@ EXTRA = ("bench_jobs_simulate.py", "bench_policy.py", "bench_coverage_survival.p
 
 
 def _sections(quick: bool, fleet_gpus: int | None = None, fleet_days: int | None = None,
-              dask_lines: int | None = None, folder_files: int | None = None
+              dask_lines: int | None = None, folder_files: int | None = None, runs: int | None = None
               ) -> dict[str, Callable[[], list[Figure]]]:
     from benchmarks import (
         bench_dask_scaling,
@@ -56,6 +56,7 @@ def _sections(quick: bool, fleet_gpus: int | None = None, fleet_days: int | None
     )
 
     lines, big, repeat = (200_000, 0.2, 1) if quick else (1_000_000, 5.0, 3)
+    repeat = runs or repeat
     files = folder_files or (1_000 if quick else 20_000)
     kernel_argv = ["--lines", str(lines), "--repeat", str(repeat), "--big-gb", str(big)]
     folder_argv = ["--files", str(files), "--runs", str(repeat)]
@@ -100,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fleet-days", type=int, default=None, help="fleet days instead of 90")
     parser.add_argument("--dask-lines", type=int, default=None, help="log set of the dask section instead of 20M")
     parser.add_argument("--folder-files", type=int, default=None, help="many-file folder instead of 20,000 files")
+    parser.add_argument("--runs", type=int, default=None, help="runs per timing (median) instead of 3")
     parser.add_argument("--append", action="store_true",
                         help="add the figures to today's latest results file (its figures of the sections run "
                              "again are replaced) instead of writing a new one")
@@ -107,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-save", action="store_true", help="do not write benchmarks/results/")
     args = parser.parse_args(argv)
     logging.getLogger("distributed").setLevel(logging.CRITICAL)  # cluster shutdown chatter
-    sections = _sections(args.quick, args.fleet_gpus, args.fleet_days, args.dask_lines, args.folder_files)
+    sections = _sections(args.quick, args.fleet_gpus, args.fleet_days, args.dask_lines, args.folder_files,
+                         args.runs)
     chosen = [s.strip() for s in args.only.split(",") if s.strip()] or [
         s for s in sections if s != "fleet" or args.fleet]
     unknown = [s for s in chosen if s not in sections]
