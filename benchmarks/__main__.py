@@ -10,8 +10,8 @@ Run from the repository root (reliab installed, e.g. ``pip install -e '.[test]'`
                                             # a smaller fleet, added to today's results file
     python -m benchmarks --extra            # also the other bench_*.py scripts, their output kept
 
-It prints one table (figure, value, baseline measured in the same run, ratio, target of
-issue 12, the previous run's value) and writes ``benchmarks/results/<date>.json`` with the
+It prints one table (figure, value, baseline measured in the same run, ratio, project target,
+the previous run's value) and writes ``benchmarks/results/<date>.json`` with the
 machine it ran on (CPU, cores, memory, load average, library versions).  Each section is a
 ``run()`` function of one of the ``bench_*.py`` scripts here, which also run on their own;
 the kernel and folder scripts are called through their ``main(argv)`` when it takes

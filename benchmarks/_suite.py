@@ -2,7 +2,7 @@
 
 Every benchmark returns :class:`Figure` rows: a measured value and, measured in the same
 run on the same input, the baseline it is read against (``grep``, a bare ``gzip`` read,
-lifelines, statsmodels, one worker…), with the ratio and the target of the issue where
+lifelines, statsmodels, one worker…), with the ratio and the project's target where
 there is one.  :func:`machine` describes where it ran (CPU, cores, memory, load average:
 on a shared machine every absolute number moves with the load, the ratios much less).
 :func:`write` saves ``benchmarks/results/<date>.json``; :func:`previous` finds the last
@@ -35,7 +35,7 @@ class Figure:
 
     ``ratio`` is ``value / baseline`` (for times: how many times slower than the baseline;
     for a speed-up the value is itself a ratio and the baseline 1).  ``target`` states the
-    issue's goal in words; ``met`` says whether the value meets it (``None``: no target).
+    goal in words; ``met`` says whether the value meets it (``None``: no target).
     """
 
     section: str

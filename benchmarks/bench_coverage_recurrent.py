@@ -8,7 +8,7 @@ Clopper–Pearson 95 % interval, beside a baseline measured in the same run on t
 * MTBF: the large-sample normal (Wald) interval ``θ̂ (1 ± z/√r)``;
 * Crow–AMSAA β: a Wald interval on log β with ``se = 1/√n``;
 * MCF: the same bounds with the one-sided ``z = 1.645`` used by ``reliability``'s
-  ``MCF_nonparametric`` (domain.md §6.4).
+  ``MCF_nonparametric`` (``reliability/Repairable_systems.py``).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ lines holding a kernel prefilter literal.  Three timings of ``reliab.ingest`` on
 folder, each the median of ``--runs`` calls after a warm-up (page cache warm): the local
 engine in this process, and ``engine="dask"`` on a ``LocalCluster`` of 1 and of 2
 single-threaded worker processes (cluster start-up not timed; the client's own work,
-concatenation and attribution, is).  Target of issue 12: 2 workers >= 1.6x one worker on a
+concatenation and attribution, is).  Target: 2 workers >= 1.6x one worker on a
 2-core machine.  The load average is reported: other processes on a shared machine take
 cores from the workers.
 """

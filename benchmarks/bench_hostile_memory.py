@@ -1,4 +1,5 @@
-"""Peak RSS of ``reliab.ingest`` on the decompression bombs and pathological files of issue 8.
+"""Peak RSS of ``reliab.ingest`` on the decompression bombs and pathological files of the
+hostile-input tests.
 
 Run: ``python benchmarks/bench_hostile_memory.py [--scale 1.0] [--only NAME ...]``
 (from the repository root, with reliab installed; ``--scale 0.1`` for a quick look).
@@ -26,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import _bombs as bombs  # noqa: E402 - the writers shared with the tests
 
 GB = 10**9
-#: name -> (file name, source, writer, size at scale 1, what the issue measured before)
+#: name -> (file name, source, writer, size at scale 1, what was measured before the fix)
 BOMBS = {
     "zstd_newlines": ("node0001.log.zst", "kernel", bombs.zstd_newlines, 8_300_000_000,
                       "320 KB zstd of newlines: 8.3 GB"),

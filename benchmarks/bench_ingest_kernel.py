@@ -19,7 +19,7 @@ Two ratios are reported for reliab: *full process* (start-up, imports and ingest
 running a script sees it) and *in-process* (the ``ingest()`` call alone, timed inside the
 child after ``reliab.ingest`` and polars were imported: the fair "ingest wall time").
 The big file is the log repeated up to ``--big-gb`` GB (deleted afterwards); its peak RSS
-has the issue's target of 400 MB.  The 1-minute load average is reported too: on a shared
+has a target of 400 MB.  The 1-minute load average is reported too: on a shared
 machine every number moves with it.
 """
 

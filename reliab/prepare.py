@@ -12,8 +12,9 @@ period at risk inside an observation window ``[start, end]``:
 
 This is the standard counting-process layout of survival analysis with delayed entry
 (Andersen, Borgan, Gill & Keiding, *Statistical Models Based on Counting Processes*, 1993,
-§III.3) and of the unit-days denominators of Backblaze's AFR (``shared/reference/domain.md``
-§6.2): retired units stop accruing days and are not failures.
+§III.3) and of the unit-days denominators of Backblaze's AFR (Backblaze, "Hard Drive
+Stats for Q2 2016": ``((Failures)/(Drive Days/365)) * 100``): retired units stop accruing
+days and are not failures.
 """
 
 from __future__ import annotations
@@ -154,7 +155,7 @@ def fleet_exposure(
     Parameters
     ----------
     n_units : int
-        Number of units (e.g. 16,384 GPUs for the Llama 3 run, domain.md §1.1).
+        Number of units (e.g. 16,384 GPUs for the Llama 3 run, arXiv 2407.21783 §3.3.1).
     start, end : timestamp-like
         Observation window.
     kind : str

@@ -6,7 +6,7 @@ Every table that crosses a module boundary (``signals``, ``jobs``, ``interruptio
 frame against its spec and reports *every* problem in one :class:`~reliab.errors.SchemaError`
 (column, check, count, example).  :func:`conform` casts a frame to the declared dtypes.
 
-Conventions (ARCHITECTURE.md): timestamps are tz-aware UTC, durations are float hours,
+Conventions: timestamps are tz-aware UTC, durations are float hours,
 units are in column names.  Every ``string`` column that :func:`conform`, :func:`empty` or
 :func:`read_parquet` hands out is backed by Arrow (:data:`STRING`, whose name is still
 ``"string"``): one buffer per column instead of one Python object per value, which keeps a

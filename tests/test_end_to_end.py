@@ -1,7 +1,8 @@
 """The foundation's promises end to end: raw files -> ingest -> classify -> Table 5.
 
 Reference values: Llama 3 Herd of Models (arXiv 2407.21783) Table 5 and §3.3.4; the
-derived shares and mean time to interruption are [C] in shared/reference/domain.md §1.3.
+derived shares and mean time to interruption are computed from them
+(tests/reference/llama3_table5.md).
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ def _identity(res) -> None:
 
 
 def test_real_h200_nvidia_smi_q() -> None:
-    """Reference: the real H200 `nvidia-smi -q` capture (shared/data/h200_telemetry/SOURCE.md)."""
+    """Reference: the real H200 `nvidia-smi -q` capture (data/h200_telemetry/SOURCE.md)."""
     res = read_nvidia_smi_q(str(_h200("nvidia_smi_q.txt")), host="h200")
     _identity(res)
     tel = res.tables["telemetry"]
@@ -98,7 +98,7 @@ go_gc_duration_seconds 0.001
 
 
 def test_dcgm_exporter_both_hostname_labels(tmp_path: Path) -> None:
-    """Reference: a real dcgm-exporter scrape line (domain.md §5.5) and the lowercased label."""
+    """Reference: a real dcgm-exporter scrape line; the label lowercased by dcgm-exporter#655."""
     p = tmp_path / "metrics.prom"
     p.write_text(PROM)
     res = read_dcgm_prometheus(str(p), time="2026-11-30T01:00:00Z")
@@ -169,7 +169,7 @@ def test_dcgm_field_csv(tmp_path: Path) -> None:
 # --- hand-over shapes (real-shaped; the verbatim captures are scored in tests/test_real_world.py)
 
 def test_dmon_dash_column_in_every_row_is_missing_not_an_error(tmp_path: Path) -> None:
-    """Regression (issue 7): 'mtemp' is '-' in every row on GDDR boards (Microway's dmon
+    """Regression: 'mtemp' is '-' in every row on GDDR boards (Microway's dmon
     article); the folder run no longer dies of a SchemaError."""
     import reliab
     p = tmp_path / "node3.dmon"
@@ -236,7 +236,7 @@ def test_query_gpu_csv_without_timestamp(tmp_path: Path) -> None:
 
 
 def test_dcgm_timestamps_out_of_range_are_quarantined(tmp_path: Path) -> None:
-    """Regression (issue 8): a far-future or 5000-digit sample timestamp is never stored as 1970."""
+    """Regression: a far-future or 5000-digit sample timestamp is never stored as 1970."""
     p = tmp_path / "m.prom"
     p.write_text('DCGM_FI_DEV_GPU_TEMP{gpu="0",Hostname="h"} 31 99999999999999999\n'
                  'DCGM_FI_DEV_GPU_TEMP{gpu="0",Hostname="h"} 31 ' + "9" * 5000 + "\n"

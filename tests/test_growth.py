@@ -1,4 +1,4 @@
-"""Tests of reliab.models.growth (Crow–AMSAA); references in tests/reference/fit_crow_amsaa.md."""
+"""Tests of reliab.models.growth (Crow–AMSAA); references in tests/reference/crow_amsaa.md."""
 
 from __future__ import annotations
 

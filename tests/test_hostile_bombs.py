@@ -1,10 +1,10 @@
-"""Memory stays bounded whatever the input (issue 8, item 3): peak RSS < 600 MB on every bomb.
+"""Memory stays bounded whatever the input: peak RSS < 600 MB on every bomb.
 
 Each bomb is written as a stream (``tests/_bombs.py``) at a size where the old readers
 needed well over 600 MB (they held the decompressed data, a whole file, or ~690 B per
 malformed line), and ingested in a fresh interpreter whose own peak RSS is read back
 (the many-lines ticket case is smaller: it checks the skipping, not the old cost).
-The full sizes of the issue are measured by ``benchmarks/bench_hostile_memory.py``.
+The full sizes are measured by ``benchmarks/bench_hostile_memory.py``.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def test_flight_recorder_values(tmp_path: Path, shape: str) -> None:
 
 
 def test_more_than_2_to_the_32_lines_on_the_polars_route(tmp_path: Path) -> None:
-    """Regression (issue 8): a 4.27 MB gzip of newlines followed by 5 Xid lines lost the 5
+    """Regression: a 4.27 MB gzip of newlines followed by 5 Xid lines lost the 5
     signals (polars numbered lines with 32 bits; lines after ~4,294,600,000 were dropped)."""
     from reliab.io._fastscan import FAST_MIN_BYTES
 

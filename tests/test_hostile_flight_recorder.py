@@ -1,4 +1,4 @@
-"""Flight-recorder dumps that unpickle cleanly but hold hostile values (issue 8, item 6).
+"""Flight-recorder dumps that unpickle cleanly but hold hostile values.
 
 Dump layout: ``torch/csrc/distributed/c10d/FlightRecorder.hpp`` (PyTorch 2.x).  Values too
 deep for ``pickle.dumps`` (a list nested a million deep) are written as raw pickle opcodes
@@ -62,7 +62,7 @@ def _exponential(levels: int) -> list:
 
 
 def test_hostile_entry_values_are_quarantined_per_entry(tmp_path: Path) -> None:
-    """Regression (issue 8): ``record_id="abc"``, ``time_created_ns=2**80``, ``10**5000`` or a list
+    """Regression: ``record_id="abc"``, ``time_created_ns=2**80``, ``10**5000`` or a list
     nested 1e6 deep aborted the whole ingest."""
     cyclic: list = []
     cyclic.append(cyclic)
@@ -100,7 +100,7 @@ def test_hostile_entry_values_are_quarantined_per_entry(tmp_path: Path) -> None:
 
 
 def test_huge_entry_lists_are_refused_as_a_whole(tmp_path: Path) -> None:
-    """Regression (issue 8): an entry list of 10M ``None`` used GBs; now one per-file reason."""
+    """Regression: an entry list of 10M ``None`` used GBs; now one per-file reason."""
     path = tmp_path / "nccl_trace_rank_0"
     path.write_bytes(pickle.dumps({"version": "2.4", "entries": [None] * (MAX_ENTRIES + 1)}, protocol=4))
     res = reliab.ingest(path, source="flight_recorder")

@@ -1,4 +1,4 @@
-"""One folder holding one file per hostile case of issue 8 (line level) beside valid files.
+"""One folder holding one file per hostile case (line level) beside valid files.
 
 ``reliab ingest`` on it exits 0 within a minute, prints no traceback, gives every file an
 accounting row, and finds every valid event of every file.

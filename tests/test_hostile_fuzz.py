@@ -1,4 +1,4 @@
-"""Random hostile lines mixed into valid files (issue 8, item 8): every valid event is still found.
+"""Random hostile lines mixed into valid files: every valid event is still found.
 
 For each format a valid file is generated, hostile lines (random text, invalid UTF-8, NUL
 bytes, lone carriage returns, unclosed quotes, years 0001/1600/9999, integers of 5,000

@@ -1,4 +1,4 @@
-"""Bounded costs (issue 8): quarantine limit, bounded decompression, line endings, the schema boundary."""
+"""Bounded costs: quarantine limit, bounded decompression, line endings, the schema boundary."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ GOOD_XID = "2024-06-01T01:20:46.707376+00:00 node1807 kernel: NVRM: Xid (PCI:000
 # --- quarantine limit
 
 def test_quarantine_keeps_the_first_lines_and_counts_the_rest(tmp_path: Path) -> None:
-    """Regression (issue 8): 1 GB of malformed Xid lines cost 8.8 GB of quarantine rows."""
+    """Regression: 1 GB of malformed Xid lines cost 8.8 GB of quarantine rows."""
     text = "".join(BAD_XID.format(i=i) for i in range(50)) + GOOD_XID
     (tmp_path / "n.log").write_text(text)
     res = reliab.ingest(tmp_path / "n.log", quarantine_limit=10)
@@ -131,7 +131,7 @@ def test_terminators_split_like_universal_newlines(data: bytes, k: int) -> None:
 
 
 def test_zstd_output_is_bounded_per_read(tmp_path: Path) -> None:
-    """Regression (issue 8): a 320 KB zstd of newlines decompressed whole (8.3 GB)."""
+    """Regression: a 320 KB zstd of newlines decompressed whole (8.3 GB)."""
     path = tmp_path / "z.zst"
     path.write_bytes(zstandard.ZstdCompressor(level=19).compress(b"\n" * (256 << 20)))
     assert path.stat().st_size < 64 << 10

@@ -1,4 +1,4 @@
-"""Hostile lines (issue 8): one bad line never ends a run, and never takes others with it.
+"""Hostile lines: one bad line never ends a run, and never takes others with it.
 
 Every case writes a small file holding valid lines around one hostile line and checks that
 the run completes, the valid events are all found, the hostile line is quarantined with its
@@ -64,7 +64,7 @@ def _one_bad(res: reliab.IngestResult, lineno: int, reason: str) -> None:
 @pytest.mark.parametrize("year", ["9999", "1600", "0001"])
 @pytest.mark.parametrize("shape", ["syslog", "dmesg_t", "sacct", "sel", "tickets"])
 def test_out_of_range_years(tmp_path: Path, shape: str, year: str) -> None:
-    """Regression (issue 8): a year of 9999, 1600 or 0001 was OutOfBoundsDatetime for the whole run."""
+    """Regression: a year of 9999, 1600 or 0001 was OutOfBoundsDatetime for the whole run."""
     good, name, source = {"syslog": (SYSLOG, "n.log", "kernel"), "dmesg_t": (CTIME, "n.log", "kernel"),
                           "sacct": (JOB, "sacct.txt", "sacct"), "sel": (SEL, "n.sel", "sel"),
                           "tickets": (TICKET, "tickets.csv", "tickets")}[shape]
@@ -122,7 +122,7 @@ def test_sacct_signal_of_a_refused_job_is_dropped(tmp_path: Path) -> None:
     ("inf.csv", "telemetry_csv", "time,host,temp_c\n2024-06-01T00:00:00Z,n1,30\n2024-06-01T00:01:00Z,n1,Infinity\n", 3),
 ])
 def test_numbers_a_table_cannot_hold(tmp_path: Path, name: str, source: str, text: str, bad_line: int) -> None:
-    """Regression (issue 8): huge/overflowing/superscript integers and infinities killed the run."""
+    """Regression: huge/overflowing/superscript integers and infinities killed the run."""
     res = _ingest(tmp_path, name, text, source=source)
     assert res.quarantine["lineno"].tolist() == [bad_line], res.quarantine
     assert _counts(res)[1] == (2 if source == "sacct" else 1) - (source == "sacct")
@@ -131,7 +131,7 @@ def test_numbers_a_table_cannot_hold(tmp_path: Path, name: str, source: str, tex
 
 
 def test_sacct_json_hostile_values(tmp_path: Path) -> None:
-    """Regression (issue 8): a 5,000-digit integer, Infinity and an int64 overflow in sacct --json."""
+    """Regression: a 5,000-digit integer, Infinity and an int64 overflow in sacct --json."""
     def job(i: int, **extra: object) -> dict:
         return {"job_id": i, "state": {"current": ["NODE_FAIL"]}, "allocation_nodes": 2,
                 "time": {"start": 1725475933, "end": 1725560544}, **extra}
@@ -147,7 +147,7 @@ def test_sacct_json_hostile_values(tmp_path: Path) -> None:
 
 
 def test_printk_time_overflow(tmp_path: Path) -> None:
-    """Regression (issue 8): ``[99999999999999.0]`` overflowed timedelta in the finish step."""
+    """Regression: ``[99999999999999.0]`` overflowed timedelta in the finish step."""
     text = ("[    1.000000] rtc_cmos 00:02: setting system clock to 2024-06-01T00:00:00 UTC (1717200000)\n"
             f"[99999999999999.0] {XID}\n[  100.000000] {XID}\n")
     res = _ingest(tmp_path, "dmesg.log", text, source="kernel")
@@ -160,7 +160,7 @@ def test_printk_time_overflow(tmp_path: Path) -> None:
 @pytest.mark.parametrize("ending", ["\r", "\r\n", "mixed"])
 @pytest.mark.parametrize("route", ["python", "polars", "polars-gzip"])
 def test_line_endings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ending: str, route: str) -> None:
-    """Regression (issue 8): 53 CR-only records were one line and 52 signals were lost."""
+    """Regression: 53 CR-only records were one line and 52 signals were lost."""
     if route != "python":
         monkeypatch.setattr(_fastscan, "FAST_MIN_BYTES", 0)
     lines = [SYSLOG.replace("node1807", f"node{i:04d}").rstrip("\n") for i in range(53)]
@@ -187,7 +187,7 @@ def test_lone_cr_inside_lf_file_same_on_every_route(tmp_path: Path, monkeypatch:
 # --- tickets: an unclosed quote ends at the next record
 
 def test_unclosed_quote_does_not_swallow_tickets(tmp_path: Path) -> None:
-    """Regression (issue 8): one unclosed quote swallowed the next 100 tickets (1 parsed, 101 irrelevant)."""
+    """Regression: one unclosed quote swallowed the next 100 tickets (1 parsed, 101 irrelevant)."""
     rows = [PLAIN_TICKET.replace("INC-000001", f"INC-{i:06d}") for i in range(102)]
     rows[1] = rows[1].replace(',GPU5 replaced on node0059,', ',"GPU5 replaced on node0059,')
     res = _ingest(tmp_path, "tickets.csv", TICKET_HEAD + "".join(rows), source="tickets")

@@ -1,4 +1,4 @@
-"""Times (issue 8): one DST rule in every reader; far-future times quarantined, never wrapped.
+"""Times: one DST rule in every reader; far-future times quarantined, never wrapped.
 
 The rule (``reliab.io._localtime``): a local time in the repeated hour of a DST change is the
 earlier instant (PEP 495 ``fold=0``) and the file gets a note; a local time in the skipped
@@ -51,7 +51,7 @@ CASES = {
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_one_dst_rule_in_every_reader(tmp_path: Path, case: str) -> None:
-    """Regression (issue 8): DST edges were resolved silently by some readers, refused with the
+    """Regression: DST edges were resolved silently by some readers, refused with the
     wrong message by others."""
     name, source, text = CASES[case]
     (tmp_path / name).write_text(text)
@@ -114,7 +114,7 @@ def test_localize_series_equals_localize(wall: datetime, zone: str) -> None:
     ("d.csv", "telemetry_csv", "t_unix,host,temp_c\n1717200000,n1,30\n-99999999999,n1,30\n", 3),
 ])
 def test_far_times_are_quarantined(tmp_path: Path, name: str, source: str, text: str, bad_line: int) -> None:
-    """Regression (issue 8): a dcgm timestamp in the far future was stored as 1970."""
+    """Regression: a dcgm timestamp in the far future was stored as 1970."""
     (tmp_path / name).write_text(text)
     res = reliab.ingest(tmp_path / name, source=source)
     assert res.telemetry["time"].dt.year.tolist() == [2024]

@@ -260,7 +260,7 @@ def test_printk_time_out_of_range(tmp_path: Path) -> None:
 
 
 def test_overflowing_rtc_epoch_keeps_every_line(tmp_path: Path) -> None:
-    """Regression (issue 8): the file is read to its end, 101 lines accounted, the raw Xid line
+    """Regression: the file is read to its end, 101 lines accounted, the raw Xid line
     quarantined with the reason naming the bad rtc line."""
     text = ("[    1.000000] rtc_cmos 00:02: setting system clock to 2024-06-01T00:00:00 UTC (" + "9" * 40 + ")\n"
             + "".join(f"[{k}.5] noise {k}\n" for k in range(99)) + f"[200.0] {XID79}\n")

@@ -41,7 +41,7 @@ def test_robust_variance_term_by_term():
 
 
 def test_two_sided_log_bounds_and_at():
-    """Reference: bounds MCF·exp(±z_{0.975}·se/MCF) with two-sided z = 1.95996 (domain.md §6.4)."""
+    """Reference: bounds MCF·exp(±z_{0.975}·se/MCF) with two-sided z = 1.95996 (Nelson 2003)."""
     r = estimate_mcf(EVENTS, WINDOWS)
     tb = r.summary()
     z = stats.norm.ppf(0.975)

@@ -17,7 +17,7 @@ JULIAN_YEAR_H = 8766.0
 
 
 def test_llama3_gpu_level_mtbf():
-    """Reference: domain.md §1.3 — 50,677 GPU-h, 95 % interval 5.25–6.38 GPU-years."""
+    """Reference: Llama 3 (arXiv 2407.21783 §3.3.4) — 50,677 GPU-h, 95 % interval 5.25–6.38 GPU-years."""
     r = estimate_mtbf(419, GPU_HOURS)
     assert r.mtbf == pytest.approx(50_677, abs=0.5)
     assert round(r.low / JULIAN_YEAR_H, 2) == 5.25
@@ -25,7 +25,7 @@ def test_llama3_gpu_level_mtbf():
 
 
 def test_llama3_job_level_mtti():
-    """Reference: domain.md §1.3 — job-level 3.09 h, 95 % interval 2.81–3.41 h."""
+    """Reference: Llama 3 (arXiv 2407.21783 §3.3.4) — job-level 3.09 h, 95 % interval 2.81–3.41 h."""
     r = estimate_mtbf(419, 54 * 24)
     assert (round(r.mtbf, 2), round(r.low, 2), round(r.high, 2)) == (3.09, 2.81, 3.41)
 

@@ -17,7 +17,8 @@ from reliab.io._lines import LineContext
 from reliab.io.formats._timestamps import resolve_tz
 from reliab.io.formats.nccl import job_from_path, parse_nccl_line, read_nccl, sniff_nccl
 
-# glog lines of a real 2-rank capture (domain.md §5.2), around job log lines and a traceback
+# glog lines of a real 2-rank capture (PyTorch 2.x, DeepSpeed job; message built in
+# torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp), around job log lines and a traceback
 LOG = """\
 2024-12-18 20:00:00,123 INFO step 100 loss 2.31
 [rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=131072000, NumelOut=131072000, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.

@@ -61,7 +61,7 @@ def test_bad_inventory_raises():
 
 
 def test_fleet_exposure_llama3_totals():
-    """Reference: 16,384 GPUs x 54 days = 884,736 GPU-days, 110,592 node-days (domain.md §1.3)."""
+    """Reference: 16,384 GPUs x 54 days = 884,736 GPU-days, 110,592 node-days (Llama 3 §3.3.4)."""
     f = fleet_exposure(16_384, start="2024-01-01", end="2024-02-24", per_node=8)
     validate(f, "exposure")
     assert f["unit"].iloc[9] == "node00001/gpu1" and f["node"].nunique() == 2048

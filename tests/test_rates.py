@@ -43,7 +43,7 @@ def test_columns_exact(table):
 
 
 def test_llama3_rates(table):
-    """Reference: domain.md §1.3 [C] rates per 1000 GPU-days / node-days."""
+    """Reference: rates per 1000 GPU-days / node-days from Llama 3 (arXiv 2407.21783) Table 5."""
     assert table.loc["Faulty GPU", "rate_per_1k_gpu_days"] == pytest.approx(0.1673, abs=5e-5)
     assert table.loc["Total", "rate_per_1k_gpu_days"] == pytest.approx(0.4736, abs=5e-5)
     assert table.loc["Total", "rate_per_1k_node_days"] == pytest.approx(3.789, abs=5e-4)
@@ -51,14 +51,14 @@ def test_llama3_rates(table):
 
 
 def test_llama3_afr(table):
-    """Reference: domain.md §1.3 AFR — Faulty GPU 6.11 %; total 17.30 % with a 365.25-day year."""
+    """Reference: AFR from Llama 3 Table 5 — Faulty GPU 6.11 %; total 17.30 % with 365.25-day year."""
     assert round(table.loc["Faulty GPU", "afr_pct"], 2) == 6.11
     assert table.loc["Total", "afr_pct"] == pytest.approx(17.286, abs=5e-4)  # Backblaze, 365 d
     assert round(table.loc["Total", "afr_pct"] * 365.25 / 365, 2) == 17.30
 
 
 def test_llama3_mtbf_and_mtti(table):
-    """Reference: domain.md §1.3 — MTBF 50,677 GPU-h (5.25–6.38 GPU-years), MTTI 3.09 h (2.81–3.41)."""
+    """Reference: Llama 3 §3.3.4 — MTBF 50,677 GPU-h (5.25–6.38 GPU-years), MTTI 3.09 h (2.81–3.41)."""
     tot = table.loc["Total"]
     assert tot["mtbf_gpu_hours"] == pytest.approx(50_677, abs=0.5)
     assert round(tot["mtbf_gpu_hours_low"] / 8766, 2) == 5.25
@@ -68,7 +68,7 @@ def test_llama3_mtbf_and_mtti(table):
 
 
 def test_llama3_shares(interruptions, table):
-    """Reference: domain.md §1.3 — Faulty GPU 35.3 % by count, GPU component 64.0 %."""
+    """Reference: Llama 3 Table 5 — Faulty GPU 35.3 % by count, GPU component 64.0 %."""
     assert round(table.loc["Faulty GPU", "share_pct"], 1) == 35.3
     comp = estimate_rates(interruptions, by="component", gpu_days=GPU_DAYS).summary()
     assert round(comp.set_index("component").loc["GPU", "share_pct"], 1) == 64.0

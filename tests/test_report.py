@@ -140,7 +140,7 @@ def test_table5_comparison_only_when_asked(report: Report, ingest, results) -> N
 
 
 def test_any_grouping_of_rates_renders() -> None:
-    """Regression (issue 11): build_report raised KeyError 'category' on per-component rates."""
+    """Regression: build_report raised KeyError 'category' on per-component rates."""
     inter = make_interruptions()
     rates = reliab.estimate_rates(inter, by="component", gpu_days=1000.0)
     page = render_html(build_report({"by_component": rates}))
@@ -287,7 +287,7 @@ def test_write_html(report: Report, tmp_path: Path) -> None:
 
 
 def test_hostile_host_and_job_names_render_as_text() -> None:
-    """Regression (issue 8/11): hosts and job names from logs are text in HTML and PDF."""
+    """Regression: hosts and job names from logs are text in HTML and PDF."""
     inter = make_interruptions().head(60).copy()
     inter["hosts"] = [HOSTILE[i % 3] if i % 4 == 0 else f"node{i % 7:03d}" for i in range(len(inter))]
     inter["job_id"] = [f"{HOSTILE[2]}-{i}" for i in range(len(inter))]

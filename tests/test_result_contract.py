@@ -8,7 +8,7 @@ draws on a given axes); empty input raises ``InsufficientDataError``; the result
 through the report's generic path.  A new public result class fails
 ``test_every_result_class_has_a_factory`` until it is added here.
 
-Also the input checks of issue 8 item 7: bad parameters raise ``ValueError`` naming the
+Also the input checks: bad parameters raise ``ValueError`` naming the
 parameter, never a bare arithmetic error, and times closer than floating-point resolution
 are ties.  All regression tests.
 """
@@ -325,7 +325,7 @@ def test_time_indexed_results_share_at() -> None:
         assert isinstance(out, pd.DataFrame) and "time" in out.columns
 
 
-# ------------------------------------------------------------------ inputs (issue 8 item 7)
+# ------------------------------------------------------------------ inputs
 def test_crow_amsaa_extreme_scales_are_not_arithmetic_errors() -> None:
     """Regression: 1e-300 / 1e300 times used to raise ZeroDivisionError / OverflowError."""
     for times in ([1e-300, 2e-300, 5e-300], [1e-300, 1.0, 1e300], [1e300, 1.5e300, 1.7e300]):

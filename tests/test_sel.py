@@ -15,7 +15,8 @@ from reliab import schema
 from reliab.errors import ParseError
 from reliab.io._registry import FileResult, get_parser
 
-# domain.md 5.7: real `ipmitool sel list` lines (ipmitool docs, Meta GCM fixtures) and elist forms
+# real `ipmitool sel list` lines (ipmitool docs; test fixtures of Meta's facebookresearch/gcm
+# health checks) and elist forms
 LINES = [
     "  11 | 02/06/2020 | 18:30:50 | Power Supply #0xfb | Power Supply AC lost | Asserted",
     " 1 | 12/24/2022 | 13:58:36 | Voltage #0x4d | Upper Non-critical going high | Asserted",

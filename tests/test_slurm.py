@@ -93,7 +93,7 @@ def test_gc3pie_parsable_trailing_delimiter(tmp_path: Path) -> None:
 
 
 def test_noheader_capture_pending_then_cancelled(tmp_path: Path) -> None:
-    """reference: a real sacct -X -n -P capture (domain.md 5.4)."""
+    """reference: a real sacct -X -n -P capture (a pending-then-cancelled job prints Start None)."""
     r = get_parser("sacct").read(_write(tmp_path, CAPTURE), fields=CAPTURE_FIELDS)
     _check(r)
     jobs = r.tables["jobs"].set_index("job_id")

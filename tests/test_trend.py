@@ -34,7 +34,7 @@ def test_reversal_count_by_hand():
 
 
 def test_laplace_and_mil_closed_forms():
-    """Reference: domain.md §6.6 formulas recomputed by hand for the NIST data."""
+    """Reference: Laplace (Cox & Lewis 1966) and MIL-HDBK-189 formulas by hand for the NIST data."""
     t = np.array(NIST, float)
     r = trend_test(NIST, end=1500)
     u = (t.mean() - 750) / (1500 * math.sqrt(1 / 120))

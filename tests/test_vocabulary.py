@@ -1,7 +1,7 @@
 """Llama 3 Table 5 as shipped: published counts and the paper's internal consistency.
 
-Reference values: Llama 3 Herd of Models (arXiv 2407.21783), Table 5; derived numbers [C]
-in shared/reference/domain.md §1.3 (see tests/reference/README.md).
+Reference values: Llama 3 Herd of Models (arXiv 2407.21783), Table 5; derived numbers are
+computed from it (see tests/reference/llama3_table5.md).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Simulated GPU training clusters calibrated to Llama 3, and the bundled 54-day sample.
 
 :func:`simulate_cluster` draws one large training job on a 16,384-GPU cluster with the
-interruption counts of Llama 3 Table 5 (arXiv 2407.21783, §3.3.4) [P], node frailty and
-lemon nodes [U], a diurnal environment and checkpoint power drops (§3.3.4) [P]; its
+interruption counts of Llama 3 Table 5 (arXiv 2407.21783, §3.3.4), node frailty and
+lemon nodes (assumed), a diurnal environment and checkpoint power drops (§3.3.4); its
 :meth:`~SimulatedCluster.write` produces raw logs in the real formats of
 ``docs/raw-formats.md``.  :func:`load_llama3_sample` returns the bundled seeded run.
 :func:`simulate_environment` draws a fleet's temperature, power, throughput and failures
@@ -55,12 +55,13 @@ def simulate_cluster(
     ----------
     n_gpus, gpus_per_node, days : int, int, float
         Size of the job and length of the window (Llama 3: 16,384 H100, 8 per server,
-        54 days [P]).
+        54 days; arXiv 2407.21783 §3.3.1, §3.3.4).
     start : str
         Start of the window (UTC).
     counts : {"expected", "table5"}
         ``"table5"`` reproduces exactly the 18 published counts (419 unexpected) and the
-        47 planned interruptions [P]; ``"expected"`` draws Poisson counts with those means.
+        47 planned interruptions (arXiv 2407.21783 §3.3.4); ``"expected"`` draws Poisson
+        counts with those means.
     seed : int
         Seed for :func:`numpy.random.default_rng`; same seed, same files byte for byte.
     rates : mapping, optional
@@ -70,32 +71,32 @@ def simulate_cluster(
         ``counts="table5"`` the values are used as exact counts (rounded).
     shapes : mapping, optional
         Category -> power-law (Crow-AMSAA) shape of the event times in running time;
-        1.0 (default) is a homogeneous Poisson process, < 1 burn-in, > 1 wear-out [U].
+        1.0 (default) is a homogeneous Poisson process, < 1 burn-in, > 1 wear-out (assumed).
     frailty : float
-        Variance of the gamma frailty (mean 1) of the nodes [U]; 0 for identical nodes.
+        Variance of the gamma frailty (mean 1) of the nodes (assumed); 0 for identical nodes.
     lemon_fraction, lemon_factor : float
-        Share of job nodes planted as lemons and the multiplier of their frailty [U].
+        Share of job nodes planted as lemons and the multiplier of their frailty (assumed).
     spare_fraction : float
         Spare nodes as a share of the job's nodes; a node that fails in hardware is
-        replaced by a spare in the next allocation and comes back after repair [U].
+        replaced by a spare in the next allocation and comes back after repair (assumed).
     restart_minutes : (float, float)
-        Median and log-sd of the lognormal restart downtime, floored at 12 min [U].
+        Median and log-sd of the lognormal restart downtime, floored at 12 min (assumed).
     repair_hours : (float, float)
-        Median and log-sd of the lognormal repair time of a swapped-out node [U].
+        Median and log-sd of the lognormal repair time of a swapped-out node (assumed).
     noise_lines_per_node_day : float
         Ordinary syslog lines per node and day (systemd, sshd, CRON, kernel chatter).
     background_per_node_day : float
-        Benign background signals per node and day (ten times more on lemons) [U].
+        Benign background signals per node and day (ten times more on lemons; assumed).
     telemetry_nodes : int
         Nodes whose 15-min telemetry is kept.
     utc_offset_h : float
-        Local time of the site, for the diurnal cycle (peak at 15:00 local) [U].
+        Local time of the site, for the diurnal cycle (peak at 15:00 local; assumed).
     other_jobs_per_day : float
         Other users' small jobs per day on free spare nodes, with the end states of a
         shared Slurm cluster (COMPLETED, FAILED in user code, ``CANCELLED by <uid>``,
         TIMEOUT, OUT_OF_MEMORY, PREEMPTED) and no evidence near their ends; written to the
         sacct capture only.  They are not interruptions under either policy (the fleet
-        policy counts the FAILED ones apart as user failures) [U].
+        policy counts the FAILED ones apart as user failures); their rates are assumed.
 
     Returns
     -------

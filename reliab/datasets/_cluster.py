@@ -4,8 +4,10 @@
 :mod:`._jobs`, :mod:`._signatures` (evidence per category) and :mod:`._environment`
 (telemetry).  Background signals that did not interrupt the job are kept at least 20
 minutes from every attribution window ``[end − 10 min, end + 5 min]`` (docs/raw-formats.md)
-and are about ten times as frequent on lemon nodes [U] — the lemon signals of Kokolis et
-al. (distinct XIDs, tickets, link flaps; domain.md §2.6) [S].
+and are about ten times as frequent on lemon nodes (an assumption of this generator) — the
+lemon signals of Kokolis et al., "Revisiting Reliability in Large-Scale Machine Learning
+Research Clusters" (arXiv 2410.21680, HPCA 2025; lemon-node detection): distinct XIDs,
+tickets, link flaps.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ _KEEP_AWAY_US = (31 * US_PER_MIN, 25 * US_PER_MIN)
 _BG_WEIGHTS = {False: np.array([0.3, 0.2, 0.2, 0.15, 0.14, 0.01]),
                True: np.array([0.35, 0.25, 0.1, 0.1, 0.05, 0.15])}
 _LEMON_BG_FACTOR = 10.0
-_FIRST_STEP = 350_000  # global step at the start of the window [U]
+_FIRST_STEP = 350_000  # global step at the start of the window (assumed)
 
 
 @dataclass(frozen=True)

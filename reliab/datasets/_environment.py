@@ -1,19 +1,20 @@
 """Environment and telemetry of the simulated cluster: temperature, power, clocks, throughput.
 
-Calibration and sources (tags as in ``shared/reference/domain.md``):
+Calibration and sources (published or measured values, values computed from published
+numbers, and assumptions of this generator, each marked as such):
 
 * diurnal 1–2 % throughput variation from mid-day temperatures acting on GPU dynamic
-  voltage and frequency scaling — Llama 3 §3.3.4 [P] (domain.md §1.5).  Here the clock of a
-  power-capped GPU falls 3.4 MHz per °C of GPU temperature [U], which with the ±3.5 °C ambient
-  swing gives ≈1.6 % peak to trough;
+  voltage and frequency scaling — Llama 3 (arXiv 2407.21783) §3.3.4.  Here the clock of a
+  power-capped GPU falls 3.4 MHz per °C of GPU temperature (assumed), which with the ±3.5 °C
+  ambient swing gives ≈1.6 % peak to trough;
 * synchronized power drops of the whole job at checkpoints and restarts ("tens of
-  megawatts") — Llama 3 §3.3.4 [P]; checkpoint every 30 min lasting ~1 min [U];
-* GPU levels from the real H200 capture in ``data/h200_telemetry`` [P]: ~100 W idle, 700 W
+  megawatts") — Llama 3 §3.3.4; checkpoint every 30 min lasting ~1 min (assumed);
+* GPU levels measured in the real H200 capture in ``data/h200_telemetry``: ~100 W idle, 700 W
   cap under load, SM clock 1980 MHz uncapped falling to ~1450–1500 MHz under the power cap,
   37 °C idle to ~60 °C under load;
-* throughput 2.72 M tokens/s = 16,384 GPUs × 400 TFLOP/s (Table 4) / (6 × 405e9) [C];
-* host power (CPUs, NICs, fans) 1.8 kW under load, 0.7 kW idle [U]; ambient 22 °C mean,
-  ±3.5 °C daily cycle peaking at 15:00 local time, site at UTC−7 [U].
+* throughput 2.72 M tokens/s = 16,384 GPUs × 400 TFLOP/s (Table 4) / (6 × 405e9) (computed);
+* host power (CPUs, NICs, fans) 1.8 kW under load, 0.7 kW idle (assumed); ambient 22 °C mean,
+  ±3.5 °C daily cycle peaking at 15:00 local time, site at UTC−7 (assumed).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pandas as pd
 
 from reliab.datasets._simulate import US_PER_MIN, SimParams, host_name
 
-TOKENS_PER_S = 16_384 * 400e12 / (6 * 405e9)  # [C] from Llama 3 Table 4
+TOKENS_PER_S = 16_384 * 400e12 / (6 * 405e9)  # computed from Llama 3 (arXiv 2407.21783) Table 4
 CLOCK_REF_MHZ = 1480.0
 CLOCK_PER_C = 3.4
 INIT_MIN, CKPT_EVERY_MIN = 5, 30

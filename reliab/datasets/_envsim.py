@@ -3,17 +3,18 @@
 :func:`simulate_environment` draws, hour by hour for every node of one large training job:
 
 * GPU temperature ``T = ambient + load rise + node offset + noise`` (0.1 °C resolution), with
-  ambient ``mean + swing · cos(2π (local hour − 15) / 24)`` plus day-to-day weather [U];
+  ambient ``mean + swing · cos(2π (local hour − 15) / 24)`` plus day-to-day weather (assumed);
 * failures of the chosen categories (default GPU HBM3 memory and thermal interface, Llama 3
-  Table 5 [P]) as Poisson counts with rate ``λ0 · IRR^(T − 60)`` per node-hour, and of all
-  other categories at a constant rate (a negative control with IRR 1) — so the true
+  Table 5, arXiv 2407.21783) as Poisson counts with rate ``λ0 · IRR^(T − 60)`` per node-hour,
+  and of all other categories at a constant rate (a negative control with IRR 1) — so the true
   temperature incidence-rate ratio is known;
 * the job timeline: every failure while the job runs interrupts it (restart downtime
-  lognormal, median 15 min [U]); a checkpoint pause of one minute every 30 running minutes
-  [U]; power steps of every GPU at each pause, stop and start (H200 capture levels [P]);
+  lognormal, median 15 min, assumed); a checkpoint pause of one minute every 30 running
+  minutes (assumed); power steps of every GPU at each pause, stop and start (levels of the
+  real H200 capture in ``data/h200_telemetry``);
 * cluster throughput with a diurnal peak-to-trough amplitude of exactly
-  ``diurnal_amplitude_pct`` (Llama 3 §3.3.4 reports 1–2 % [P]) through a clock that falls with
-  temperature;
+  ``diurnal_amplitude_pct`` (Llama 3, arXiv 2407.21783 §3.3.4, reports 1–2 %) through a
+  clock that falls with temperature;
 * a per-node throughput panel (node baselines correlated with node temperature, AR(1)
   noise) whose temperature effect splits into a known direct part and a known part through
   the SM clock.
@@ -266,7 +267,7 @@ def _windows(sim: dict, phase: np.ndarray, t0: pd.Timestamp, n: int, gpn: int) -
     # counting them would make swings look harmful (reverse causation)
     ck = (phase == CKPT).reshape(hours, 60)
     steps = (ck[:, 1:] != ck[:, :-1]).sum(axis=1) + np.r_[0, (ck[1:, 0] != ck[:-1, -1])]
-    sd = 1.0  # within-hour sd of a GPU around the node-hour mean [U]
+    sd = 1.0  # within-hour sd of a GPU around the node-hour mean (assumed)
     from scipy.special import ndtr
 
     host = pd.Categorical.from_codes(np.repeat(np.arange(n), hours),
@@ -313,7 +314,7 @@ def _node_panel(sim: dict, offset: np.ndarray, t0: pd.Timestamp, k: int, direct_
     base = np.log(400.0) + 0.01 * offset[:k, None] + rng.normal(0, 0.01, (k, 1))
     noise = np.zeros_like(temp)
     eps = rng.normal(0, 0.002, temp.shape)
-    for h in range(hours):  # AR(1) in time, rho 0.8 [U]
+    for h in range(hours):  # AR(1) in time, rho 0.8 (assumed)
         noise[:, h] = (0.8 * noise[:, h - 1] if h else 0.0) + eps[:, h]
     b_clock = 1.0 / CLOCK_REF_MHZ  # log-throughput per MHz: throughput proportional to clock
     log_t = base + direct_pct / 100 * (temp - T_REF_C) + b_clock * (clock - CLOCK_REF_MHZ) + noise

@@ -3,9 +3,12 @@
 Every record is one future log line (or SEL entry, or ticket) with its time in UTC
 microseconds; :mod:`reliab.datasets._writers` formats them.  Which signals express which
 category follows the table in ``docs/raw-formats.md``; the line texts follow the real
-formats of ``shared/reference/domain.md`` §5 (§5.1 NVRM Xid lines, §5.2 ProcessGroupNCCL,
-§5.6 mlx5, §5.7 IPMI SEL) [P].  Mixture probabilities (e.g. 75 % of faulty-GPU
-interruptions show Xid 79) are assumptions [U].
+formats: NVRM Xid lines (NVIDIA "Xid Errors", docs.nvidia.com/deploy/xid-errors; captures
+in ``leptonai/gpud`` ``components/accelerator/nvidia/xid/testdata/``), the ProcessGroupNCCL
+watchdog (PyTorch ``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp``), mlx5 (Linux
+``drivers/net/ethernet/mellanox/mlx5/core/events.c``) and IPMI SEL (ipmitool
+``include/ipmitool/ipmi_sel.h``).  Mixture probabilities (e.g. 75 % of faulty-GPU
+interruptions show Xid 79) are assumptions of this generator, not published values.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ class Evidence:
 
 def xid_line(gpu: int, code: int, text: str, pid: int | None = None,
              name: str | None = None) -> str:
-    """``NVRM: Xid (PCI:0000:18:00): 79, pid=…, name=…, text`` (domain.md §5.1)."""
+    """``NVRM: Xid (PCI:0000:18:00): 79, pid=…, name=…, text`` (NVIDIA "Xid Errors")."""
     who = ("pid='<unknown>', name=<unknown>, " if pid is None else f"pid={pid}, name={name}, ")
     return f"NVRM: Xid (PCI:{GPU_PCI[gpu]}): {code}, {who}{text}"
 
@@ -74,7 +77,7 @@ def gsp_history(gpu: int, rng: np.random.Generator) -> list[str]:
 
 def nccl_lines(ev: Evidence, job: str, t_us: int, ranks: list[int],
                rng: np.random.Generator) -> None:
-    """ProcessGroupNCCL watchdog lines of a few ranks (domain.md §5.2)."""
+    """ProcessGroupNCCL watchdog lines of a few ranks (PyTorch ``ProcessGroupNCCL.cpp``)."""
     seq = int(rng.integers(10_000, 900_000))
     numel = int(rng.choice([131_072_000, 262_144_000, 67_108_864]))
     ran = 600_000 + int(rng.integers(20, 400))

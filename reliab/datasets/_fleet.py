@@ -20,8 +20,8 @@ the node's true mean GPU temperature in that hour (baseline per node, per-GPU of
 a diurnal cycle and idle days) — the grouped Poisson regression of Frome (1983, *Biometrics*
 39, 665–674) on the reduced telemetry should recover ``temp_effect_per_c``.  The base rate
 defaults to Llama 3's 419 unexpected interruptions in 54 days on 16,384 GPUs
-(arXiv 2407.21783, §3.3.4: 0.47 per 1,000 GPU-days) [P]; the temperature effect, the
-temperatures and the line rates are assumptions [U].
+(arXiv 2407.21783, §3.3.4: 0.47 per 1,000 GPU-days); the temperature effect, the
+temperatures and the line rates are assumptions of this generator, not published values.
 
 Every random draw comes from ``numpy.random.default_rng([seed, day, pod, stream])``: a
 pod-day's lines and samples do not depend on the other pods or days (only job ids are
@@ -42,7 +42,7 @@ import pandas as pd
 from reliab.datasets._fleetlines import render_syslog, sacct_lines
 from reliab.models._result import ResultMixin
 
-#: Llama 3: 419 unexpected interruptions, 16,384 GPUs, 54 days (arXiv 2407.21783 §3.3.4) [P]
+#: Llama 3: 419 unexpected interruptions, 16,384 GPUs, 54 days (arXiv 2407.21783 §3.3.4)
 LLAMA3_RATE_PER_1K_GPU_DAYS = 419 / (16_384 * 54 / 1000)
 _US = 1_000_000
 _HOUR_US = 3600 * _US

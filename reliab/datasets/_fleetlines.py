@@ -1,13 +1,13 @@
 """Log lines of the fleet sample, rendered column-wise (polars) so that millions cost seconds.
 
-Shapes follow real captures [P]: rsyslog RFC 3339 lines ``<stamp> <host> <tag>: <message>``;
+Shapes follow real captures: rsyslog RFC 3339 lines ``<stamp> <host> <tag>: <message>``;
 ``NVRM: Xid (PCI:<bus>): <code>, pid=…, name=…, <text>`` (NVIDIA "Xid Errors" document, gpud
 testdata); the benign mlx5 ``ACCESS_REG … failed`` flood of restricted PCI functions (Linux
 ``mlx5/core/cmd.c``); ``EDAC`` and ``AER`` driver start-up lines, which hold a prefilter
 literal without being a failure (Linux ``drivers/edac/skx_base.c``,
 ``drivers/pci/pcie/aer.c``); Xid 43 (a user application's fault, the commonest Xid of a
-shared cluster).  Line mixes are assumptions [U]: :data:`NOISE` makes about 5 % of the
-benign lines hold a kernel prefilter literal, as on a busy fleet.
+shared cluster).  Line mixes are assumptions of this generator: :data:`NOISE` makes about
+5 % of the benign lines hold a kernel prefilter literal, as on a busy fleet.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ radiasoft/devops#134).  None of these changes what interrupted the job: correcte
 are context, never a root cause, so the Table 5 counts stay exact.
 
 Every draw comes from the generator passed in (``rng_for(params, 22)``), so the files the
-sample held before are unchanged.  Rates are assumptions [U].
+sample held before are unchanged.  Rates are assumptions of this generator, not published values.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 _S = 1_000_000
-#: share of training jobs whose glog lines print the month without zero padding [U]
+#: share of training jobs whose glog lines print the month without zero padding (assumed)
 UNPADDED_SHARE = 0.3
-#: corrected-error storms over the window, and hosts with an empty SEL [U]
+#: corrected-error storms over the window, and hosts with an empty SEL (assumed)
 N_STORMS = 4
 N_EMPTY_SEL = 3
 N_CLEAN_LOGS = 2

@@ -2,9 +2,11 @@
 
 Programs and texts are those of a typical GPU host (systemd, sshd, CRON, chronyd,
 nvidia-persistenced, kernel chatter) and the benign mlx5 ``ACCESS_REG … failed`` flood of
-restricted PCI functions (domain.md §5.6, gpud ``kmsg_matcher.go``) [P].  Line rates are
-assumptions [U], kept small so that the bundled sample stays compact.  Times, hosts and
-templates are drawn with numpy in one pass; only the final string join is per line.
+restricted PCI functions (Linux ``drivers/net/ethernet/mellanox/mlx5/core/cmd.c``; real lines in
+``leptonai/gpud`` ``components/accelerator/nvidia/infiniband/kmsg_matcher.go``).  Line rates are
+assumptions of this generator (not published values), kept small so that the bundled sample
+stays compact.  Times, hosts and templates are drawn with numpy in one pass; only the final
+string join is per line.
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ def training_lines(rng: np.random.Generator, job: str, start_us: int, end_us: in
     ``reliab.datasets._progress``).  Returns the (t_us, job, style, text) records and the
     last checkpointed step.
     """
-    tokens_per_step = 16 * 2**20  # Llama 3 405B: 16M-token batches late in pre-training [P]
+    tokens_per_step = 16 * 2**20  # Llama 3 405B: 16M tokens (arXiv 2407.21783 Table 4)
     recs = [(start_us + 2 * _S, job, "iso:INFO",
              f"[trainer] job {job} starting, resuming from checkpoint step {step0}"),
             (resume_us, job, "iso:INFO", f"[trainer] model and optimizer state loaded for step {step0}")]

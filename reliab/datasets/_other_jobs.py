@@ -9,10 +9,12 @@ none of them as an interruption and sets the FAILED ones apart as user failures,
 training-run policy (Llama 3) leaves them out of the run.
 
 Sources and assumptions: the end states are those of RSC-1 (60 % COMPLETED, 24 % FAILED,
-10 % PREEMPTED, 0.6 % TIMEOUT, 0.1 % OUT_OF_MEMORY; Kokolis et al., Fig. 3) [S], with the
-rare states over-represented so that a 54-day sample shows each of them [U]; job sizes (1-2
-nodes), durations, queue waits, names and users are assumptions [U]; ``OUT_OF_MEMORY``
-prints ExitCode ``0:125`` and a cancelled step ``0:15`` as Slurm does [U].
+10 % PREEMPTED, 0.6 % TIMEOUT, 0.1 % OUT_OF_MEMORY; Kokolis et al., "Revisiting Reliability
+in Large-Scale Machine Learning Research Clusters", arXiv 2410.21680, Fig. 3, as read in a
+summary of the paper, not in the figure itself), with the rare states over-represented so
+that a 54-day sample shows each of them; job sizes (1-2 nodes), durations, queue waits, names
+and users are assumptions of this generator; ``OUT_OF_MEMORY`` printing ExitCode ``0:125``
+and a cancelled step ``0:15`` is also an assumption (not checked against Slurm's source).
 """
 
 from __future__ import annotations
@@ -22,10 +24,10 @@ import pandas as pd
 
 from reliab.datasets._simulate import US_PER_H, US_PER_MIN, SimParams
 
-#: end state -> probability among other users' jobs [U] (RSC-1 order, rare states raised)
+#: end state -> probability among other users' jobs, assumed (RSC-1 order, rare states raised)
 STATE_MIX: dict[str, float] = {"COMPLETED": 0.50, "FAILED": 0.22, "CANCELLED": 0.10,
                                "PREEMPTED": 0.07, "TIMEOUT": 0.07, "OUT_OF_MEMORY": 0.04}
-#: (user, uid) of the cluster's other users [U]
+#: (user, uid) of the cluster's other users (invented)
 USERS: tuple[tuple[str, int], ...] = (("akumar", 31042), ("mchen", 30154), ("sgarcia", 28871),
                                       ("jdoe", 41203), ("lnguyen", 35520), ("rsilva", 29917))
 NAMES = ("eval-mmlu", "sft-sweep", "tokenize-shards", "debug-nccl", "ablation-lr", "rm-train")
@@ -33,7 +35,7 @@ _EXIT = {"COMPLETED": "0:0", "FAILED": "1:0", "CANCELLED": "0:0", "PREEMPTED": "
          "TIMEOUT": "0:0", "OUT_OF_MEMORY": "0:125"}
 _TIME_LIMITS_H = (4.0, 12.0, 24.0)
 _QUIET_US = (31 * US_PER_MIN, 25 * US_PER_MIN)  # attribution window widened by 20 min
-_RECENT_US = 3 * 24 * US_PER_H  # a node out of the training job for 3 days is a spare [U]
+_RECENT_US = 3 * 24 * US_PER_H  # a node out of the training job for 3 days is a spare (assumed)
 
 
 def _free_nodes(spans: list[tuple], n_total: int, t0: int, t1: int) -> np.ndarray:

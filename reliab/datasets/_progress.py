@@ -1,7 +1,8 @@
 """Ground truth of the training job's progress: restarts, checkpoints, and what failures cost.
 
-The simulated job follows one simple, fixed policy [U] (the Llama 3 paper publishes no
-checkpoint interval or restart time), the same one the telemetry's phases model:
+The simulated job follows one simple, fixed policy, an assumption of this generator (the Llama 3
+paper publishes no checkpoint interval or restart time), the same one the telemetry's phases
+model:
 
 * after an allocation starts, loading the checkpoint takes ``RESUME_MIN`` = 5 minutes; the
   log says ``model and optimizer state loaded`` when training resumes;

@@ -2,8 +2,8 @@
 
 :func:`express` adds the evidence of one interruption to an :class:`Evidence`; every
 record lies between 2 minutes before the failure and the job end.  The texts follow the
-real formats in ``shared/reference/domain.md`` §5 [P]; the mixture probabilities are
-assumptions [U].
+real formats listed in ``docs/raw-formats.md`` (each with its primary source); the mixture
+probabilities are assumptions of this generator, not published values.
 """
 
 from __future__ import annotations

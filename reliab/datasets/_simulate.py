@@ -5,14 +5,16 @@ interruption.  Everything is drawn in *running time* first (time the job is up),
 to wall clock, so that every interruption falls inside the window and none during a
 restart downtime.
 
-Sources and assumptions (tags as in ``shared/reference/domain.md``):
+Sources, and assumptions of this generator (not published values):
 
-* counts per category: Llama 3 Table 5 (419 unexpected) and §3.3.4 (47 planned) [P];
-* per-category time shapes (default 1.0, a homogeneous Poisson process) [U];
+* counts per category: Llama 3 (arXiv 2407.21783) Table 5 (419 unexpected) and §3.3.4
+  (47 planned);
+* per-category time shapes (default 1.0, a homogeneous Poisson process): assumed;
 * gamma frailty across nodes and "lemon" nodes: the lemon-node observation of Kokolis et
-  al. 2024 (domain.md §2.6) [S]; the variance 0.5, the fraction 0.5 % and the factor 15 [U];
-* restart downtime lognormal with a 12-minute floor [U] (the paper publishes none);
-* repair time of a swapped-out node, lognormal with median 48 h [U].
+  al. 2024 ("Revisiting Reliability in Large-Scale Machine Learning Research Clusters",
+  arXiv 2410.21680); the variance 0.5, the fraction 0.5 % and the factor 15 are assumed;
+* restart downtime lognormal with a 12-minute floor: assumed (the paper publishes none);
+* repair time of a swapped-out node, lognormal with median 48 h: assumed.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ _SWAP_COMPONENTS = ("GPU", "Host", "Unplanned Maintenance")
 
 US_PER_MIN = 60_000_000
 US_PER_H = 60 * US_PER_MIN
-MIN_RUN_GAP_MIN = 10.0  # minimum running time between two interruptions [U]
+MIN_RUN_GAP_MIN = 10.0  # minimum running time between two interruptions (assumed)
 MIN_DOWNTIME_MIN = 12.0  # floor of the restart downtime (attribution windows never overlap)
 
 
@@ -82,7 +84,9 @@ class SimParams:
 
 
 def default_rates(gpu_scale: float = 1.0, time_scale: float = 1.0) -> dict[str, float]:
-    """Table 5 counts plus 47 planned interruptions over the 54-day window [P].
+    """Table 5 counts plus 47 planned interruptions over the 54-day window.
+
+    Counts: Llama 3 (arXiv 2407.21783) Table 5 and §3.3.4.
 
     Unexpected counts scale with GPUs × time (``gpu_scale`` = n_gpus / 16,384,
     ``time_scale`` = days / 54); planned ones, being job-level, with time only.

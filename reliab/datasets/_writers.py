@@ -1,6 +1,6 @@
 """Raw-file writers: one function per format of ``docs/raw-formats.md``.
 
-Formats follow the real captures in ``shared/reference/domain.md`` §5 [P]: rsyslog RFC 3339
+Formats follow real captures (primary sources in ``docs/raw-formats.md``): rsyslog RFC 3339
 lines, ``dmesg -T`` / ``dmesg --time-format iso`` / ``journalctl -k -o short-iso``,
 PyTorch glog lines, ``sacct --parsable2``, ``ipmitool sel list`` and a tickets CSV.  All
 times are UTC.  Output is deterministic: records are sorted by time with a stable sort and

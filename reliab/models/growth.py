@@ -5,8 +5,8 @@ Intensity ``u(t) = λ β t^(β−1)``, expected failures ``N(t) = λ t^β`` (β 
 (``T* = T_n`` failure-terminated, ``T* = T`` time-terminated) the MLEs are
 ``β̂ = n / Σ ln(T*/T_i)`` (the i = n term is zero when failure-terminated) and
 ``λ̂ = n / T*^β̂`` (Crow 1974, "Reliability analysis for complex, repairable systems", in
-*Reliability and Biometry*, SIAM, 379–410; MIL-HDBK-189C §5; ``shared/reference/domain.md``
-§6.5).
+*Reliability and Biometry*, SIAM, 379–410; MIL-HDBK-189C §5; ReliaSoft reliawiki
+"Crow-AMSAA (NHPP)", maximum-likelihood section).
 
 Interval methods (all two-sided at ``conf_level``; α = 1 − conf_level):
 

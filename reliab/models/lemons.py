@@ -6,13 +6,15 @@ Two views, reported side by side:
   interruptions is Poisson with mean (fleet rate × its hours at risk).  The upper tail
   probability P(X ≥ k) is the node's p-value; Benjamini–Hochberg (1995) controls the false
   discovery rate across nodes.
-* **Multi-signal score.**  Meta's RSC study (Kokolis et al., HPCA 2025, §V; domain.md §2.6 —
-  a secondary source [S]) found these per-node signals correlate most with lemons: distinct
-  XIDs (``xid_cnt``), tickets, times taken out of service (``out_count``), multi- and
-  single-node job failures.  Each independent count (failures, distinct XIDs, tickets, link
-  flaps) is log-transformed and standardised across the fleet; their sum is the score, and
-  the table is ranked by it.  An isolation forest (Liu, Ting & Zhou 2008; scikit-learn) gives a
-  second, model-based anomaly score.
+* **Multi-signal score.**  Meta's RSC study (Kokolis et al., "Revisiting Reliability in
+  Large-Scale Machine Learning Research Clusters", HPCA 2025, arXiv 2410.21680, §V, lemon-node
+  detection; the signal list was read in a summary quoting the paper, not in its full text)
+  found these per-node signals correlate most with lemons: distinct XIDs (``xid_cnt``), tickets,
+  times taken out of service (``out_count``), multi- and single-node job failures.  Each
+  independent count (failures, distinct XIDs, tickets, link flaps) is log-transformed and
+  standardised across the fleet; their sum is the score, and the table is ranked by it.  An
+  isolation forest (Liu, Ting & Zhou 2008; scikit-learn) gives a second, model-based anomaly
+  score.
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ Nelson's (1995) estimator; it makes no Poisson assumption:
 Bounds are two-sided and log-transformed, ``MCF · exp(± z_{1−α/2} se / MCF)`` (Nelson 2003,
 *Recurrent Events Data Analysis for Product Repairs*, ch. 5). Note: the ``reliability``
 package's ``MCF_nonparametric`` uses the one-sided ``z_{1−α}`` (1.645 at 95 %) although its
-docstring says two-sided (``shared/reference/domain.md`` §6.4); ``reliab`` uses ``z_{1−α/2}``.
+docstring says two-sided (``MatthewReid854/reliability``, ``reliability/Repairable_systems.py``:
+``Z = -ss.norm.ppf(1 - CI)``); ``reliab`` uses ``z_{1−α/2}``.
 """
 
 from __future__ import annotations

@@ -8,9 +8,9 @@ is ``θ̂ = T / r`` and ``λ̂ = r / T``. Bounds (χ²_{p,ν} is the p-quantile;
 
 one-sided bounds use α instead of α/2. Sources: Epstein & Sobel (1953), "Life testing",
 JASA 48, 486–502; MIL-HDBK-781A §5.9; as implemented in
-``MatthewReid854/reliability`` ``reliability_test_planner`` (``shared/reference/domain.md``
-§6.1). The time-terminated bounds are the exact Poisson (Garwood 1936) interval for
-``r`` events in exposure ``T``, so they agree with
+``MatthewReid854/reliability`` ``reliability/Reliability_testing.py``
+``reliability_test_planner``. The time-terminated bounds are the exact Poisson (Garwood
+1936) interval for ``r`` events in exposure ``T``, so they agree with
 ``statsmodels.stats.rates.confint_poisson(method="exact-c")``.
 """
 
@@ -178,10 +178,10 @@ def estimate_mtbf(
     Notes
     -----
     Bounds from Epstein & Sobel (1953) / MIL-HDBK-781A (see the module docstring;
-    ``shared/reference/domain.md`` §6.1). With ``r = 0`` and time termination the MTBF
-    estimate is ``inf`` and only the lower bound ``2T / χ²_{conf', 2}`` is informative; a note
-    says so. The exponential model assumes a constant hazard — test that with
-    :func:`reliab.models.trend_test` before quoting an MTBF.
+    ``reliability/Reliability_testing.py`` of ``MatthewReid854/reliability``). With ``r = 0``
+    and time termination the MTBF estimate is ``inf`` and only the lower bound
+    ``2T / χ²_{conf', 2}`` is informative; a note says so. The exponential model assumes a
+    constant hazard — test that with :func:`reliab.models.trend_test` before quoting an MTBF.
     """
     _check(failures, hours, conf_level, termination, sided)
     r, t = int(failures), float(hours)

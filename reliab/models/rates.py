@@ -2,9 +2,11 @@
 
 Counts of job interruptions by category (or component, or both) are turned into the
 figures large-cluster reports quote — rate per 1000 GPU-days and per 1000 node-days
-(Kokolis et al. 2025, ``shared/reference/domain.md`` §2.4), GPU-level MTBF, job-level mean
-time to interruption (Llama 3 §3.3.4), and Backblaze's annualized failure rate
-``failures / (GPU-days / 365) × 100`` (domain.md §6.2). Every interval is the exact
+(Kokolis et al., "Revisiting Reliability in Large-Scale Machine Learning Research Clusters",
+HPCA 2025, arXiv 2410.21680: 6.50 and 2.34 failures per 1000 node-days on RSC-1 and RSC-2),
+GPU-level MTBF, job-level mean time to interruption (Llama 3, arXiv 2407.21783 §3.3.4), and
+Backblaze's annualized failure rate ``failures / (GPU-days / 365) × 100`` (Backblaze, "Hard
+Drive Stats for Q2 2016": ``((Failures)/(Drive Days/365)) * 100``). Every interval is the exact
 (Garwood 1936) Poisson interval for the count, computed with
 ``statsmodels.stats.rates.confint_poisson(method="exact-c")`` and scaled to each unit; for
 the MTBF it equals the time-terminated chi-square interval of
@@ -30,7 +32,7 @@ from statsmodels.stats.rates import (
 from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
 
-#: Days per year in the Backblaze AFR formula (domain.md §6.2).
+#: Days per year in the Backblaze AFR formula (Backblaze Hard Drive Stats, Q2 2016).
 DAYS_PER_YEAR = 365.0
 TOTAL = "Total"
 

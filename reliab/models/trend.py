@@ -1,7 +1,8 @@
 """Tests for trend in the failure times of one repairable system.
 
 Three tests, as in the NIST/SEMATECH e-Handbook §8.2.3.4 "Trend tests" and NIST Dataplot
-"RELIABILITY TRENDS TEST" (``shared/reference/domain.md`` §6.6); all are two-sided against
+"RELIABILITY TRENDS TEST" (itl.nist.gov/div898/handbook/apr/section2/apr234.htm and the
+Dataplot reference manual); all are two-sided against
 the null of a homogeneous Poisson process (no trend):
 
 * ``"laplace"`` — optimal against the exponential-law NHPP (Cox & Lewis 1966, *The

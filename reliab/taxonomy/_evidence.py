@@ -153,9 +153,12 @@ def candidate_pairs(sig: pd.DataFrame, jobs: pd.DataFrame, rules: Rules, before:
 def escalate_app_xids(pairs: pd.DataFrame, sig: pd.DataFrame, rules: Rules) -> pd.DataFrame:
     """Re-key application Xids repeated on one GPU across >= 2 jobs as ``xid_repeat:<code>``.
 
-    NVIDIA and Meta treat Xid 13/31/43 as application errors; a GPU that raises them in
-    several different jobs is the likelier cause (domain.md §4.3). Every occurrence on that
-    GPU is then classified by the rule of ``xid_repeat:<code>`` (``xid-app-repeat``).
+    NVIDIA and Meta treat Xid 13/31/43 as application errors (NVIDIA ``k8s-device-plugin``
+    ``internal/rm/health.go``; Meta ``facebookresearch/gcm``
+    ``gcm/health_checks/check_utils/xid_error_codes.py``); a GPU that raises them in several
+    different jobs is the likelier cause (this project's rule, not a published one). Every
+    occurrence on that GPU is then classified by the rule of ``xid_repeat:<code>``
+    (``xid-app-repeat``).
     """
     keys = obj(sig["signal"])[pairs["row"].to_numpy()]
     app = np.isin(keys, APP_XIDS)

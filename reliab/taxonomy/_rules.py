@@ -6,7 +6,7 @@ A rule maps a normalized signal key (regex, full match) and, optionally, a messa
 was planned, a ``priority`` used to pick a root cause among several pieces of evidence, and
 whether the signal may be a root cause at all (``root_cause``; e.g. Xid 45 and 154 may not).
 
-Rules are data (ARCHITECTURE.md, "Taxonomy"): changing the taxonomy means editing a CSV row.
+Rules are data: changing the taxonomy means editing a CSV row.
 A user file overrides and extends the shipped rules: a user row with the id of a shipped row
 replaces it, new ids are added, and every user row is tried before the shipped ones.
 """
@@ -226,7 +226,8 @@ def load_rules(path: str | os.PathLike[str] | None = None) -> Rules:
     -----
     The default vocabulary is Llama 3 Table 5 (arXiv 2407.21783) plus ``NVLink``,
     ``Planned`` and ``Unclassified``; the Xid rows follow the NVIDIA Xid catalog
-    (docs.nvidia.com/deploy/xid-errors) as mapped in ``shared/reference/domain.md`` §4.3.
+    (docs.nvidia.com/deploy/xid-errors) as mapped by this project (``xid_catalog.csv``;
+    not a published mapping).
     """
     if path is None:
         return _default()

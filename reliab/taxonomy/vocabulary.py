@@ -2,8 +2,7 @@
 
 Source: Llama 3 Herd of Models (arXiv 2407.21783, first release), §3.3.4 and Table 5
 ("Root-cause categorization of unexpected interruptions during a 54-day period of Llama 3
-405B pre-training") [P]; the derived figures in the comments are [C] in
-``shared/reference/domain.md`` §1.3.
+405B pre-training"); the derived figures in the comments are computed from that table.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import pandas as pd
 
 # (category, component, published count, percentage as printed in the paper)
 _TABLE5_ROWS: tuple[tuple[str, str, int, float], ...] = (
-    ("Faulty GPU", "GPU", 148, 30.1),  # printed 30.1 %, but 148/419 = 35.3 % [C]
+    ("Faulty GPU", "GPU", 148, 30.1),  # printed 30.1 %, but 148/419 = 35.3 % (computed)
     ("GPU HBM3 Memory", "GPU", 72, 17.2),
     ("Software Bug", "Dependency", 54, 12.9),
     ("Network Switch/Cable", "Network", 35, 8.4),
@@ -34,7 +33,7 @@ _TABLE5_ROWS: tuple[tuple[str, str, int, float], ...] = (
     ("System Memory", "Host", 2, 0.5),
 )
 
-#: Llama 3 §3.3.4: 466 interruptions in 54 days, 47 planned, 419 unexpected [P].
+#: Llama 3 §3.3.4: 466 interruptions in 54 days, 47 planned, 419 unexpected.
 LLAMA3_DAYS = 54
 LLAMA3_GPUS = 16_384
 LLAMA3_GPUS_PER_NODE = 8
@@ -42,7 +41,7 @@ LLAMA3_PLANNED = 47
 LLAMA3_UNEXPECTED = 419
 LLAMA3_TOTAL = 466
 
-#: Extra categories beyond Table 5 (ARCHITECTURE.md "Taxonomy").
+#: Extra categories beyond Table 5.
 EXTRA_CATEGORIES: MappingProxyType[str, str] = MappingProxyType(
     {"NVLink": "GPU", "Planned": "Planned", "Unclassified": "Unknown"}
 )

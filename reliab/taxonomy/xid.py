@@ -1,11 +1,16 @@
 """The NVIDIA XID catalog as shipped data: mnemonic, resolution buckets, reliab's mapping.
 
-Rows come from NVIDIA's "Analyzing Xid Catalog" (docs.nvidia.com/deploy/xid-errors,
-transcribed in domain.md §4.2 [P]) with the r555 cause flags (HW, DRV, APP, SYSMEM, BUS,
-THERM, FB) and reliab's proposed mapping to a Table-5 category with a confidence level
-(domain.md §4.3 — a design proposal, not a published mapping).  Codes 155–169 are known
-by name only; their mapping is marked [U].  The taxonomy *rules* decide classification;
-this table documents each code and is checked against the rules by the tests.
+Rows come from NVIDIA's "Analyzing Xid Catalog"
+(docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html; full table read through its
+machine transcription ``leptonai/gpud``
+``components/accelerator/nvidia/xid/catalog_generated.go``) with the cause flags (HW, DRV,
+APP, SYSMEM, BUS, THERM, FB) of NVIDIA's older "Xid error listing" r555 (Sep 2024; as
+transcribed in ``leptonai/gpud`` ``pkg/nvidia-query/xid/xid.go`` and Meta's
+``facebookresearch/gcm`` ``gcm/health_checks/check_utils/xid_error_codes.py``) and reliab's
+own mapping to a Table-5 category with a confidence level (this project's proposal, not a
+published mapping).  Codes 155–169 are known by name only; their mapping is unverified.
+The taxonomy *rules* decide classification; this table documents each code and is checked
+against the rules by the tests.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ each entry has ``record_id``, ``pg_id``, ``process_group``, ``collective_seq_id`
 ``p2p_seq_id``, ``op_id``, ``profiling_name`` (e.g. ``nccl:all_reduce``),
 ``time_created_ns``, ``duration_ms``, ``timeout_ms``, ``state`` (``scheduled``, ``started``,
 ``completed``), sizes and dtypes, ``retired``, ``time_discovered_started_ns``,
-``time_discovered_completed_ns`` and ``is_p2p`` (domain.md §5.3 [P]).
+``time_discovered_completed_ns`` and ``is_p2p`` (PyTorch tutorial "Flight Recorder for
+Debugging Stuck Jobs").
 
 Dumps are pickles, and unpickling runs arbitrary code when a file asks it to.  This module
 loads them with :class:`SafeUnpickler`, which refuses *every* global lookup: only the
@@ -325,7 +326,8 @@ def diagnose_flight_recorder(paths: Sequence[str | Path], *, world_size: int | N
     For each process group the most advanced rank defines what the collective schedule
     reached; a rank whose last *started* collective is behind the others' is stuck before
     it (the others wait on it: the usual watchdog-timeout pattern), a rank with no dump is
-    missing.  This follows the reading PyTorch's ``fr_trace`` analyser does (domain.md §5.3).
+    missing.  This follows the reading PyTorch's ``fr_trace`` analyser does
+    (``tools/flight_recorder/fr_trace.py``).
     """
     frames = []
     for p in paths:

@@ -1,8 +1,8 @@
 """Checked durations and counts for the job-level models: every bad value names its parameter.
 
-Durations are float hours (ARCHITECTURE.md).  Where a user is more likely to think in minutes
-(checkpoint intervals, restart times) a string such as ``"5min"`` or ``"2h"`` or a
-``pandas.Timedelta`` is accepted too and converted to hours.
+Durations are float hours (the package's convention, see :mod:`reliab.schema`).  Where a user is
+more likely to think in minutes (checkpoint intervals, restart times) a string such as
+``"5min"`` or ``"2h"`` or a ``pandas.Timedelta`` is accepted too and converted to hours.
 """
 
 from __future__ import annotations

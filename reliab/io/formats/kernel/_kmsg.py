@@ -7,7 +7,9 @@ Cheap substring tests guard every regular expression, and :data:`LITERALS` is th
 prefilter that lets the line driver skip all other lines undecoded.
 
 Sources of the message formats: NVIDIA driver ``NVRM: Xid`` lines (NVIDIA "Xid Errors"
-documentation; gpud testdata, domain.md §5.1), ``nvidia-nvswitch`` SXid (gpud sxid), Linux
+documentation, docs.nvidia.com/deploy/xid-errors; ``leptonai/gpud`` testdata
+``components/accelerator/nvidia/xid/testdata/``), ``nvidia-nvswitch`` SXid (gpud
+``components/accelerator/nvidia/sxid/README.md``), Linux
 ``drivers/net/ethernet/mellanox/mlx5/core/{en_main,events,health}.c``,
 ``drivers/nvme/host/core.c``, ``block/blk-core.c``, ``arch/x86/kernel/cpu/mce/core.c``,
 ``drivers/edac/edac_mc.c``, ``drivers/pci/pcie/aer.c`` and systemd-networkd.
@@ -21,7 +23,8 @@ from dataclasses import dataclass
 
 from reliab.errors import ParseError
 
-#: XIDs whose documented resolution is a GPU reset/reboot or RMA (domain.md §4.2)
+#: XIDs whose documented resolution is a GPU reset/reboot or RMA (NVIDIA Xid catalog,
+#: docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html)
 CRITICAL_XIDS = frozenset({48, 62, 64, 74, 79, 95, 119, 120, 121, 122, 123, 140, 143, 144, 145,
                            146, 147, 148, 149, 150, 155, 158, 167, 171, 172})
 #: informational or secondary XIDs (IGNORE bucket, GCM non-critical list, 45/154 follow others)

@@ -1,8 +1,8 @@
 """DCGM field names and ids → reliab telemetry columns (units in the names).
 
-Field ids and names from NVIDIA DCGM ``dcgmlib/dcgm_fields.h`` (domain.md §5.5 [P]); units
+Field ids and names from NVIDIA DCGM ``dcgmlib/dcgm_fields.h`` (github.com/NVIDIA/DCGM); units
 as documented there.  The violation counters are kept ``_raw``: DCGM's header says ns and
-dcgm-exporter's help says us (the conflict is noted in domain.md), so no unit is claimed.
+dcgm-exporter's help text (``etc/default-counters.csv``) says us, so no unit is claimed.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ DCGM_COLUMNS = {
     "ECC_DBE_VOL_TOTAL": "ecc_dbe_volatile_count", "ECC_SBE_AGG_TOTAL": "ecc_sbe_aggregate_count",
     "ECC_DBE_AGG_TOTAL": "ecc_dbe_aggregate_count", "UNCORRECTABLE_REMAPPED_ROWS": "remapped_rows_uncorrectable_count",
     "CORRECTABLE_REMAPPED_ROWS": "remapped_rows_correctable_count", "ROW_REMAP_FAILURE": "remap_failure_flag",
-    # DCGM's header says ns, dcgm-exporter's help says us (domain.md §5.5): kept raw, unit unverified
+    # dcgm_fields.h says ns, dcgm-exporter's default-counters.csv says us: kept raw, unit unknown
     "POWER_VIOLATION": "power_violation_raw", "THERMAL_VIOLATION": "thermal_violation_raw",
     "PCIE_TX_THROUGHPUT": "pcie_tx_raw", "PCIE_RX_THROUGHPUT": "pcie_rx_raw",
     "NVLINK_BANDWIDTH_TOTAL": "nvlink_bandwidth_total_raw",

@@ -3,7 +3,7 @@ dcgm-exporter's Prometheus exposition.
 
 Each becomes the canonical ``telemetry`` table (``time``, ``host``, ``gpu`` and numeric
 columns whose names carry their unit).  Formats as printed by the tools (nvidia-smi manual;
-dcgm-exporter ``etc/default-counters.csv`` and a real scrape, domain.md §5.5 [P]).
+dcgm-exporter ``etc/default-counters.csv`` and its Prometheus exposition format).
 Accounting: a line that yields at least one value is parsed; headers, section titles and
 text-valued fields are irrelevant; a data row that cannot be read is malformed.
 
