@@ -51,6 +51,12 @@ PIECES = [
     b"2024-06-03T14:02:19Z n9 kernel: {1}[Hardware Error]: Hardware error from APEI Generic Hardware Error Source: 0",
     b"2024-06-03T14:02:19Z n9 kernel: {1}[Hardware Error]: event severity: corrected",
     b"kernel: " + XID.encode(),  # an excerpt whose date and host were cut away
+    # NVSwitch SXid reports (first and detail lines), decided in bulk when a group holds only their shape
+    b"2024-06-03T14:02:11Z n1 kernel: nvidia-nvswitch3: SXid (PCI:0000:c5:00.0): 12028, Non-fatal, Link 28 (First)",
+    b"2024-06-03T14:02:11Z n1 kernel: nvidia-nvswitch3: SXid (PCI:0000:c5:00.0): 12028, Severity 0 Engine instance 28",
+    b"2024-06-03T14:02:12Z n2 kernel: nvidia-nvswitch3: SXid (PCI:0000:c5:00.0): 12028, Data {0x0, 0x1}",
+    b"2024-06-03T14:02:12Z n1 kernel: nvidia-nvswitch1: SXid (PCI:0000:c6:00.0): 20034, Severity 1 Engine instance 48",
+    b"2024-06-03T14:02:12Z n1 kernel: nvidia-nvswitch1: SXid (PCI:0000:c6:00.0): 20034, Fatal, Link 48 LTSSM Fault Up",
 ]
 
 
@@ -306,3 +312,84 @@ def test_bulk_takes_the_other_common_shapes() -> None:
     assert rest["i"].to_list() == list(range(len(_OTHER_GOOD), len(lines)))
     assert rows["_lineno"].to_list() == list(range(1, len(_OTHER_GOOD) + 1))
     assert rows["host"].unique().to_list() == ["n1"]
+
+
+# --- NVSwitch SXid reports: first and detail lines decided in bulk, all of a group's or none
+
+_SX = "2024-06-03T14:02:1{s}Z n{h} kernel: nvidia-nvswitch{w}: SXid (PCI:0000:c{w}:00.0): {c}, "
+_SXID_TEXTS = ["Non-fatal, Link 28 egress non-posted PRIV error (First)", "Fatal, Link 48 LTSSM Fault Up",
+               "Severity 0 Engine instance 28 Sub-engine instance 00", "Severity 1 Engine instance 48 Sub-engine",
+               "Data {0x00000000, 0x00000001}", "fatal", " Non-fatal, x , fatal ", "", "Data{x}"]
+#: SXid lines the bulk shape refuses (the group then goes to the per-line parser whole)
+_SXID_ODD = ["2024-06-03T14:02:11Z n1 kernel: x nvidia-nvswitch1: SXid (PCI:0000:c1:00.0): 12028, Fatal",
+             "2024-06-03T14:02:11Z n1 kernel: nvidia-nvswitch1: SXid (PCI:0000:c1:00.0): 1234567890, Fatal",
+             "2024-06-03T14:02:11Z n1 kernel: nvidia-nvswitch1: SXid (PCI:0000:c1:00.0): x, Fatal",
+             "Jun  3 14:02:11 n1 kernel: nvidia-nvswitch1: SXid (PCI:0000:c1:00.0): 12028, Fatal",
+             "2024-06-03T14:02:11Z n1 kernel: nvidia-nvswitch1: SXid (PCI:0000:c1:00.0): 12028, caf\u00e9"]
+_FILLER = "2024-06-03T14:02:19Z n9 kernel: EDAC MC0: 1 CE memory read error on x"
+
+
+@st.composite
+def _sxid_group(draw: st.DrawFn) -> list[str]:
+    lines = []
+    for _ in range(draw(st.integers(1, 25))):
+        kind = draw(st.integers(0, 12))
+        if kind == 0:
+            lines.append(_FILLER)
+        elif kind == 1 and draw(st.integers(0, 3)) == 0:
+            lines.append(draw(st.sampled_from(_SXID_ODD)))
+        else:
+            head = _SX.format(s=draw(st.integers(0, 9)), h=draw(st.integers(1, 2)), w=draw(st.integers(1, 2)),
+                              c=draw(st.sampled_from(["12028", "20034", "012028"])))
+            lines.append(head + draw(st.sampled_from(_SXID_TEXTS)))
+    return lines + [_FILLER] * (_bulk._AER_LINES + 1)  # the tail of a group is always held back
+
+
+def _sequential(lines: list[str], ctx: LineContext, numbers: list[int]) -> dict[int, dict | str]:
+    out: dict[int, dict | str] = {}
+    for n in numbers:
+        ctx.lineno = n
+        try:
+            row = parse_kernel_line(lines[n - 1], ctx)
+        except ParseError as exc:
+            out[n] = exc.message
+            continue
+        if row is not None:
+            out[n] = {k: v for k, v in row.items() if not k.startswith("_")}
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(_sxid_group(), st.sampled_from([None, 1, 150, 400]))
+def test_bulk_sxid_reports_equal_per_line_reports(lines: list[str], opened_at: int | None) -> None:
+    """Bulk rows plus the per-line rows of what it left == the per-line parser on every line in order,
+    with a report of an earlier group open (or not) and the open-report table updated alike."""
+    state = {"tz": UTC, "host": "stem"}
+    if opened_at is not None:  # an earlier group opened a report of switch 1, code 12028, at line -opened_at
+        lines = [_FILLER] * opened_at + lines
+        state["sxid_open"] = {("nvidia-nvswitch1 (PCI", "sxid:12028"): 1}
+    ctx = LineContext(path="x.log", source="kernel", state={**state, "sxid_open": dict(state.get("sxid_open", {}))})
+    start = opened_at or 0  # the group: the lines after the fillers
+    hits = pl.DataFrame({"i": list(range(start, len(lines))), "line": lines[start:]},
+                        schema={"i": pl.UInt32, "line": pl.String})
+    rows, rest = _bulk.kernel_rows(hits, ctx)
+    got: dict[int, dict | str] = {}
+    for row in rows.to_dicts():
+        got[row.pop("_lineno")] = row
+    got.update(_sequential(lines, ctx, [i + 1 for i in rest["i"].to_list()]))
+    ref_ctx = LineContext(path="x.log", source="kernel", state={**state, "sxid_open": dict(state.get("sxid_open", {}))})
+    want = _sequential(lines, ref_ctx, list(range(start + 1, len(lines) + 1)))
+    assert got == want
+    assert ctx.state.get("sxid_open", {}) == ref_ctx.state.get("sxid_open", {})
+
+
+def test_bulk_takes_sxid_reports() -> None:
+    lines = [_SX.format(s=1, h=1, w=3, c="12028") + t for t in _SXID_TEXTS[:5]] + [_FILLER] * 9
+    hits = pl.DataFrame({"i": list(range(len(lines))), "line": lines}, schema={"i": pl.UInt32, "line": pl.String})
+    ctx = LineContext(path="x", source="kernel", state={"tz": UTC, "host": "h"})
+    rows, rest = _bulk.kernel_rows(hits, ctx)
+    assert not any("SXid" in line for line in rest["line"].to_list())  # every SXid line decided in bulk
+    sx = rows.filter(pl.col("signal").str.starts_with("sxid:"))
+    assert sx["_lineno"].to_list() == [1, 2]  # two first lines; their detail lines are part of the reports
+    assert sx["severity"].to_list() == ["warning", "critical"]
+    assert ctx.state["sxid_open"] == {("nvidia-nvswitch3 (PCI", "sxid:12028"): 2}

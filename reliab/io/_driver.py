@@ -19,7 +19,7 @@ import inspect
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
@@ -45,7 +45,11 @@ from reliab.io._registry import (
 )
 from reliab.io._registry import sources as live_sources
 from reliab.io._result import IngestResult, SourceChoice, not_read_notes
+from reliab.io._rowtable import arrow_frame, part_of
 from reliab.io._unread import BINARY, EMPTY, OPENED_NOT_READ, UNRECOGNIZED, binary_kind, not_read
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["ingest", "IngestResult", "SourceChoice", "available_sources", "discover", "read_file",
            "choose_source", "read_entry", "read_url", "run_keys"]
@@ -267,14 +271,38 @@ def _conformed(df: pd.DataFrame, table: str) -> bool:
             and all(df[c.name].dtype == schema.dtype_of(c) for c in schema.TABLES[table]))
 
 
-def _concat(frames: list[pd.DataFrame], table: str) -> pd.DataFrame:
+def _concat(frames: list[pd.DataFrame | pa.Table], table: str) -> pd.DataFrame:
+    """The rows of ``frames`` (pandas, or Arrow left by :class:`FileTables`) as one conformed table.
+
+    When some files left Arrow tables, all are joined as Arrow and converted once (a
+    pandas frame per small file costs more than reading it); a frame Arrow cannot hold
+    (text with lone surrogates) sends the lot through pandas.
+    """
     frames = [f for f in frames if len(f)]
     if not frames:
         return schema.empty(table)
+    if any(not isinstance(f, pd.DataFrame) for f in frames):
+        joined = _concat_arrow(frames, table)
+        if joined is not None:
+            return joined
+        frames = [f if isinstance(f, pd.DataFrame) else arrow_frame(f, table) for f in frames]
     if len(frames) == 1 and _conformed(frames[0], table):
         return frames[0]  # one file's table, conformed by its reader: no copy
     out = frames[0] if len(frames) == 1 else _concat_frames(frames)
     return schema.conform(out.reset_index(drop=True), table)
+
+
+def _concat_arrow(frames: list[pd.DataFrame | pa.Table], table: str) -> pd.DataFrame | None:
+    """``frames`` joined as Arrow and converted once; ``None`` if a pandas frame will not go to Arrow."""
+    import pyarrow as pa
+
+    try:
+        parts = [pa.Table.from_pandas(f, preserve_index=False) if isinstance(f, pd.DataFrame) else f
+                 for f in frames]
+        joined = pa.concat_tables(parts, promote_options="permissive")
+    except (pa.ArrowException, UnicodeError, TypeError, ValueError):
+        return None
+    return arrow_frame(joined, table)
 
 
 def _concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -438,16 +466,69 @@ def ingest(
         return ingest_dask(plan, attribution, strict=strict, client=client, output=output, progress=progress)
     results: list[FileResult] = []
     choices: dict[str, SourceChoice | None] = {}
+    parts = TableParts()
     advance, close = _progress(len(plan.entries), progress)
     try:
         for entry in plan.entries:
             for result, choice in read_entry(plan, entry, strict):
-                results.append(result)
+                results.append(parts.take(result))
                 choices[result.path] = choice
             advance()
     finally:
         close()
-    return assemble(results, choices, notes=plan_notes(plan), **attribution)
+    return finish(parts.tables(), accounting_of(results), sources_of(results, choices), notes=plan_notes(plan),
+                  **attribution)
+
+
+class TableParts:
+    """The files' tables gathered in file order while the files are read, kept small.
+
+    :meth:`take` moves a result's tables here and returns the result without them (its
+    accounting is all the driver keeps per file); runs of consecutive Arrow tables are
+    joined every :attr:`JOIN` files, so that 50,000 small files cost kilobytes each, not
+    a table apiece.  :meth:`tables` is :func:`file_tables` of the results taken.
+    """
+
+    #: consecutive Arrow tables joined into one at a time
+    JOIN = 512
+    NAMES = ("signals", "jobs", "telemetry")
+
+    def __init__(self) -> None:
+        self._parts: dict[str, list[pd.DataFrame | pa.Table]] = {name: [] for name in (*self.NAMES, "quarantine")}
+        self._run: dict[str, int] = dict.fromkeys(self.NAMES, 0)
+
+    def take(self, result: FileResult) -> FileResult:
+        """Keep ``result``'s tables; the result without them."""
+        import dataclasses
+
+        for name in self.NAMES:
+            if name in result.tables:
+                self._add(name, part_of(result.tables, name))
+        if result.quarantine is not None and len(result.quarantine):
+            self._parts["quarantine"].append(result.quarantine)
+        return dataclasses.replace(result, tables={}, quarantine=None)
+
+    def _add(self, name: str, part: pd.DataFrame | pa.Table) -> None:
+        if not len(part):
+            return
+        parts = self._parts[name]
+        parts.append(part)
+        self._run[name] = self._run[name] + 1 if not isinstance(part, pd.DataFrame) else 0
+        if self._run[name] >= self.JOIN:  # the trailing run of Arrow tables, in order
+            import pyarrow as pa
+
+            run = self._run[name]
+            self._run[name] = 0  # (the joined table starts no run: each row is copied once)
+            try:
+                joined = pa.concat_tables(parts[-run:], promote_options="permissive").combine_chunks()
+            except (pa.ArrowException, TypeError, ValueError):
+                return
+            del parts[-run:]
+            parts.append(joined)
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Signals, jobs, telemetry and quarantine, each concatenated in file order."""
+        return {name: _concat(parts, name) for name, parts in self._parts.items()}
 
 
 def read_entry(plan: RunPlan, entry: Entry, strict: bool) -> list[tuple[FileResult, SourceChoice]]:
@@ -505,7 +586,7 @@ def plan_notes(plan: RunPlan) -> tuple[str, ...]:
 
 def file_tables(results: list[FileResult]) -> dict[str, pd.DataFrame]:
     """Per-file tables concatenated in file order: signals, jobs, telemetry, quarantine."""
-    tables = {name: _concat([r.tables[name] for r in results if name in r.tables], name)
+    tables = {name: _concat([part_of(r.tables, name) for r in results if name in r.tables], name)
               for name in ("signals", "jobs")}
     tables["telemetry"] = _concat([r.tables["telemetry"] for r in results if "telemetry" in r.tables],
                                   "telemetry")

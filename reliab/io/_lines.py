@@ -46,6 +46,7 @@ from reliab.io._files import compression_of, open_binary
 from reliab.io._prefilter import MAX_LINE_BYTES, Terminators, all_lines, candidate_lines
 from reliab.io._quarantine import Quarantine, quarantine_frame
 from reliab.io._registry import FileResult
+from reliab.io._rowtable import FileTables, arrow_rows
 
 __all__ = ["LineContext", "Row", "LineParser", "BulkParser", "scan_lines", "quarantine_frame", "unexpected"]
 
@@ -377,7 +378,7 @@ def scan_lines(
         notes.append(local_times.note())
     return FileResult(
         path=ctx.path, source=source, lines=lines, parsed=parsed, irrelevant=lines - parsed - quarantine.count,
-        malformed=quarantine.count, tables={table: frame}, quarantine=quarantine.frame(),
+        malformed=quarantine.count, tables=FileTables({table: frame}), quarantine=quarantine.frame(),
         notes=tuple(notes),
     )
 
@@ -404,40 +405,51 @@ def _arrow_rows(frame: pl.DataFrame, path: str) -> pa.Table:
 
 
 def _frame(rows: list[Row], bulk_tables: list[pa.Table], path: str,
-           table: str) -> tuple[pd.DataFrame, dict[int, str]]:
+           table: str) -> tuple[pd.DataFrame | pa.Table, dict[int, str]]:
     """The table of ``rows`` (each with ``_lineno``) and the bulk rows, in line order.
 
-    ``rows`` cross the schema boundary first (:func:`reliab.schema.conform_rows`): a row
-    with a value the table cannot hold is dropped with every other row of its line, and
-    ``refused`` maps those lines to the reason.  The bulk rows arrive as Arrow tables
-    (:func:`_arrow_rows`, in line order, already within range); the good ``rows`` are
-    turned into one more and the lot is put in line order column by column.  The strings
-    reach pandas as the Arrow buffers themselves (:data:`reliab.schema.STRING`).  ``rows``
-    and ``bulk_tables`` are emptied on the way, so that each intermediate is freed as soon
-    as the next one exists.
+    ``rows`` cross the schema boundary first: as Arrow columns in one pass when every value
+    is plain and within range (:func:`reliab.io._rowtable.arrow_rows`), else row by row
+    (:func:`reliab.schema.conform_rows`): a row with a value the table cannot hold is
+    dropped with every other row of its line, and ``refused`` maps those lines to the
+    reason.  The bulk rows arrive as Arrow tables (:func:`_arrow_rows`, in line order,
+    already within range); the good ``rows`` are added as one more and the lot is put in
+    line order column by column.  The result stays an Arrow table (conformed when first
+    read, see :class:`reliab.io._rowtable.FileTables`) unless the row route made a pandas
+    frame and there are no bulk rows.  ``rows`` and ``bulk_tables`` are emptied on the
+    way, so that each intermediate is freed as soon as the next one exists.
     """
     linenos = [_lineno_of(row) or 0 for row in rows]
     for row in rows:
         row.pop("_lineno", None)
-    checked, bad = schema.conform_rows(rows, table) if rows else (schema.empty(table), {})
-    rows.clear()
-    refused = {linenos[i]: why for i, why in sorted(bad.items(), reverse=True)}
-    keep = [ln for i, ln in enumerate(linenos) if i not in bad]
-    if refused and any(ln in refused for ln in keep):  # other rows of a refused line go too
-        mask = [ln not in refused for ln in keep]
-        checked = checked.loc[mask].reset_index(drop=True)
-        keep = [ln for ln in keep if ln not in refused]
-    if not bulk_tables:
-        return checked, refused
+    fast = arrow_rows(rows, table)
+    if fast is not None:
+        rows.clear()
+        if not bulk_tables:
+            return fast, {}
+        checked: pd.DataFrame | pa.Table = fast
+        refused: dict[int, str] = {}
+        keep = linenos
+    else:
+        checked, bad = schema.conform_rows(rows, table) if rows else (schema.empty(table), {})
+        rows.clear()
+        refused = {linenos[i]: why for i, why in sorted(bad.items(), reverse=True)}
+        keep = [ln for i, ln in enumerate(linenos) if i not in bad]
+        if refused and any(ln in refused for ln in keep):  # other rows of a refused line go too
+            mask = [ln not in refused for ln in keep]
+            checked = checked.loc[mask].reset_index(drop=True)
+            keep = [ln for ln in keep if ln not in refused]
+        if not bulk_tables:
+            return checked, refused
     import pyarrow as pa
     import pyarrow.compute as pc
 
     tables = bulk_tables[:]
     bulk_tables.clear()
-    ordered = checked.empty
-    if not checked.empty:
-        checked["_lineno"] = pd.array(keep, dtype="int64")
-        tables.append(pa.Table.from_pandas(checked, preserve_index=False))
+    ordered = not len(checked)
+    if len(checked):
+        more = checked if isinstance(checked, pa.Table) else pa.Table.from_pandas(checked, preserve_index=False)
+        tables.append(more.append_column("_lineno", pa.array(keep, pa.int64())))
     del checked
     both = pa.concat_tables(tables, promote_options="permissive")
     tables.clear()
@@ -449,15 +461,4 @@ def _frame(rows: list[Row], bulk_tables: list[pa.Table], path: str,
         for name in data:  # one column at a time, each old one freed as its copy exists
             data[name] = data[name].take(order)
     del lineno
-    arrow = pa.table(data)
-    data.clear()
-    out = arrow.to_pandas(types_mapper=_arrow_types().get)  # strings: the Arrow buffers
-    del arrow
-    return schema.conform(out, table), refused
-
-
-def _arrow_types() -> dict[Any, Any]:
-    """Arrow string types -> :data:`reliab.schema.STRING`, for ``pyarrow.Table.to_pandas``."""
-    import pyarrow as pa
-
-    return {pa.large_string(): schema.STRING, pa.string(): schema.STRING}
+    return pa.table(data), refused

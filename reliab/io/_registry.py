@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import pandas as pd
@@ -165,9 +166,21 @@ def sources() -> tuple[LiveSource, ...]:
 
 def options_for(fn: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:
     """The subset of ``options`` that ``fn`` accepts as keyword arguments."""
+    try:
+        names = _keywords(fn)
+    except TypeError:  # an unhashable callable: looked up each time
+        names = _keywords.__wrapped__(fn)
+    if names is None:
+        return dict(options)
+    return {k: v for k, v in options.items() if k in names}
+
+
+@lru_cache(maxsize=256)
+def _keywords(fn: Callable[..., Any]) -> frozenset[str] | None:
+    """Parameter names of ``fn`` (``None`` if it takes ``**kwargs``), looked up once per reader."""
     import inspect
 
     params = inspect.signature(fn).parameters
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return dict(options)
-    return {k: v for k, v in options.items() if k in params}
+        return None
+    return frozenset(params)

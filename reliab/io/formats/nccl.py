@@ -45,7 +45,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from datetime import datetime, tzinfo
+from datetime import datetime, timezone, tzinfo
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -116,17 +117,38 @@ _MEGATRON = re.compile(r"\biteration\s+[0-9]+/\s*[0-9]+ \||consumed samples|elap
 
 def _iso_time(m: re.Match[str], tz: tzinfo) -> pd.Timestamp | None:
     """The UTC time of an ISO match, ``None`` if it is no calendar time or out of range."""
+    offset = m.group(8)
+    if offset or _fixed_zone(tz):  # no DST rule involved: the second's instant is cached
+        base = _iso_second(m.group(1, 2, 3, 4, 5, 6), offset or "", tz)
+    else:
+        base = _iso_base(m.group(1, 2, 3, 4, 5, 6), offset, tz)
+    if base is None:
+        return None
+    return base + pd.Timedelta(nanoseconds=fraction_ns(m.group(7)))
+
+
+def _fixed_zone(tz: tzinfo) -> bool:
+    return isinstance(tz, timezone)
+
+
+def _iso_base(fields: tuple[str, ...], offset: str | None, tz: tzinfo) -> pd.Timestamp | None:
+    """The UTC instant of an ISO stamp's whole second, ``None`` if it is no calendar time or out of range."""
     try:
-        y, mo, d, hh, mm, ss = (int(m.group(i)) for i in range(1, 7))
+        y, mo, d, hh, mm, ss = (int(f) for f in fields)
         local = datetime(y, mo, d, hh, mm, min(ss, 59))
-        offset = m.group(8)
         zone = (datetime.fromisoformat("2000-01-01T00:00:00" + offset).tzinfo if offset else tz)
         when = localize(local, zone)  # naive: the one DST rule
     except (ValueError, OverflowError, ParseError):
         return None
     if not TIME_MIN <= when < TIME_MAX:
         return None
-    return pd.Timestamp(when) + pd.Timedelta(nanoseconds=fraction_ns(m.group(7)))
+    return pd.Timestamp(when)
+
+
+@lru_cache(maxsize=4096)
+def _iso_second(fields: tuple[str, ...], offset: str, tz: tzinfo) -> pd.Timestamp | None:
+    """:func:`_iso_base` of a stamp with a fixed offset (lines of one second share it)."""
+    return _iso_base(fields, offset or None, tz)
 
 
 def _clock(row: Row) -> float | None:

@@ -4,7 +4,8 @@
 Xid lines described below, then :func:`kernel_other` for the rsyslog mlx5, networkd, nvme,
 blk, MCE (reports and "events logged"), EDAC (UE and CE) and AER lines (:data:`_KINDS`, same narrow-acceptance rule: a whole-line
 shape in printable ASCII, one matcher trigger, literal counts that pin where the per-line
-``search`` lands; anything else goes to the per-line parser).  SXid lines are left to it.
+``search`` lands; anything else goes to the per-line parser), then :func:`kernel_sxid` for
+the NVSwitch SXid reports (first and detail lines, all of a group's or none).
 
 On a large kernel log most candidate lines are NVIDIA Xid reports written by rsyslog::
 
@@ -224,7 +225,7 @@ _KINDS = (
           _const("Machine check events logged"), _const("warning")),
     _Kind(lambda: pl.when(_g("t") == "UE").then(pl.lit("edac:uncorrectable")).otherwise(pl.lit("edac:correctable")),
           ("EDAC",), ("EDAC",), rf"EDAC (?:{_N}+ )?(?P<a>MC[0-9]+): (?P<b>[0-9]+) (?P<t>UE|CE)\b(?P<c>{_P}*)",
-          lambda: pl.format("{}: {} {}{}", _g("a"), _g("b"), _g("t"), _g("c")).str.strip_chars_end(" "),
+          lambda: _g("m").str.strip_chars_end(" "),  # "{a}: {b} {t}{c}": the message as printed
           lambda: pl.when(_g("t") == "UE").then(pl.lit("critical")).otherwise(pl.lit("warning"))),
     *_aer_kinds(),
 )
@@ -259,7 +260,8 @@ def _other_plans() -> tuple[tuple[pl.Expr, pl.Expr, pl.Expr, tuple[pl.Expr, ...]
             cond = cond & (line.str.count_matches(text, literal=True) == 1)
         for text in kind.absent:
             cond = cond & ~line.str.contains(text, literal=True)
-        groups = line.str.extract_groups(f"{_HEAD}(?P<body>{kind.body})$")
+        groups = (_edac_groups() if kind.own == ("EDAC",)
+                  else line.str.extract_groups(f"{_HEAD}(?P<body>{kind.body})$"))
         ok = _g("body").is_not_null() & ~_g("body").str.starts_with("[") & pl.col("time").is_not_null()
         if kind.accept is not None:
             ok = ok & kind.accept().fill_null(False)
@@ -271,6 +273,33 @@ def _other_plans() -> tuple[tuple[pl.Expr, pl.Expr, pl.Expr, tuple[pl.Expr, ...]
             kind.severity().alias("severity"), kind.message().alias("message"))
         plans.append((cond, groups, ok, out))
     return tuple(plans)
+
+
+#: the EDAC shape of :data:`_KINDS` without captures (a DFA matches it; captures cost ~15 us a line)
+_EDAC_SHAPE = (_HEAD.replace("(?P<host>", "(?:") + rf"EDAC (?:{_N}+ )?MC[0-9]+: [0-9]+ (?:UE|CE)(?-u:\b){_P}*$")
+#: the message starts after one word when the expression's optional word can be taken (it is tried first)
+_EDAC_WORD = r"^[!-~]+ MC[0-9]+: [0-9]+ (?:UE|CE)(?-u:\b)"
+
+
+def _edac_groups() -> pl.Expr:
+    """The groups of the EDAC shape (``host``, ``body``, ``a``, ``b``, ``t``, ``c``) cut with literal splits.
+
+    On a line of :data:`_EDAC_SHAPE` (printable ASCII, ``EDAC`` once) the host is the second
+    word, and the message runs from ``MC<n>`` to the end: right after ``EDAC `` or after one
+    more word when :data:`_EDAC_WORD` matches there, as the optional word of the expression
+    is tried first.  ``MC<n>:``, the count and ``UE|CE`` followed by the rest are its first
+    three space-separated parts; ``m`` is the message itself.
+    """
+    line = pl.col("line")
+    after = line.str.splitn("EDAC ", 2).struct.field("field_1")
+    message = pl.when(after.str.contains(_EDAC_WORD)).then(after.str.splitn(" ", 2).struct.field("field_1")) \
+        .otherwise(after)
+    words = message.str.splitn(" ", 3)
+    rest = words.struct.field("field_2")
+    return pl.when(line.str.contains(_EDAC_SHAPE)).then(pl.struct(
+        host=line.str.splitn(" ", 3).struct.field("field_1"), body=after, m=message,
+        a=words.struct.field("field_0").str.strip_suffix(":"), b=words.struct.field("field_1"),
+        t=rest.str.slice(0, 2), c=rest.str.slice(2)))
 
 
 def kernel_other(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -304,19 +333,107 @@ def kernel_other(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl
     return rows, rest
 
 
+#: an NVSwitch SXid line (first or detail line of a report) after the rsyslog prefix of :data:`_HEAD`
+_SXID_BODY = (rf"(?P<a>nvidia-nvswitch[0-9]+): SXid \((?P<b>[^)]*)\):? *(?P<c>[0-9]{{1,9}})(?:, *| *$)"
+              rf"(?P<d>{_P}*)")
+#: the start of a detail line's text (``_SXID_DETAIL`` of ``_kmsg``)
+_SXID_DETAIL = r"^(?:Severity [0-9]+ Engine instance|Data \{)"
+
+
+@cache
+def _sxid_plan() -> tuple[pl.Expr, pl.Expr]:
+    """The filter of the SXid shape (its trigger alone, ``SXid`` and the switch name once) and its groups."""
+    line = pl.col("line")
+    cond = ((pl.col("_mask") == (1 << _TRIGGERS.index("SXid")))
+            & (line.str.count_matches("SXid", literal=True) == 1)
+            & (line.str.count_matches("nvidia-nvswitch", literal=True) == 1))
+    return cond, line.str.extract_groups(f"{_HEAD}(?P<body>{_SXID_BODY})$")
+
+
+def kernel_sxid(hits: pl.DataFrame, ctx: LineContext, sxid_lines: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Signal rows of the rsyslog NVSwitch SXid reports among ``hits``, and the other hits.
+
+    A report is its first line and ``Severity …``/``Data {…}`` detail lines of the same
+    switch and code (:mod:`reliab.io.formats.kernel._reports`): a detail line is no row when
+    the last first line of its switch and code came at most ``_SXID_LINES`` lines before it
+    (earlier groups' first lines are read from ``ctx.state["sxid_open"]``, which this call
+    updates as the per-line parser would), else it stands for its event.  Those rules look
+    at every SXid line in order, so the lines are taken all or none: only when every one of
+    the group's ``sxid_lines`` lines holding ``SXid`` has the shape (none held back for the
+    per-line parser) and the table of open reports cannot overflow.
+
+    Parameters
+    ----------
+    hits : polars.DataFrame
+        Candidate lines left by the other shapes: ``i`` (0-based line number) and ``line``.
+    ctx : LineContext
+        The file's context: ``state["sxid_open"]`` is read and updated.
+    sxid_lines : int
+        Lines of the whole group that hold ``SXid``.
+
+    Returns
+    -------
+    rows, rest : polars.DataFrame
+        As for :func:`kernel_xid`; detail lines of a report already counted are in neither.
+    """
+    from reliab.io.formats.kernel._reports import _MAX_OPEN_SXID, _SXID_LINES
+
+    empty = hits.head(0).select(_lineno=pl.col("i").cast(pl.Int64))
+    if not sxid_lines:
+        return empty, hits
+    cond, groups = _sxid_plan()
+    found = (hits.lazy().with_columns(_mask=_other_mask()).filter(cond)
+             .with_columns(_g=groups, time=_when())
+             .filter(_g("body").is_not_null() & pl.col("time").is_not_null()).collect())
+    opened: dict[tuple[str, str], int] = ctx.state.get("sxid_open", {})
+    if found.height != sxid_lines or len(opened) + found.height >= _MAX_OPEN_SXID:
+        return empty, hits
+    text = _g("d").str.strip_chars(" ")
+    where = pl.format("{} ({})", _g("a"), _g("b"))
+    message = pl.format("{}: {}", where, text)
+    signal = pl.concat_str(pl.lit("sxid:"), _g("c").cast(pl.Int64).cast(pl.String))
+    detail = text.str.contains(_SXID_DETAIL)
+    lineno = pl.col("i").cast(pl.Int64) + 1
+    known = {f"{k[0]}\x00{k[1]}": v for k, v in opened.items()}
+    frame = found.with_columns(_lineno=lineno, _message=message, signal=signal, _detail=detail, _text=text).with_columns(
+        _key=pl.concat_str(pl.col("_message").str.splitn(":", 2).struct.field("field_0"), pl.lit("\x00"),
+                           pl.col("signal")))
+    frame = frame.with_columns(
+        _first=pl.when(~pl.col("_detail")).then(pl.col("_lineno")).forward_fill().over("_key"),
+        _known=pl.col("_key").replace_strict(known, default=None, return_dtype=pl.Int64))
+    first = pl.coalesce(pl.col("_first"), pl.col("_known"))
+    counted = pl.col("_detail") & first.is_not_null() & ((pl.col("_lineno") - first) <= _SXID_LINES)
+    low = pl.col("_text").str.to_lowercase()
+    fatal = pl.when(pl.col("_detail")).then(pl.col("_text").str.extract(r"^Severity ([0-9]+)", 1) == "1") \
+        .otherwise(low.str.starts_with("fatal") | low.str.contains(", fatal", literal=True)).fill_null(False)
+    rows = frame.filter(~counted).select(
+        "_lineno", "time", host=_g("host"), gpu=pl.lit(None, pl.String), job_id=pl.lit(None, pl.String),
+        source=pl.lit("kernel"), signal="signal",
+        severity=pl.when(fatal).then(pl.lit("critical")).otherwise(pl.lit("warning")),
+        message=pl.when(pl.col("_detail")).then(pl.format("{} (first line of the report not in the capture)",
+                                                           pl.col("_message"))).otherwise(pl.col("_message")))
+    opened = ctx.state.setdefault("sxid_open", opened)
+    for text_, key, line_no in frame.filter(~pl.col("_detail")).select("_message", "signal", "_lineno").iter_rows():
+        opened[(text_.split(":", 1)[0], key)] = line_no  # in line order, as _reports._sxid_first does
+    return rows, hits.join(found.select("i"), on="i", how="anti", maintain_order="left")
+
+
 def _held(hits: pl.DataFrame) -> pl.Series:
     """Hits left to the per-line parser whatever their shape, so that the look-back rules of
     ``_reports`` see them: those followed within three lines by a hit that does not start
     with a visible ASCII character (an indented continuation line takes the time of the line
     before it), those at most :data:`_AER_LINES` lines before a ``PCIe Bus Error`` hit (an
-    AER report's second line), and the last :data:`_AER_LINES` lines of the group (whose
+    AER report's second line) but NVSwitch SXid lines, and the last :data:`_AER_LINES` lines of the group (whose
     followers are in the next group)."""
     i = pl.col("i").cast(pl.Int64)
     nxt_i, nxt = i.shift(-1), pl.col("line").shift(-1)
     indented = ((nxt_i - i) <= 3) & ~nxt.str.contains("^[!-~]")
     detail = pl.when(pl.col("line").str.contains("PCIe Bus Error", literal=True)).then(i)
     next_detail = detail.backward_fill()
-    before_detail = (next_detail.shift(-1) - i) <= _AER_LINES
+    # (an NVSwitch SXid line is read by its own matcher, never as part of an AER report)
+    switch = pl.col("line").str.contains("SXid", literal=True) & pl.col("line").str.contains("nvidia-nvswitch",
+                                                                                             literal=True)
+    before_detail = ((next_detail.shift(-1) - i) <= _AER_LINES) & ~switch
     tail = i >= i.max() - _AER_LINES
     return hits.select(tail | indented.fill_null(False) | before_detail.fill_null(False)).to_series()
 
@@ -331,10 +448,13 @@ def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
 
 
 def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """:func:`kernel_xid`, then :func:`kernel_other` on what it left; rows in line order."""
+    """:func:`kernel_xid`, :func:`kernel_other` then :func:`kernel_sxid` on what each left; rows in line order."""
     held = _held(hits)
     rows, rest = kernel_xid(hits.filter(~held), ctx)
     more, rest = kernel_other(rest, ctx)
+    sxid, rest = kernel_sxid(rest, ctx, int(hits.get_column("line").str.contains("SXid", literal=True).sum()))
+    if sxid.height:
+        more = sxid if not more.height else pl.concat([more, sxid], how="vertical_relaxed").sort("_lineno")
     if held.any():
         rest = pl.concat([rest, hits.filter(held)]).sort("i")
     if more.height:

@@ -306,6 +306,8 @@ _JOB_ID = re.compile(r"[0-9]+(?:[_+][0-9]+)?(?:\.[A-Za-z0-9_]+)?")
 
 def _headerless_row(line: str) -> bool:
     """``1655360|FAILED|127:0``: a job id first and a Slurm state in some cell."""
+    if "|" not in line:
+        return False
     cells = [c.strip() for c in line.split("|")]
     if len(cells) < 2 or not _JOB_ID.fullmatch(cells[0]):
         return False

@@ -148,13 +148,25 @@ def _frame(header: list[str], numbers: list[int], data: list[str], sep: str,
     plain: list[tuple[int, str]] = []
     quoted: list[tuple[int, list[str]]] = []
     head_text = [h.lower() for h in header]
+    # a repeated header starts (after blanks) like the header: only such lines are split to compare
+    head_start = head_text[0][:1] if head_text and head_text[0] else None
     for n, line in zip(numbers, data, strict=True):
-        cells = _cells(line, sep)
+        if '"' in line or "\r" in line or "\x00" in line:  # (pandas' C parser cuts a cell at NUL)
+            cells = _cells(line, sep)
+        elif head_start is None or line.lstrip()[:1].lower()[:1] == head_start:
+            cells = line.split(sep)
+        else:  # the common line: no quote, no header; its fields are counted, not split
+            fields = line.count(sep) + 1
+            if fields == width:
+                plain.append((n, line))
+            else:
+                bad[n] = f"expected {width} '{sep}'-separated fields, got {fields}"
+            continue
         if [c.strip().lower() for c in cells] == head_text:
             continue  # repeated header: irrelevant
         if len(cells) != width:
             bad[n] = f"expected {width} '{sep}'-separated fields, got {len(cells)}"
-        elif '"' in line or "\r" in line or "\x00" in line:  # (pandas' C parser cuts a cell at NUL)
+        elif '"' in line or "\r" in line or "\x00" in line:
             quoted.append((n, cells))
         else:
             plain.append((n, line))
@@ -182,7 +194,9 @@ def _frame(header: list[str], numbers: list[int], data: list[str], sep: str,
 def _to_number(values: pd.Series, *, strip_units: bool, hex_ok: bool,
                pstate: bool = False) -> tuple[pd.Series, np.ndarray]:
     """Strings -> float64 (NaN for n/a tokens) and a mask of cells that did not convert."""
-    text = values.astype("string").str.strip()
+    text = values.astype(schema.STRING).str.strip()  # Arrow-backed: vectorized text operations
+    if pstate or strip_units:  # Python regular expressions (look-ahead, \s): Python-backed text
+        text = text.astype("string")
     if pstate:  # nvidia-smi prints P0..P15
         text = text.str.replace(r"^[Pp](?=\d)", "", regex=True)
     if strip_units:
@@ -208,9 +222,11 @@ def _to_time(values: pd.Series, *, epoch: bool, tz: str, fmt: str | None,
     Naive text is local time in ``tz`` (DST rule of :func:`reliab.io._localtime.localize`);
     ``problems`` receives position -> reason for times skipped by a DST change.
     """
-    text = values.astype("string").str.strip()
-    seconds = pd.to_numeric(text, errors="coerce")
-    if epoch or (len(text) and seconds.notna().all()):
+    text = values.astype(schema.STRING).str.strip()
+    # epoch seconds only if every cell is a number: the first cell is tried alone first
+    numeric = epoch or (len(text) > 0 and pd.to_numeric(text.iloc[:1], errors="coerce").notna().all())
+    seconds = pd.to_numeric(text, errors="coerce") if numeric else None
+    if seconds is not None and (epoch or seconds.notna().all()):
         # only seconds a datetime64[ns] holds (1677-2262): never wrapped into another year
         seconds = seconds.astype("float64").where(seconds.astype("float64").abs() < _EPOCH_LIMIT)
         micros = (seconds * 1e6).round()  # float seconds: keep microseconds
@@ -252,12 +268,12 @@ def _chunk(header: list[str], names: list[str | None], numbers: list[int], data:
     else:
         out["time"] = _sample_times(raw, names, opts["clock"], opts["seen"])
     host_i = [k for k, n in enumerate(names) if n == "host"]
-    out["host"] = (raw.iloc[:, host_i[0]].str.strip().to_numpy() if host_i
+    out["host"] = (raw.iloc[:, host_i[0]].astype(schema.STRING).str.strip().to_numpy() if host_i
                    else opts["host"] or Path(opts["path"]).name.split(".")[0])
     _flag(bad, line_no, (out["host"] == "").to_numpy(), "empty host")
     gpu_i = [k for k, n in enumerate(names) if n == "gpu"]
     bus_i = [k for k, n in enumerate(names) if n == "_bus_id"]
-    out["gpu"] = (raw.iloc[:, gpu_i[0]].str.strip().replace("", pd.NA).to_numpy() if gpu_i
+    out["gpu"] = (raw.iloc[:, gpu_i[0]].astype(schema.STRING).str.strip().replace("", pd.NA).to_numpy() if gpu_i
                   else raw.iloc[:, bus_i[0]].map(_bus_id).to_numpy() if bus_i else pd.NA)
     if opts["clock"] is not None:
         out["origin"] = [f"{opts['path']}:{n}" for n in line_no]

@@ -1,0 +1,203 @@
+"""Rows of one file straight to Arrow, and per-file tables that stay Arrow until looked at.
+
+Most files of a hand-over are small (an IPMI SEL of three records, a training log with
+one watchdog line), and building a pandas frame per file, then casting and checking it
+column by column (:func:`reliab.schema.conform_rows`), cost several milliseconds each:
+more than reading the file.  :func:`arrow_rows` builds the file's table as Arrow columns
+in one pass when every value already has its column's type (aware ``datetime``, ``str``,
+``int``, ``float``, ``bool`` or ``None``: what the readers make) and tests the table's
+boundary rules column-wise (every instant inside the nanosecond range, required values
+present, value checks, finite numbers).  Whenever a value is of another type or a rule
+fails it returns ``None`` and the caller takes the row-by-row route, which refuses the
+offending rows with their reasons; so the fast route only ever handles tables that
+route would pass whole, and makes the same columns and values.
+
+:class:`FileTables` holds a file's tables as Arrow and turns one into a conformed pandas
+frame the first time it is read (:func:`arrow_frame`); the ingest driver reads the Arrow
+tables of all files instead (:meth:`FileTables.arrow`), concatenates them and converts
+once per table.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from reliab import schema
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["arrow_rows", "arrow_frame", "FileTables", "part_of"]
+
+#: tables whose rows :func:`arrow_rows` may build (telemetry has open-ended columns)
+_FAST_TABLES = ("signals", "jobs", "quarantine")
+#: Python types a value of each declared dtype may have on the fast route (``None`` apart)
+_TYPES: dict[str, tuple[type, ...]] = {
+    schema.UTC: (datetime, pd.Timestamp),
+    "string": (str,),
+    "Int64": (int,),
+    "int64": (int,),
+    "float64": (float, int),
+    "bool": (bool,),
+}
+
+
+@cache
+def _arrow_type(dtype: str) -> pa.DataType:
+    import pyarrow as pa
+
+    return {schema.UTC: pa.timestamp("ns", "UTC"), "string": pa.large_string(), "Int64": pa.int64(),
+            "int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_()}[dtype]
+
+
+def _plain(values: list[Any], col: schema.Column) -> bool:
+    """Whether ``values`` are of the plain types of ``col`` and pass its value rules.
+
+    The rules of :func:`reliab.schema.validate` a value can fail on its own: a required
+    value present, the column's check (non-empty text, one of a set, non-negative) and,
+    for floats, finiteness.  Tested on the Python values (a set of distinct values is
+    built at C speed); the range of instants is left to the Arrow conversion.
+    """
+    distinct = set(values)
+    has_null = None in distinct
+    distinct.discard(None)
+    if has_null and not col.nullable:
+        return False
+    allowed = _TYPES[col.dtype]
+    if not all(isinstance(v, allowed) and (type(v) is not bool or col.dtype == "bool") for v in distinct):
+        return False
+    check = col.check
+    if check is None or not distinct:
+        pass
+    elif getattr(check, "values", None) is not None:
+        if not distinct <= set(check.values):  # type: ignore[attr-defined]
+            return False
+    elif check.__name__ == "_nonempty":
+        if "" in distinct:
+            return False
+    elif check.__name__ == "_nonneg":
+        if min(distinct) < 0:
+            return False
+    else:
+        return False  # a check not known here: the row route runs it
+    if col.dtype == "float64":  # NaN is a missing value, as in pandas
+        return all(math.isfinite(v) or (v != v and col.nullable) for v in distinct)
+    return True
+
+
+def arrow_rows(rows: list[dict[str, Any]], table: str) -> pa.Table | None:
+    """``rows`` as a conformed Arrow table of ``table``, or ``None`` if the row route is needed.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows as a reader made them (keys: column names of ``table``).
+    table : str
+        Name of the canonical table.
+
+    Returns
+    -------
+    pyarrow.Table or None
+        Every declared column in order (a nullable one absent from every row as nulls);
+        ``None`` when a key is not a declared column, a value is not of its column's plain
+        type or cannot be held (an instant outside 1677-2262, an integer beyond 64 bits,
+        text that is not UTF-8), a required column is missing or a value fails a check:
+        then :func:`reliab.schema.conform_rows` must decide row by row.
+    """
+    import pyarrow as pa
+
+    if table not in _FAST_TABLES or not rows:
+        return None
+    spec = schema.TABLES[table]
+    names = {c.name for c in spec}
+    present: set[str] = set()
+    for row in rows:
+        present.update(row)
+    if not present <= names:
+        return None
+    columns: dict[str, pa.Array] = {}
+    for col in spec:
+        if col.name not in present:
+            if not col.nullable:
+                return None
+            columns[col.name] = pa.nulls(len(rows), _arrow_type(col.dtype))
+            continue
+        values = [row.get(col.name) for row in rows]
+        try:
+            if not _plain(values, col):
+                return None
+            columns[col.name] = pa.array(values, type=_arrow_type(col.dtype))
+        except (pa.ArrowException, OverflowError, ValueError, TypeError, UnicodeError):
+            return None  # out of range, too large, not UTF-8, unhashable: the row route says which row
+    return pa.table(columns)
+
+
+def _mapper(table: str) -> Any:
+    """``types_mapper`` of ``pyarrow.Table.to_pandas`` giving the dtypes of :func:`schema.conform`."""
+    import pyarrow as pa
+
+    out: dict[Any, Any] = {pa.large_string(): schema.STRING, pa.string(): schema.STRING}
+    dtypes = {c.dtype for c in schema.TABLES.get(table, ())}
+    if "Int64" in dtypes and "int64" not in dtypes:
+        out[pa.int64()] = pd.Int64Dtype()
+    return out.get
+
+
+def arrow_frame(arrow: pa.Table, table: str) -> pd.DataFrame:
+    """A conformed pandas frame of ``table`` from an Arrow table (strings stay Arrow-backed)."""
+    return schema.conform(arrow.to_pandas(types_mapper=_mapper(table)), table)
+
+
+class FileTables(Mapping[str, pd.DataFrame]):
+    """A file's tables by name: pandas frames, or Arrow tables converted when first read.
+
+    Reads like the ``dict`` of frames it stands for (``tables["signals"]``, ``.items()``,
+    ``{**tables}``); :meth:`arrow` hands out a table not yet converted, without converting it.
+    """
+
+    def __init__(self, tables: Mapping[str, pd.DataFrame | pa.Table]) -> None:
+        self._frames: dict[str, pd.DataFrame] = {}
+        self._arrow: dict[str, pa.Table] = {}
+        for name, value in tables.items():
+            if isinstance(value, pd.DataFrame):
+                self._frames[name] = value
+            else:
+                self._arrow[name] = value
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        if name not in self._frames:
+            if name not in self._arrow:
+                raise KeyError(name)
+            self._frames[name] = arrow_frame(self._arrow.pop(name), name)
+        return self._frames[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._frames or name in self._arrow
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self._frames, *self._arrow])
+
+    def __len__(self) -> int:
+        return len(self._frames) + len(self._arrow)
+
+    def arrow(self, name: str) -> pa.Table | None:
+        """The Arrow table of ``name`` if it was not converted yet, else ``None``."""
+        return self._arrow.get(name)
+
+    def __repr__(self) -> str:
+        return f"FileTables({sorted(self)})"
+
+
+def part_of(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame | pa.Table:
+    """``tables[name]``, as the Arrow table it still is when ``tables`` is :class:`FileTables`."""
+    if isinstance(tables, FileTables):
+        got = tables.arrow(name)
+        if got is not None:
+            return got
+    return tables[name]
