@@ -58,8 +58,9 @@ def _sections(quick: bool, fleet_gpus: int | None = None, fleet_days: int | None
     lines, big, repeat = (200_000, 0.2, 1) if quick else (1_000_000, 5.0, 3)
     repeat = runs or repeat
     files = folder_files or (1_000 if quick else 20_000)
-    kernel_argv = ["--lines", str(lines), "--repeat", str(repeat), "--big-gb", str(big)]
-    folder_argv = ["--files", str(files), "--runs", str(repeat)]
+    # the peak-memory input is big_gb GB (--big-lines 0: size by --big-gb)
+    kernel_argv = ["--lines", str(lines), "--repeat", str(repeat), "--big-lines", "0", "--big-gb", str(big)]
+    folder_argv = ["--files", str(files), "--runs", str(repeat), "--tiny", str(1_000 if quick else 50_000)]
     return {
         "kernel": lambda: _suite.from_script("kernel ingest", bench_ingest_kernel, kernel_argv,
                                              lambda: bench_ingest_kernel.run(lines, repeat, big_gb=big)),
