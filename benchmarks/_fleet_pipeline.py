@@ -26,17 +26,31 @@ def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def kind(key: object) -> str:
+    """The kind of a task from its key: ``reliab-windows-7-ab12`` -> ``reliab-windows``, ``_hours-9f…`` -> ``_hours``."""
+    key = key[0] if isinstance(key, tuple) else key
+    text = str(key)
+    if text.startswith("reliab-"):  # reliab-<kind>-<number…>-<token>
+        return "-".join(text.split("-")[:2])
+    return text.rsplit("-", 1)[0]
+
+
+def kinds(profile: dict[str, float]) -> dict[str, float]:
+    """Seconds per kind of task (see :func:`kind`), largest first."""
+    out: dict[str, float] = defaultdict(float)
+    for key, seconds in profile.items():
+        out[key if key.startswith("[") else kind(key)] += seconds
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
 def _profile(stream: list[dict]) -> dict[str, float]:
-    """Seconds of compute per kind of task (key prefix), and of transfers, summed over workers."""
+    """Seconds of compute per kind of task, and of transfers, summed over workers."""
     out: dict[str, float] = defaultdict(float)
     for task in stream:
-        key = task["key"][0] if isinstance(task["key"], tuple) else task["key"]
-        kind = str(key).rsplit("-", 1)[0]
-        kind = kind.split("-reliab")[0] if kind.startswith("reliab-") else kind
         for part in task["startstops"]:
-            name = kind if part["action"] == "compute" else f"[{part['action']}]"
+            name = kind(task["key"]) if part["action"] == "compute" else f"[{part['action']}]"
             out[name] += part["stop"] - part["start"]
-    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+    return kinds(out)
 
 
 def main(fleet: Path, work: Path, workers: int) -> dict:

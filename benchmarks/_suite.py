@@ -11,6 +11,7 @@ earlier file so that the table can show how each figure moved.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import platform
@@ -56,6 +57,38 @@ class Figure:
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "ratio": self.ratio}
+
+
+def from_script(section: str, module: Any, argv: list[str], fallback: Callable[[], list[Figure]]) -> list[Figure]:
+    """The figures of a benchmark script: its ``main(argv)`` if it takes arguments, else ``fallback()``.
+
+    ``main(argv)`` may return a list of :class:`Figure`, or a dict: ``{"figures": [...]}`` or
+    ``{name: Figure | dict of Figure fields | number}`` (a bare number becomes a figure
+    without unit or baseline).
+    """
+    main = getattr(module, "main", None)
+    if main is None or not inspect.signature(main).parameters:
+        return fallback()
+    return figures_of(section, main(argv))
+
+
+def figures_of(section: str, result: Any) -> list[Figure]:
+    """``result`` of a script's ``main(argv)`` as figures (see :func:`from_script`)."""
+    if isinstance(result, dict) and "figures" in result:
+        result = result["figures"]
+    items = result.items() if isinstance(result, dict) else ((None, r) for r in result)
+    out = []
+    for name, item in items:
+        if isinstance(item, Figure):
+            out.append(item)
+        elif isinstance(item, dict):
+            known = {k: v for k, v in item.items() if k in Figure.__dataclass_fields__}
+            out.append(Figure(**{"section": section, "name": str(name), "unit": "", **known}))
+        elif isinstance(item, (int, float)):
+            out.append(Figure(section, str(name), float(item), ""))
+        else:
+            raise TypeError(f"{section}: cannot read figure {name!r} of type {type(item).__name__}")
+    return out
 
 
 def median_time(fn: Callable[[], object], runs: int = 3, warm: bool = True) -> float:
@@ -165,6 +198,18 @@ def table(figures: list[Figure], before: dict[str, Any] | None = None) -> str:
     lines.insert(1, "  ".join("-" * w for w in widths))
     notes = [f"  [{f.section}: {f.name}] {f.note}" for f in figures if f.note]
     return "\n".join(lines + (["", "notes:"] + notes if notes else []))
+
+
+def appended(data: dict[str, Any], figures: list[Figure], info: dict[str, Any]
+             ) -> tuple[list[Figure], dict[str, Any]]:
+    """The figures of an earlier results file (``data``, as read) whose sections were not run
+    again, then ``figures``; ``info`` with the earlier run's machine description under ``"runs"``."""
+    again = {f.section for f in figures}
+    keep = [Figure(**{k: v for k, v in f.items() if k != "ratio"}) for f in data["figures"]
+            if f["section"] not in again]
+    earlier = dict(data["machine"])
+    runs = [*earlier.pop("runs", []), {k: v for k, v in earlier.items() if k != "extra"}]
+    return keep + figures, {**info, "runs": runs}
 
 
 def write(figures: list[Figure], info: dict[str, Any], name: str) -> Path:

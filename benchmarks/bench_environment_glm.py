@@ -24,6 +24,7 @@ import sys
 import time
 import tracemalloc
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -110,6 +111,28 @@ def big(rows_big: int) -> dict:
             "irr": float(row["irr"]), "irr_low": float(row["irr_low"]),
             "irr_high": float(row["irr_high"]), "irr_truth": IRR, "failures": int(fit.events),
             "row_table_gb": table_gb}
+
+
+def run(rows_big: int = 100_000_000, repeat: int = 3) -> list:
+    """The ``glm`` section of ``python -m benchmarks``: figures beside their same-run baselines."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchmarks._suite import Figure
+
+    b, s = big(rows_big), small(repeat)
+    t_sm = s["statsmodels_raw_rows_s"]
+    section = "failure GLM"
+    return [
+        Figure(section, "GLM 1e6 node-windows, cells=True", s["cells_fit_s"], "s", "statsmodels GLM on rows", t_sm,
+               note=(f"{s['cells']} cells; log IRR {s['log_irr_cells']:.6f} vs statsmodels "
+                     f"{s['log_irr_statsmodels']:.6f}")),
+        Figure(section, "GLM 1e6 node-windows, rows (Poisson + NB2 + test)", s["rows_fit_nb2_s"], "s",
+               "statsmodels GLM on rows", t_sm, note="one run"),
+        Figure(section, f"GLM {rows_big:.0e} node-windows streamed as cells", b["seconds"], "s",
+               f"statsmodels on {rows_big:.0e} rows, extrapolated (not run)", t_sm * rows_big / CHUNK,
+               note=(f"{b['cells']:,} cells; traced peak {b['peak_traced_mib']:,.0f} MiB, max RSS "
+                     f"{b['max_rss_mib']:,.0f} MiB; IRR/°C {b['irr']:.4f} [{b['irr_low']:.4f}, {b['irr_high']:.4f}], "
+                     f"truth {IRR}")),
+    ]
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -52,8 +52,21 @@ def _read_all_parquet(folder: Path) -> float:
     return child([sys.executable, "-c", code, str(folder)])[0]
 
 
-def run(quick: bool = False, keep: bool = False, workers: int = 2) -> list[Figure]:
-    cfg = QUICK if quick else FULL
+def profile_note(profile: dict[str, float]) -> str:
+    """The largest kinds of task and their share of the cluster's compute time."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _fleet_pipeline import kinds
+
+    by_kind = kinds(profile)
+    total = sum(by_kind.values()) or 1.0
+    return ", ".join(f"{k} {v:.0f} s ({v / total:.0%})" for k, v in list(by_kind.items())[:6]) + f"; total {total:.0f} s"
+
+
+def run(quick: bool = False, keep: bool = False, workers: int = 2, n_gpus: int | None = None,
+        days: int | None = None) -> list[Figure]:
+    """The fleet figures; ``n_gpus``/``days`` override the full (or quick) size."""
+    cfg = dict(QUICK if quick else FULL)
+    cfg.update({k: v for k, v in (("n_gpus", n_gpus), ("days", days)) if v is not None})
     folder = WORK / f"fleet-{cfg['n_gpus']}-{cfg['days']}"
     work = WORK / f"fleet-out-{cfg['n_gpus']}-{cfg['days']}"
     shutil.rmtree(folder, ignore_errors=True)
@@ -80,7 +93,7 @@ def run(quick: bool = False, keep: bool = False, workers: int = 2) -> list[Figur
             shutil.rmtree(work, ignore_errors=True)
     times, facts = pipe["times"], pipe["facts"]
     size = f"{cfg['n_gpus']:,} GPUs x {cfg['days']} days"
-    top = ", ".join(f"{k} {v:.0f} s" for k, v in list(pipe["profile"].items())[:8])
+    top = profile_note(pipe["profile"])
     peak = max([pipe["client_rss_mib"], *pipe["worker_rss_mib"]])
     return [
         Figure(SECTION, f"generate {size}", t_gen, "s",
@@ -110,9 +123,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="4,096 GPUs for 7 days instead")
     parser.add_argument("--keep", action="store_true", help="keep the fleet and its outputs")
+    parser.add_argument("--gpus", type=int, default=None, help="fleet size (default 100,000; a multiple of 8)")
+    parser.add_argument("--days", type=int, default=None, help="days (default 90)")
     args = parser.parse_args()
     t = time.perf_counter()
-    print(table(run(args.quick, args.keep)))
+    print(table(run(args.quick, args.keep, n_gpus=args.gpus, days=args.days)))
     print(f"{time.perf_counter() - t:.0f} s; load average (1 min) at the end: {os.getloadavg()[0]:.2f} "
           f"on {os.cpu_count()} CPUs")
 

@@ -161,6 +161,29 @@ def test_cli_engine_dask(dask_client: object, generated: Path, tmp_path: Path) -
     assert bad.returncode == 1 and "--engine dask" in bad.stderr
 
 
+def test_cli_engine_dask_own_local_cluster_with_store(generated: Path, tmp_path: Path) -> None:
+    """``--engine dask --workers 1 --store``: the CLI starts its own LocalCluster; the store's run
+    prints what the local engine's store run prints (the store's path aside)."""
+    import subprocess
+    import sys
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for path in sorted((generated / "dmesg").iterdir())[:12]:
+        shutil.copy(path, logs / path.name)
+
+    def run(store: str, *args: str) -> list[str]:
+        proc = subprocess.run([sys.executable, "-m", "reliab", "ingest", str(logs), "-q", "--store",
+                               str(tmp_path / store), *args], capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.replace(str(tmp_path / store), "<store>").splitlines()
+
+    local = run("local")
+    assert "files: 12 new, 0 appended, 0 rotated, 0 rewritten, 0 unchanged" in local
+    assert run("dask", "--engine", "dask", "--workers", "1") == local
+    assert (tmp_path / "dask" / "ledger.parquet").is_file()
+
+
 def _fake_source() -> str:
     """A live source read by the client only (the workers never see it): ``scaletest://<kernel log>``."""
     from dataclasses import replace
