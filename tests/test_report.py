@@ -264,15 +264,24 @@ def test_readable_at_760px(html: str) -> None:
 
 # ------------------------------------------------------------------ PDF
 def test_pdf_fetches_nothing_and_keeps_log_text(report: Report, tmp_path: Path) -> None:
+    from weasyprint.urls import URLFetcher
+
     calls: list[str] = []
 
-    def fetcher(url: str, *args, **kwargs):
-        calls.append(url)
-        raise ValueError(f"refused {url}")
+    class Recording(URLFetcher):  # WeasyPrint's own fetcher, every URL it is asked for noted
+        def fetch(self, url: str, headers=None):
+            calls.append(url)
+            if not url.startswith("data:"):
+                raise ValueError(f"refused {url}")
+            return super().fetch(url, headers)
 
+    fetcher = Recording(allowed_protocols=("data",))
     path = write_pdf(report, tmp_path / "r.pdf", url_fetcher=fetcher)
     assert path.read_bytes()[:5] == b"%PDF-"
     assert not [c for c in calls if not c.startswith("data:")], calls
+    # the figures reach the PDF as PNG images, one per figure of the document
+    n_figures = sum(isinstance(b, Figure) for s in report.sections for b in s.blocks)
+    assert sum(c.startswith("data:image/png;base64,") for c in calls) == n_figures > 0
     if shutil.which("pdftotext"):
         text = subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True,
                               text=True, check=True).stdout
