@@ -101,6 +101,20 @@ def _no_layout(fig: MplFigure) -> Iterator[None]:
         fig._layout_engine = engine  # noqa: SLF001
 
 
+def _png(image: Any) -> bytes:
+    """RGB PNG, quickly compressed: WeasyPrint decodes and recompresses it for the PDF stream
+    anyway, and an alpha channel would cost it a second image (the mask)."""
+    from PIL import Image
+
+    if image.mode != "RGB":
+        rgba = image.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        image = Image.alpha_composite(white, rgba).convert("RGB")
+    buf = io.BytesIO()
+    image.save(buf, format="png", compress_level=1)
+    return buf.getvalue()
+
+
 def _draw_png(fig: MplFigure) -> Rendered:
     """One Agg draw at :data:`PRINT_DPI`: the tight box and the PNG cut out of the canvas."""
     from PIL import Image
@@ -124,18 +138,12 @@ def _draw_png(fig: MplFigure) -> Rendered:
             top = height_px - int(np.ceil(bbox.y1 * PRINT_DPI))
             bottom = height_px - int(np.floor(bbox.y0 * PRINT_DPI))
             crop = rgba[max(top, 0):bottom, max(x0, 0):x1]
-            image = Image.fromarray(crop, "RGBA")
-            if bool((crop[..., 3] == 255).all()):
-                image = image.convert("RGB")
-            buf = io.BytesIO()
-            image.save(buf, format="png", compress_level=3)
-            png = buf.getvalue()
-            draws = 1
+            png, draws = _png(Image.fromarray(crop, "RGBA")), 1
         else:  # content drawn outside the figure (a legend placed beside it): let savefig grow it
             buf = io.BytesIO()
             with _no_layout(fig):
                 fig.savefig(buf, format="png", dpi=PRINT_DPI, bbox_inches=bbox)
-            png, draws = buf.getvalue(), 2
+            png, draws = _png(Image.open(buf)), 2
     finally:
         fig.set_dpi(old_dpi)
         fig.set_canvas(old_canvas)

@@ -138,6 +138,7 @@ def _blocks_view(blocks: tuple[Block, ...], prefix: str, target: Target = "scree
                     "body": block.body,
                     "items": block.items,
                     "note": block.kind == "note",
+                    "title": block.title,
                 }
             )
         else:
