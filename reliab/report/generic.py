@@ -53,7 +53,7 @@ WORDS = {"gpu": "GPU", "gpus": "GPUs", "ettr": "ETTR", "mttf": "MTTF", "mtbf": "
 UNITS = {"h": "(h)", "min": "(min)", "pp": "(pp)", "s": "(s)", "c": "(°C)", "w": "(W)"}
 #: columns whose values name the row's quantity (rows are different quantities)
 QUANTITY_COLUMNS = ("quantity", "parameter", "term", "effect", "statistic")
-_IDENT = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)+$")
+_IDENT = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
 
 
 def label(column: str) -> str:
@@ -201,8 +201,10 @@ def frame_table(frame: pd.DataFrame, title: str, *, caption: str = "", max_rows:
             numeric.append(f"{label(c[4:])} interval")
             continue
         if c in pairs or pd.api.types.is_numeric_dtype(s):
-            if _years(c, s):
-                scale, name = 1.0 / HOURS_PER_YEAR, name.replace("GPU-h", "GPU-years")
+            if _years(c, s):  # the header must say so: 282 GPU-years, never "282 GPU hours"
+                scale = 1.0 / HOURS_PER_YEAR
+                years = name.replace("GPU-h", "GPU-years").replace("GPU hours", "GPU-years")
+                name = years if years != name else f"{name} (GPU-years)"
         if c in pairs:
             est = _snap(s) * scale
             lo, hi = (_snap(shown[p], s) * scale for p in pairs[c])
