@@ -27,7 +27,10 @@ CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SECTIONS = ("summary", "taxonomy", "rates", "tbi", "survival", "competing", "trends", "lemons",
-            "data-quality", "methods")
+            "downtime", "jobs", "environment", "data-quality", "methods")
+#: what a reader must never see in a table: numbers no one rounded, missing values spelled out
+RAW = (re.compile(r"\b(?:nan|NaN|None|inf)\b"), re.compile(r"\d\.\d{7,}"),
+       re.compile(r"\d[eE][-+]\d\d"), re.compile(r"\[—, —\]"))
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -63,6 +66,11 @@ def test_demo_pdf_text_has_the_api_numbers(demo: reliab.ReportRun) -> None:
                    f"{demo.fleet.gpu_days:,.0f}"):
         assert number in text, number
     assert "3.09 h" in text and "148" in text and "Page 1 of" in text
+    # the table of contents points at pages: "Executive summary . . . 1"
+    assert re.search(r"Executive summary[ .]*\d+\s", text) and re.search(r"Environment[ .]*\d+\s", text)
+    body = text.split("Methods, versions and inputs")[-2]  # all but the methods' own wording
+    for pattern in RAW:
+        assert not pattern.search(body), (pattern.pattern, pattern.search(body))
 
 
 def test_demo_pdf_pages_are_not_near_empty(demo: reliab.ReportRun, tmp_path: Path) -> None:
