@@ -29,7 +29,16 @@ from reliab import diurnal_amplitude, fit_failure_glm, simulate_environment
 IRR, AMP = 1.08, 1.5
 
 
-def main(reps: int, n_nodes: int, days: float, rate_scale: float) -> None:
+def main(argv: list[str] | None = None) -> dict:
+    """Run the replications; print the figures and return them as a JSON-safe dict.
+
+    ``argv``: ``[reps] [n_nodes] [days] [rate_scale]`` (defaults 400, 512, 21, 20).
+    """
+    args = sys.argv[1:] if argv is None else list(argv)
+    reps = int(args[0]) if args else 400
+    n_nodes = int(args[1]) if len(args) > 1 else 512
+    days = float(args[2]) if len(args) > 2 else 21.0
+    rate_scale = float(args[3]) if len(args) > 3 else 20.0
     hits, events, amp_err, amp_cov = 0, [], [], 0
     hourly_truth = AMP * np.sin(np.pi / 24) / (np.pi / 24)
     start = time.perf_counter()
@@ -47,6 +56,15 @@ def main(reps: int, n_nodes: int, days: float, rate_scale: float) -> None:
     secs = time.perf_counter() - start
     lo, hi = stats.binomtest(hits, reps).proportion_ci(0.95)
     err = np.abs(amp_err)
+    out = {"replications": reps, "n_nodes": n_nodes, "days": days, "rate_scale": rate_scale,
+           "failures_median": float(np.median(events)), "failures_min": int(min(events)),
+           "failures_max": int(max(events)), "irr_truth": IRR, "irr_coverage": float(hits / reps),
+           "irr_coverage_low": float(lo), "irr_coverage_high": float(hi),
+           "irr_coverage_target": [0.93, 0.97], "amplitude_truth_pct": AMP,
+           "amplitude_max_abs_error_pp": float(err.max()),
+           "amplitude_mean_error_pp": float(np.mean(amp_err)),
+           "amplitude_within_0_2_pp": float(np.mean(err <= 0.2)),
+           "amplitude_interval_coverage": float(amp_cov / reps), "seconds": secs}
     print(f"{reps} replications of {n_nodes} nodes x {days:g} days (rate x{rate_scale:g}); "
           f"failures per replication: median {int(np.median(events))}, "
           f"range {min(events)}-{max(events)}")
@@ -56,9 +74,8 @@ def main(reps: int, n_nodes: int, days: float, rate_scale: float) -> None:
           f"{np.mean(amp_err):+.4f} pp, within ±0.2 pp in {np.mean(err <= 0.2):.3f}; "
           f"interval covers the hourly truth in {amp_cov / reps:.3f}")
     print(f"  {secs:.0f} s ({secs / reps:.2f} s per replication)")
+    return out
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    main(int(args[0]) if args else 400, int(args[1]) if len(args) > 1 else 512,
-         float(args[2]) if len(args) > 2 else 21.0, float(args[3]) if len(args) > 3 else 20.0)
+    main()

@@ -62,25 +62,31 @@ def timed(fn, repeat: int) -> tuple[float, object]:
     return statistics.median(times), out
 
 
-def small(repeat: int) -> float:
+def small(repeat: int) -> dict:
     """1e6 rows: statsmodels on the raw rows (baseline) beside the cell fit and the row fit."""
     df = chunk(np.random.default_rng(0), CHUNK)
     x = sm.add_constant(df[COLS].to_numpy(float))
     y, e = df["failures"].to_numpy(float), df["hours"].to_numpy(float)
     t_sm, ref = timed(lambda: sm.GLM(y, x, family=sm.families.Poisson(), exposure=e).fit(), repeat)
     t_cells, cells = timed(lambda: fit_failure_glm(df, COLS, cells=True), repeat)
-    t_rows, _ = timed(lambda: fit_failure_glm(df, COLS), 1)
+    t_rows, rows = timed(lambda: fit_failure_glm(df, COLS), 1)
     b_ref = float(ref.params[1])
     b_cells = float(cells.irr("temp_c_mean")["estimate"])
+    b_rows = float(rows.irr("temp_c_mean", model="poisson")["estimate"])
     print(f"1e6 node-windows ({int(y.sum())} failures), median of {repeat}:")
     print(f"  statsmodels GLM on raw rows (baseline) {t_sm:7.2f} s   log IRR {b_ref:.6f}")
     print(f"  fit_failure_glm cells=True             {t_cells:7.2f} s   log IRR {b_cells:.6f} "
           f"({cells.n_cells} cells; {t_sm / t_cells:.1f}x faster; |diff| {abs(b_ref - b_cells):.1e})")
-    print(f"  fit_failure_glm on rows (+NB2, CT test) {t_rows:6.2f} s   (1 run)")
-    return t_sm
+    print(f"  fit_failure_glm on rows (+NB2, CT test) {t_rows:6.2f} s   (1 run; {t_rows / t_sm:.1f}x "
+          "the baseline)")
+    return {"rows": CHUNK, "failures": int(y.sum()), "repeat": repeat,
+            "statsmodels_raw_rows_s": t_sm, "cells_fit_s": t_cells, "rows_fit_nb2_s": t_rows,
+            "cells": int(cells.n_cells), "cells_speedup": t_sm / t_cells,
+            "log_irr_statsmodels": b_ref, "log_irr_cells": b_cells, "log_irr_rows": b_rows,
+            "abs_diff_cells_vs_statsmodels": abs(b_ref - b_cells)}
 
 
-def big(rows_big: int) -> None:
+def big(rows_big: int) -> dict:
     """``rows_big`` rows streamed into cells: time and peak memory (run first: clean RSS)."""
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     tracemalloc.start()
@@ -92,21 +98,35 @@ def big(rows_big: int) -> None:
     tracemalloc.stop()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     row = fit.irr("temp_c_mean")
+    table_gb = rows_big * (len(COLS) + 2) * 8 / 1e9
     print(f"{rows_big:.0e} node-windows streamed in {CHUNK:.0e}-row chunks -> {len(cells):,} cells:")
     print(f"  aggregate + fit {secs:7.1f} s; peak traced memory {peak / 2**20:,.0f} MiB; "
           f"process max RSS {rss:,.0f} MiB (before: {rss0:,.0f} MiB)")
     print(f"  IRR per °C {row['irr']:.4f} [{row['irr_low']:.4f}, {row['irr_high']:.4f}] "
           f"(truth {IRR}); {int(fit.events):,} failures")
-    print(f"  the rows as one float64 table would need {rows_big * (len(COLS) + 2) * 8 / 1e9:,.1f} GB")
+    print(f"  the rows as one float64 table would need {table_gb:,.1f} GB")
+    return {"rows": rows_big, "chunk_rows": CHUNK, "cells": len(cells), "seconds": secs,
+            "peak_traced_mib": peak / 2**20, "max_rss_mib": rss, "rss_before_mib": rss0,
+            "irr": float(row["irr"]), "irr_low": float(row["irr_low"]),
+            "irr_high": float(row["irr_high"]), "irr_truth": IRR, "failures": int(fit.events),
+            "row_table_gb": table_gb}
 
 
-def main(rows_big: int, repeat: int) -> None:
-    big(rows_big)
-    t_sm = small(repeat)
+def main(argv: list[str] | None = None) -> dict:
+    """Run both parts; print the figures and return them as a JSON-safe dict.
+
+    ``argv``: ``[rows_big] [repeat]`` (defaults 1e8 and 3).
+    """
+    args = sys.argv[1:] if argv is None else list(argv)
+    rows_big = int(float(args[0])) if args else 100_000_000
+    repeat = int(args[1]) if len(args) > 1 else 3
+    out = {"big": big(rows_big), "small": small(repeat)}
+    t_sm = out["small"]["statsmodels_raw_rows_s"]
+    out["statsmodels_big_extrapolated_min"] = t_sm * rows_big / CHUNK / 60
     print(f"statsmodels on {rows_big:.0e} raw rows would take ~{t_sm * rows_big / CHUNK / 60:,.0f} "
           "min at the 1e6 rate (not run)")
+    return out
 
 
 if __name__ == "__main__":
-    main(int(float(sys.argv[1])) if len(sys.argv) > 1 else 100_000_000,
-         int(sys.argv[2]) if len(sys.argv) > 2 else 3)
+    main()

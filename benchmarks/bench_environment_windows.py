@@ -54,7 +54,13 @@ def power(n: int, seed: int = 1) -> pd.Series:
                      + pd.to_timedelta(np.arange(n), unit="s"))
 
 
-def main(n: int) -> None:
+def main(argv: list[str] | None = None) -> dict:
+    """Run both parts; print the figures and return them as a JSON-safe dict.
+
+    ``argv``: ``[gpu_samples]`` (default 1e7).
+    """
+    args = sys.argv[1:] if argv is None else list(argv)
+    n = int(float(args[0])) if args else 10_000_000
     tel = telemetry(n)
     t_base, _ = timed(lambda: tel.groupby(["host", tel["time"].dt.floor("1h")])[["temp_c", "power_w"]]
                       .agg(["mean", "max"]))
@@ -69,7 +75,12 @@ def main(n: int) -> None:
     print(f"1e6-sample power series (a pause every 30 min): {len(sw)} swings")
     print(f"  np.diff threshold (baseline)   {t_diff:6.3f} s ({jumps} jumps)")
     print(f"  detect_power_swings            {t_sw:6.2f} s ({t_sw / t_diff:.0f}x the baseline)")
+    return {"gpu_samples": len(tel), "host_hours": len(w), "groupby_baseline_s": t_base,
+            "telemetry_windows_s": t_ours, "windows_over_baseline": t_ours / t_base,
+            "power_samples": len(p), "swings": len(sw), "diff_baseline_s": t_diff,
+            "diff_jumps": jumps, "detect_power_swings_s": t_sw,
+            "swings_over_baseline": t_sw / t_diff}
 
 
 if __name__ == "__main__":
-    main(int(float(sys.argv[1])) if len(sys.argv) > 1 else 10_000_000)
+    main()

@@ -307,3 +307,16 @@ def test_bundled_sample_categories_match_truth() -> None:
     assert len(both) == len(truth) == len(out)
     assert (both["category_truth"] == both["category"]).all()
     assert (both["planned_truth"] == both["planned"]).all()
+
+
+def test_node_set_down_by_the_scheduler_is_infrastructure_evidence() -> None:
+    """Fleet view: a FAILED job whose node Slurm set DOWN in the window is an interruption
+    (the scheduler's verdict on the node), a FAILED job with only an application Xid is a
+    user failure, and a DOWN node outside the job's nodes is no evidence for it."""
+    down = sig("node_state:down", "-2min", host="node0003", message="Not responding")
+    jobs = [job("100"), job("101", nodelist="node[0005-0008]")]
+    out = run([down], jobs, policy="fleet")
+    assert out["job_id"].tolist() == ["100"]
+    assert out.iloc[0]["attribution"] == "rule:slurm-node-down"
+    assert out.iloc[0]["evidence_kind"] == "other"
+    assert run([sig("xid:13", "-2min", host="node0003")], [job("100")], policy="fleet").empty

@@ -72,6 +72,9 @@ def test_gaps_unsorted_and_duplicates() -> None:
     holey = holey.iloc[rng.permutation(len(holey))]
     res = diurnal_amplitude(pd.concat([holey, holey.iloc[:50]]), n_boot=100)
     assert abs(res.amplitude_pct - 1.5) < 0.2
+    notes = " | ".join(res.notes)  # each repair is reported, none silent
+    assert "series: unsorted" in notes and "sorted by time" in notes
+    assert "series: duplicate timestamps (100 row(s)) - merged (mean) into 50 row(s)" in notes
     t = s.index
     gappy = s[(t < t[0] + pd.Timedelta(days=3)) | (t > t[0] + pd.Timedelta(days=6))]
     res2 = diurnal_amplitude(gappy, n_boot=100)

@@ -145,6 +145,15 @@ def test_irr_forest_plot(env) -> None:
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert any("temp_c_mean" in x for x in labels) and not any("intercept" in x for x in labels)
     assert np.isclose(fig.axes[0].lines[-1].get_xdata()[0], 1.0)  # the IRR = 1 reference line
+    from matplotlib.collections import LineCollection, PathCollection
+
+    ax = fig.axes[0]
+    bars = next(c for c in ax.collections if isinstance(c, LineCollection))
+    dots = next(c for c in ax.collections if isinstance(c, PathCollection))
+    row = fit.irr("temp_c_mean")  # drawn first (top row): interval ends and the point
+    top = int(np.argmax([seg[0, 1] for seg in bars.get_segments()]))
+    np.testing.assert_allclose(bars.get_segments()[top][:, 0], [row["irr_low"], row["irr_high"]])
+    assert np.isclose(dots.get_offsets()[:, 0], row["irr"]).any()
 
 
 def test_cluster_power_from_jittered_gpu_series() -> None:

@@ -115,12 +115,24 @@ def test_negative_control_and_cluster_robust(env) -> None:
     row = fit.irr("temp_c_mean", model="poisson")
     assert 0.95 < row["irr"] < 1.05  # the chosen categories have 1.08 per °C
     assert any("cluster-robust" in n for n in fit.notes)
+    # rows left out (missing count, zero exposure) leave their node ids out too
+    holes = env.windows.assign(host=env.windows["host"].astype(str)).copy()
+    holes.loc[holes.index[:7], "failures_other"] = np.nan
+    holes.loc[holes.index[7:9], "hours"] = 0.0
+    kept = holes.iloc[9:]
+    a = fit_failure_glm(holes, ["temp_c_mean"], count="failures_other", cluster="host")
+    b = fit_failure_glm(kept, ["temp_c_mean"], count="failures_other", cluster="host")
+    pd.testing.assert_frame_equal(a.summary(), b.summary())
+    assert any("9 row(s) with a missing value" in n for n in a.notes)
+    with pytest.raises(ValueError, match="cluster column 'rack_id'"):
+        fit_failure_glm(kept, ["temp_c_mean"], count="failures_other", cluster="rack_id")
 
 
 @pytest.mark.slow
 def test_irr_interval_coverage_small() -> None:
     """Simulation: the 95 % Wald interval of the temperature IRR covers the truth ~95 % of the
-    time (150 seeded replications of the failures; benchmarks/ runs 1000 of the full model)."""
+    time (150 seeded replications of the failures; benchmarks/bench_environment_coverage.py
+    runs 400 of the full simulation)."""
     env = simulate_environment(n_nodes=128, days=14, rate_scale=0.0, seed=0)
     w = env.windows
     temp = w["temp_c_mean"].to_numpy()

@@ -108,6 +108,8 @@ def test_throughput_falls_from_cool_uncapped_to_hot_capped(steps: pd.DataFrame) 
     assert {"low_naive", "high_naive", "low_hac", "high_hac"} <= set(s.columns)
     tot = s.set_index("effect")["pct_per_c"]
     assert tot["total"] == pytest.approx(tot["direct"] + tot["indirect"], abs=1e-9)
+    # the five 4 s idle pauses between compute cycles are gaps in the steps, and said so
+    assert any(n.startswith("5 gap(s) in 'time'") for n in fit.notes)
 
 
 def test_nvidia_smi_csv_of_the_same_run_agrees() -> None:
@@ -117,3 +119,28 @@ def test_nvidia_smi_csv_of_the_same_run_agrees() -> None:
     sw = detect_power_swings(power, min_step_w=300)
     assert (sw["direction"] == "drop").sum() == 7 and (sw["direction"] == "rise").sum() == 7
     assert np.median(sw["delta_w"].abs()) > 500
+
+
+@pytest.mark.skipif(not (Path(__file__).parents[1] / "analyses" / "h200").exists(),
+                    reason="analyses/ not in this checkout")
+def test_scripted_h200_study(tmp_path: Path) -> None:
+    """analyses/h200/run.py reads the capture through reliab.ingest and writes what it claims."""
+    import importlib.util
+    import json
+
+    root = Path(__file__).parents[1]
+    spec = importlib.util.spec_from_file_location("h200_study", root / "analyses/h200/run.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    n = mod.main(["--data", str(H200), "--out", str(tmp_path)])
+    assert n["sm_clock_mhz_uncapped"] == 1980 and 1400 < n["sm_clock_mhz_capped"] < 1550
+    assert 0.97 < n["power_share_of_limit_capped"] <= 1.0
+    assert n["swings_rise"] == n["swings_drop"] == 7 and 500 < n["swing_median_abs_w"] < 600
+    assert 770 < n["tflops_median_uncapped"] < 800 and 660 < n["tflops_median_capped"] < 680
+    lo, hi = n["slope_hac"]
+    assert lo < n["slope_naive"][0] < n["slope_pct_per_c"] < n["slope_naive"][1] < hi < 0
+    assert {p.name for p in tmp_path.iterdir()} >= {"report.html", "results.json",
+                                                    "power_swings.png", "throughput.csv"}
+    assert json.loads((tmp_path / "results.json").read_text())["numbers"] == json.loads(
+        json.dumps(n))
+    assert "Power swings" in (tmp_path / "report.html").read_text()

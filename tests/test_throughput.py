@@ -115,3 +115,23 @@ def test_bad_input() -> None:
     with_nan.loc[3, "temp_c"] = np.nan
     assert "1 row(s) with a missing value dropped" in fit_throughput(
         with_nan, throughput="tflops").notes
+
+
+def test_unsorted_missing_times_repeats_and_gaps_are_reported() -> None:
+    """Shuffled rows give the sorted fit; each repair of the time order is named in the notes."""
+    d = _series(400)
+    ref = fit_throughput(d, throughput="tflops", lags=4)
+    shuffled = d.sample(frac=1.0, random_state=1)
+    fit = fit_throughput(shuffled, throughput="tflops", lags=4)
+    pd.testing.assert_frame_equal(fit.summary(), ref.summary())
+    assert any("earlier than the row before them" in n for n in fit.notes)
+    assert not any("earlier" in n or "gap" in n for n in ref.notes)
+    holes = d.drop(index=range(100, 160)).copy()  # one hour missing in minute samples
+    holes.loc[5, "time"] = pd.NaT
+    holes = pd.concat([holes, holes.iloc[[10]]])  # a repeated sample
+    notes = " | ".join(fit_throughput(holes, throughput="tflops").notes)
+    assert "1 row(s) without a 'time' value dropped" in notes
+    assert "1 repeated timestamp(s)" in notes
+    assert "1 gap(s) in 'time' longer than 5x the median spacing (longest 61x)" in notes
+    steps = d.assign(time=np.arange(len(d)) * 2.0)  # a numeric clock (step counter) works too
+    assert fit_throughput(steps, throughput="tflops").n == len(d)

@@ -1,9 +1,10 @@
 """Environment and telemetry of the simulated cluster: temperature, power, clocks, throughput.
 
-Calibration and sources (tags as in ``shared/reference/domain.md``):
+Calibration and sources ([P] published or measured, [C] computed from published numbers,
+[U] our assumption):
 
 * diurnal 1–2 % throughput variation from mid-day temperatures acting on GPU dynamic
-  voltage and frequency scaling — Llama 3 §3.3.4 [P] (domain.md §1.5).  Here the clock of a
+  voltage and frequency scaling — Llama 3 (arXiv 2407.21783) §3.3.4 [P].  Here the clock of a
   power-capped GPU falls 3.4 MHz per °C of GPU temperature [U], which with the ±3.5 °C ambient
   swing gives ≈1.6 % peak to trough;
 * synchronized power drops of the whole job at checkpoints and restarts ("tens of

@@ -30,7 +30,9 @@ other record of their job ids (Slurm keeps the job id when it requeues a job; sa
 Infrastructure evidence is root-cause evidence whose taxonomy rule has a hardware component
 (GPU, Host, Network, Unplanned Maintenance), names an external dependency (category
 ``Dependency``: storage, file system, scheduler outages) or an operator action (a planned
-rule).  Application errors (category ``Software Bug``: Xid 13/31/43, CUDA errors, Python
+rule), or the scheduler setting one of the job's nodes DOWN or FAIL (``sacctmgr show
+event``: Slurm takes a node out when it stops responding or fails its health check, the
+node-level detection the RSC study relies on).  Application errors (category ``Software Bug``: Xid 13/31/43, CUDA errors, Python
 exceptions) and NCCL watchdog timeouts alone are not: the RSC health checks that attribute
 failures look at the node (GPU, NVLink, ECC, PCIe, InfiniBand, mounts), not at the job.
 """
@@ -57,6 +59,9 @@ EVIDENCE_KINDS: tuple[str, ...] = ("hardware", "other", "nccl", "none")
 HARDWARE_COMPONENTS = frozenset({"GPU", "Host", "Network", "Unplanned Maintenance"})
 NCCL_CATEGORIES = frozenset({"NCCL Watchdog Timeouts"})
 SERVICE_CATEGORIES = frozenset({"Dependency"})
+#: rules that are infrastructure evidence without a hardware component: the scheduler's
+#: own verdict that a node failed (the cause is unknown, the node is not the job's fault)
+INFRA_RULES = frozenset({"slurm-node-down"})
 
 #: allocation states that have not ended (sacct -T gives them an End): never counted
 NOT_ENDED = frozenset({"RUNNING", "PENDING", "SUSPENDED", "RESIZING", "REQUEUE_HOLD",
@@ -114,6 +119,8 @@ def rule_kinds(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     nccl = np.isin(cat, list(NCCL_CATEGORIES)) & ~hardware
     kind = np.where(hardware, "hardware", np.where(nccl, "nccl", "other")).astype(object)
     infra = hardware | np.isin(cat, list(SERVICE_CATEGORIES)) | table["planned"].to_numpy(dtype=bool)
+    if "id" in table:
+        infra |= np.isin(table["id"].astype(str).to_numpy(), list(INFRA_RULES))
     return kind, infra
 
 

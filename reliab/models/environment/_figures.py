@@ -160,17 +160,22 @@ def diurnal_figure(result: Any, ax: Any = None) -> Figure:
 
 def irr_forest_figure(result: Any, ax: Any = None) -> Figure:
     """Incidence-rate ratios (log axis) with intervals, one row per term and model."""
+    import seaborn as sns
+
     tb = result.table[result.table["term"] != "intercept"].reset_index(drop=True)
     fig, ax = _axes(ax, 0.4 * max(len(tb), 1) + 1.3)
-    y = np.arange(len(tb))[::-1]
-    colours = np.where(tb["model"] == "poisson", "#0072B2", "#D55E00")
-    for yi, r, c in zip(y, tb.itertuples(), colours, strict=True):
-        ax.errorbar(r.irr, yi, xerr=[[r.irr - r.irr_low], [r.irr_high - r.irr]], fmt="o",
-                    color=c, capsize=3)
+    data = tb.assign(y=np.arange(len(tb))[::-1], model=tb["model"].astype(str))
+    palette = {"poisson": "#0072B2", "negbin": "#D55E00"}
+    ax.hlines(data["y"], data["irr_low"], data["irr_high"], lw=1.5,
+              colors=[palette.get(m, "#444444") for m in data["model"]])
+    sns.scatterplot(data=data, x="irr", y="y", hue="model", palette=palette, ax=ax, s=36,
+                    zorder=3, linewidth=0)
     ax.axvline(1.0, color="grey", lw=1, ls="--")
     ax.set_xscale("log")
-    ax.set_yticks(y, [f"{r.term} ({r.model})" for r in tb.itertuples()])
+    ax.set_yticks(data["y"], [f"{r.term} ({r.model})" for r in data.itertuples()])
+    ax.set_ylabel("")
     ax.set_xlabel(f"incidence-rate ratio per unit ({result.conf_level:.0%} interval)")
+    ax.legend(fontsize=7, frameon=False, loc="best")
     ax.set_title("Failures against environment")
     return fig
 

@@ -105,7 +105,8 @@ def _table(model: str, names: list[str], params: np.ndarray, bse: np.ndarray, le
 
 
 def _design(frame: pd.DataFrame, covs: list[str], count: str, exposure: str
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Design matrix, counts and exposures of the usable rows, and the mask of those rows."""
     missing = [c for c in [*covs, count, exposure] if c not in frame.columns]
     if missing:
         raise ValueError(f"column(s) {missing} not in the windows (has {list(frame.columns)})")
@@ -115,7 +116,7 @@ def _design(frame: pd.DataFrame, covs: list[str], count: str, exposure: str
     ok = np.isfinite(x).all(axis=1) & np.isfinite(y) & np.isfinite(e) & (e > 0)
     if (y < 0).any():
         raise ValueError(f"{count!r} has negative values")
-    return np.column_stack([np.ones(int(ok.sum())), x[ok]]), y[ok], e[ok], int((~ok).sum())
+    return np.column_stack([np.ones(int(ok.sum())), x[ok]]), y[ok], e[ok], ok
 
 
 def fit_failure_glm(
@@ -185,7 +186,8 @@ def fit_failure_glm(
         n_cells = len(data)
         notes.append(f"{n_rows:,} rows collapsed to {n_cells:,} covariate cells"
                      + (f" (bins {dict(bins)})" if bins else ""))
-    x, y, e, dropped = _design(data, covs, count, exposure)
+    x, y, e, usable = _design(data, covs, count, exposure)
+    dropped = int((~usable).sum())
     if dropped:
         notes.append(f"{dropped} row(s) with a missing value or exposure <= 0 left out")
     names = ["intercept", *covs]
@@ -197,8 +199,9 @@ def fit_failure_glm(
                      "covariate, Wald intervals may be poor")
     glm = sm.GLM(y, x, family=sm.families.Poisson(), exposure=e)
     if cluster is not None:
-        groups = pd.factorize(windows.loc[np.isfinite(windows[covs].to_numpy(float)).all(1)
-                                          & (windows[exposure] > 0), cluster])[0]
+        if cluster not in windows.columns:
+            raise ValueError(f"cluster column {cluster!r} not in the windows")
+        groups = pd.factorize(windows[cluster].to_numpy()[usable])[0]
         pois = glm.fit(cov_type="cluster", cov_kwds={"groups": groups})
         notes.append(f"Poisson errors cluster-robust by {cluster!r} ({groups.max() + 1} groups)")
     else:
