@@ -264,15 +264,24 @@ def test_readable_at_760px(html: str) -> None:
 
 # ------------------------------------------------------------------ PDF
 def test_pdf_fetches_nothing_and_keeps_log_text(report: Report, tmp_path: Path) -> None:
+    from weasyprint.urls import URLFetcher
+
     calls: list[str] = []
 
-    def fetcher(url: str, *args, **kwargs):
-        calls.append(url)
-        raise ValueError(f"refused {url}")
+    class Recording(URLFetcher):  # WeasyPrint's own fetcher, every URL it is asked for noted
+        def fetch(self, url: str, headers=None):
+            calls.append(url)
+            if not url.startswith("data:"):
+                raise ValueError(f"refused {url}")
+            return super().fetch(url, headers)
 
+    fetcher = Recording(allowed_protocols=("data",))
     path = write_pdf(report, tmp_path / "r.pdf", url_fetcher=fetcher)
     assert path.read_bytes()[:5] == b"%PDF-"
     assert not [c for c in calls if not c.startswith("data:")], calls
+    # the figures reach the PDF as PNG images, one per figure of the document
+    n_figures = sum(isinstance(b, Figure) for s in report.sections for b in s.blocks)
+    assert sum(c.startswith("data:image/png;base64,") for c in calls) == n_figures > 0
     if shutil.which("pdftotext"):
         text = subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True,
                               text=True, check=True).stdout
@@ -332,3 +341,51 @@ def test_files_not_read_are_listed_with_the_reason(tmp_path: Path) -> None:
     res = reliab.ingest(tmp_path)
     page = render_html(build_report({}, ingest=res))
     assert "Files not read" in page and "blob.bin" in page and "notes.txt" in page
+
+
+# ------------------------------------------------------------------ tables as a reader sees them
+def test_parameter_rows_keep_their_names_without_bars_or_empty_intervals(results) -> None:
+    """Regression: the Crow-AMSAA table showed five unnamed numbers, '[—, —]' for the
+    unbiased beta and interval bars that put beta, lambda and MTBF on one scale."""
+    from reliab.report.generic import summary_table
+
+    table = summary_table(results["crow_amsaa"], "Crow-AMSAA")
+    first = list(table.data.iloc[:, 0])
+    assert first[:2] == ["Beta", "Lambda"] and "MTBF instantaneous" in first
+    assert not table.intervals  # different quantities share no scale
+    cells = table.data.to_numpy().ravel().tolist()
+    assert not any("[—" in c for c in cells)
+    unbiased = table.data.set_index(table.data.columns[0]).loc["Beta unbiased"].iloc[0]
+    assert re.fullmatch(r"\d\.\d\d", unbiased)  # the estimate alone, no interval
+
+
+def test_rounding_noise_names_and_several_intervals() -> None:
+    from reliab.report.generic import frame_table, label
+
+    replay = pd.DataFrame({"scenario": ["observed", "replay"], "ettr_change_pp": [0.0, 1.77],
+                           "saved_gpu_hours": [-9.313226e-10, 2.47e6]}, index=[0, 11])
+    t = frame_table(replay, "Replay")
+    # not -9.31e-10; no row numbers; GPU-hours past ten years shown in GPU-years, and said so
+    assert list(t.data.columns) == ["Scenario", "ETTR change (pp)", "Saved GPU-years"]
+    assert list(t.data["Saved GPU-years"]) == ["0", "282"]
+    thr = pd.DataFrame({"effect": ["total"], "pct_per_c": [-0.229824], "low_naive": [-0.230466],
+                        "high_naive": [-0.229182], "low_hac": [-0.230504], "high_hac": [-0.229144],
+                        "p_hac": [0.0]})
+    t = frame_table(thr, "Throughput")
+    assert list(t.data.columns) == ["Effect", "% per °C", "Naive interval", "HAC interval", "p (HAC)"]
+    assert t.data.iloc[0].tolist() == ["Total", "-0.230", "[-0.230, -0.229]", "[-0.231, -0.229]", "<0.001"]
+    assert label("hour_of_min") == "Hour of min" and label("mttf_h") == "MTTF (h)"
+    mttf = pd.DataFrame({"n_gpus": [8, 16], "mttf_h": [6334.6, 3167.3], "mttf_low_h": [5756.2, 2878.1],
+                         "mttf_high_h": [6987.8, 3493.9]})
+    t = frame_table(mttf, "MTTF")
+    assert list(t.data.columns) == ["GPUs", "MTTF (h)"] and t.data.iloc[0, 1] == "6,330 [5,760, 6,990]"
+    assert [name for name, _ in t.intervals] == ["MTTF (h)"]  # one quantity per column: bars kept
+
+
+def test_each_result_heading_leads_its_reading_figure_and_table(report: Report) -> None:
+    blocks = report.section("tbi").blocks
+    i = next(k for k, b in enumerate(blocks) if isinstance(b, Text) and b.title == "Weibull fit")
+    assert isinstance(blocks[i + 1], Figure) and blocks[i + 1].title == ""
+    assert isinstance(blocks[i + 2], Table) and blocks[i + 2].title == "Weibull fit: estimates"
+    page = render_html(report)
+    assert page.index("<h3 class=\"result\">Weibull fit</h3>") < page.index("Weibull fit: estimates")

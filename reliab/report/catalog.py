@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from reliab.report.formatting import fmt_hours, fmt_interval, fmt_p
+from reliab.report.formatting import fmt_hours, fmt_interval, fmt_num, fmt_p
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ def _crow(r: Any) -> str:
 
 
 def _trend(r: Any) -> str:
-    return f"{r.method}: statistic {r.statistic:.3g}, p = {fmt_p(r.pvalue)}; trend: {r.trend}."
+    return f"{r.method}: statistic {fmt_num(r.statistic)}, p = {fmt_p(r.pvalue)}; trend: {r.trend}."
 
 
 def _lemons(r: Any) -> str:

@@ -92,7 +92,7 @@ class Figure:
     Parameters
     ----------
     title : str
-        Heading shown above the figure.
+        Heading shown above the figure (none when empty: a titled :class:`Text` leads it).
     figure : matplotlib.figure.Figure
         The drawing; renderers serialise it (SVG) and never change it.
     caption : str
@@ -120,11 +120,14 @@ class Text:
     kind : {"paragraph", "note", "code"}
         ``"note"`` renders as a highlighted aside (a caveat the reader must not miss);
         ``"code"`` as preformatted text (a configuration file).
+    title : str
+        A heading above the paragraph (a result's name, leading its figure and table).
     """
 
     body: str = ""
     items: tuple[str, ...] = ()
     kind: Literal["paragraph", "note", "code"] = "paragraph"
+    title: str = ""
 
 
 Block = Callout | Table | Figure | Text

@@ -1,93 +1,31 @@
 """Render a :class:`~reliab.report.document.Report` as one self-contained HTML page.
 
-The page needs nothing else: the stylesheet is inlined, figures are inline SVG, there are no
-scripts and no external URLs.  Text from the data (category names, log lines) is escaped by
-jinja2's autoescaping; only the SVG produced here and the package's own CSS are trusted.
+The page needs nothing else: the stylesheet is inlined, figures are inline SVG (PNG
+``data:`` images in the page the PDF is made from), there are no scripts and no external URLs.  Text from the data (category names, log lines) is escaped by
+jinja2's autoescaping; only the figures drawn here and the package's own CSS are trusted.
 Rendering only: nothing here computes a statistic.
 """
 
 from __future__ import annotations
 
-import io
+import base64
 import re
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import jinja2
-import matplotlib
 import numpy as np
 from markupsafe import Markup
-from matplotlib.collections import Collection
-from matplotlib.figure import Figure as MplFigure
-from matplotlib.lines import Line2D
 
 from reliab.report.document import Block, Callout, Figure, Report, Table, Text
+from reliab.report.figures import PRINT_DPI, figure_to_svg, rendered
+
+#: ``"screen"``: the page (inline SVG figures, every table); ``"print"``: the page WeasyPrint
+#: lays out for the PDF (PNG figures at print resolution, no HTML-only listings)
+Target = Literal["screen", "print"]
 
 _CI = re.compile(r"^(.*\S) (\[[^\]]*\])$")
-_SVG_IDS = re.compile(r'\sid="([^"]+)"')
-_SVG_REFS = re.compile(r'(\sid="|href="#|url\(#)([^")]+)')
-
-
-#: an artist with more points than this is rasterized inside the SVG (WeasyPrint draws each
-#: SVG element one by one; the demo's step functions and scatter plots took most of the PDF time)
-DENSE = 150
-
-
-def _dense_artists(fig: MplFigure) -> list[Any]:
-    out = []
-    for ax in fig.axes:
-        for artist in ax.get_children():
-            if isinstance(artist, Line2D) and len(artist.get_xdata()) > DENSE:
-                out.append(artist)
-            elif isinstance(artist, Collection):
-                n = len(artist.get_offsets()) + sum(len(p.vertices) for p in artist.get_paths())
-                if n > DENSE and not artist.get_rasterized():
-                    out.append(artist)
-    return out
-
-
-def figure_to_svg(fig: MplFigure, *, id_prefix: str = "", alt: str = "") -> str:
-    """Serialise a matplotlib figure to an inline ``<svg>`` element.
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-        The figure (left unchanged).
-    id_prefix : str
-        Prepended to every ``id`` and internal reference, so that several figures can live
-        in one page without their clip paths and glyph definitions colliding.
-    alt : str
-        Accessible name (``aria-label``) of the image.
-
-    Returns
-    -------
-    str
-        An ``<svg>`` element without XML prolog, doctype or metadata.
-    """
-    buf = io.BytesIO()
-    dense = _dense_artists(fig)
-    for artist in dense:  # drawn as one embedded PNG each: a few KB instead of thousands of paths
-        artist.set_rasterized(True)
-    try:
-        with matplotlib.rc_context({"svg.fonttype": "none"}):  # text as <text>, not glyph paths
-            fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight", dpi=150)
-    finally:
-        for artist in dense:
-            artist.set_rasterized(False)
-    svg = buf.getvalue().decode("utf-8")
-    svg = svg[svg.index("<svg") :]
-    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
-    if id_prefix:
-        ids = set(_SVG_IDS.findall(svg))
-        svg = _SVG_REFS.sub(
-            lambda m: m.group(1) + (id_prefix + m.group(2) if m.group(2) in ids else m.group(2)),
-            svg,
-        )
-    label = jinja2.utils.markupsafe.escape(alt)
-    return svg.replace("<svg ", f'<svg role="img" aria-label="{label}" class="chart" ', 1).strip()
-
-
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
 
@@ -165,7 +103,22 @@ def _table_view(table: Table) -> dict[str, Any]:
     }
 
 
-def _blocks_view(blocks: tuple[Block, ...], prefix: str) -> list[dict[str, Any]]:
+def _figure_view(block: Figure, prefix: str, target: Target) -> dict[str, Any]:
+    alt = block.alt or block.title
+    if target == "print":
+        data = base64.b64encode(rendered(block.figure).png).decode("ascii")
+        # trusted: a PNG we drew, as a data: URL (the only scheme the PDF renderer fetches);
+        # image-resolution gives it the figure's size in inches (WeasyPrint honours it)
+        image = Markup('<img class="chart" src="data:image/png;base64,{}" alt="{}" '
+                       'style="image-resolution: {}dpi">').format(Markup(data), alt, PRINT_DPI)
+    else:
+        # trusted: SVG written by matplotlib from our own figure; its text is escaped there
+        image = Markup(figure_to_svg(block.figure, id_prefix=prefix, alt=alt))
+    return {"kind": "figure", "title": block.title, "caption": block.caption, "svg": image}
+
+
+def _blocks_view(blocks: tuple[Block, ...], prefix: str, target: Target = "screen"
+                 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i, block in enumerate(blocks):
         if isinstance(block, Callout):
@@ -174,20 +127,10 @@ def _blocks_view(blocks: tuple[Block, ...], prefix: str) -> list[dict[str, Any]]
             else:
                 out.append({"kind": "callouts", "items": [block]})
         elif isinstance(block, Table):
-            out.append(_table_view(block))
+            if not (block.screen_only and target == "print"):
+                out.append(_table_view(block))
         elif isinstance(block, Figure):
-            svg = figure_to_svg(
-                block.figure, id_prefix=f"{prefix}f{i}-", alt=block.alt or block.title
-            )
-            # trusted: produced by matplotlib from our own figure, text drawn as paths
-            out.append(
-                {
-                    "kind": "figure",
-                    "title": block.title,
-                    "caption": block.caption,
-                    "svg": Markup(svg),
-                }
-            )
+            out.append(_figure_view(block, f"{prefix}f{i}-", target))
         elif isinstance(block, Text):
             out.append(
                 {
@@ -195,6 +138,7 @@ def _blocks_view(blocks: tuple[Block, ...], prefix: str) -> list[dict[str, Any]]
                     "body": block.body,
                     "items": block.items,
                     "note": block.kind == "note",
+                    "title": block.title,
                 }
             )
         else:
@@ -217,13 +161,18 @@ def stylesheet() -> str:
     return files("reliab.report").joinpath("templates", "report.css").read_text(encoding="utf-8")
 
 
-def render_html(report: Report) -> str:
+def render_html(report: Report, *, target: Target = "screen") -> str:
     """Render ``report`` as one self-contained HTML5 document.
 
     Parameters
     ----------
     report : Report
         The document to render.
+    target : {"screen", "print"}
+        ``"screen"``: figures as inline SVG, every table.  ``"print"``: the page the PDF is
+        made from: figures as PNG ``data:`` images at print resolution, tables marked
+        HTML-only left out.  Either way each figure is drawn once
+        (:mod:`reliab.report.figures`).
 
     Returns
     -------
@@ -247,7 +196,7 @@ def render_html(report: Report) -> str:
         seen.add(anchor)
         sections.append(
             {"title": s.title, "anchor": anchor, "intro": s.intro,
-             "blocks": _blocks_view(s.blocks, prefix=f"s{n}")}
+             "blocks": _blocks_view(s.blocks, prefix=f"s{n}", target=target)}
         )
     template = _environment().get_template("page.html.j2")
     # the stylesheet is our own file; marking it safe keeps quotes intact inside <style>

@@ -2,7 +2,10 @@
 
 The PDF is the HTML page of :func:`reliab.report.html.render_html` laid out with the print
 rules of the same stylesheet (A4, page numbers, table headers repeated, figures kept whole),
-so the two outputs cannot drift apart.  The page references no external resource; the URL
+so the two outputs cannot drift apart.  The page it lays out is the ``"print"`` rendering:
+the same document with figures as PNG images at print resolution (WeasyPrint paints inline
+SVG element by element, which took most of the PDF's time) and without the HTML-only
+listings; each figure is drawn once for both outputs (:mod:`reliab.report.figures`).  The page references no external resource; the URL
 fetcher only accepts ``data:`` URLs so that rendering never touches the network or disk.
 """
 
@@ -37,7 +40,7 @@ def render_pdf(report: Report, *, url_fetcher: Callable[[str], Any] | None = Non
     from weasyprint.urls import URLFetcher
 
     fetcher = url_fetcher if url_fetcher is not None else URLFetcher(allowed_protocols=("data",))
-    document = HTML(string=render_html(report), base_url=None, url_fetcher=fetcher)
+    document = HTML(string=render_html(report, target="print"), base_url=None, url_fetcher=fetcher)
     pdf = document.write_pdf()
     if pdf is None:  # pragma: no cover - write_pdf returns bytes when no target is given
         raise RuntimeError("WeasyPrint returned no PDF")

@@ -13,6 +13,7 @@ import matplotlib.dates as mdates
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import EngFormatter
 
 _WIDTH = 6.8
 _LABEL_COLOURS = {"job start": "#009E73", "job stop": "#0072B2", "failure-induced": "#D55E00",
@@ -31,15 +32,18 @@ def _naive(times: pd.Series | pd.DatetimeIndex) -> pd.DatetimeIndex:
     return t.tz_convert("UTC").tz_localize(None) if t.tz is not None else t
 
 
-def _envelope(power: pd.Series, bins: int) -> tuple[pd.DatetimeIndex, np.ndarray]:
-    """Min and max of each of ``bins`` time bins, so steps survive the thinning."""
+def _envelope(power: pd.Series, bins: int
+              ) -> tuple[pd.DatetimeIndex, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Time, min, max and mean of each of ``bins`` time bins (``None`` when the series is short
+    enough to draw as it is): a swinging series drawn as one line over weeks is a solid
+    block; its range per bin shows the level and the swings' reach, the mean the trend."""
     if len(power) <= 2 * bins:
-        return _naive(power.index), power.to_numpy(dtype=float)
+        return None
     k = np.arange(len(power)) * bins // len(power)
     g = pd.Series(power.to_numpy(dtype=float)).groupby(k)
-    lo_i, hi_i = g.idxmin().to_numpy(), g.idxmax().to_numpy()
-    idx = np.sort(np.unique(np.r_[lo_i, hi_i]))
-    return _naive(power.index[idx]), power.to_numpy(dtype=float)[idx]
+    first = np.r_[0, np.flatnonzero(np.diff(k)) + 1]
+    return (_naive(power.index[first]), g.min().to_numpy(), g.max().to_numpy(),
+            g.mean().to_numpy())
 
 
 def power_swing_figure(result: Any, ax: Any = None) -> Figure:
@@ -52,9 +56,17 @@ def power_swing_figure(result: Any, ax: Any = None) -> Figure:
         top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
         power = result.power
         if power is not None and len(power):
-            t, v = _envelope(power, 2000)
-            top.plot(t, v * result.scale / 1e6, lw=0.6, color="#444444",
-                     rasterized=len(t) > 2000)
+            mw = result.scale / 1e6
+            env = _envelope(power, 400)
+            if env is None:
+                top.plot(_naive(power.index), power.to_numpy(dtype=float) * mw, lw=0.6,
+                         color="#444444")
+            else:
+                t, lo, hi, mean = env
+                top.fill_between(t, lo * mw, hi * mw, step="post", color="#BBBBBB", lw=0,
+                                 label="range per bin")
+                top.step(t, mean * mw, where="post", lw=0.8, color="#444444", label="mean per bin")
+                top.legend(fontsize=7, frameon=False, loc="lower right")
         top.set_ylabel("power (MW)")
         step = (f"{result.min_step_w / 1e6:.3g} MW" if result.min_step_w >= 1e5
                 else f"{result.min_step_w:g} W")
@@ -118,6 +130,7 @@ def throughput_figure(result: Any, ax: Any = None) -> Figure:
             label=f"total {tot['pct_per_c']:+.3g} %/°C")
     ax.set_xlabel("temperature (°C)")
     ax.set_ylabel("throughput")
+    ax.yaxis.set_major_formatter(EngFormatter())  # 2.72 M, not an offset "1e6" in the corner
     ax.legend(fontsize=7, frameon=False)
     ax.set_title("Throughput against temperature")
     return fig

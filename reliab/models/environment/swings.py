@@ -334,8 +334,9 @@ def analyze_power_swings(
     rows = [_rate_row(lab, sw[sw["label"] == lab], days, conf_level) for lab in LABELS
             if (sw["label"] == lab).any()]
     rows.append(_rate_row("Total", sw, days, conf_level))
-    notes = [f"{len(series):,} samples over {days * 24:.4g} h; swings of at least "
-             f"{min_step_w:g} W in the measured series",
+    step = f"{min_step_w / 1e6:.3g} MW" if min_step_w >= 1e5 else f"{min_step_w:.3g} W"
+    notes = [f"{len(series):,} samples over {days * 24:,.0f} h; swings of at least "
+             f"{step} in the measured series",
              "ramp rates are lower bounds when a step falls between two samples"]
     if scale != 1.0:
         notes.append(f"sizes scaled by {scale:g} (all units assumed to swing in sync)")

@@ -148,8 +148,13 @@ class PlanResult(ResultMixin):
             fig, axes = ax.figure, [ax]
             restarts = restarts[:1]
         else:
-            fig = Figure(figsize=(3.6 * len(restarts) + 0.8, 3.6), layout="constrained")
-            axes = fig.subplots(1, len(restarts), sharey=True, squeeze=False)[0]
+            # two panels a row: four in one row print at half size on a page
+            ncols = min(len(restarts), 2)
+            nrows = -(-len(restarts) // ncols)
+            fig = Figure(figsize=(3.6 * ncols + 0.8, 3.3 * nrows), layout="constrained")
+            axes = list(fig.subplots(nrows, ncols, sharey=True, squeeze=False).ravel())
+            for extra in axes[len(restarts):]:
+                extra.set_visible(False)
         mesh = None
         for axis, restart in zip(axes, restarts, strict=False):
             sub = g[g["restart_h"] == restart]
@@ -165,7 +170,8 @@ class PlanResult(ResultMixin):
             axis.plot(np.interp(daly, cols, np.arange(len(cols))), range(len(piv.index)), "w^",
                       label="Daly optimum")
             axis.set(title=f"restart {60 * restart:g} min", xlabel="checkpoint interval (min)")
-        axes[0].set_ylabel("GPUs")
+        for axis in axes[:: (2 if len(axes) > 1 and ax is None else 1)]:
+            axis.set_ylabel("GPUs")
         if mesh is not None:
             fig.colorbar(mesh, ax=list(axes), label="expected ETTR")
         return fig
