@@ -73,11 +73,14 @@ def noting() -> Iterator[LocalTimeLog]:
         _LOG.reset(token)
 
 
-def _zone(tz: str | tzinfo | None) -> tzinfo:
+def resolve_tz(tz: str | tzinfo | None) -> tzinfo:
+    """``tzinfo`` for the ``tz=`` option (IANA name, tzinfo, or ``None`` for UTC)."""
     if tz is None:
         return UTC
     if isinstance(tz, tzinfo):
         return tz
+    if not isinstance(tz, str):
+        raise TypeError(f"tz must be an IANA zone name or a tzinfo, not {type(tz).__name__}")
     if tz.upper() in ("UTC", "Z"):
         return UTC
     try:
@@ -128,7 +131,7 @@ def localize(value: T, tz: str | tzinfo | None) -> T:
     ParseError
         When the wall time does not exist in ``tz`` (skipped by a DST change).
     """
-    zone = _zone(tz)
+    zone = resolve_tz(tz)
     if value.tzinfo is not None:
         return value.astimezone(UTC) if not isinstance(value, pd.Timestamp) else value.tz_convert("UTC")
     if _fixed(zone):
@@ -154,7 +157,7 @@ def localize_series(values: pd.Series, tz: str | tzinfo | None) -> tuple[pd.Seri
     problems : dict
         Position -> reason for the times that do not exist in ``tz``.
     """
-    zone = _zone(tz)
+    zone = resolve_tz(tz)
     if isinstance(values.dtype, pd.DatetimeTZDtype):
         return values.dt.tz_convert("UTC"), {}
     if _fixed(zone):
@@ -176,4 +179,4 @@ def localize_series(values: pd.Series, tz: str | tzinfo | None) -> tuple[pd.Seri
     return out, problems
 
 
-__all__ = ["localize", "localize_series", "noting", "LocalTimeLog"]
+__all__ = ["localize", "localize_series", "resolve_tz", "noting", "LocalTimeLog"]

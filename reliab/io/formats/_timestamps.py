@@ -51,10 +51,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
-from zoneinfo import ZoneInfo
 
 from reliab.errors import ParseError
-from reliab.io._localtime import localize, localize_series  # noqa: F401 - the DST rule, re-exported
+from reliab.io._localtime import (  # noqa: F401 - the DST rule and the tz= option, re-exported
+    localize,
+    localize_series,
+    resolve_tz,
+)
 
 MONTHS = {m: i for i, m in enumerate(
     ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
@@ -116,22 +119,6 @@ class Header:
     partial: tuple[int, int, int, int, int] | None = None
     error: str | None = None
     delta: float | None = None
-
-
-def resolve_tz(tz: str | tzinfo | None) -> tzinfo:
-    """``tzinfo`` for the ``tz=`` option (IANA name, tzinfo, or ``None`` for UTC)."""
-    if tz is None:
-        return UTC
-    if isinstance(tz, tzinfo):
-        return tz
-    if not isinstance(tz, str):
-        raise TypeError(f"tz must be an IANA zone name or a tzinfo, not {type(tz).__name__}")
-    if tz.upper() in ("UTC", "Z"):
-        return UTC
-    try:
-        return ZoneInfo(tz)
-    except (KeyError, ValueError) as exc:
-        raise ValueError(f"unknown time zone {tz!r}") from exc
 
 
 def out_of_range(when: datetime) -> str | None:
