@@ -46,6 +46,7 @@ from test_ingest_folder import _unprivileged
 import reliab
 from reliab import schema
 
+JOB2 = JOB.replace("4312001", "4312002")
 LANL_HEAD = ("System,machine type,nodes,procstot,procsinnode,nodenum,nodenumz,node install,node prod,node decom,"
              "fru type,mem,cputype,memtype,num intercon,purpose,Prob Started,Prob Fixed,Down Time,Facilities,"
              "Hardware,Human Error,Network,Undetermined,Software,Same Event\n")
@@ -106,10 +107,11 @@ CASES: dict[str, tuple[bytes, int, int, int]] = {
     "dmesg/node0007.log.zst": (zstandard.ZstdCompressor().compress((SYSLOG * 3).encode() + b"\0" * (64 << 20)),
                                3, 0, 0),
     "slurm/sacct_y9999.txt": ((SACCT_HEAD + JOB + JOB.replace("2024", "9999")).encode(), 1, 1, 0),
-    "slurm/sacct_nnodes.txt": ((SACCT_HEAD + JOB + JOB.replace("|2048|", "|" + "9" * 5000 + "|")
-                                + JOB.replace("|2048|", "|99999999999999999999999|")
-                                + JOB.replace("gres/gpu=16384", "gres/gpu=99999999999999999999999")
-                                + JOB.replace("|2048|", "|2048\u00b2|")).encode(), 1, 1, 0),
+    # another job than sacct_y9999.txt's: a record two exports repeat is kept once (in the later file)
+    "slurm/sacct_nnodes.txt": ((SACCT_HEAD + JOB2 + JOB2.replace("|2048|", "|" + "9" * 5000 + "|")
+                                + JOB2.replace("|2048|", "|99999999999999999999999|")
+                                + JOB2.replace("gres/gpu=16384", "gres/gpu=99999999999999999999999")
+                                + JOB2.replace("|2048|", "|2048\u00b2|")).encode(), 1, 1, 0),
     "slurm/sacct.json": (json.dumps({"meta": {"plugin": {"name": "slurm"}}, "jobs": [
         {"job_id": 1, "state": {"current": ["NODE_FAIL"]}, "time": {"start": 1717200000, "end": 1717203600}},
         {"job_id": 2, "state": {"current": ["FAILED"]}, "time": {"start": 1717200000, "end": "INF"}},

@@ -6,7 +6,9 @@ A job record is identified by its job id, submit time and start time (Slurm keep
 id when it requeues a job and gives each run a new start; ``sacct --duplicates`` lists
 every run, see ``sacct(1)``).  Of the copies of one record the one that knows most is
 kept: an ended copy over a still-running one, the latest end, and among equals the copy
-read last.  Counting a repeated record twice would count one interruption twice.
+read last.  Only copies from *other* inputs are dropped: records repeated within one file
+are that file's business (its reader keeps them as written).  Counting a record repeated
+by another export twice would count one interruption twice.
 """
 
 from __future__ import annotations
@@ -49,8 +51,11 @@ def drop_repeated_jobs(jobs: pd.DataFrame, signals: pd.DataFrame
                           "end": end.fillna(pd.Timestamp.min.tz_localize("UTC")).to_numpy(),
                           "pos": np.arange(len(jobs))})
     best = order.sort_values(["key", "ended", "end", "pos"]).groupby("key", sort=False)["pos"].last()
-    keep = np.zeros(len(jobs), dtype=bool)
-    keep[best.to_numpy()] = True
+    source = jobs["origin"].astype("string").fillna("").str.rsplit(":", n=1).str[0].to_numpy(dtype=object)
+    best_pos = best.reindex(order["key"]).to_numpy()
+    keep = source == source[best_pos]  # the kept copy and its own file's rows stay
+    if keep.all():
+        return jobs, signals, None
     gone = set(jobs.loc[~keep, "origin"].astype(str))
     drop = (signals["origin"].astype(str).isin(gone)
             & signals["signal"].astype(str).str.startswith("slurm:")).to_numpy(dtype=bool)
