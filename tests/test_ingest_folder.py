@@ -10,6 +10,7 @@ counts of the sample (419 unexpected, 47 planned) are unchanged.
 from __future__ import annotations
 
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -43,8 +44,12 @@ def _png() -> bytes:
 
 
 def _handover(root: Path) -> dict[str, str]:
-    """Fill ``root`` with the sample (symlinked) and the odd files; name -> expected source."""
-    (root / "sample").symlink_to(SAMPLE, target_is_directory=True)
+    """Fill ``root`` with the sample (copied) and the odd files; name -> expected source.
+
+    The sample is copied, not linked: the run is made as ``nobody``, who may not traverse
+    the checkout's parent folders (a ``mktemp -d`` clone is mode 700).
+    """
+    shutil.copytree(SAMPLE, root / "sample", ignore=shutil.ignore_patterns("__pycache__"))
     extra = root / "extra"
     extra.mkdir()
     (extra / "dashboard.png").write_bytes(_png())
