@@ -7,8 +7,7 @@ Every function returns a frozen result object with ``summary()``, ``to_dict()`` 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from reliab._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "estimate_mtbf": "reliab.models.mtbf",
@@ -69,14 +68,4 @@ _EXPORTS: dict[str, str] = {
 __all__ = list(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'reliab.models' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
