@@ -170,7 +170,25 @@ def iso_utc(values: pd.Series) -> pd.Series | None:
         times = pc.strptime(text, format="%Y-%m-%dT%H:%M:%SZ", unit="ns", error_is_null=True)
     except (pa.ArrowException, ValueError):
         return None
-    if times.null_count or not pc.all(pc.equal(pc.strftime(times, format="%Y-%m-%dT%H:%M:%SZ"), text)).as_py():
-        return None  # (Arrow rolls 30 February over into March: the round trip refuses it)
+    if times.null_count or not _fields_kept(text, times):
+        return None
     out = pd.Series(times.to_numpy(zero_copy_only=False), index=values.index).dt.tz_localize("UTC")
     return out
+
+
+#: (start, stop) of each field in ``YYYY-MM-DDTHH:MM:SSZ`` and the Arrow function that reads it back
+_FIELDS = ((0, 4, "year"), (5, 7, "month"), (8, 10, "day"), (11, 13, "hour"), (14, 16, "minute"),
+           (17, 19, "second"))
+
+
+def _fields_kept(text: pa.Array, times: pa.Array) -> bool:
+    """Whether every parsed time has the fields written (Arrow rolls 30 February over into
+    March, 24:00 into the next day; pandas refuses them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for start, stop, name in _FIELDS:
+        written = pc.cast(pc.utf8_slice_codeunits(text, start, stop), pa.int64())
+        if not pc.all(pc.equal(written, getattr(pc, name)(times))).as_py():
+            return False
+    return True
