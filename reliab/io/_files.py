@@ -198,6 +198,43 @@ def head_lines(path: str | Path, n: int = 20, max_bytes: int = 65536) -> list[st
     return text.splitlines()[:n]
 
 
+class Head(list[str]):
+    """The first lines of a file (what a sniffer reads) with the bytes they came from.
+
+    ``raw`` holds the file's first bytes as stored (magic numbers of compressed or binary
+    formats), ``data`` its first decompressed bytes (at least those of the lines).  Every
+    sniffer gets the same :class:`Head`, so a file's start is read once, whatever the
+    number of registered parsers.
+    """
+
+    raw: bytes = b""
+    data: bytes = b""
+
+
+def read_start(path: str | Path, n: int = 20, max_bytes: int = 65536) -> Head:
+    """The first ``n`` lines of ``path`` as :func:`head_lines` gives them, as a :class:`Head`.
+
+    A plain file is opened once (its first ``max_bytes`` bytes give magic number and
+    lines); a compressed one is opened once more to decompress its first ``max_bytes``.
+
+    Raises
+    ------
+    InputFileError
+        If the file is missing, not a regular file, or not a single byte of it can be
+        decompressed.
+    """
+    check_regular(path)
+    try:
+        with open(path, "rb") as fh:
+            first = fh.read(max_bytes)
+    except OSError as exc:
+        raise InputFileError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    data = read_head(path, max_bytes) if any(first.startswith(magic) for magic, _ in _MAGIC) else first
+    out = Head(data.decode("utf-8", errors="replace").splitlines()[:n])
+    out.raw, out.data = first, data
+    return out
+
+
 #: bytes of decompressed content that identify a file (its fingerprint)
 HEAD_BYTES = 65536
 

@@ -45,6 +45,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 from functools import lru_cache
 from pathlib import Path
@@ -92,16 +93,68 @@ def sniff_nccl(path: str, first_lines: list[str] | tuple[str, ...]) -> float:
     name = Path(path).name
     if re.fullmatch(r"slurm-[0-9]+(?:_[0-9]+)?(?:-\S+)?\.(?:out|err|log)(?:\.\w+)?", name):
         return 0.9
+    return _score_lines(first_lines, _Hints.of("\n".join(first_lines)))
+
+
+@dataclass(frozen=True)
+class _Hints:
+    """What the lines of a file's head may hold, from literal and regex checks of all of
+    them at once: each is a necessary condition of what :func:`_score_lines` looks for in
+    one line, so a ``False`` skips that work on every line (a ``True`` decides nothing)."""
+
+    glog: bool
+    iso: bool
+    marker: bool
+    training: bool
+
+    @classmethod
+    def of(cls, text: str) -> _Hints:
+        odd = "\x1b" in text  # (colour codes are removed before a line is taken apart)
+        return cls(glog=odd or _GLOG_HINT.search(text) is not None,
+                   iso=odd or _ISO_HINT.search(text) is not None,
+                   marker=any(marker in text for marker in _MARKERS),
+                   training=_training_hint(text))
+
+
+#: every match of ``_TRAINING`` (case-insensitive) holds one of these, lower-cased
+_TRAINING_WORDS = ("loss", "grad", "learning", "lr", "iter", "step", "epoch", "tokens/s", "tflops",
+                   "throughput", "samples/s")
+#: every match of ``_MEGATRON`` holds one of these
+_MEGATRON_WORDS = ("iteration", "consumed samples", "dataset ", "datetime: ")
+
+
+def _training_hint(text: str) -> bool:
+    """Whether ``text`` may hold a training-loop progress line (the regexes run only on
+    text holding one of their words; non-ASCII text, where case folding goes beyond
+    ``str.lower``, always runs them)."""
+    if text.isascii():
+        low = text.lower()
+        if not any(w in low for w in _TRAINING_WORDS) and not any(w in text for w in _MEGATRON_WORDS):
+            return False
+    return _TRAINING.search(text) is not None or _MEGATRON.search(text) is not None
+
+
+#: every hint true: the line-by-line checks alone decide
+_ALL = _Hints(True, True, True, True)
+#: a glog prefix, timed or not, contains one of these (``_GLOG``, ``_GLOG_NO_TIME``)
+_GLOG_HINT = re.compile(r"[IWEF][0-9]{3,4} [0-9]{2}:[0-9]{2}:[0-9]{2}|\[[IWEF] ")
+#: every match of ``ISO`` contains this
+_ISO_HINT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T_][0-9]{2}:[0-9]{2}:[0-9]{2}")
+
+
+def _score_lines(lines: list[str] | tuple[str, ...], hints: _Hints = _ALL) -> float:
+    """The content score of :func:`sniff_nccl`: glog 0.8, failure markers 0.6, dated or
+    traceback lines 0.4, a training loop's progress lines at least 0.35."""
     score, training = 0.0, 0
-    for line in first_lines:
-        part = split_line(line)
-        if part.glog is not None or part.glog_untimed:
+    for line in lines:
+        part = split_line(line) if hints.glog or (hints.iso and score < 0.4) else None
+        if part is not None and (part.glog is not None or part.glog_untimed):
             return 0.8
-        if any(marker in line for marker in _MARKERS):
+        if hints.marker and any(marker in line for marker in _MARKERS):
             score = max(score, 0.6)
-        elif part.iso is not None or "Traceback (most recent call last)" in line:
+        elif (part is not None and part.iso is not None) or "Traceback (most recent call last)" in line:
             score = max(score, 0.4)
-        if len(_TRAINING.findall(line)) >= 2 or _MEGATRON.search(line):
+        if hints.training and not training and (len(_TRAINING.findall(line)) >= 2 or _MEGATRON.search(line)):
             training += 1
     return max(score, 0.35) if training else score
 
