@@ -85,9 +85,16 @@ def open_binary(path: str | Path) -> BinaryIO:
     p = Path(path)
     check_regular(p)
     try:
-        kind = compression_of(p)
+        fh = open(p, "rb")  # noqa: SIM115 - handed to the caller
+        head = fh.peek(6)[:6]
     except OSError as exc:
+        if "fh" in locals():
+            fh.close()
         raise InputFileError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+    kind = next((name for magic, name in _MAGIC if head.startswith(magic)), None)
+    if kind is None:
+        return fh  # a plain file: opened once
+    fh.close()
     if kind == "gzip":
         return gzip.open(p, "rb")  # type: ignore[return-value]
     if kind == "bz2":
@@ -96,7 +103,7 @@ def open_binary(path: str | Path) -> BinaryIO:
         return lzma.open(p, "rb")  # type: ignore[return-value]
     if kind == "zstd":
         return io.BufferedReader(_ZstdRaw(open(p, "rb")))  # type: ignore[return-value]
-    return open(p, "rb")
+    raise AssertionError(kind)  # pragma: no cover - every magic is handled above
 
 
 class _ZstdRaw(io.RawIOBase):

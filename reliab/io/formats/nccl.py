@@ -177,7 +177,8 @@ def _iso_time(m: re.Match[str], tz: tzinfo) -> pd.Timestamp | None:
         base = _iso_base(m.group(1, 2, 3, 4, 5, 6), offset, tz)
     if base is None:
         return None
-    return base + pd.Timedelta(nanoseconds=fraction_ns(m.group(7)))
+    # (the same Timestamp as base + Timedelta(nanoseconds=...), built without the Timedelta)
+    return pd.Timestamp(base.value + fraction_ns(m.group(7)), tz=base.tz)
 
 
 def _fixed_zone(tz: tzinfo) -> bool:
