@@ -46,7 +46,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone, tzinfo
+from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -171,10 +171,10 @@ _MEGATRON = re.compile(r"\biteration\s+[0-9]+/\s*[0-9]+ \||consumed samples|elap
 def _iso_time(m: re.Match[str], tz: tzinfo) -> pd.Timestamp | None:
     """The UTC time of an ISO match, ``None`` if it is no calendar time or out of range."""
     offset = m.group(8)
-    if offset or _fixed_zone(tz):  # no DST rule involved: the second's instant is cached
-        base = _iso_second(m.group(1, 2, 3, 4, 5, 6), offset or "", tz)
-    else:
-        base = _iso_base(m.group(1, 2, 3, 4, 5, 6), offset, tz)
+    if offset or _fixed_zone(tz):  # no DST rule involved: integer arithmetic, one Timestamp
+        second = _iso_second_ns(m.group(1, 2, 3, 4, 5, 6), offset or "", tz)
+        return None if second is None else pd.Timestamp(second + fraction_ns(m.group(7)), tz=UTC)
+    base = _iso_base(m.group(1, 2, 3, 4, 5, 6), offset, tz)
     if base is None:
         return None
     # (the same Timestamp as base + Timedelta(nanoseconds=...), built without the Timedelta)
@@ -199,10 +199,30 @@ def _iso_base(fields: tuple[str, ...], offset: str | None, tz: tzinfo) -> pd.Tim
     return pd.Timestamp(when)
 
 
+_EPOCH_DAY = date(1970, 1, 1).toordinal()
+_NS = 1_000_000_000
+#: TIME_MIN and TIME_MAX in nanoseconds since the epoch
+_NS_RANGE = tuple((t - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1) * 1000
+                  for t in (TIME_MIN, TIME_MAX))
+
+
 @lru_cache(maxsize=4096)
-def _iso_second(fields: tuple[str, ...], offset: str, tz: tzinfo) -> pd.Timestamp | None:
-    """:func:`_iso_base` of a stamp with a fixed offset (lines of one second share it)."""
-    return _iso_base(fields, offset or None, tz)
+def _iso_second_ns(fields: tuple[str, ...], offset: str, tz: tzinfo) -> int | None:
+    """``_iso_base(fields, offset, tz).value`` for a fixed offset (the text's, else ``tz``'s),
+    computed without building a datetime and a Timestamp: the calendar checks of
+    ``datetime`` (seconds above 59 read as 59), the offset subtracted, the same range."""
+    y, mo, d, hh, mm, ss = (int(f) for f in fields)
+    try:
+        day = date(y, mo, d).toordinal() - _EPOCH_DAY
+        zone = datetime.fromisoformat("2000-01-01T00:00:00" + offset).tzinfo if offset else tz
+    except ValueError:
+        return None
+    if hh > 23 or mm > 59 or zone is None:
+        return None
+    off = zone.utcoffset(None) or timedelta(0)
+    ns = ((day * 86400 + hh * 3600 + mm * 60 + min(ss, 59)) * _NS
+          - off // timedelta(microseconds=1) * 1000)
+    return ns if _NS_RANGE[0] <= ns < _NS_RANGE[1] else None
 
 
 def _clock(row: Row) -> float | None:
