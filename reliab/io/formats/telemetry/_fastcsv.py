@@ -26,8 +26,8 @@ from reliab.io._prefilter import MAX_LINE_BYTES
 if TYPE_CHECKING:
     import pyarrow as pa
 
-#: files read whole on the fast path (larger ones stream line by line)
-WHOLE_BYTES = 64 << 20
+#: files read whole on the fast path (larger ones stream line by line, in bounded memory)
+WHOLE_BYTES = 16 << 20
 #: a blank line: nothing but white space (``str.isspace``) between two line ends
 _BLANK = re.compile(r"^\s*$", re.M)
 
