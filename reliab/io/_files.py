@@ -86,10 +86,12 @@ def open_binary(path: str | Path) -> BinaryIO:
     check_regular(p)
     try:
         fh = open(p, "rb")  # noqa: SIM115 - handed to the caller
-        head = fh.peek(6)[:6]
     except OSError as exc:
-        if "fh" in locals():
-            fh.close()
+        raise InputFileError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+    try:
+        head = fh.peek(6)[:6]  # the magic bytes, without moving the stream
+    except OSError as exc:
+        fh.close()
         raise InputFileError(f"{p}: cannot read ({exc.strerror or exc})") from exc
     kind = next((name for magic, name in _MAGIC if head.startswith(magic)), None)
     if kind is None:
