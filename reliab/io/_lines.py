@@ -186,9 +186,11 @@ def _reject_coarse_times(rows: list[Row]) -> list[Row]:
 def _safe_bulk(bulk: BulkParser, ctx: LineContext) -> Callable[[pl.DataFrame], tuple[pl.DataFrame, pl.DataFrame]]:
     """The bulk hook for ``ctx``; a batch it fails on goes to ``parse_line`` line by line."""
     def split(hits: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        import polars as pl
+
         try:
             return bulk(hits, ctx=ctx)  # type: ignore[call-arg]
-        except Exception:  # noqa: BLE001 - the per-line parser isolates each line
+        except (Exception, pl.exceptions.PanicException):  # noqa: BLE001 - the per-line parser isolates each line
             return hits.head(0), hits
 
     return split

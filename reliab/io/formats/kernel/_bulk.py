@@ -88,7 +88,7 @@ def kernel_xid(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.D
         "%Y-%m-%dT%H:%M:%S%.f%:z", time_unit="us", time_zone="UTC", strict=False)
     found = hits.with_columns(time=pl.when(line.str.contains(_SHAPE)).then(when))
     ok = pl.col("time").is_not_null()
-    rest = found.filter(~ok).select("i", "line")
+    rest = found.filter(~ok).drop("time")
     if rest.height == hits.height:
         return found.head(0).select(_lineno=pl.col("i").cast(pl.Int64)), rest
     words = line.str.splitn(" ", 3)
@@ -211,6 +211,10 @@ _KINDS = (
           rf"nvme (?P<a>nvme[0-9]+): controller is down(?P<b>{_P}*)",
           lambda: pl.format("{}: controller is down{}", _g("a"), _g("b")).str.strip_chars(" "),
           _const("critical")),
+    _Kind("nvme:io_timeout", (" QID ",), (" QID ",),
+          rf"nvme (?P<a>nvme[0-9]+): I/O (?P<b>[0-9]+) QID (?P<c>[0-9]+) timeout(?P<d>{_P}*)",
+          lambda: pl.format("{}: I/O {} QID {} timeout{}", _g("a"), _g("b"), _g("c"), _g("d")).str.strip_chars(" "),
+          _const("error")),
     _Kind("block:io_error", ("I/O error, dev",), ("I/O error, dev",),
           rf"{_P}*I/O error, dev (?P<a>[!-+\--~]+),(?P<b>{_P}*)",
           lambda: pl.format("I/O error, dev {},{}", _g("a"), _g("b")).str.strip_chars(" "), _const("error")),
@@ -275,6 +279,11 @@ def _other_plans() -> tuple[tuple[pl.Expr, pl.Expr, pl.Expr, tuple[pl.Expr, ...]
     return tuple(plans)
 
 
+def _aer_plans() -> tuple[tuple[pl.Expr, pl.Expr, pl.Expr, tuple[pl.Expr, ...]], ...]:
+    """The plans of the AER shapes of :data:`_KINDS` alone."""
+    return tuple(plan for plan, kind in zip(_other_plans(), _KINDS, strict=True) if kind.own == ("AER:",))
+
+
 #: the EDAC shape of :data:`_KINDS` without captures (a DFA matches it; captures cost ~15 us a line)
 _EDAC_SHAPE = (_HEAD.replace("(?P<host>", "(?:") + rf"EDAC (?:{_N}+ )?MC[0-9]+: [0-9]+ (?:UE|CE)(?-u:\b){_P}*$")
 #: the message starts after one word when the expression's optional word can be taken (it is tried first)
@@ -302,7 +311,9 @@ def _edac_groups() -> pl.Expr:
         t=rest.str.slice(0, 2), c=rest.str.slice(2)))
 
 
-def kernel_other(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+def kernel_other(hits: pl.DataFrame, ctx: LineContext,
+                 plans: tuple[tuple[pl.Expr, pl.Expr, pl.Expr, tuple[pl.Expr, ...]], ...] | None = None,
+                 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Signal rows of the rsyslog mlx5, networkd, nvme, blk, MCE, EDAC and AER lines.
 
     Each shape of :data:`_KINDS` is a whole line: the rsyslog prefix of :func:`kernel_xid`
@@ -323,9 +334,10 @@ def kernel_other(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl
     rows, rest : polars.DataFrame
         As for :func:`kernel_xid`.
     """
-    base = hits.lazy().with_columns(_mask=_other_mask())
+    hits = hits.rechunk()  # (polars 2.1 can panic on a string expression over a many-chunk frame)
+    base = hits.lazy() if "_mask" in hits.columns else hits.lazy().with_columns(_mask=_other_mask())
     parts = [base.filter(cond).with_columns(_g=groups, time=_when()).filter(ok).select(*out)
-             for cond, groups, ok, out in _other_plans()]
+             for cond, groups, ok, out in (plans or _other_plans())]
     rows_q = pl.concat(parts, how="vertical_relaxed").sort("_lineno")
     rest_q = hits.lazy().join(rows_q.select(i=(pl.col("_lineno") - 1).cast(hits.schema["i"])), on="i",
                               how="anti", maintain_order="left")
@@ -378,11 +390,12 @@ def kernel_sxid(hits: pl.DataFrame, ctx: LineContext, sxid_lines: int) -> tuple[
     """
     from reliab.io.formats.kernel._reports import _MAX_OPEN_SXID, _SXID_LINES
 
+    hits = hits.rechunk()  # (see kernel_other)
     empty = hits.head(0).select(_lineno=pl.col("i").cast(pl.Int64))
     if not sxid_lines:
         return empty, hits
     cond, groups = _sxid_plan()
-    found = (hits.lazy().with_columns(_mask=_other_mask()).filter(cond)
+    found = ((hits.lazy() if "_mask" in hits.columns else hits.lazy().with_columns(_mask=_other_mask())).filter(cond)
              .with_columns(_g=groups, time=_when())
              .filter(_g("body").is_not_null() & pl.col("time").is_not_null()).collect())
     opened: dict[tuple[str, str], int] = ctx.state.get("sxid_open", {})
@@ -418,13 +431,14 @@ def kernel_sxid(hits: pl.DataFrame, ctx: LineContext, sxid_lines: int) -> tuple[
     return rows, hits.join(found.select("i"), on="i", how="anti", maintain_order="left")
 
 
-def _held(hits: pl.DataFrame) -> pl.Series:
+def _holds(hits: pl.DataFrame) -> tuple[pl.Series, pl.Series, pl.Series]:
     """Hits left to the per-line parser whatever their shape, so that the look-back rules of
-    ``_reports`` see them: those followed within three lines by a hit that does not start
-    with a visible ASCII character (an indented continuation line takes the time of the line
-    before it), those at most :data:`_AER_LINES` lines before a ``PCIe Bus Error`` hit (an
-    AER report's second line) but NVSwitch SXid lines, and the last :data:`_AER_LINES` lines of the group (whose
-    followers are in the next group)."""
+    ``_reports`` see them: ``always`` — those followed within three lines by a hit that does
+    not start with a visible ASCII character (an indented continuation line takes the time
+    of the line before it) and the last :data:`_AER_LINES` lines of the group (``tail``:
+    their followers are in the next group); ``before`` — those at most :data:`_AER_LINES`
+    lines before a ``PCIe Bus Error`` hit (an AER report's second line) but NVSwitch SXid
+    lines, held only when the group's AER reports are not decided in bulk."""
     i = pl.col("i").cast(pl.Int64)
     nxt_i, nxt = i.shift(-1), pl.col("line").shift(-1)
     indented = ((nxt_i - i) <= 3) & ~nxt.str.contains("^[!-~]")
@@ -435,7 +449,8 @@ def _held(hits: pl.DataFrame) -> pl.Series:
                                                                                              literal=True)
     before_detail = ((next_detail.shift(-1) - i) <= _AER_LINES) & ~switch
     tail = i >= i.max() - _AER_LINES
-    return hits.select(tail | indented.fill_null(False) | before_detail.fill_null(False)).to_series()
+    out = hits.select(always=tail | indented.fill_null(False), tail=tail, before=before_detail.fill_null(False))
+    return out["always"], out["tail"], out["before"]
 
 
 def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
@@ -447,17 +462,65 @@ def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
         remember_xid79_rows(ctx.state, lost.select("_lineno", "host", "gpu", t=pl.col("time").dt.epoch("us") / 1e6))
 
 
+def _merge(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    """Row frames in line order (the first one when all are empty)."""
+    full = [f for f in frames if f.height]
+    if not full:
+        return frames[0]
+    return full[0] if len(full) == 1 else pl.concat(full, how="vertical_relaxed").sort("_lineno")
+
+
+def _aer_in_bulk(hits: pl.DataFrame, always: pl.Series, tail: pl.Series,
+                 ctx: LineContext) -> tuple[pl.Series, pl.DataFrame] | None:
+    """The group's AER lines and their rows, when every one of them is decided in bulk.
+
+    That is when none but those of the tail is held (the tail's follow in line order, after
+    the bulk rows) and each of the others is a first line of a :data:`_KINDS` AER shape or
+    a severity line of :func:`._bulk_reports.aer_details`; ``None`` otherwise (then the
+    reports go to the per-line parser as before).  ``ctx.state["aer_heads"]`` is updated.
+    """
+    from reliab.io.formats.kernel import _bulk_reports
+
+    line = pl.col("line")
+    aer = hits.select(line.str.contains("AER:", literal=True) | line.str.contains("PCIe Bus Error", literal=True)
+                      ).to_series()
+    if not aer.any():
+        return aer, hits.head(0).select(_lineno=pl.col("i").cast(pl.Int64))
+    if (aer & always & ~tail).any():
+        return None
+    lines = hits.filter(aer & ~always)
+    heads, rest = kernel_other(lines, ctx, plans=_aer_plans())
+    details = _bulk_reports.aer_details(rest)
+    if heads.height + details.height != lines.height:
+        return None
+    return aer & ~always, _merge([heads, _bulk_reports.resolve_aer(heads, details, ctx)])
+
+
 def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """:func:`kernel_xid`, :func:`kernel_other` then :func:`kernel_sxid` on what each left; rows in line order."""
-    held = _held(hits)
-    rows, rest = kernel_xid(hits.filter(~held), ctx)
+    """:func:`kernel_xid`, :func:`kernel_other` then :func:`kernel_sxid` on what each left; rows in line order.
+
+    Noise lines (:func:`._bulk_reports.noise`) are dropped first (they are irrelevant); AER
+    reports are decided in bulk when the whole group's are (:func:`_aer_in_bulk`).
+    """
+    from reliab.io.formats.kernel._bulk_reports import noise
+
+    hits = hits.rechunk().with_columns(_mask=_other_mask())
+    always, tail, before = _holds(hits)  # (on every hit: the tail is the group's last lines)
+    quiet = hits.select(noise()).to_series()
+    if quiet.any():
+        hits, always, tail, before = hits.filter(~quiet), always.filter(~quiet), tail.filter(~quiet), before.filter(~quiet)
+    aer = _aer_in_bulk(hits, always, tail, ctx)
+    if aer is None:
+        held, aer_rows = always | before, hits.head(0).select(_lineno=pl.col("i").cast(pl.Int64))
+        free = hits.filter(~held)
+    else:
+        held, (taken, aer_rows) = always, aer
+        free = hits.filter(~held & ~taken)
+    rows, rest = kernel_xid(free, ctx)
     more, rest = kernel_other(rest, ctx)
     sxid, rest = kernel_sxid(rest, ctx, int(hits.get_column("line").str.contains("SXid", literal=True).sum()))
-    if sxid.height:
-        more = sxid if not more.height else pl.concat([more, sxid], how="vertical_relaxed").sort("_lineno")
+    rows = _merge([rows, more, sxid, aer_rows])
     if held.any():
         rest = pl.concat([rest, hits.filter(held)]).sort("i")
-    if more.height:
-        rows = more if not rows.height else pl.concat([rows, more], how="vertical_relaxed").sort("_lineno")
     _remember_xid79(rows, ctx)
-    return rows, rest
+    return rows, rest.select("i", "line")
