@@ -86,10 +86,16 @@ def kernel_xid(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.D
     stamp = line.str.splitn(" ", 3).struct.field("field_0")
     when = stamp.str.replace("Z", "+00:00", literal=True).str.to_datetime(
         "%Y-%m-%dT%H:%M:%S%.f%:z", time_unit="us", time_zone="UTC", strict=False)
+    others = None
+    if "_mask" in hits.columns:  # only the lines holding ``NVRM: Xid`` are looked at
+        has = (pl.col("_mask") & (1 << _TRIGGERS.index("NVRM: Xid"))) != 0
+        hits, others = hits.filter(has), hits.filter(~has)
     found = hits.with_columns(time=pl.when(line.str.contains(_SHAPE)).then(when))
     ok = pl.col("time").is_not_null()
     rest = found.filter(~ok).drop("time")
-    if rest.height == hits.height:
+    if others is not None and others.height:
+        rest = others if not rest.height else pl.concat([others, rest]).sort("i")
+    if rest.height == hits.height + (others.height if others is not None else 0):
         return found.head(0).select(_lineno=pl.col("i").cast(pl.Int64)), rest
     words = line.str.splitn(" ", 3)
     xid = words.struct.field("field_2").str.splitn("NVRM: Xid (", 2).struct.field("field_1")
@@ -153,6 +159,10 @@ class _Kind:
     severity: Callable[[], pl.Expr]
     absent: tuple[str, ...] = ()
     accept: Callable[[], pl.Expr] | None = None
+
+
+#: one shape's plan: its trigger mask, filter, groups, acceptance and row columns
+_Plan = tuple[int, pl.Expr, pl.Expr, pl.Expr, tuple[pl.Expr, ...]]
 
 
 def _const(value: str) -> Callable[[], pl.Expr]:
@@ -251,7 +261,7 @@ def _other_mask() -> pl.Expr:
 
 
 @cache
-def _other_plans() -> tuple[tuple[pl.Expr, pl.Expr, pl.Expr, tuple[pl.Expr, ...]], ...]:
+def _other_plans() -> tuple[_Plan, ...]:
     """Per :data:`_KINDS` shape: its filter, its groups, its acceptance and its row columns.
 
     Built once per process, so a call of :func:`kernel_other` only assembles a query.
@@ -259,7 +269,8 @@ def _other_plans() -> tuple[tuple[pl.Expr, pl.Expr, pl.Expr, tuple[pl.Expr, ...]
     line = pl.col("line")
     plans = []
     for kind in _KINDS:
-        cond = pl.col("_mask") == sum(1 << _TRIGGERS.index(t) for t in kind.own)
+        own = sum(1 << _TRIGGERS.index(t) for t in kind.own)
+        cond = pl.lit(True)
         for text in kind.once:
             cond = cond & (line.str.count_matches(text, literal=True) == 1)
         for text in kind.absent:
@@ -275,11 +286,11 @@ def _other_plans() -> tuple[tuple[pl.Expr, pl.Expr, pl.Expr, tuple[pl.Expr, ...]
             pl.lit(None, pl.String).alias("gpu"), pl.lit(None, pl.String).alias("job_id"),
             pl.lit("kernel").alias("source"), signal.alias("signal"),
             kind.severity().alias("severity"), kind.message().alias("message"))
-        plans.append((cond, groups, ok, out))
+        plans.append((own, cond, groups, ok, out))
     return tuple(plans)
 
 
-def _aer_plans() -> tuple[tuple[pl.Expr, pl.Expr, pl.Expr, tuple[pl.Expr, ...]], ...]:
+def _aer_plans() -> tuple[_Plan, ...]:
     """The plans of the AER shapes of :data:`_KINDS` alone."""
     return tuple(plan for plan, kind in zip(_other_plans(), _KINDS, strict=True) if kind.own == ("AER:",))
 
@@ -291,13 +302,12 @@ _EDAC_WORD = r"^[!-~]+ MC[0-9]+: [0-9]+ (?:UE|CE)(?-u:\b)"
 
 
 def _edac_groups() -> pl.Expr:
-    """The groups of the EDAC shape (``host``, ``body``, ``a``, ``b``, ``t``, ``c``) cut with literal splits.
+    """The groups of the EDAC shape the row needs (``host``, ``body``, ``m``, ``t``) cut with literal splits.
 
     On a line of :data:`_EDAC_SHAPE` (printable ASCII, ``EDAC`` once) the host is the second
-    word, and the message runs from ``MC<n>`` to the end: right after ``EDAC `` or after one
-    more word when :data:`_EDAC_WORD` matches there, as the optional word of the expression
-    is tried first.  ``MC<n>:``, the count and ``UE|CE`` followed by the rest are its first
-    three space-separated parts; ``m`` is the message itself.
+    word, and the message ``m`` runs from ``MC<n>`` to the end: right after ``EDAC `` or
+    after one more word when :data:`_EDAC_WORD` matches there, as the optional word of the
+    expression is tried first.  ``UE|CE`` (``t``) starts its third space-separated part.
     """
     line = pl.col("line")
     after = line.str.splitn("EDAC ", 2).struct.field("field_1")
@@ -306,14 +316,11 @@ def _edac_groups() -> pl.Expr:
     words = message.str.splitn(" ", 3)
     rest = words.struct.field("field_2")
     return pl.when(line.str.contains(_EDAC_SHAPE)).then(pl.struct(
-        host=line.str.splitn(" ", 3).struct.field("field_1"), body=after, m=message,
-        a=words.struct.field("field_0").str.strip_suffix(":"), b=words.struct.field("field_1"),
-        t=rest.str.slice(0, 2), c=rest.str.slice(2)))
+        host=line.str.splitn(" ", 3).struct.field("field_1"), body=after, m=message, t=rest.str.slice(0, 2)))
 
 
 def kernel_other(hits: pl.DataFrame, ctx: LineContext,
-                 plans: tuple[tuple[pl.Expr, pl.Expr, pl.Expr, tuple[pl.Expr, ...]], ...] | None = None,
-                 ) -> tuple[pl.DataFrame, pl.DataFrame]:
+                 plans: tuple[_Plan, ...] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Signal rows of the rsyslog mlx5, networkd, nvme, blk, MCE, EDAC and AER lines.
 
     Each shape of :data:`_KINDS` is a whole line: the rsyslog prefix of :func:`kernel_xid`
@@ -335,13 +342,22 @@ def kernel_other(hits: pl.DataFrame, ctx: LineContext,
         As for :func:`kernel_xid`.
     """
     hits = hits.rechunk()  # (polars 2.1 can panic on a string expression over a many-chunk frame)
-    base = hits.lazy() if "_mask" in hits.columns else hits.lazy().with_columns(_mask=_other_mask())
-    parts = [base.filter(cond).with_columns(_g=groups, time=_when()).filter(ok).select(*out)
-             for cond, groups, ok, out in (plans or _other_plans())]
-    rows_q = pl.concat(parts, how="vertical_relaxed").sort("_lineno")
-    rest_q = hits.lazy().join(rows_q.select(i=(pl.col("_lineno") - 1).cast(hits.schema["i"])), on="i",
-                              how="anti", maintain_order="left")
-    rows, rest = pl.collect_all([rows_q, rest_q])
+    if "_mask" not in hits.columns:
+        hits = hits.with_columns(_mask=_other_mask())
+    plans = plans or _other_plans()
+    empty = hits.head(0).select(_lineno=pl.col("i").cast(pl.Int64))
+    # each shape requires its own triggers exactly: it only looks at the lines of that mask
+    by_mask = hits.filter(pl.col("_mask").is_in(sorted({plan[0] for plan in plans}))).partition_by(
+        "_mask", as_dict=True, maintain_order=True)
+    parts = [by_mask[(own,)].lazy().filter(cond).with_columns(_g=groups, time=_when()).filter(ok).select(*out)
+             for own, cond, groups, ok, out in plans if (own,) in by_mask]
+    if not parts:
+        return empty, hits
+    rows = pl.concat(parts, how="vertical_relaxed").sort("_lineno").collect()
+    if not rows.height:
+        return empty, hits
+    rest = hits.join(rows.select(i=(pl.col("_lineno") - 1).cast(hits.schema["i"])), on="i", how="anti",
+                     maintain_order="left")
     return rows, rest
 
 
@@ -395,8 +411,9 @@ def kernel_sxid(hits: pl.DataFrame, ctx: LineContext, sxid_lines: int) -> tuple[
     if not sxid_lines:
         return empty, hits
     cond, groups = _sxid_plan()
-    found = ((hits.lazy() if "_mask" in hits.columns else hits.lazy().with_columns(_mask=_other_mask())).filter(cond)
-             .with_columns(_g=groups, time=_when())
+    own = hits if "_mask" in hits.columns else hits.with_columns(_mask=_other_mask())
+    own = own.filter(pl.col("_mask") == (1 << _TRIGGERS.index("SXid")))  # (an integer test first: cheap)
+    found = (own.lazy().filter(cond).with_columns(_g=groups, time=_when())
              .filter(_g("body").is_not_null() & pl.col("time").is_not_null()).collect())
     opened: dict[tuple[str, str], int] = ctx.state.get("sxid_open", {})
     if found.height != sxid_lines or len(opened) + found.height >= _MAX_OPEN_SXID:
