@@ -109,7 +109,8 @@ def resolve_aer(heads: pl.DataFrame, details: pl.DataFrame, ctx: LineContext) ->
     severity line is dropped when it belongs to a report) with ``ctx.lineno`` set to it, so
     the rule and ``ctx.state["aer_heads"]`` are exactly the per-line parser's.
     """
-    events = sorted([(n, m, None, None) for n, m in heads.select("_lineno", "message").iter_rows()]
+    firsts = heads.select("_lineno", "message").iter_rows() if heads.height else ()
+    events = sorted([(n, m, None, None) for n, m in firsts]
                     + list(details.select("_lineno", "message", "signal", "severity").iter_rows()))
     kept: list[tuple[int, str]] = []
     saved = ctx.lineno
