@@ -4,7 +4,8 @@
 Xid lines described below, then :func:`kernel_other` for the rsyslog mlx5, networkd, nvme,
 blk, MCE (reports and "events logged"), EDAC (UE and CE) and AER lines (:data:`_KINDS`, same narrow-acceptance rule: a whole-line
 shape in printable ASCII, one matcher trigger, literal counts that pin where the per-line
-``search`` lands; anything else goes to the per-line parser), then :func:`kernel_sxid` for
+``search`` lands; anything else goes to the per-line parser), then
+:func:`reliab.io.formats.kernel._bulk_reports.kernel_sxid` for
 the NVSwitch SXid reports (first and detail lines, all of a group's or none).
 
 On a large kernel log most candidate lines are NVIDIA Xid reports written by rsyslog::
@@ -361,93 +362,6 @@ def kernel_other(hits: pl.DataFrame, ctx: LineContext,
     return rows, rest
 
 
-#: an NVSwitch SXid line (first or detail line of a report) after the rsyslog prefix of :data:`_HEAD`
-_SXID_BODY = (rf"(?P<a>nvidia-nvswitch[0-9]+): SXid \((?P<b>[^)]*)\):? *(?P<c>[0-9]{{1,9}})(?:, *| *$)"
-              rf"(?P<d>{_P}*)")
-#: the start of a detail line's text (``_SXID_DETAIL`` of ``_kmsg``)
-_SXID_DETAIL = r"^(?:Severity [0-9]+ Engine instance|Data \{)"
-
-
-@cache
-def _sxid_plan() -> tuple[pl.Expr, pl.Expr]:
-    """The filter of the SXid shape (its trigger alone, ``SXid`` and the switch name once) and its groups."""
-    line = pl.col("line")
-    cond = ((pl.col("_mask") == (1 << _TRIGGERS.index("SXid")))
-            & (line.str.count_matches("SXid", literal=True) == 1)
-            & (line.str.count_matches("nvidia-nvswitch", literal=True) == 1))
-    return cond, line.str.extract_groups(f"{_HEAD}(?P<body>{_SXID_BODY})$")
-
-
-def kernel_sxid(hits: pl.DataFrame, ctx: LineContext, sxid_lines: int) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Signal rows of the rsyslog NVSwitch SXid reports among ``hits``, and the other hits.
-
-    A report is its first line and ``Severity …``/``Data {…}`` detail lines of the same
-    switch and code (:mod:`reliab.io.formats.kernel._reports`): a detail line is no row when
-    the last first line of its switch and code came at most ``_SXID_LINES`` lines before it
-    (earlier groups' first lines are read from ``ctx.state["sxid_open"]``, which this call
-    updates as the per-line parser would), else it stands for its event.  Those rules look
-    at every SXid line in order, so the lines are taken all or none: only when every one of
-    the group's ``sxid_lines`` lines holding ``SXid`` has the shape (none held back for the
-    per-line parser) and the table of open reports cannot overflow.
-
-    Parameters
-    ----------
-    hits : polars.DataFrame
-        Candidate lines left by the other shapes: ``i`` (0-based line number) and ``line``.
-    ctx : LineContext
-        The file's context: ``state["sxid_open"]`` is read and updated.
-    sxid_lines : int
-        Lines of the whole group that hold ``SXid``.
-
-    Returns
-    -------
-    rows, rest : polars.DataFrame
-        As for :func:`kernel_xid`; detail lines of a report already counted are in neither.
-    """
-    from reliab.io.formats.kernel._reports import _MAX_OPEN_SXID, _SXID_LINES
-
-    hits = hits.rechunk()  # (see kernel_other)
-    empty = hits.head(0).select(_lineno=pl.col("i").cast(pl.Int64))
-    if not sxid_lines:
-        return empty, hits
-    cond, groups = _sxid_plan()
-    own = hits if "_mask" in hits.columns else hits.with_columns(_mask=_other_mask())
-    own = own.filter(pl.col("_mask") == (1 << _TRIGGERS.index("SXid")))  # (an integer test first: cheap)
-    found = (own.lazy().filter(cond).with_columns(_g=groups, time=_when())
-             .filter(_g("body").is_not_null() & pl.col("time").is_not_null()).collect())
-    opened: dict[tuple[str, str], int] = ctx.state.get("sxid_open", {})
-    if found.height != sxid_lines or len(opened) + found.height >= _MAX_OPEN_SXID:
-        return empty, hits
-    text = _g("d").str.strip_chars(" ")
-    where = pl.format("{} ({})", _g("a"), _g("b"))
-    message = pl.format("{}: {}", where, text)
-    signal = pl.concat_str(pl.lit("sxid:"), _g("c").cast(pl.Int64).cast(pl.String))
-    detail = text.str.contains(_SXID_DETAIL)
-    lineno = pl.col("i").cast(pl.Int64) + 1
-    known = {f"{k[0]}\x00{k[1]}": v for k, v in opened.items()}
-    frame = found.with_columns(_lineno=lineno, _message=message, signal=signal, _detail=detail, _text=text).with_columns(
-        _key=pl.concat_str(pl.col("_message").str.splitn(":", 2).struct.field("field_0"), pl.lit("\x00"),
-                           pl.col("signal")))
-    frame = frame.with_columns(
-        _first=pl.when(~pl.col("_detail")).then(pl.col("_lineno")).forward_fill().over("_key"),
-        _known=pl.col("_key").replace_strict(known, default=None, return_dtype=pl.Int64))
-    first = pl.coalesce(pl.col("_first"), pl.col("_known"))
-    counted = pl.col("_detail") & first.is_not_null() & ((pl.col("_lineno") - first) <= _SXID_LINES)
-    low = pl.col("_text").str.to_lowercase()
-    fatal = pl.when(pl.col("_detail")).then(pl.col("_text").str.extract(r"^Severity ([0-9]+)", 1) == "1") \
-        .otherwise(low.str.starts_with("fatal") | low.str.contains(", fatal", literal=True)).fill_null(False)
-    rows = frame.filter(~counted).select(
-        "_lineno", "time", host=_g("host"), gpu=pl.lit(None, pl.String), job_id=pl.lit(None, pl.String),
-        source=pl.lit("kernel"), signal="signal",
-        severity=pl.when(fatal).then(pl.lit("critical")).otherwise(pl.lit("warning")),
-        message=pl.when(pl.col("_detail")).then(pl.format("{} (first line of the report not in the capture)",
-                                                           pl.col("_message"))).otherwise(pl.col("_message")))
-    opened = ctx.state.setdefault("sxid_open", opened)
-    for text_, key, line_no in frame.filter(~pl.col("_detail")).select("_message", "signal", "_lineno").iter_rows():
-        opened[(text_.split(":", 1)[0], key)] = line_no  # in line order, as _reports._sxid_first does
-    return rows, hits.join(found.select("i"), on="i", how="anti", maintain_order="left")
-
-
 def _holds(hits: pl.DataFrame) -> tuple[pl.Series, pl.Series, pl.Series]:
     """Hits left to the per-line parser whatever their shape, so that the look-back rules of
     ``_reports`` see them: ``always`` — those followed within three lines by a hit that does
@@ -479,54 +393,20 @@ def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
         remember_xid79_rows(ctx.state, lost.select("_lineno", "host", "gpu", t=pl.col("time").dt.epoch("us") / 1e6))
 
 
-def _merge(frames: list[pl.DataFrame]) -> pl.DataFrame:
-    """Row frames in line order (the first one when all are empty)."""
-    full = [f for f in frames if f.height]
-    if not full:
-        return frames[0]
-    return full[0] if len(full) == 1 else pl.concat(full, how="vertical_relaxed").sort("_lineno")
-
-
-def _aer_in_bulk(hits: pl.DataFrame, always: pl.Series, tail: pl.Series,
-                 ctx: LineContext) -> tuple[pl.Series, pl.DataFrame] | None:
-    """The group's AER lines and their rows, when every one of them is decided in bulk.
-
-    That is when none but those of the tail is held (the tail's follow in line order, after
-    the bulk rows) and each of the others is a first line of a :data:`_KINDS` AER shape or
-    a severity line of :func:`._bulk_reports.aer_details`; ``None`` otherwise (then the
-    reports go to the per-line parser as before).  ``ctx.state["aer_heads"]`` is updated.
-    """
-    from reliab.io.formats.kernel import _bulk_reports
-
-    line = pl.col("line")
-    aer = hits.select(line.str.contains("AER:", literal=True) | line.str.contains("PCIe Bus Error", literal=True)
-                      ).to_series()
-    if not aer.any():
-        return aer, hits.head(0).select(_lineno=pl.col("i").cast(pl.Int64))
-    if (aer & always & ~tail).any():
-        return None
-    lines = hits.filter(aer & ~always)
-    heads, rest = kernel_other(lines, ctx, plans=_aer_plans())
-    details = _bulk_reports.aer_details(rest)
-    if heads.height + details.height != lines.height:
-        return None
-    return aer & ~always, _merge([heads, _bulk_reports.resolve_aer(heads, details, ctx)])
-
-
 def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """:func:`kernel_xid`, :func:`kernel_other` then :func:`kernel_sxid` on what each left; rows in line order.
+    """:func:`kernel_xid`, :func:`kernel_other` then ``kernel_sxid`` on what each left; rows in line order.
 
     Noise lines (:func:`._bulk_reports.noise`) are dropped first (they are irrelevant); AER
-    reports are decided in bulk when the whole group's are (:func:`_aer_in_bulk`).
+    reports are decided in bulk when the whole group's are (:func:`._bulk_reports.aer_in_bulk`).
     """
-    from reliab.io.formats.kernel._bulk_reports import noise
+    from reliab.io.formats.kernel._bulk_reports import aer_in_bulk, kernel_sxid, merge, noise
 
     hits = hits.rechunk().with_columns(_mask=_other_mask())
     always, tail, before = _holds(hits)  # (on every hit: the tail is the group's last lines)
     quiet = hits.select(noise()).to_series()
     if quiet.any():
         hits, always, tail, before = hits.filter(~quiet), always.filter(~quiet), tail.filter(~quiet), before.filter(~quiet)
-    aer = _aer_in_bulk(hits, always, tail, ctx)
+    aer = aer_in_bulk(hits, always, tail, ctx)
     if aer is None:
         held, aer_rows = always | before, hits.head(0).select(_lineno=pl.col("i").cast(pl.Int64))
         free = hits.filter(~held)
@@ -536,7 +416,7 @@ def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.
     rows, rest = kernel_xid(free, ctx)
     more, rest = kernel_other(rest, ctx)
     sxid, rest = kernel_sxid(rest, ctx, int(hits.get_column("line").str.contains("SXid", literal=True).sum()))
-    rows = _merge([rows, more, sxid, aer_rows])
+    rows = merge([rows, more, sxid, aer_rows])
     if held.any():
         rest = pl.concat([rest, hits.filter(held)]).sort("i")
     _remember_xid79(rows, ctx)
