@@ -46,8 +46,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
-from functools import lru_cache
+from datetime import UTC, datetime, timezone, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +64,7 @@ from reliab.io.formats._nccl_messages import (
     rank_in,
     split_line,
 )
+from reliab.io.formats._nccl_quiet import iso_second_ns, quiet_line, settle_clock
 from reliab.io.formats._progress import progress_row
 from reliab.io.formats._timestamps import TIME_MAX, TIME_MIN, localize, resolve_tz
 
@@ -199,30 +199,7 @@ def _iso_base(fields: tuple[str, ...], offset: str | None, tz: tzinfo) -> pd.Tim
     return pd.Timestamp(when)
 
 
-_EPOCH_DAY = date(1970, 1, 1).toordinal()
-_NS = 1_000_000_000
-#: TIME_MIN and TIME_MAX in nanoseconds since the epoch
-_NS_RANGE = tuple((t - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1) * 1000
-                  for t in (TIME_MIN, TIME_MAX))
-
-
-@lru_cache(maxsize=4096)
-def _iso_second_ns(fields: tuple[str, ...], offset: str, tz: tzinfo) -> int | None:
-    """``_iso_base(fields, offset, tz).value`` for a fixed offset (the text's, else ``tz``'s),
-    computed without building a datetime and a Timestamp: the calendar checks of
-    ``datetime`` (seconds above 59 read as 59), the offset subtracted, the same range."""
-    y, mo, d, hh, mm, ss = (int(f) for f in fields)
-    try:
-        day = date(y, mo, d).toordinal() - _EPOCH_DAY
-        zone = datetime.fromisoformat("2000-01-01T00:00:00" + offset).tzinfo if offset else tz
-    except ValueError:
-        return None
-    if hh > 23 or mm > 59 or zone is None:
-        return None
-    off = zone.utcoffset(None) or timedelta(0)
-    ns = ((day * 86400 + hh * 3600 + mm * 60 + min(ss, 59)) * _NS
-          - off // timedelta(microseconds=1) * 1000)
-    return ns if _NS_RANGE[0] <= ns < _NS_RANGE[1] else None
+_iso_second_ns = iso_second_ns  # (the name the ISO fast path tests use)
 
 
 def _clock(row: Row) -> float | None:
@@ -281,8 +258,21 @@ def _wrapped(text: str, part: Split, ctx: LineContext) -> tuple[Split, int] | No
 
 
 def parse_nccl_line(text: str, ctx: LineContext) -> Row | None:
-    """One training-log line -> a signal row, or ``None`` (irrelevant)."""
+    """One training-log line -> a signal row, or ``None`` (irrelevant).
+
+    A dated line without a failure or checkpoint word only moves the reader's clock
+    (:func:`~reliab.io.formats._nccl_quiet.quiet_line`); every other line is taken apart
+    by :func:`parse_line_fully`, which gives the same result for those lines too.
+    """
+    if quiet_line(text, ctx.state):
+        return None
+    return parse_line_fully(text, ctx)
+
+
+def parse_line_fully(text: str, ctx: LineContext) -> Row | None:
+    """:func:`parse_nccl_line` without the quiet-line shortcut: prefixes, stamp, message."""
     st = ctx.state
+    settle_clock(st)
     part = split_line(text)
     start = None
     wrapped = _wrapped(text, part, ctx)
@@ -382,6 +372,7 @@ def _glog_year(row: Row, ctx: LineContext) -> tuple[int | None, str]:
 
 def _finish(rows: list[Row], ctx: LineContext) -> list[Row]:
     """Give glog rows their year and untimed rows the file's modification time if need be."""
+    settle_clock(ctx.state)
     tz = ctx.state["tz"]
     inferred: list[int] = []
     for row in rows:

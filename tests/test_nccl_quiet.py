@@ -1,0 +1,184 @@
+"""The NCCL reader's quiet-line shortcut gives exactly what its per-line parser gives.
+
+``parse_nccl_line`` skips the full parse of dated lines that only move the clock
+(``reliab.io.formats._nccl_quiet``); ``parse_line_fully`` is the parser without that
+shortcut.  Both are run over the same line sequences (signals, glog lines whose year comes
+from the dated lines, untimed lines that take the last time, checkpoint lines without a
+stamp, launcher prefixes, colour codes, impossible dates, offsets and DST zones) and must
+agree row by row, on what they raise, and on the state they leave for ``finish``.
+"""
+
+from __future__ import annotations
+
+import glob
+from datetime import UTC, timedelta, timezone
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reliab.errors import ParseError
+from reliab.io._lines import LineContext
+from reliab.io.formats import _nccl_quiet, nccl
+
+_SAMPLE = Path(__file__).resolve().parents[1] / "data" / "llama3-54d" / "train"
+
+_DATE = st.tuples(st.sampled_from([2023, 2024, 2025, 1677, 2262]), st.integers(1, 13), st.integers(1, 31),
+                  st.integers(0, 24), st.integers(0, 60), st.integers(0, 60))
+_FRAC = st.sampled_from(["", ",123", ".5", ",123456789", ".0001"])
+_OFFSET = st.sampled_from(["", "", "", "Z", "+05:30", "-0800", "+99:99"])
+_TAIL = st.sampled_from([
+    " INFO [trainer] step 350001 | loss 1.8421 | lr 1.50e-05 |",
+    " INFO [checkpoint] saved step 350278 to /ckpt/step_00350278 in 60.0s",
+    " INFO [trainer] model and optimizer state loaded for step 350000",
+    " ERROR [rank3] uncaught exception, aborting",
+    " WARNING NCCL WARN Cuda failure 'unspecified launch failure'",
+    " [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE) ran"
+    " for 600012 milliseconds before timing out.",
+    " INFO Saving model checkpoint to out/checkpoint-500",
+    "] iteration 100/ 2000 | lm loss: 2.5 |",
+    ",7 INFO step", "x INFO not a stamp end", "",
+])
+_OTHER = st.sampled_from([
+    "[rank0]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation"
+    " timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE) ran for 600081 milliseconds before timing out.",
+    "[rank1]:[E1218 20:27:21.484903450 ProcessGroupNCCL.cpp:2168] [PG ID 1 PG GUID 1 Rank 1]  failure detected"
+    " by watchdog at work sequence id: 3 PG status: last enqueued work: 5",
+    "[E ProcessGroupNCCL.cpp:737] [Rank 4] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9)"
+    " ran for 1800000 milliseconds before timing out.",
+    "I0101 00:00:01.000000 123 trainer.cpp:10] a long glog record (over 100 characters) that a terminal"
+    " wrapped in the middle of a wor",
+    "d and went on",
+    "RuntimeError: CUDA error: an illegal memory access was encountered",
+    "[rank3]: RuntimeError: CUDA error: uncorrectable ECC error encountered",
+    "  successfully saved checkpoint from iteration     845 to /ckpt [ t 1/1, p 1/1 ]",
+    " [2024-08-01 09:44:55] iteration      100/    2000 | lm loss: 2.5 |",
+    "0: 2024-06-03 14:00:00,123 INFO [trainer] step 1 | loss 2.0 |",
+    "10.0.0.7: 2024-06-03 14:00:00 INFO step 2",
+    "\x1b[32m2024-06-03 14:00:00,123\x1b[0m INFO [trainer] step 3 |",
+    "Traceback (most recent call last):",
+    "srun: error: node017: task 3: Exited with exit code 1",
+    "2024-06-03 14:00:00,123 INFO step 4 \x1b[0m",
+    "２０２４-06-03 14:00:00 INFO full-width digits",
+])
+
+
+@st.composite
+def _iso_line(draw: st.DrawFn) -> str:
+    y, mo, d, hh, mm, ss = draw(_DATE)
+    sep = draw(st.sampled_from([" ", "T", "_"]))
+    return (f"{y:04d}-{mo:02d}-{d:02d}{sep}{hh:02d}:{mm:02d}:{ss:02d}"
+            f"{draw(_FRAC)}{draw(_OFFSET)}{draw(_TAIL)}")
+
+
+_LINES = st.lists(st.one_of(_iso_line(), _iso_line(), _OTHER), min_size=1, max_size=30)
+_TZ = st.sampled_from([UTC, timezone(timedelta(hours=-5)), ZoneInfo("America/New_York"),
+                       ZoneInfo("Australia/Lord_Howe")])
+
+
+def _context(tz: Any) -> LineContext:
+    return LineContext("slurm-42.out", "nccl", options={"year": 2024},
+                       state={"tz": tz, "job_id": "42", "recent": []})
+
+
+def _run(parse: Any, lines: list[str], ctx: LineContext) -> list[Any]:
+    out: list[Any] = []
+    for lineno, text in enumerate(lines, 1):
+        ctx.lineno = lineno
+        try:
+            row = parse(text, ctx)
+        except ParseError as exc:
+            out.append(("ParseError", exc.message))
+            continue
+        if isinstance(row, dict):
+            row["_lineno"] = lineno
+        out.append(row)
+    return out
+
+
+def _rows_repr(rows: list[Any]) -> list[str]:
+    """Rows compared through ``repr`` (a Timestamp's zone and resolution included)."""
+    return [repr(sorted(r.items())) if isinstance(r, dict) else repr(r) for r in rows]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_LINES, _TZ)
+def test_shortcut_equals_per_line_parser(lines: list[str], tz: Any) -> None:
+    fast_ctx, slow_ctx = _context(tz), _context(tz)
+    fast = _run(nccl.parse_nccl_line, lines, fast_ctx)
+    slow = _run(nccl.parse_line_fully, lines, slow_ctx)
+    assert _rows_repr(fast) == _rows_repr(slow)
+    rows = [r for r in fast if isinstance(r, dict)]
+    assert _rows_repr(nccl._finish(rows, fast_ctx)) == _rows_repr(
+        nccl._finish([r for r in slow if isinstance(r, dict)], slow_ctx))
+    assert repr(sorted(fast_ctx.state.items())) == repr(sorted(slow_ctx.state.items()))
+
+
+@pytest.mark.parametrize("tz", [UTC, ZoneInfo("America/New_York")])
+def test_sample_shaped_sequence(tz: Any) -> None:
+    """Each kind of line before and after quiet ones: a wrapped glog record, an untimed CUDA
+    error, a checkpoint line without a stamp, a glog timeout dated by the lines before it."""
+    lines = ["2024-12-31 23:59:59,999 INFO [trainer] step 1 | loss 2.0 |",
+             "2024-12-31 23:59:59,999+01:00 INFO [trainer] step 2 | loss 2.0 |",
+             "RuntimeError: CUDA error: an illegal memory access was encountered",
+             "2025-01-01 00:00:01.5 INFO [trainer] step 3 | loss 2.0 |",
+             "  successfully saved checkpoint from iteration     845 to /ckpt [ t 1/1, p 1/1 ]",
+             "2025-01-01 00:00:02 INFO [trainer] step 4 | loss 2.0 |",
+             "[rank0]:[E1231 23:59:58.903881913 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective"
+             " operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE) ran for 600081 milliseconds before timing out.",
+             "I0101 00:00:01.000000 123 trainer.cpp:10] a long glog record (over 100 characters) that a"
+             " terminal wrapped in the middle of a wor",
+             "2025-01-01 00:00:03 INFO [trainer] step 5 | loss 2.0 |"]
+    fast_ctx, slow_ctx = _context(tz), _context(tz)
+    fast = _run(nccl.parse_nccl_line, lines, fast_ctx)
+    slow = _run(nccl.parse_line_fully, lines, slow_ctx)
+    assert [r is None for r in fast] == [True, True, False, True, False, True, False, True, True]
+    assert _rows_repr(fast) == _rows_repr(slow)
+    assert _rows_repr(nccl._finish([r for r in fast if r], fast_ctx)) == _rows_repr(
+        nccl._finish([r for r in slow if r], slow_ctx))
+    assert repr(sorted(fast_ctx.state.items())) == repr(sorted(slow_ctx.state.items()))
+
+
+def test_quiet_line_takes_only_plain_dated_lines() -> None:
+    st_: dict[str, Any] = {"tz": UTC, "first_iso": pd.Timestamp("2024-06-03", tz=UTC)}
+    assert _nccl_quiet.quiet_line("2024-06-03 14:00:00,123 INFO [trainer] step 1 | loss 2.0 |", st_)
+    _nccl_quiet.settle_clock(st_)
+    assert st_["iso"] == pd.Timestamp("2024-06-03 14:00:00.123", tz=UTC)
+    assert st_["last"] == ("time", st_["iso"]) and st_["progress_time"] == st_["iso"]
+    for declined in ("2024-06-03 14:00:00 INFO [checkpoint] saved step 5 to /c in 1.0s",
+                     "2024-06-03 14:00:00 ERROR NCCL error in: x.cpp:1, unhandled system error",
+                     "[rank0]: 2024-06-03 14:00:00 INFO step 1", "2024-02-30 14:00:00 INFO step 1"):
+        assert not _nccl_quiet.quiet_line(declined, st_)
+    assert not _nccl_quiet.quiet_line("2024-06-03 14:00:00 INFO step", {"tz": UTC})  # first dated line
+    assert not _nccl_quiet.quiet_line("2024-06-03 14:00:00 INFO step",
+                                      {"tz": ZoneInfo("Europe/Berlin"), "first_iso": st_["iso"]})
+
+
+def _frames(path: str) -> tuple[Any, ...]:
+    res = nccl.read_nccl(path)
+    return (res.lines, res.parsed, res.irrelevant, res.malformed, res.notes, res.tables["signals"],
+            res.quarantine)
+
+
+def test_bundled_sample_files_equal(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = sorted(glob.glob(str(_SAMPLE / "slurm-*.out")))[::8]
+    assert len(files) >= 50
+    taken: list[bool] = []
+    quiet = nccl.quiet_line
+    monkeypatch.setattr(nccl, "quiet_line", lambda text, st: taken.append(quiet(text, st)) or taken[-1])
+    fast = [_frames(f) for f in files]
+    assert sum(taken) > len(taken) / 2  # the shortcut takes most lines of the sample
+    monkeypatch.setattr(nccl, "quiet_line", lambda text, st: False)
+    slow = [_frames(f) for f in files]
+    for f, a, b in zip(files, fast, slow, strict=True):
+        assert a[:5] == b[:5], f
+        pd.testing.assert_frame_equal(a[5], b[5], check_exact=True)
+        if a[6] is None or b[6] is None:
+            assert a[6] is b[6], f
+        else:
+            pd.testing.assert_frame_equal(a[6], b[6])
+    assert sum(len(a[5]) for a in fast) > 0
