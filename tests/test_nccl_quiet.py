@@ -182,3 +182,20 @@ def test_bundled_sample_files_equal(monkeypatch: pytest.MonkeyPatch) -> None:
         else:
             pd.testing.assert_frame_equal(a[6], b[6])
     assert sum(len(a[5]) for a in fast) > 0
+
+
+_PREFIX = st.sampled_from(["", "0: ", "12: ", "10.0.0.7: ", "2024: ", "[80746] ", "1234-", "[rank1]:", "2"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(_PREFIX, _iso_line(), st.text(alphabet="0123456789-: ,.T[]Z+", max_size=12))
+def test_split_line_dated_shortcut_equals_full_split(prefix: str, line: str, noise: str) -> None:
+    from reliab.io.formats import _nccl_messages as msgs
+
+    for text in (prefix + line, noise + line, noise, line[:30]):
+        a, b = msgs.split_line(text), msgs._split_all(text)
+        assert (a.rank, a.body, a.host, a.glog, a.glog_untimed, a.prefixed) == (
+            b.rank, b.body, b.host, b.glog, b.glog_untimed, b.prefixed), text
+        assert (a.iso is None) == (b.iso is None), text
+        if a.iso is not None and b.iso is not None:
+            assert (a.iso.span(), a.iso.groups()) == (b.iso.span(), b.iso.groups()), text

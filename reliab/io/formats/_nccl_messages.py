@@ -103,6 +103,17 @@ def _prefixes(text: str) -> tuple[int, str | None, str | None]:
 
 def split_line(text: str) -> Split:
     """Peel launcher prefixes and the timestamp prefix off one training-log line."""
+    if text[:1].isdigit() and "\x1b" not in text:
+        # no launcher or glog prefix starts with four digits and "-": the dated line of the
+        # job's own logging, taken apart as _split_all would
+        iso = ISO.match(text, 0, _ISO_WITHIN)
+        if iso is not None:
+            return Split(None, text[iso.end():], None, iso=iso)
+    return _split_all(text)
+
+
+def _split_all(text: str) -> Split:
+    """:func:`split_line` for any line: colour codes, launcher prefixes, then the stamp."""
     if "\x1b" in text:
         text = _ANSI.sub("", text)
     pos, rank, host = _prefixes(text)
