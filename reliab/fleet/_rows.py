@@ -191,6 +191,17 @@ def intervals(series: np.ndarray, per: np.ndarray, gaps: np.ndarray, n_codes: in
     return np.where(np.isnan(within), across, within)
 
 
+def _keys(names: np.ndarray, plain: bool) -> object:
+    """Key column as the local reduction gives it: pandas strings, or objects (missing: NaN)
+    once swing counts are merged in on the keys."""
+    text = pd.array(names, dtype="string")
+    if not plain:
+        return text
+    out = np.asarray(text.astype(object))
+    out[pd.isna(out)] = np.nan
+    return out
+
+
 def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.ndarray, *, step: int,
              level: str, columns: Sequence[str], thresholds: Mapping[str, float], swings: Mapping[str, float],
              summed: Sequence[str]) -> pd.DataFrame:
@@ -218,9 +229,9 @@ def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.n
     starts = np.flatnonzero(new)
     counts = np.diff(np.r_[starts, len(order)])
     first_row = order[starts]
-    out: dict[str, object] = {"host": host_names[s[first_row]]}
+    out: dict[str, object] = {"host": _keys(host_names[s[first_row]], bool(swings))}
     if level == "gpu":
-        out["gpu"] = gpu_names[s[first_row]]
+        out["gpu"] = _keys(gpu_names[s[first_row]], bool(swings))
     out["window"] = pd.to_datetime(w[starts] * step, unit="ns", utc=True)
     out["hours"] = np.fmax.reduceat(hours[order], starts)
     out["n_series"] = counts.astype(np.int64)
