@@ -134,9 +134,11 @@ def merge(rows: Rows) -> Rows:
     """One row per series and window (pieces combined), sorted by series, window."""
     if not size(rows):
         return rows
-    order = np.lexsort((rows["first"], rows["window"], rows["series"]))
-    rows = take(rows, order)
-    s, w = rows["series"], rows["window"]
+    s, w, f = rows["series"], rows["window"], rows["first"]
+    ordered = (np.diff(s) > 0) | ((np.diff(s) == 0) & ((np.diff(w) > 0) | ((np.diff(w) == 0) & (np.diff(f) >= 0))))
+    if not ordered.all():  # already in order after add_boundary_steps
+        rows = take(rows, np.lexsort((f, w, s)))
+        s, w = rows["series"], rows["window"]
     new = np.ones(len(s), dtype=bool)
     new[1:] = (s[1:] != s[:-1]) | (w[1:] != w[:-1])
     if new.all():
