@@ -8,9 +8,11 @@ Run: ``python benchmarks/bench_fleet.py [--quick] [--keep]`` or ``python -m benc
    host and day, a telemetry sample per GPU every 15 minutes (0.86e9 rows).
 2. ``benchmarks/_fleet_pipeline.py`` runs, in a fresh process with a LocalCluster of 2
    single-threaded workers: the Dask ingest of the logs into partitioned Parquet, the
-   reduction of the telemetry to host-hour windows (failures counted in), rates per pod
-   and the failure GLM on cells, reporting each stage's wall time, the peak RSS of the
-   client and the workers, and the cluster's compute time per kind of task.
+   reduction of the telemetry to host-hour windows (failures counted in; one task per pod
+   and week of files, ``reliab-windows``), rates per pod and the failure GLM on cells,
+   reporting each stage's wall time, the peak RSS of the client and the workers, and the
+   cluster's compute time per kind of task.  Each size other than the full one is its own
+   section, so ``--append`` keeps a 7- and a 30-day run beside the 90-day one.
 
 Baselines measured in the same run: ``grep -r -c -F`` with the kernel literals over the
 logs (reading and scanning every byte once) for the ingest, and one pyarrow read of every

@@ -9,8 +9,15 @@ so that every series of a host meets in one partition, merged
 threshold.  The raw samples never leave their worker; only partial sums move.  When the
 input is Parquet files whose footers give each file's host range (telemetry written per
 host, rack or pod, any number of days per file), the files are first cut into groups that
-share no host (:func:`host_groups`) and each group is reduced by one task: no shuffle at
-all.
+share no host (:func:`host_groups`): no shuffle at all.  Each group's files are reduced in
+runs of ``task_span`` (a week by default; the time range of each file is in its footer),
+one task per run, each continuing the run before it (:mod:`reliab.fleet._chunk`: the
+partials of the run's last window, the last sample of every series for the swing across
+the cut), so a task's memory does not grow with the number of days.  These tasks work on
+integer series codes and numpy arrays (:mod:`reliab.fleet._rows`), read only the columns
+they reduce, and clean (:func:`reliab.align.clean_times`) only a file that needs it
+(missing times or keys, repeated timestamps); their windows equal those of
+:func:`finish_partials` on the whole group.
 
 It adds **power-swing counts**: with ``swings={"power_w": 300}`` each window gets
 ``power_w_swings``, the number of samples whose power moved at least 300 W from the
