@@ -125,3 +125,17 @@ def test_irregular_runs_are_reduced_again_with_the_group_interval(files: tuple[P
 def test_bad_task_span(files: tuple[Path, pd.DataFrame], dask_client: object) -> None:
     with pytest.raises(ValueError, match="task_span"):
         reduce_telemetry(files[0], client=dask_client, task_span="-1h")
+
+
+def test_median_from_sketches_is_the_median() -> None:
+    """Sketches of pieces, concatenated, give pandas' median per series (the runs' intervals)."""
+    from reliab.fleet._rows import _group_median, sketch
+
+    rng = np.random.default_rng(3)
+    codes = rng.integers(0, 40, 5000)
+    values = rng.choice([1.0, 1.5, 2.0, 10.0, np.nan], 5000) + (codes == 7) * rng.random(5000)
+    pieces = [sketch(codes[i:i + 700], values[i:i + 700]) for i in range(0, 5000, 700)]
+    joined = tuple(np.concatenate([p[k] for p in pieces]) for k in range(3))
+    want = pd.Series(values).groupby(codes).median().reindex(range(42))
+    np.testing.assert_allclose(_group_median(joined, 42), want.to_numpy(), rtol=0, atol=0)
+    assert len(joined[0]) < len(codes) // 3  # repeated values are counted, not kept

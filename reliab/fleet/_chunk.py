@@ -202,7 +202,8 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
     """Reduce one run of a host group's files, continuing ``carry``.
 
     Returns ``{"windows": frame or output path, "carry": Carry, "names": series keys,
-    "per": (codes, values), "gaps": (codes, values), "used": intervals used per key}``.
+    "per"/"gaps": sketches of the interval values (:func:`reliab.fleet._rows.sketch`),
+    "used": intervals used per key}``.
     """
     carry = carry or Carry()
     pieces: list[tuple[list[Key], Rows]] = []
@@ -242,20 +243,21 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
     tail_last[rows["series"][ends]] = rows["last"][ends]
     for c in spec.swings:
         tail_value[c][rows["series"][ends]] = rows[f"{c}__vlast"][ends]
-    per, gaps = _rows.interval_values(done, prev_first) if _rows.size(done) else (np.zeros(0), np.zeros(0))
+    none = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64))
+    per, gaps = _rows.interval_values(done, prev_first) if _rows.size(done) else (none, none)
     if _rows.size(done):
         dends = np.flatnonzero(np.r_[done["series"][1:] != done["series"][:-1], True])
         next_first = prev_first.copy()
         next_first[done["series"][dends]] = done["first"][dends] / 1e9
     else:
         next_first = prev_first
-    local = _rows.intervals(done["series"], per, gaps, n_codes) if _rows.size(done) else np.full(n_codes, np.nan)
+    local = _rows.intervals(per, gaps, n_codes)
     used = local if given is None else np.array([given.get(k, np.nan) for k in names])
     windows = _finish(done, names, used, spec) if _rows.size(done) else None
     new_carry = Carry(names, _rows.take(rows, np.flatnonzero(held)), tail_last, tail_value, next_first)
     present = np.unique(done["series"]) if _rows.size(done) else np.zeros(0, np.int64)
     return {"windows": _store(windows, output), "carry": new_carry, "names": names,
-            "per": (done.get("series", np.zeros(0, np.int64)), per), "gaps": (done.get("series", np.zeros(0, np.int64)), gaps),
+            "per": per, "gaps": gaps,
             "used": {names[i]: float(used[i]) for i in present}}
 
 
@@ -279,7 +281,7 @@ def _store(windows: pd.DataFrame | None, output: str | None) -> pd.DataFrame | s
 
 
 def _empty(names: list[Key], carry: Carry, spec: Spec, output: str | None) -> dict[str, Any]:
-    none = (np.zeros(0, np.int64), np.zeros(0))
+    none = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64))
     return {"windows": None, "carry": carry, "names": names, "per": none, "gaps": none, "used": {}}
 
 
@@ -288,13 +290,17 @@ def check_intervals(results: Sequence[dict[str, Any]]) -> tuple[dict[Key, float]
     used another one (to be reduced again with the group's)."""
     names = sorted({k for r in results for k in r["names"]}, key=_sort_key)
     code = {k: i for i, k in enumerate(names)}
-    series, per, gaps = [], [], []
+    per: list[_rows.Sketch] = []
+    gaps: list[_rows.Sketch] = []
     for r in results:
         remap = np.array([code[k] for k in r["names"]], np.int64)
-        series.append(remap[r["per"][0]])
-        per.append(r["per"][1])
-        gaps.append(r["gaps"][1])
-    whole = _rows.intervals(np.concatenate(series), np.concatenate(per), np.concatenate(gaps), len(names))
+        per.append((remap[r["per"][0]], r["per"][1], r["per"][2]))
+        gaps.append((remap[r["gaps"][0]], r["gaps"][1], r["gaps"][2]))
+
+    def joined(parts: list[_rows.Sketch]) -> _rows.Sketch:
+        return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))  # type: ignore[return-value]
+
+    whole = _rows.intervals(joined(per), joined(gaps), len(names))
     group = {k: float(whole[i]) for i, k in enumerate(names)}
     redo = []
     for i, r in enumerate(results):

@@ -154,25 +154,41 @@ def merge(rows: Rows) -> Rows:
     return out
 
 
-def _group_median(codes: np.ndarray, values: np.ndarray, n_codes: int) -> np.ndarray:
-    """Median of ``values`` (NaN skipped) per code in ``range(n_codes)``; NaN for none."""
+Sketch = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def sketch(codes: np.ndarray, values: np.ndarray) -> Sketch:
+    """``values`` per code as distinct ``(code, value, count)`` triples (NaN dropped): what a
+    median needs, a few triples per series when sampling is regular."""
     ok = ~np.isnan(values)
     codes, values = codes[ok], values[ok]
     order = np.lexsort((values, codes))
     codes, values = codes[order], values[order]
-    counts = np.bincount(codes, minlength=n_codes)
-    start = np.r_[0, np.cumsum(counts)[:-1]]
+    new = np.ones(len(codes), dtype=bool)
+    new[1:] = (codes[1:] != codes[:-1]) | (values[1:] != values[:-1])
+    starts = np.flatnonzero(new)
+    return codes[starts], values[starts], np.diff(np.r_[starts, len(codes)]).astype(np.int64)
+
+
+def _group_median(part: Sketch, n_codes: int) -> np.ndarray:
+    """Median per code in ``range(n_codes)`` of the values a sketch counts; NaN for none."""
+    codes, values, counts = part
+    order = np.lexsort((values, codes))
+    codes, values, counts = codes[order], values[order], counts[order]
+    total = np.bincount(codes, weights=counts, minlength=n_codes).astype(np.int64)
+    cum = np.cumsum(counts)
+    start = np.r_[0, np.cumsum(total)[:-1]]
     out = np.full(n_codes, np.nan)
-    has = counts > 0
-    lo = start[has] + (counts[has] - 1) // 2
-    hi = start[has] + counts[has] // 2
+    has = total > 0
+    lo = np.searchsorted(cum, start[has] + (total[has] - 1) // 2, side="right")
+    hi = np.searchsorted(cum, start[has] + total[has] // 2, side="right")
     out[has] = (values[lo] + values[hi]) / 2.0
     return out
 
 
-def interval_values(rows: Rows, prev_first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row (sorted by series, window): ``(last − first)/(n − 1)`` in s (NaN for one sample)
-    and the spacing in s of its first sample from the series' previous window
+def interval_values(rows: Rows, prev_first: np.ndarray) -> tuple[Sketch, Sketch]:
+    """Sketches (:func:`sketch`) of, per row (sorted by series, window), ``(last − first)/(n − 1)``
+    in s and the spacing in s of its first sample from the series' previous window
     (``prev_first``: per series code, first time in s of the window before these; NaN none)."""
     first = rows["first"] / 1e9
     span = rows["last"] / 1e9 - first
@@ -183,13 +199,13 @@ def interval_values(rows: Rows, prev_first: np.ndarray) -> tuple[np.ndarray, np.
     same = np.zeros(len(s), dtype=bool)
     same[1:] = s[1:] == s[:-1]
     before = np.where(same, np.r_[np.nan, first[:-1]], prev_first[s])
-    return per, first - before
+    return sketch(s, per), sketch(s, first - before)
 
 
-def intervals(series: np.ndarray, per: np.ndarray, gaps: np.ndarray, n_codes: int) -> np.ndarray:
+def intervals(per: Sketch, gaps: Sketch, n_codes: int) -> np.ndarray:
     """Sampling interval (s) per series code: median of ``per``, else median of ``gaps``."""
-    within = _group_median(series, per, n_codes)
-    across = _group_median(series, gaps, n_codes)
+    within = _group_median(per, n_codes)
+    across = _group_median(gaps, n_codes)
     return np.where(np.isnan(within), across, within)
 
 
