@@ -244,7 +244,8 @@ def _by_host_groups(client: Any, groups: list[list[str]], spans: dict[str, tuple
             if not last:
                 carry = client.submit(operator.getitem, fut, "carry", key=f"reliab-carry-{g}-{r}-{token}", pure=False)
         runs.append(plan)
-    checks = {g: client.submit(_check, [client.submit(_interval_part, fut, pure=False) for _, _, fut, _ in plan],
+    checks = {g: client.submit(_check, [client.submit(_interval_part, fut, key=f"reliab-sketch-{g}-{r}-{token}")
+                                        for r, (_, _, fut, _) in enumerate(plan)],
                                key=f"reliab-intervals-{g}-{token}", pure=False)
               for g, plan in enumerate(runs) if len(plan) > 1}
     for g, (intervals, redo) in zip(checks, client.gather(list(checks.values())), strict=True):
@@ -253,8 +254,8 @@ def _by_host_groups(client: Any, groups: list[list[str]], spans: dict[str, tuple
             fut = client.submit(reduce_run, run, carry, spec, last=r == len(runs[g]) - 1, given=intervals,
                                 output=target, key=f"reliab-windows-{g}-{r}-again-{token}", pure=False)
             runs[g][r] = (run, carry, fut, target)
-    done = client.gather([client.submit(operator.getitem, fut, "windows", pure=False)
-                          for plan in runs for _, _, fut, _ in plan])
+    done = client.gather([client.submit(operator.getitem, fut, "windows", key=f"reliab-output-{g}-{r}-{token}")
+                          for g, plan in enumerate(runs) for r, (_, _, fut, _) in enumerate(plan)])
     if folder is not None:
         return folder
     return pd.concat([d for d in done if d is not None], ignore_index=True)
