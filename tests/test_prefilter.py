@@ -47,6 +47,10 @@ PIECES = [
     b"2024-06-03T14:02:17Z n9 kernel: pcieport 0000:80:1b.4: AER: Uncorrectable (Non-Fatal) error message"
     b" received from 0000:80:1b.4",
     b"2024-06-03T14:02:18Z n9 kernel: nvme nvme1: I/O 775 QID 2 timeout, aborting",
+    b"2024-06-03T14:02:17Z n9 kernel: nvidia 0000:00:02.0: PCIe Bus Error: severity=Corrected, type=x",
+    b"2024-06-03T14:02:17Z n9 kernel: pcieport 0000:00:02.0: AER: enabled with IRQ 26",
+    b"2024-06-03T14:02:17Z n9 kernel: mce: [Hardware Error]: TSC 0 ADDR 3f6b4a540",
+    b"2024-06-03T14:02:17Z n9 kernel: EDAC MC0: Giving out device to module skx_edac",
     b"2999-06-03T14:02:11+00:00 n1 kernel: " + XID.encode(), b"2024-06-03T14:02:11Z 2001:db8::7 kernel: " + XID.encode(),
     b"2024-06-03T14:02:19Z n9 kernel: {1}[Hardware Error]: Hardware error from APEI Generic Hardware Error Source: 0",
     b"2024-06-03T14:02:19Z n9 kernel: {1}[Hardware Error]: event severity: corrected",
@@ -265,6 +269,7 @@ _OTHER_GOOD = [
     "pcieport 0000:00:02.0: AER: Corrected error received: id=0010", "AER: Multiple Corrected error received: id=00e8",
     "pcieport a:b: AER: Uncorrectable (Non-Fatal) error message received from c",
     "pcieport a:b: AER: Uncorrectable (Fatal) error message received from c",
+    "nvme nvme1: I/O 7 QID 2 timeout, aborting", "nvme nvme12: I/O 1 QID 30 timeout, reset controller",
 ]
 _OTHER_BAD = [
     "mlx5_core a b c: Link down", "mlx5_core a b: Link down mlx5_core", "mlx5_core a b: Link down, Link down",
@@ -279,7 +284,7 @@ _OTHER_BAD = [
     "mce: [Hardware Error]: Machine check events logged x", "EDAC MC0: 1 CEx", "AER: Corrected error received: caf\u00e9",
     "mce: [Hardware Error]: CPU 1: Machine Check: Machine check events logged", "EDAC MC0: CE page 0x1",
     "pcieport a: AER: Corrected error received: x PCIe Bus Error", "AER: Uncorrected error received: x y",
-    "nvme nvme1: I/O 7 QID 2 timeout, aborting", "NVRM: GPU 0000:18:00.0: GPU has fallen off the bus.",
+    "nvme nvme1: I/O 7 QID x timeout, aborting", "NVRM: GPU 0000:18:00.0: GPU has fallen off the bus.",
 ]
 _OTHER_HEADS = ["2024-06-03T14:02:11.5+00:00 n1 kernel: ", "2024-06-03T14:02:11Z n-2 systemd-networkd[2385]: ",
                 "2024-06-03T14:02:11Z n1 kernel:", "2024-02-30T14:02:11Z n1 kernel: ", "2024-06-03T14:02:11Z kernel: ",
@@ -305,7 +310,7 @@ def test_bulk_other_rows_equal_per_line_rows(pairs: list[tuple[str, str]]) -> No
 def test_bulk_takes_the_other_common_shapes() -> None:
     """Every common shape is taken; the last lines of a group are always left to the per-line
     parser (the next group may hold their continuation lines)."""
-    tail = [f"2024-06-03T14:02:11Z n1 kernel: EDAC tail {k}" for k in range(_bulk._AER_LINES + 1)]
+    tail = [f"2024-06-03T14:02:11Z n1 kernel: EDAC MC0: {k} CE tail" for k in range(_bulk._AER_LINES + 1)]
     lines = [_OTHER_HEADS[0] + body for body in _OTHER_GOOD] + tail
     hits = pl.DataFrame({"i": list(range(len(lines))), "line": lines}, schema={"i": pl.UInt32, "line": pl.String})
     rows, rest = _bulk.kernel_rows(hits, LineContext(path="x", source="kernel", state={"tz": UTC, "host": "h"}))
@@ -393,3 +398,87 @@ def test_bulk_takes_sxid_reports() -> None:
     assert sx["_lineno"].to_list() == [1, 2]  # two first lines; their detail lines are part of the reports
     assert sx["severity"].to_list() == ["warning", "critical"]
     assert ctx.state["sxid_open"] == {("nvidia-nvswitch3 (PCI", "sxid:12028"): 2}
+
+
+# --- AER reports and noise lines: decided in bulk when every AER line of a group has a bulk shape
+
+_AER_HEAD = "2024-06-03T14:02:1{s}Z n1 kernel: "
+_AER_BODIES = [
+    "pcieport 0000:00:02.0: AER: Corrected error received: 0000:18:00.0",
+    "pcieport 0000:17:01.0: AER: Corrected error received: 0000:5d:00.0", "AER: Corrected error received: id=00e8",
+    "pcieport 0000:17:01.0: AER: Uncorrected (Fatal) error received: 0000:18:00.0",
+    "pcieport 0000:00:02.0: AER: Corrected error received:",
+    "nvidia 0000:18:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)",
+    "nvidia 0000:5d:00.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer",
+    "pcieport 0000:00:02.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=x",
+    "0000:99:00.0: PCIe Bus Error: severity=Corrected ", "a b c: PCIe Bus Error: severity=Corrected",
+    "nvidia 0000:18:00.0: PCIe Bus Error: severity=Info, type=x",
+    # noise with a literal: dropped in bulk, irrelevant on both routes
+    "pcieport 0000:17:01.0: AER: enabled with IRQ 26", "EDAC MC0: Giving out device to module skx_edac controller",
+    "mce: [Hardware Error]: TSC 0 ADDR 3f6b4a540 MISC 8c000040000800c0", "EDAC sbridge: Seeking for: PCI ID 8086:3ca0",
+    "nvme nvme1: I/O 775 QID 2 timeout, aborting", "nvme nvme1: I/O 7 QID 9 timeout, reset controller ",
+]
+#: AER lines no bulk shape takes (the group's reports then go to the per-line parser)
+_AER_ODD = ["Jun  3 14:02:11 n1 kernel: pcieport 0000:00:02.0: AER: Corrected error received: 0000:18:00.0",
+            "2024-06-03T14:02:11Z n1 kernel: nvidia 0000:18:00.0: PCIe Bus Error: severity=Corrected caf\u00e9",
+            "2024-06-03T14:02:11Z n1 kernel: [5.1] pcieport 0000:00:02.0: PCIe Bus Error: severity=Corrected",
+            "2024-06-03T14:02:11Z n1 kernel: mlx5_core x: AER: Corrected error received: 0000:18:00.0",
+            "2024-06-03T14:02:11Z n1 kernel: EDAC MC0: 1 CE PCIe Bus Error: severity=Corrected"]
+
+
+@st.composite
+def _aer_group(draw: st.DrawFn) -> list[str]:
+    lines = []
+    for _ in range(draw(st.integers(1, 25))):
+        kind = draw(st.integers(0, 12))
+        if kind == 0:
+            lines.append(_FILLER)
+        elif kind == 1 and draw(st.integers(0, 3)) == 0:
+            lines.append(draw(st.sampled_from(_AER_ODD)))
+        else:
+            lines.append(_AER_HEAD.format(s=draw(st.integers(0, 9))) + draw(st.sampled_from(_AER_BODIES)))
+    return lines + [_FILLER] * (_bulk._AER_LINES + 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_aer_group(), st.sampled_from([None, 1, 5, 20]))
+def test_bulk_aer_reports_equal_per_line_reports(lines: list[str], opened_at: int | None) -> None:
+    """Bulk rows plus the per-line rows of what it left == the per-line parser on every line in
+    order (noise lines in neither), with an AER line of an earlier group in ``aer_heads`` or
+    not, and that table updated alike."""
+    state: dict = {"tz": UTC, "host": "stem"}
+    if opened_at is not None:  # an earlier group's first line of a report, ``opened_at`` lines before
+        lines = [_FILLER] * opened_at + lines
+        state["aer_heads"] = {1: ("0000:00:02.0", "0000:18:00.0")}
+    ctx = LineContext(path="x.log", source="kernel", state={**state, "aer_heads": dict(state.get("aer_heads", {}))})
+    start = opened_at or 0
+    hits = pl.DataFrame({"i": list(range(start, len(lines))), "line": lines[start:]},
+                        schema={"i": pl.UInt32, "line": pl.String})
+    rows, rest = _bulk.kernel_rows(hits, ctx)
+    assert rows["_lineno"].to_list() == sorted(rows["_lineno"].to_list())
+    got: dict[int, dict | str] = {}
+    for row in rows.to_dicts():
+        got[row.pop("_lineno")] = row
+    got.update(_sequential(lines, ctx, [i + 1 for i in rest["i"].to_list()]))
+    ref_ctx = LineContext(path="x.log", source="kernel", state={**state, "aer_heads": dict(state.get("aer_heads", {}))})
+    want = _sequential(lines, ref_ctx, list(range(start + 1, len(lines) + 1)))
+    assert got == want
+    window = len(lines) + 1 - _bulk._AER_LINES  # entries the next group can still look back to
+    assert ({n: v for n, v in ctx.state.get("aer_heads", {}).items() if n >= window}
+            == {n: v for n, v in ref_ctx.state.get("aer_heads", {}).items() if n >= window})
+
+
+def test_bulk_takes_aer_reports_and_noise() -> None:
+    """A realistic group (an AER report, start-up noise, MCE detail lines, an NVMe timeout) leaves
+    only its tail to the per-line parser."""
+    lines = [_AER_HEAD.format(s=1) + body for body in (_AER_BODIES[0], _AER_BODIES[5], _AER_BODIES[11],
+                                                       _AER_BODIES[12], _AER_BODIES[13], _AER_BODIES[15])]
+    lines += [_FILLER] * (_bulk._AER_LINES + 1)
+    hits = pl.DataFrame({"i": list(range(len(lines))), "line": lines}, schema={"i": pl.UInt32, "line": pl.String})
+    ctx = LineContext(path="x", source="kernel", state={"tz": UTC, "host": "h"})
+    rows, rest = _bulk.kernel_rows(hits, ctx)
+    assert rest["i"].to_list() == list(range(6, len(lines)))
+    assert rows["_lineno"].to_list() == [1, 6]  # the report's severity line is part of it; noise is no row
+    assert rows["signal"].to_list() == ["pcie:aer_corrected", "nvme:io_timeout"]
+    assert rows["message"].to_list()[1] == "nvme1: I/O 775 QID 2 timeout, aborting"
+    assert set(ctx.state["aer_heads"]) == {1, 2}

@@ -186,9 +186,11 @@ def _reject_coarse_times(rows: list[Row]) -> list[Row]:
 def _safe_bulk(bulk: BulkParser, ctx: LineContext) -> Callable[[pl.DataFrame], tuple[pl.DataFrame, pl.DataFrame]]:
     """The bulk hook for ``ctx``; a batch it fails on goes to ``parse_line`` line by line."""
     def split(hits: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        import polars as pl
+
         try:
             return bulk(hits, ctx=ctx)  # type: ignore[call-arg]
-        except Exception:  # noqa: BLE001 - the per-line parser isolates each line
+        except (Exception, pl.exceptions.PanicException):  # noqa: BLE001 - the per-line parser isolates each line
             return hits.head(0), hits
 
     return split
@@ -404,6 +406,32 @@ def _arrow_rows(frame: pl.DataFrame, path: str) -> pa.Table:
     ).to_arrow()
 
 
+#: at most this many per-line rows are spliced between the bulk rows rather than sorted with them
+_SPLICE_ROWS = 4096
+
+
+def _splice(tables: list[pa.Table], more: pa.Table) -> list[pa.Table]:
+    """Pieces of the bulk ``tables`` (in line order, one after the other) with the rows of
+    ``more`` put at their lines: zero-copy slices, so that no column of the bulk rows is
+    copied (a sort would copy every one of them)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    bulk = pa.concat_tables(tables, promote_options="permissive")
+    more = more.take(pc.sort_indices(more["_lineno"]))  # stable: the rows of one line keep their order
+    at = np.searchsorted(bulk["_lineno"].to_numpy(), more["_lineno"].to_numpy(), side="right")
+    pieces, start = [], 0
+    for k, pos in enumerate(at.tolist()):
+        if pos > start:
+            pieces.append(bulk.slice(start, pos - start))
+            start = pos
+        pieces.append(more.slice(k, 1))
+    if start < bulk.num_rows:
+        pieces.append(bulk.slice(start))
+    return pieces
+
+
 def _frame(rows: list[Row], bulk_tables: list[pa.Table], path: str,
            table: str) -> tuple[pd.DataFrame | pa.Table, dict[int, str]]:
     """The table of ``rows`` (each with ``_lineno``) and the bulk rows, in line order.
@@ -449,7 +477,11 @@ def _frame(rows: list[Row], bulk_tables: list[pa.Table], path: str,
     ordered = not len(checked)
     if len(checked):
         more = checked if isinstance(checked, pa.Table) else pa.Table.from_pandas(checked, preserve_index=False)
-        tables.append(more.append_column("_lineno", pa.array(keep, pa.int64())))
+        more = more.append_column("_lineno", pa.array(keep, pa.int64()))
+        if more.num_rows <= _SPLICE_ROWS:  # a few rows spliced in: the bulk rows are not copied
+            tables, ordered = _splice(tables, more), True
+        else:
+            tables.append(more)
     del checked
     both = pa.concat_tables(tables, promote_options="permissive")
     tables.clear()

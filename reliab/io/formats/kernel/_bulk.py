@@ -4,7 +4,8 @@
 Xid lines described below, then :func:`kernel_other` for the rsyslog mlx5, networkd, nvme,
 blk, MCE (reports and "events logged"), EDAC (UE and CE) and AER lines (:data:`_KINDS`, same narrow-acceptance rule: a whole-line
 shape in printable ASCII, one matcher trigger, literal counts that pin where the per-line
-``search`` lands; anything else goes to the per-line parser), then :func:`kernel_sxid` for
+``search`` lands; anything else goes to the per-line parser), then
+:func:`reliab.io.formats.kernel._bulk_reports.kernel_sxid` for
 the NVSwitch SXid reports (first and detail lines, all of a group's or none).
 
 On a large kernel log most candidate lines are NVIDIA Xid reports written by rsyslog::
@@ -86,10 +87,16 @@ def kernel_xid(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.D
     stamp = line.str.splitn(" ", 3).struct.field("field_0")
     when = stamp.str.replace("Z", "+00:00", literal=True).str.to_datetime(
         "%Y-%m-%dT%H:%M:%S%.f%:z", time_unit="us", time_zone="UTC", strict=False)
+    others = None
+    if "_mask" in hits.columns:  # only the lines holding ``NVRM: Xid`` are looked at
+        has = (pl.col("_mask") & (1 << _TRIGGERS.index("NVRM: Xid"))) != 0
+        hits, others = hits.filter(has), hits.filter(~has)
     found = hits.with_columns(time=pl.when(line.str.contains(_SHAPE)).then(when))
     ok = pl.col("time").is_not_null()
-    rest = found.filter(~ok).select("i", "line")
-    if rest.height == hits.height:
+    rest = found.filter(~ok).drop("time")
+    if others is not None and others.height:
+        rest = others if not rest.height else pl.concat([others, rest]).sort("i")
+    if rest.height == hits.height + (others.height if others is not None else 0):
         return found.head(0).select(_lineno=pl.col("i").cast(pl.Int64)), rest
     words = line.str.splitn(" ", 3)
     xid = words.struct.field("field_2").str.splitn("NVRM: Xid (", 2).struct.field("field_1")
@@ -155,6 +162,10 @@ class _Kind:
     accept: Callable[[], pl.Expr] | None = None
 
 
+#: one shape's plan: its trigger mask, filter, groups, acceptance and row columns
+_Plan = tuple[int, pl.Expr, pl.Expr, pl.Expr, tuple[pl.Expr, ...]]
+
+
 def _const(value: str) -> Callable[[], pl.Expr]:
     return lambda: pl.lit(value)
 
@@ -211,6 +222,10 @@ _KINDS = (
           rf"nvme (?P<a>nvme[0-9]+): controller is down(?P<b>{_P}*)",
           lambda: pl.format("{}: controller is down{}", _g("a"), _g("b")).str.strip_chars(" "),
           _const("critical")),
+    _Kind("nvme:io_timeout", (" QID ",), (" QID ",),
+          rf"nvme (?P<a>nvme[0-9]+): I/O (?P<b>[0-9]+) QID (?P<c>[0-9]+) timeout(?P<d>{_P}*)",
+          lambda: pl.format("{}: I/O {} QID {} timeout{}", _g("a"), _g("b"), _g("c"), _g("d")).str.strip_chars(" "),
+          _const("error")),
     _Kind("block:io_error", ("I/O error, dev",), ("I/O error, dev",),
           rf"{_P}*I/O error, dev (?P<a>[!-+\--~]+),(?P<b>{_P}*)",
           lambda: pl.format("I/O error, dev {},{}", _g("a"), _g("b")).str.strip_chars(" "), _const("error")),
@@ -247,7 +262,7 @@ def _other_mask() -> pl.Expr:
 
 
 @cache
-def _other_plans() -> tuple[tuple[pl.Expr, pl.Expr, pl.Expr, tuple[pl.Expr, ...]], ...]:
+def _other_plans() -> tuple[_Plan, ...]:
     """Per :data:`_KINDS` shape: its filter, its groups, its acceptance and its row columns.
 
     Built once per process, so a call of :func:`kernel_other` only assembles a query.
@@ -255,7 +270,8 @@ def _other_plans() -> tuple[tuple[pl.Expr, pl.Expr, pl.Expr, tuple[pl.Expr, ...]
     line = pl.col("line")
     plans = []
     for kind in _KINDS:
-        cond = pl.col("_mask") == sum(1 << _TRIGGERS.index(t) for t in kind.own)
+        own = sum(1 << _TRIGGERS.index(t) for t in kind.own)
+        cond = pl.lit(True)
         for text in kind.once:
             cond = cond & (line.str.count_matches(text, literal=True) == 1)
         for text in kind.absent:
@@ -271,8 +287,13 @@ def _other_plans() -> tuple[tuple[pl.Expr, pl.Expr, pl.Expr, tuple[pl.Expr, ...]
             pl.lit(None, pl.String).alias("gpu"), pl.lit(None, pl.String).alias("job_id"),
             pl.lit("kernel").alias("source"), signal.alias("signal"),
             kind.severity().alias("severity"), kind.message().alias("message"))
-        plans.append((cond, groups, ok, out))
+        plans.append((own, cond, groups, ok, out))
     return tuple(plans)
+
+
+def _aer_plans() -> tuple[_Plan, ...]:
+    """The plans of the AER shapes of :data:`_KINDS` alone."""
+    return tuple(plan for plan, kind in zip(_other_plans(), _KINDS, strict=True) if kind.own == ("AER:",))
 
 
 #: the EDAC shape of :data:`_KINDS` without captures (a DFA matches it; captures cost ~15 us a line)
@@ -282,13 +303,12 @@ _EDAC_WORD = r"^[!-~]+ MC[0-9]+: [0-9]+ (?:UE|CE)(?-u:\b)"
 
 
 def _edac_groups() -> pl.Expr:
-    """The groups of the EDAC shape (``host``, ``body``, ``a``, ``b``, ``t``, ``c``) cut with literal splits.
+    """The groups of the EDAC shape the row needs (``host``, ``body``, ``m``, ``t``) cut with literal splits.
 
     On a line of :data:`_EDAC_SHAPE` (printable ASCII, ``EDAC`` once) the host is the second
-    word, and the message runs from ``MC<n>`` to the end: right after ``EDAC `` or after one
-    more word when :data:`_EDAC_WORD` matches there, as the optional word of the expression
-    is tried first.  ``MC<n>:``, the count and ``UE|CE`` followed by the rest are its first
-    three space-separated parts; ``m`` is the message itself.
+    word, and the message ``m`` runs from ``MC<n>`` to the end: right after ``EDAC `` or
+    after one more word when :data:`_EDAC_WORD` matches there, as the optional word of the
+    expression is tried first.  ``UE|CE`` (``t``) starts its third space-separated part.
     """
     line = pl.col("line")
     after = line.str.splitn("EDAC ", 2).struct.field("field_1")
@@ -297,12 +317,11 @@ def _edac_groups() -> pl.Expr:
     words = message.str.splitn(" ", 3)
     rest = words.struct.field("field_2")
     return pl.when(line.str.contains(_EDAC_SHAPE)).then(pl.struct(
-        host=line.str.splitn(" ", 3).struct.field("field_1"), body=after, m=message,
-        a=words.struct.field("field_0").str.strip_suffix(":"), b=words.struct.field("field_1"),
-        t=rest.str.slice(0, 2), c=rest.str.slice(2)))
+        host=line.str.splitn(" ", 3).struct.field("field_1"), body=after, m=message, t=rest.str.slice(0, 2)))
 
 
-def kernel_other(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+def kernel_other(hits: pl.DataFrame, ctx: LineContext,
+                 plans: tuple[_Plan, ...] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Signal rows of the rsyslog mlx5, networkd, nvme, blk, MCE, EDAC and AER lines.
 
     Each shape of :data:`_KINDS` is a whole line: the rsyslog prefix of :func:`kernel_xid`
@@ -323,108 +342,34 @@ def kernel_other(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl
     rows, rest : polars.DataFrame
         As for :func:`kernel_xid`.
     """
-    base = hits.lazy().with_columns(_mask=_other_mask())
-    parts = [base.filter(cond).with_columns(_g=groups, time=_when()).filter(ok).select(*out)
-             for cond, groups, ok, out in _other_plans()]
-    rows_q = pl.concat(parts, how="vertical_relaxed").sort("_lineno")
-    rest_q = hits.lazy().join(rows_q.select(i=(pl.col("_lineno") - 1).cast(hits.schema["i"])), on="i",
-                              how="anti", maintain_order="left")
-    rows, rest = pl.collect_all([rows_q, rest_q])
+    hits = hits.rechunk()  # (polars 2.1 can panic on a string expression over a many-chunk frame)
+    if "_mask" not in hits.columns:
+        hits = hits.with_columns(_mask=_other_mask())
+    plans = plans or _other_plans()
+    empty = hits.head(0).select(_lineno=pl.col("i").cast(pl.Int64))
+    # each shape requires its own triggers exactly: it only looks at the lines of that mask
+    by_mask = hits.filter(pl.col("_mask").is_in(sorted({plan[0] for plan in plans}))).partition_by(
+        "_mask", as_dict=True, maintain_order=True)
+    parts = [by_mask[(own,)].lazy().filter(cond).with_columns(_g=groups, time=_when()).filter(ok).select(*out)
+             for own, cond, groups, ok, out in plans if (own,) in by_mask]
+    if not parts:
+        return empty, hits
+    rows = pl.concat(parts, how="vertical_relaxed").sort("_lineno").collect()
+    if not rows.height:
+        return empty, hits
+    rest = hits.join(rows.select(i=(pl.col("_lineno") - 1).cast(hits.schema["i"])), on="i", how="anti",
+                     maintain_order="left")
     return rows, rest
 
 
-#: an NVSwitch SXid line (first or detail line of a report) after the rsyslog prefix of :data:`_HEAD`
-_SXID_BODY = (rf"(?P<a>nvidia-nvswitch[0-9]+): SXid \((?P<b>[^)]*)\):? *(?P<c>[0-9]{{1,9}})(?:, *| *$)"
-              rf"(?P<d>{_P}*)")
-#: the start of a detail line's text (``_SXID_DETAIL`` of ``_kmsg``)
-_SXID_DETAIL = r"^(?:Severity [0-9]+ Engine instance|Data \{)"
-
-
-@cache
-def _sxid_plan() -> tuple[pl.Expr, pl.Expr]:
-    """The filter of the SXid shape (its trigger alone, ``SXid`` and the switch name once) and its groups."""
-    line = pl.col("line")
-    cond = ((pl.col("_mask") == (1 << _TRIGGERS.index("SXid")))
-            & (line.str.count_matches("SXid", literal=True) == 1)
-            & (line.str.count_matches("nvidia-nvswitch", literal=True) == 1))
-    return cond, line.str.extract_groups(f"{_HEAD}(?P<body>{_SXID_BODY})$")
-
-
-def kernel_sxid(hits: pl.DataFrame, ctx: LineContext, sxid_lines: int) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Signal rows of the rsyslog NVSwitch SXid reports among ``hits``, and the other hits.
-
-    A report is its first line and ``Severity …``/``Data {…}`` detail lines of the same
-    switch and code (:mod:`reliab.io.formats.kernel._reports`): a detail line is no row when
-    the last first line of its switch and code came at most ``_SXID_LINES`` lines before it
-    (earlier groups' first lines are read from ``ctx.state["sxid_open"]``, which this call
-    updates as the per-line parser would), else it stands for its event.  Those rules look
-    at every SXid line in order, so the lines are taken all or none: only when every one of
-    the group's ``sxid_lines`` lines holding ``SXid`` has the shape (none held back for the
-    per-line parser) and the table of open reports cannot overflow.
-
-    Parameters
-    ----------
-    hits : polars.DataFrame
-        Candidate lines left by the other shapes: ``i`` (0-based line number) and ``line``.
-    ctx : LineContext
-        The file's context: ``state["sxid_open"]`` is read and updated.
-    sxid_lines : int
-        Lines of the whole group that hold ``SXid``.
-
-    Returns
-    -------
-    rows, rest : polars.DataFrame
-        As for :func:`kernel_xid`; detail lines of a report already counted are in neither.
-    """
-    from reliab.io.formats.kernel._reports import _MAX_OPEN_SXID, _SXID_LINES
-
-    empty = hits.head(0).select(_lineno=pl.col("i").cast(pl.Int64))
-    if not sxid_lines:
-        return empty, hits
-    cond, groups = _sxid_plan()
-    found = (hits.lazy().with_columns(_mask=_other_mask()).filter(cond)
-             .with_columns(_g=groups, time=_when())
-             .filter(_g("body").is_not_null() & pl.col("time").is_not_null()).collect())
-    opened: dict[tuple[str, str], int] = ctx.state.get("sxid_open", {})
-    if found.height != sxid_lines or len(opened) + found.height >= _MAX_OPEN_SXID:
-        return empty, hits
-    text = _g("d").str.strip_chars(" ")
-    where = pl.format("{} ({})", _g("a"), _g("b"))
-    message = pl.format("{}: {}", where, text)
-    signal = pl.concat_str(pl.lit("sxid:"), _g("c").cast(pl.Int64).cast(pl.String))
-    detail = text.str.contains(_SXID_DETAIL)
-    lineno = pl.col("i").cast(pl.Int64) + 1
-    known = {f"{k[0]}\x00{k[1]}": v for k, v in opened.items()}
-    frame = found.with_columns(_lineno=lineno, _message=message, signal=signal, _detail=detail, _text=text).with_columns(
-        _key=pl.concat_str(pl.col("_message").str.splitn(":", 2).struct.field("field_0"), pl.lit("\x00"),
-                           pl.col("signal")))
-    frame = frame.with_columns(
-        _first=pl.when(~pl.col("_detail")).then(pl.col("_lineno")).forward_fill().over("_key"),
-        _known=pl.col("_key").replace_strict(known, default=None, return_dtype=pl.Int64))
-    first = pl.coalesce(pl.col("_first"), pl.col("_known"))
-    counted = pl.col("_detail") & first.is_not_null() & ((pl.col("_lineno") - first) <= _SXID_LINES)
-    low = pl.col("_text").str.to_lowercase()
-    fatal = pl.when(pl.col("_detail")).then(pl.col("_text").str.extract(r"^Severity ([0-9]+)", 1) == "1") \
-        .otherwise(low.str.starts_with("fatal") | low.str.contains(", fatal", literal=True)).fill_null(False)
-    rows = frame.filter(~counted).select(
-        "_lineno", "time", host=_g("host"), gpu=pl.lit(None, pl.String), job_id=pl.lit(None, pl.String),
-        source=pl.lit("kernel"), signal="signal",
-        severity=pl.when(fatal).then(pl.lit("critical")).otherwise(pl.lit("warning")),
-        message=pl.when(pl.col("_detail")).then(pl.format("{} (first line of the report not in the capture)",
-                                                           pl.col("_message"))).otherwise(pl.col("_message")))
-    opened = ctx.state.setdefault("sxid_open", opened)
-    for text_, key, line_no in frame.filter(~pl.col("_detail")).select("_message", "signal", "_lineno").iter_rows():
-        opened[(text_.split(":", 1)[0], key)] = line_no  # in line order, as _reports._sxid_first does
-    return rows, hits.join(found.select("i"), on="i", how="anti", maintain_order="left")
-
-
-def _held(hits: pl.DataFrame) -> pl.Series:
+def _holds(hits: pl.DataFrame) -> tuple[pl.Series, pl.Series, pl.Series]:
     """Hits left to the per-line parser whatever their shape, so that the look-back rules of
-    ``_reports`` see them: those followed within three lines by a hit that does not start
-    with a visible ASCII character (an indented continuation line takes the time of the line
-    before it), those at most :data:`_AER_LINES` lines before a ``PCIe Bus Error`` hit (an
-    AER report's second line) but NVSwitch SXid lines, and the last :data:`_AER_LINES` lines of the group (whose
-    followers are in the next group)."""
+    ``_reports`` see them: ``always`` — those followed within three lines by a hit that does
+    not start with a visible ASCII character (an indented continuation line takes the time
+    of the line before it) and the last :data:`_AER_LINES` lines of the group (``tail``:
+    their followers are in the next group); ``before`` — those at most :data:`_AER_LINES`
+    lines before a ``PCIe Bus Error`` hit (an AER report's second line) but NVSwitch SXid
+    lines, held only when the group's AER reports are not decided in bulk."""
     i = pl.col("i").cast(pl.Int64)
     nxt_i, nxt = i.shift(-1), pl.col("line").shift(-1)
     indented = ((nxt_i - i) <= 3) & ~nxt.str.contains("^[!-~]")
@@ -435,7 +380,8 @@ def _held(hits: pl.DataFrame) -> pl.Series:
                                                                                              literal=True)
     before_detail = ((next_detail.shift(-1) - i) <= _AER_LINES) & ~switch
     tail = i >= i.max() - _AER_LINES
-    return hits.select(tail | indented.fill_null(False) | before_detail.fill_null(False)).to_series()
+    out = hits.select(always=tail | indented.fill_null(False), tail=tail, before=before_detail.fill_null(False))
+    return out["always"], out["tail"], out["before"]
 
 
 def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
@@ -448,16 +394,30 @@ def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
 
 
 def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """:func:`kernel_xid`, :func:`kernel_other` then :func:`kernel_sxid` on what each left; rows in line order."""
-    held = _held(hits)
-    rows, rest = kernel_xid(hits.filter(~held), ctx)
+    """:func:`kernel_xid`, :func:`kernel_other` then ``kernel_sxid`` on what each left; rows in line order.
+
+    Noise lines (:func:`._bulk_reports.noise`) are dropped first (they are irrelevant); AER
+    reports are decided in bulk when the whole group's are (:func:`._bulk_reports.aer_in_bulk`).
+    """
+    from reliab.io.formats.kernel._bulk_reports import aer_in_bulk, kernel_sxid, merge, noise
+
+    hits = hits.rechunk().with_columns(_mask=_other_mask())
+    always, tail, before = _holds(hits)  # (on every hit: the tail is the group's last lines)
+    quiet = hits.select(noise()).to_series()
+    if quiet.any():
+        hits, always, tail, before = hits.filter(~quiet), always.filter(~quiet), tail.filter(~quiet), before.filter(~quiet)
+    aer = aer_in_bulk(hits, always, tail, ctx)
+    if aer is None:
+        held, aer_rows = always | before, hits.head(0).select(_lineno=pl.col("i").cast(pl.Int64))
+        free = hits.filter(~held)
+    else:
+        held, (taken, aer_rows) = always, aer
+        free = hits.filter(~held & ~taken)
+    rows, rest = kernel_xid(free, ctx)
     more, rest = kernel_other(rest, ctx)
     sxid, rest = kernel_sxid(rest, ctx, int(hits.get_column("line").str.contains("SXid", literal=True).sum()))
-    if sxid.height:
-        more = sxid if not more.height else pl.concat([more, sxid], how="vertical_relaxed").sort("_lineno")
+    rows = merge([rows, more, sxid, aer_rows])
     if held.any():
         rest = pl.concat([rest, hits.filter(held)]).sort("i")
-    if more.height:
-        rows = more if not rows.height else pl.concat([rows, more], how="vertical_relaxed").sort("_lineno")
     _remember_xid79(rows, ctx)
-    return rows, rest
+    return rows, rest.select("i", "line")
