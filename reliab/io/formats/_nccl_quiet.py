@@ -14,6 +14,7 @@ this path declines goes to that parser, so the rows are the same either way.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
 from typing import Any
@@ -33,6 +34,7 @@ _NS_RANGE = tuple((t - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microsecon
 #: the per-line parser looks further at a message holding one of these: failure triggers
 #: (``nccl._TRIGGERS``) and checkpoint words (``_progress._LITERALS``)
 _WORDS = ("atchdog", "rror", "NCCL WARN", "Timeout at NCCL work", "heckpoint", "global step", "state loaded")
+_ANY_WORD = re.compile("|".join(re.escape(word) for word in _WORDS))
 #: the per-line parser searches this many characters of a line for its ISO time
 ISO_WITHIN = 48
 _PENDING = "_clock_ns"
@@ -72,10 +74,8 @@ def quiet_line(text: str, st: dict[str, Any]) -> bool:
     m = ISO.match(text, 0, ISO_WITHIN)
     if m is None:
         return False
-    end = m.end()
-    for word in _WORDS:
-        if text.find(word, end) >= 0:
-            return False
+    if _ANY_WORD.search(text, m.end()) is not None:
+        return False
     offset, tz = m.group(8), st["tz"]
     if not offset and not isinstance(tz, timezone):
         return False
