@@ -633,41 +633,23 @@ def assemble(results: list[FileResult], choices: dict[str, SourceChoice | None],
                   notes=notes, **attribution)
 
 
-def in_time_order(signals: pd.DataFrame) -> pd.DataFrame:
-    """``signals`` stably sorted by time with a fresh RangeIndex; a sorted table is returned as is.
-
-    The rows are reordered a column at a time in a shallow copy, so that when the caller
-    hands over its only reference each column's old array is freed as its sorted copy is
-    made: the sort holds one column twice, not the whole table (``sort_values`` would).
-    """
-    if not (isinstance(signals.index, pd.RangeIndex) and signals.index.start == 0
-            and signals.index.step == 1):
-        signals = signals.reset_index(drop=True)
-    if signals["time"].is_monotonic_increasing:
-        return signals
-    order = signals["time"].array.argsort(kind="stable")  # NaT last, as sort_values puts it
-    signals = signals.copy(deep=False)
-    for name in signals.columns:
-        signals[name] = signals[name].array.take(order)
-    return signals
-
-
 def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
            sources: dict[str, SourceChoice], notes: tuple[str, ...] = (), **attribution: Any) -> IngestResult:
     """Sort signals by time, validate every table and attribute interruptions.
 
-    ``tables`` holds signals, jobs, telemetry and quarantine, already conformed, and is
-    taken over: its signals are removed, so that the sort can free the unsorted columns
-    (the callers hand over a dict they no longer use); ``notes``
+    ``tables`` holds signals, jobs, telemetry and quarantine, already conformed; ``notes``
     are run-level remarks, to which a count of the files not read is added.
     """
     from reliab.taxonomy import job_outcomes
 
-    jobs, signals, repeated = drop_repeated_jobs(tables["jobs"], tables.pop("signals"))
-    tables = {**tables, "jobs": jobs, "signals": signals}
-    del signals  # the table's one reference is the dict's, handed over to be sorted
-    signals = in_time_order(tables.pop("signals"))
+    jobs, signals, repeated = drop_repeated_jobs(tables["jobs"], tables["signals"])
+    tables = {**tables, "jobs": jobs}
     notes = (*notes, repeated) if repeated else notes
+    if not signals["time"].is_monotonic_increasing:  # a stable sort keeps sorted rows as they are
+        signals = signals.sort_values("time", kind="stable")
+    if not (isinstance(signals.index, pd.RangeIndex) and signals.index.start == 0
+            and signals.index.step == 1):
+        signals = signals.reset_index(drop=True)
     for name in ("jobs", "telemetry", "quarantine"):
         schema.validate(tables[name], name)
     schema.validate(signals, "signals")
