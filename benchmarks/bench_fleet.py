@@ -8,9 +8,11 @@ Run: ``python benchmarks/bench_fleet.py [--quick] [--keep]`` or ``python -m benc
    host and day, a telemetry sample per GPU every 15 minutes (0.86e9 rows).
 2. ``benchmarks/_fleet_pipeline.py`` runs, in a fresh process with a LocalCluster of 2
    single-threaded workers: the Dask ingest of the logs into partitioned Parquet, the
-   reduction of the telemetry to host-hour windows (failures counted in), rates per pod
-   and the failure GLM on cells, reporting each stage's wall time, the peak RSS of the
-   client and the workers, and the cluster's compute time per kind of task.
+   reduction of the telemetry to host-hour windows (failures counted in; one task per pod
+   and week of files, ``reliab-windows``), rates per pod and the failure GLM on cells,
+   reporting each stage's wall time, the peak RSS of the client and the workers, and the
+   cluster's compute time per kind of task.  Each size other than the full one is its own
+   section, so ``--append`` keeps a 7- and a 30-day run beside the 90-day one.
 
 Baselines measured in the same run: ``grep -r -c -F`` with the kernel literals over the
 logs (reading and scanning every byte once) for the ingest, and one pyarrow read of every
@@ -93,25 +95,28 @@ def run(quick: bool = False, keep: bool = False, workers: int = 2, n_gpus: int |
             shutil.rmtree(work, ignore_errors=True)
     times, facts = pipe["times"], pipe["facts"]
     size = f"{cfg['n_gpus']:,} GPUs x {cfg['days']} days"
+    # each size its own section: --append keeps the 7- and 30-day runs beside the full one
+    full = cfg == FULL
+    section = SECTION if full else f"{SECTION} {cfg['n_gpus'] // 1000}k x {cfg['days']}d"
     top = profile_note(pipe["profile"])
     peak = max([pipe["client_rss_mib"], *pipe["worker_rss_mib"]])
     return [
-        Figure(SECTION, f"generate {size}", t_gen, "s",
+        Figure(section, f"generate {size}", t_gen, "s",
                note=(f"{sample['bytes'] / 1e9:.2f} GB in {sample['files']:,} files: {sample['lines']:,} log lines, "
                      f"{sample['rows']:,} telemetry rows (every {cfg['telemetry_interval_s']} s), "
                      f"{sample['failures']:,} failures; peak RSS {rss_gen or 0:.0f} MiB")),
-        Figure(SECTION, "ingest logs (dask, 2 workers, Parquet out)", times["ingest"], "s", "grep -r -c -F", t_grep,
+        Figure(section, "ingest logs (dask, 2 workers, Parquet out)", times["ingest"], "s", "grep -r -c -F", t_grep,
                note=f"{facts['lines']:,} lines, {facts['files']:,} files, {facts['interruptions']:,} interruptions"),
-        Figure(SECTION, "telemetry -> host-hour windows (dask)", times["reduce"], "s", "pyarrow read of all",
+        Figure(section, "telemetry -> host-hour windows (dask)", times["reduce"], "s", "pyarrow read of all",
                t_read, note=f"{facts['host_windows']:,} host-hours"),
-        Figure(SECTION, "rates per pod from Parquet (dask)", times["rates"], "s"),
-        Figure(SECTION, "failure GLM on dask cells", times["glm"], "s",
+        Figure(section, "rates per pod from Parquet (dask)", times["rates"], "s"),
+        Figure(section, "failure GLM on dask cells", times["glm"], "s",
                note=(f"{facts['host_windows']:,} windows -> {facts['cells']:,} cells; log IRR per °C "
                      f"{facts['log_irr_per_c']:.4f} [{facts['log_irr_low']:.4f}, {facts['log_irr_high']:.4f}], "
                      f"truth {facts['truth_log_irr_per_c']}")),
-        Figure(SECTION, "end to end (pipeline process)", t_pipe, "s", "generation", t_gen,
+        Figure(section, "end to end (pipeline process)", t_pipe, "s", "generation", t_gen,
                note=f"profile (compute by task kind, both workers): {top}"),
-        Figure(SECTION, "peak RSS of one process (client or worker)", peak, "MiB",
+        Figure(section, "peak RSS of one process (client or worker)", peak, "MiB",
                note=(f"client {pipe['client_rss_mib']:.0f} MiB, workers "
                      f"{', '.join(f'{r:.0f}' for r in pipe['worker_rss_mib'])} MiB; pipeline process tree "
                      f"as seen by time(1) {rss_pipe or 0:.0f} MiB; load average {os.getloadavg()[0]:.1f}"),

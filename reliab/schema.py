@@ -173,6 +173,14 @@ def empty(table: str) -> pd.DataFrame:
     return _EMPTY[table].copy()
 
 
+def empty_view(table: str) -> pd.DataFrame:
+    """:func:`empty`, but its (empty, never written) column arrays shared, not copied:
+    for the empty tables that most small files give."""
+    if table not in _EMPTY:
+        empty(table)
+    return _EMPTY[table].copy(deep=False)
+
+
 def conform(df: pd.DataFrame, table: str) -> pd.DataFrame:
     """Return a copy of ``df`` with the declared columns cast to their dtypes.
 

@@ -65,19 +65,20 @@ def test_local_reduction_is_the_windows_module(telemetry: pd.DataFrame, failures
     assert (local_windows["power_w_swings"] > 0).mean() > 0.1  # checkpoint stalls show up
 
 
-@pytest.mark.parametrize("plan", ["host groups", "shuffle"])
+@pytest.mark.parametrize("plan", ["host groups", "host groups by day", "shuffle"])
 def test_distributed_reduction_equals_local(dask_client: object, fleet: Path, failures: pd.DataFrame,
                                             local_windows: pd.DataFrame, plan: str) -> None:
-    """Files of disjoint host ranges: one task per host group; a Dask frame: shuffle by host."""
+    """Files of disjoint host ranges: tasks per host group (a week, or a day, of its files);
+    a Dask frame: shuffle by host."""
     from reliab.fleet import as_dask
     from reliab.fleet.telemetry import host_groups
 
     files = sorted(str(p) for p in (fleet / "telemetry").rglob("*.parquet"))
     groups = host_groups(files)
     assert groups is not None and len(groups) == 4 and all(len(g) == 2 for g in groups)  # 4 pods x 2 days
-    source = fleet / "telemetry" if plan == "host groups" else as_dask(fleet / "telemetry")
+    source = fleet / "telemetry" if plan.startswith("host groups") else as_dask(fleet / "telemetry")
     got = reduce_telemetry(source, client=dask_client, thresholds=THRESHOLDS, swings=SWINGS,
-                           events=failures, partitions=3)
+                           events=failures, partitions=3, task_span="1D" if plan.endswith("by day") else "7D")
     pd.testing.assert_frame_equal(got, local_windows, check_exact=False, rtol=1e-12, atol=1e-9)
     assert got.attrs == local_windows.attrs
 

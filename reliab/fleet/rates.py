@@ -36,8 +36,12 @@ def _with_group(frame: pd.DataFrame, by: str, groups: Mapping[str, Any] | None) 
     col = "host" if "host" in frame.columns else "hosts" if "hosts" in frame.columns else None
     if col is None:
         raise ValueError("groups= maps hosts to groups: the table needs a 'host' or 'hosts' column")
-    host = frame[col].astype("string").str.split(",").str[0].str.strip()
-    return frame.assign(**{by: host.map(dict(groups)).astype("string")})
+    host = frame[col]
+    if col == "hosts":  # an interruption naming several hosts counts for the group of the first
+        host = host.astype("string").str.split(",").str[0].str.strip()
+    # mapped on the categories: one look-up per distinct host, not per row
+    group = pd.Series(pd.Categorical(host.astype("string")), index=frame.index).map(dict(groups))
+    return frame.assign(**{by: group.astype("string")})
 
 
 def _counts(frame: pd.DataFrame, by: str, groups: Mapping[str, Any] | None) -> pd.DataFrame:
@@ -84,11 +88,19 @@ def exposure_by_group(exposure: Source, by: str, *, hours: str = "hours", groups
     if isinstance(exposure, pd.DataFrame) and client is None:
         out = _hours(exposure, by, groups, hours)
     else:
-        ddf = as_dask(exposure)
+        ddf = as_dask(exposure, columns=None if isinstance(exposure, pd.DataFrame) or not _is_files(exposure)
+                      else ["host" if groups is not None else by, hours])
         parts = ddf.map_partitions(_hours, by, groups, hours, meta=_hours(ddf._meta, by, groups, hours))
         total = parts.groupby(by, dropna=False)[hours].sum()
         out = (client.compute(total).result() if client is not None else total.compute()).reset_index()
     return out.set_index(by)[hours].sort_index().rename(hours)
+
+
+def _is_files(source: Source) -> bool:
+    """A path or list of paths (read column by column), not a frame."""
+    from pathlib import Path
+
+    return isinstance(source, str | Path | list | tuple)
 
 
 def _frame(source: Source, table: str) -> Source:

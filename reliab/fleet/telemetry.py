@@ -9,8 +9,15 @@ so that every series of a host meets in one partition, merged
 threshold.  The raw samples never leave their worker; only partial sums move.  When the
 input is Parquet files whose footers give each file's host range (telemetry written per
 host, rack or pod, any number of days per file), the files are first cut into groups that
-share no host (:func:`host_groups`) and each group is reduced by one task: no shuffle at
-all.
+share no host (:func:`host_groups`): no shuffle at all.  Each group's files are reduced in
+runs of ``task_span`` (a week by default; the time range of each file is in its footer),
+one task per run, each continuing the run before it (:mod:`reliab.fleet._chunk`: the
+partials of the run's last window, the last sample of every series for the swing across
+the cut), so a task's memory does not grow with the number of days.  These tasks work on
+integer series codes and numpy arrays (:mod:`reliab.fleet._rows`), read only the columns
+they reduce, and clean (:func:`reliab.align.clean_times`) only a file that needs it
+(missing times or keys, repeated timestamps); their windows equal those of
+:func:`finish_partials` on the whole group.
 
 It adds **power-swing counts**: with ``swings={"power_w": 300}`` each window gets
 ``power_w_swings``, the number of samples whose power moved at least 300 W from the
@@ -30,6 +37,7 @@ Duplicate timestamps of a series are merged within a partition (as
 
 from __future__ import annotations
 
+import operator
 import os
 import uuid
 from collections.abc import Mapping, Sequence
@@ -40,8 +48,17 @@ import numpy as np
 import pandas as pd
 
 from reliab.align import clean_times, key_codes
+from reliab.fleet._chunk import Spec, check_intervals, footer_ranges, reduce_run, time_runs
 from reliab.fleet._frames import Source, as_dask, parquet_files
-from reliab.windows import SERIES, combine_partials, count_events, finalize_windows, window_partials
+from reliab.windows import (
+    SERIES,
+    SUM_SUFFIXES,
+    _measurements,
+    combine_partials,
+    count_events,
+    finalize_windows,
+    window_partials,
+)
 
 __all__ = ["reduce_telemetry", "telemetry_partials", "finish_partials", "host_groups"]
 
@@ -152,25 +169,6 @@ def _finish_or_empty(parts: pd.DataFrame, empty: pd.DataFrame, **kw: Any) -> pd.
     return finish_partials(parts, **kw) if len(parts) else empty.copy()
 
 
-def _host_range(path: str) -> tuple[str, str] | None:
-    """The smallest and largest host of a Parquet file, from its footer (``None``: not recorded)."""
-    import pyarrow.parquet as pq
-
-    meta = pq.ParquetFile(path).metadata
-    names = [meta.schema.column(i).name for i in range(meta.num_columns)]
-    if "host" not in names or meta.num_row_groups == 0:
-        return None
-    col = names.index("host")
-    lows, highs = [], []
-    for g in range(meta.num_row_groups):
-        stats = meta.row_group(g).column(col).statistics
-        if stats is None or not stats.has_min_max or stats.null_count:
-            return None
-        lows.append(str(stats.min))
-        highs.append(str(stats.max))
-    return min(lows), max(highs)
-
-
 def host_groups(files: Sequence[str]) -> list[list[str]] | None:
     """Files cut into groups that share no host, from the host range in each file's footer.
 
@@ -178,14 +176,16 @@ def host_groups(files: Sequence[str]) -> list[list[str]] | None:
     written per rack, pod or host (each file one group of hosts, any number of days) gives
     one group per rack, pod or host.
     """
-    ranges = [_host_range(f) for f in files]
-    if any(r is None for r in ranges):
-        return None
-    order = sorted(range(len(files)), key=lambda i: ranges[i])  # type: ignore[arg-type, return-value]
+    ranges = [footer_ranges(f)[0] for f in files]
+    return None if any(r is None for r in ranges) else _group_by_hosts(files, ranges)  # type: ignore[arg-type]
+
+
+def _group_by_hosts(files: Sequence[str], ranges: Sequence[tuple[str, str]]) -> list[list[str]]:
+    order = sorted(range(len(files)), key=lambda i: ranges[i])
     groups: list[list[str]] = []
     high = ""
     for i in order:
-        low, top = ranges[i]  # type: ignore[misc]
+        low, top = ranges[i]
         if groups and low <= high:
             groups[-1].append(files[i])
             high = max(high, top)
@@ -195,32 +195,78 @@ def host_groups(files: Sequence[str]) -> list[list[str]] | None:
     return [sorted(g) for g in groups]
 
 
-def _reduce_group(files: list[str], kw: dict[str, Any], level: str, output: str | None, index: int
-                  ) -> pd.DataFrame | str:
-    """Every window of the hosts of ``files`` (a host group): partials per file, then finish."""
-    pkw = {k: kw[k] for k in ("freq", "columns", "thresholds", "swings", "duplicates")}
-    parts = pd.concat([telemetry_partials(pd.read_parquet(f), **pkw) for f in files], ignore_index=True)
-    out = finish_partials(parts, level=level, **{k: kw[k] for k in ("freq", "thresholds", "swings", "events",
-                                                                   "event_name")})  # type: ignore[arg-type]
-    if output is None:
-        return out
-    target = Path(output) / f"part-{index:06d}.parquet"
-    out.to_parquet(target, index=False)
-    return str(target)
+def _spec(first_file: str, kw: dict[str, Any], level: str) -> Spec:
+    """What every task is asked for: measurement columns from the first file, events one row per host."""
+    import pyarrow.parquet as pq
+
+    empty = pq.read_schema(first_file).empty_table().to_pandas()
+    columns = _measurements(empty, kw["columns"])
+    thresholds = dict(kw["thresholds"] or {})
+    bad = [c for c in [*thresholds, *kw["swings"]] if c not in empty.columns]
+    if bad:
+        raise ValueError(f"thresholds/swings name column(s) {bad} not in the telemetry ({list(empty.columns)})")
+    events = kw["events"]
+    if events is not None:
+        col = "host" if "host" in events.columns else "hosts" if "hosts" in events.columns else None
+        if col is None or "time" not in events.columns:
+            raise ValueError("events need a 'time' column and a 'host' (or 'hosts') column")
+        ev = events[["time", col]].dropna(subset=[col])
+        ev = ev.assign(host=ev[col].astype(str).str.split(",")).explode("host")[["time", "host"]]
+        events = ev.assign(host=ev["host"].str.strip())
+    return Spec(step=pd.Timedelta(pd.tseries.frequencies.to_offset(kw["freq"])).value, freq=kw["freq"], level=level,
+                columns=tuple(columns), thresholds=thresholds, swings=dict(kw["swings"]),
+                summed=tuple(c for c in columns if c.endswith(SUM_SUFFIXES)), duplicates=kw["duplicates"],
+                event_name=kw["event_name"], events=events)
 
 
-def _by_host_groups(client: Any, groups: list[list[str]], kw: dict[str, Any], level: str,
-                    output: str | os.PathLike[str] | None) -> pd.DataFrame | Path:
-    """One task per host group; no shuffle (see :func:`host_groups`)."""
-    if output is not None:
-        Path(output).mkdir(parents=True, exist_ok=True)
-    futures = [client.submit(_reduce_group, g, kw, level, None if output is None else str(output), i,
-                             key=f"reliab-windows-{i}-{uuid.uuid4().hex[:8]}", pure=False)
-               for i, g in enumerate(groups)]
-    done = client.gather(futures)
-    if output is not None:
-        return Path(output)
-    return pd.concat(done, ignore_index=True)
+def _by_host_groups(client: Any, groups: list[list[str]], spans: dict[str, tuple[int, int] | None],
+                    kw: dict[str, Any], level: str, output: str | os.PathLike[str] | None,
+                    task_span: str | None) -> pd.DataFrame | Path:
+    """Tasks of a host group and a run of its files in time, each continuing the one before;
+    runs whose sampling intervals differ from their group's are reduced again (see
+    :mod:`reliab.fleet._chunk`)."""
+    spec = client.scatter(_spec(groups[0][0], kw, level), broadcast=True)
+    span_ns = None if task_span is None else pd.Timedelta(task_span).value
+    token = uuid.uuid4().hex[:8]
+    folder = None if output is None else Path(output)
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+    runs: list[list[tuple[list[str], Any, Any, str | None]]] = []
+    for g, files in enumerate(groups):
+        carry, plan = None, []
+        cut = time_runs(files, [spans[f] for f in files], span_ns)
+        for r, run in enumerate(cut):
+            last = r == len(cut) - 1
+            target = None if folder is None else str(folder / f"part-{g:05d}-{r:04d}.parquet")
+            fut = client.submit(reduce_run, run, carry, spec, last=last, output=target,
+                                key=f"reliab-windows-{g}-{r}-{token}", pure=False)
+            plan.append((run, carry, fut, target))
+            if not last:
+                carry = client.submit(operator.getitem, fut, "carry", key=f"reliab-carry-{g}-{r}-{token}", pure=False)
+        runs.append(plan)
+    checks = {g: client.submit(_check, [client.submit(_interval_part, fut, key=f"reliab-sketch-{g}-{r}-{token}")
+                                        for r, (_, _, fut, _) in enumerate(plan)],
+                               key=f"reliab-intervals-{g}-{token}", pure=False)
+              for g, plan in enumerate(runs) if len(plan) > 1}
+    for g, (intervals, redo) in zip(checks, client.gather(list(checks.values())), strict=True):
+        for r in redo:
+            run, carry, _, target = runs[g][r]
+            fut = client.submit(reduce_run, run, carry, spec, last=r == len(runs[g]) - 1, given=intervals,
+                                output=target, key=f"reliab-windows-{g}-{r}-again-{token}", pure=False)
+            runs[g][r] = (run, carry, fut, target)
+    done = client.gather([client.submit(operator.getitem, fut, "windows", key=f"reliab-output-{g}-{r}-{token}")
+                          for g, plan in enumerate(runs) for r, (_, _, fut, _) in enumerate(plan)])
+    if folder is not None:
+        return folder
+    return pd.concat([d for d in done if d is not None], ignore_index=True)
+
+
+def _interval_part(result: dict[str, Any]) -> dict[str, Any]:
+    return {k: result[k] for k in ("names", "per", "gaps", "used")}
+
+
+def _check(parts: list[dict[str, Any]]) -> tuple[dict, list[int]]:
+    return check_intervals(parts)
 
 
 def reduce_telemetry(
@@ -237,6 +283,7 @@ def reduce_telemetry(
     duplicates: Literal["mean", "first", "last", "error"] = "mean",
     output: str | os.PathLike[str] | None = None,
     partitions: int | None = None,
+    task_span: str | None = "7D",
 ) -> pd.DataFrame | Path:
     """Reduce per-GPU telemetry to host (or GPU) windows, on Dask when ``client`` is given.
 
@@ -270,6 +317,11 @@ def reduce_telemetry(
         partition) and return its path instead of collecting them.
     partitions : int, optional
         Partitions after the shuffle by host (default: as many as the input, at most 256).
+    task_span : str or None
+        With Parquet files of disjoint host groups: each task reduces this much time of one
+        group (files that follow each other in time, from their footers), continuing the
+        task before it, so a task's memory does not grow with the days (``None``: one task
+        per group).  The result does not depend on it.
 
     Returns
     -------
@@ -298,9 +350,12 @@ def reduce_telemetry(
         out.attrs = attrs
         return out
     keys = ["host", "gpu"] if level == "gpu" else ["host"]
-    groups = _groups_of(telemetry, client)
-    if groups is not None:
-        got = _by_host_groups(client, groups, kw, level, output)
+    if task_span is not None and not pd.Timedelta(task_span) > pd.Timedelta(0):
+        raise ValueError(f"task_span must be a positive duration or None, got {task_span!r}")
+    found = _groups_of(telemetry, client)
+    if found is not None:
+        groups, spans = found
+        got = _by_host_groups(client, groups, spans, kw, level, output, task_span)
         if isinstance(got, Path):
             return got
         out = got.sort_values([*keys, "window"], kind="stable").reset_index(drop=True)
@@ -316,13 +371,19 @@ def reduce_telemetry(
     return out
 
 
-def _groups_of(telemetry: Source, client: Any) -> list[list[str]] | None:
-    """Host groups of Parquet input worth one task each (at least two per worker thread), else ``None``."""
+def _groups_of(telemetry: Source, client: Any
+               ) -> tuple[list[list[str]], dict[str, tuple[int, int] | None]] | None:
+    """Host groups of Parquet input worth one task each (at least two per worker thread) and
+    each file's time range, else ``None``."""
     if not isinstance(telemetry, str | os.PathLike | list | tuple):
         return None
     try:
-        groups = host_groups(parquet_files(telemetry))
+        files = parquet_files(telemetry)
+        ranges = {f: footer_ranges(f) for f in files}
     except Exception:  # noqa: BLE001 - unreadable footers: the shuffle path reads the data itself
         return None
+    if any(h is None for h, _ in ranges.values()):
+        return None
+    groups = _group_by_hosts(files, [ranges[f][0] for f in files])  # type: ignore[misc]
     threads = max(1, sum(client.nthreads().values()))
-    return groups if groups is not None and len(groups) >= 2 * threads else None
+    return (groups, {f: r[1] for f, r in ranges.items()}) if len(groups) >= 2 * threads else None

@@ -29,7 +29,7 @@ import reliab.io.sources  # noqa: F401  (registers slurm://, prometheus://, jour
 from reliab import schema
 from reliab.errors import InputFileError, ParseError, ReliabError, UnknownFormatError
 from reliab.io._discover import Entry
-from reliab.io._files import head_lines, read_head
+from reliab.io._files import read_head, read_start
 from reliab.io._lines import quarantine_frame
 from reliab.io._options import reader_options
 from reliab.io._plan import RunPlan, prepare
@@ -91,13 +91,14 @@ def discover(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *
 
 def _sniff(path: Path, strict: bool = False) -> SourceChoice:
     """Best parser for ``path``; ``empty``, ``binary`` or ``unrecognized`` when there is none."""
-    first = head_lines(path, _SNIFF_LINES)
+    first = read_start(path, _SNIFF_LINES)
     if not first:
         return SourceChoice(EMPTY, 0.0, "empty file: nothing to read")
     scores: list[tuple[float, int, Parser]] = []
+    name = str(path)
     for i, parser in enumerate(parsers()):
         try:
-            score = float(parser.sniff(str(path), first))
+            score = float(parser.sniff(name, first))
         except Exception:  # noqa: BLE001 - a sniffer that fails on odd text just does not claim it
             score = 0.0
         scores.append((score, -i, parser))

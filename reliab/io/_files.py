@@ -85,9 +85,18 @@ def open_binary(path: str | Path) -> BinaryIO:
     p = Path(path)
     check_regular(p)
     try:
-        kind = compression_of(p)
+        fh = open(p, "rb")  # noqa: SIM115 - handed to the caller
     except OSError as exc:
         raise InputFileError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+    try:
+        head = fh.peek(6)[:6]  # the magic bytes, without moving the stream
+    except OSError as exc:
+        fh.close()
+        raise InputFileError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+    kind = next((name for magic, name in _MAGIC if head.startswith(magic)), None)
+    if kind is None:
+        return fh  # a plain file: opened once
+    fh.close()
     if kind == "gzip":
         return gzip.open(p, "rb")  # type: ignore[return-value]
     if kind == "bz2":
@@ -96,7 +105,7 @@ def open_binary(path: str | Path) -> BinaryIO:
         return lzma.open(p, "rb")  # type: ignore[return-value]
     if kind == "zstd":
         return io.BufferedReader(_ZstdRaw(open(p, "rb")))  # type: ignore[return-value]
-    return open(p, "rb")
+    raise AssertionError(kind)  # pragma: no cover - every magic is handled above
 
 
 class _ZstdRaw(io.RawIOBase):
@@ -196,6 +205,43 @@ def head_lines(path: str | Path, n: int = 20, max_bytes: int = 65536) -> list[st
             raise InputFileError(f"{path}: cannot read the start of the file ({exc})") from exc
     text = b"".join(chunks).decode("utf-8", errors="replace")
     return text.splitlines()[:n]
+
+
+class Head(list[str]):
+    """The first lines of a file (what a sniffer reads) with the bytes they came from.
+
+    ``raw`` holds the file's first bytes as stored (magic numbers of compressed or binary
+    formats), ``data`` its first decompressed bytes (at least those of the lines).  Every
+    sniffer gets the same :class:`Head`, so a file's start is read once, whatever the
+    number of registered parsers.
+    """
+
+    raw: bytes = b""
+    data: bytes = b""
+
+
+def read_start(path: str | Path, n: int = 20, max_bytes: int = 65536) -> Head:
+    """The first ``n`` lines of ``path`` as :func:`head_lines` gives them, as a :class:`Head`.
+
+    A plain file is opened once (its first ``max_bytes`` bytes give magic number and
+    lines); a compressed one is opened once more to decompress its first ``max_bytes``.
+
+    Raises
+    ------
+    InputFileError
+        If the file is missing, not a regular file, or not a single byte of it can be
+        decompressed.
+    """
+    check_regular(path)
+    try:
+        with open(path, "rb") as fh:
+            first = fh.read(max_bytes)
+    except OSError as exc:
+        raise InputFileError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    data = read_head(path, max_bytes) if any(first.startswith(magic) for magic, _ in _MAGIC) else first
+    out = Head(data.decode("utf-8", errors="replace").splitlines()[:n])
+    out.raw, out.data = first, data
+    return out
 
 
 #: bytes of decompressed content that identify a file (its fingerprint)

@@ -124,8 +124,8 @@ class Quarantine:
 
 def quarantine_frame(rows: list[tuple]) -> pd.DataFrame:
     """Quarantine rows ``(path, lineno, source, reason, text)`` as a QUARANTINE table."""
-    if not rows:
-        return schema.empty("quarantine")
+    if not rows:  # nearly every file: a new frame over the shared empty columns (no copy)
+        return schema.empty_view("quarantine")
     df = pd.DataFrame(rows, columns=["path", "lineno", "source", "reason", "text"])
     return schema.conform(df, "quarantine")
 

@@ -107,8 +107,17 @@ def _joined(job: np.ndarray, code: np.ndarray, names: np.ndarray, sep: str) -> p
     """Distinct values (codes >= 0) per job, in the given order, as ``names`` joined by sep."""
     f = pd.DataFrame({"job": job, "code": code})
     f = f[f["code"] >= 0].drop_duplicates()
-    return pd.Series(names[f["code"].to_numpy()], index=f["job"].to_numpy()).groupby(
-        level=0, sort=False).agg(sep.join)
+    return _join_by(f["job"].to_numpy(), names[f["code"].to_numpy()], sep)
+
+
+def _join_by(keys: np.ndarray, values: np.ndarray, sep: str) -> pd.Series:
+    """``values`` joined by ``sep`` per key, keys in order of first appearance (what
+    ``groupby(level=0, sort=False).agg(sep.join)`` gives, without a Python call per group)."""
+    groups: dict[Any, list[str]] = {}
+    for key, value in zip(keys.tolist(), values.tolist(), strict=True):
+        groups.setdefault(key, []).append(value)
+    return pd.Series([sep.join(v) for v in groups.values()], index=pd.Index(list(groups), dtype=keys.dtype),
+                     dtype=object)
 
 
 def _summaries(ep: pd.DataFrame, sig: pd.DataFrame, rules: Rules) -> pd.DataFrame:
@@ -129,12 +138,11 @@ def _summaries(ep: pd.DataFrame, sig: pd.DataFrame, rules: Rules) -> pd.DataFram
     hosts, host_names = pd.factorize(_obj_of(sig, "host", ep["row"]))
     other = np.where(~same & (cat_names[cat[o]] != "Unclassified"), cat[o], -1)
     origin = _obj_of(sig, "origin", ep["row"])[o]
-    grouped = pd.Series(origin, index=job[o]).groupby(level=0, sort=False)
     rows = ep["row"].to_numpy()[root]
     return pd.DataFrame({
         "pos": pos[root], "gpu": _obj_of(sig, "gpu", rows), "root_signal": _obj_of(sig, "signal", rows),
         "hosts": _joined(job[o], np.where(same, hosts[o], -1), np.asarray(host_names, object), ","),
-        "evidence": grouped.agg(";".join),
+        "evidence": _join_by(job[o], origin, ";"),
         "co_occurring": _joined(job[o], other, np.asarray(cat_names, object), ";"),
         "n_evidence": np.bincount(job)[job[root]],
         "n_signals": np.bincount(job, weights=ep["count"].to_numpy())[job[root]].astype(np.int64),

@@ -225,11 +225,13 @@ def read_dump_entries(path: str | Path) -> tuple[pd.DataFrame, list[tuple], int]
 
 
 def _sniff(path: str, first_lines: Sequence[str]) -> float:
-    try:
-        with open_binary(path) as fh:
-            head = fh.read(2)
-    except (InputFileError, OSError, EOFError, zlib.error, lzma.LZMAError):
-        return 0.0
+    head = getattr(first_lines, "data", b"")[:2]  # the driver's Head carries the first bytes
+    if len(head) < 2:
+        try:
+            with open_binary(path) as fh:
+                head = fh.read(2)
+        except (InputFileError, OSError, EOFError, zlib.error, lzma.LZMAError):
+            return 0.0
     if len(head) == 2 and head[0] == 0x80 and 2 <= head[1] <= 5:
         name = Path(path).name.lower()
         return 0.95 if ("nccl" in name or "trace" in name or "fr" in name) else 0.6

@@ -45,7 +45,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from datetime import datetime, timezone, tzinfo
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -92,16 +93,68 @@ def sniff_nccl(path: str, first_lines: list[str] | tuple[str, ...]) -> float:
     name = Path(path).name
     if re.fullmatch(r"slurm-[0-9]+(?:_[0-9]+)?(?:-\S+)?\.(?:out|err|log)(?:\.\w+)?", name):
         return 0.9
+    return _score_lines(first_lines, _Hints.of("\n".join(first_lines)))
+
+
+@dataclass(frozen=True)
+class _Hints:
+    """What the lines of a file's head may hold, from literal and regex checks of all of
+    them at once: each is a necessary condition of what :func:`_score_lines` looks for in
+    one line, so a ``False`` skips that work on every line (a ``True`` decides nothing)."""
+
+    glog: bool
+    iso: bool
+    marker: bool
+    training: bool
+
+    @classmethod
+    def of(cls, text: str) -> _Hints:
+        odd = "\x1b" in text  # (colour codes are removed before a line is taken apart)
+        return cls(glog=odd or _GLOG_HINT.search(text) is not None,
+                   iso=odd or _ISO_HINT.search(text) is not None,
+                   marker=any(marker in text for marker in _MARKERS),
+                   training=_training_hint(text))
+
+
+#: every match of ``_TRAINING`` (case-insensitive) holds one of these, lower-cased
+_TRAINING_WORDS = ("loss", "grad", "learning", "lr", "iter", "step", "epoch", "tokens/s", "tflops",
+                   "throughput", "samples/s")
+#: every match of ``_MEGATRON`` holds one of these
+_MEGATRON_WORDS = ("iteration", "consumed samples", "dataset ", "datetime: ")
+
+
+def _training_hint(text: str) -> bool:
+    """Whether ``text`` may hold a training-loop progress line (the regexes run only on
+    text holding one of their words; non-ASCII text, where case folding goes beyond
+    ``str.lower``, always runs them)."""
+    if text.isascii():
+        low = text.lower()
+        if not any(w in low for w in _TRAINING_WORDS) and not any(w in text for w in _MEGATRON_WORDS):
+            return False
+    return _TRAINING.search(text) is not None or _MEGATRON.search(text) is not None
+
+
+#: every hint true: the line-by-line checks alone decide
+_ALL = _Hints(True, True, True, True)
+#: a glog prefix, timed or not, contains one of these (``_GLOG``, ``_GLOG_NO_TIME``)
+_GLOG_HINT = re.compile(r"[IWEF][0-9]{3,4} [0-9]{2}:[0-9]{2}:[0-9]{2}|\[[IWEF] ")
+#: every match of ``ISO`` contains this
+_ISO_HINT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T_][0-9]{2}:[0-9]{2}:[0-9]{2}")
+
+
+def _score_lines(lines: list[str] | tuple[str, ...], hints: _Hints = _ALL) -> float:
+    """The content score of :func:`sniff_nccl`: glog 0.8, failure markers 0.6, dated or
+    traceback lines 0.4, a training loop's progress lines at least 0.35."""
     score, training = 0.0, 0
-    for line in first_lines:
-        part = split_line(line)
-        if part.glog is not None or part.glog_untimed:
+    for line in lines:
+        part = split_line(line) if hints.glog or (hints.iso and score < 0.4) else None
+        if part is not None and (part.glog is not None or part.glog_untimed):
             return 0.8
-        if any(marker in line for marker in _MARKERS):
+        if hints.marker and any(marker in line for marker in _MARKERS):
             score = max(score, 0.6)
-        elif part.iso is not None or "Traceback (most recent call last)" in line:
+        elif (part is not None and part.iso is not None) or "Traceback (most recent call last)" in line:
             score = max(score, 0.4)
-        if len(_TRAINING.findall(line)) >= 2 or _MEGATRON.search(line):
+        if hints.training and not training and (len(_TRAINING.findall(line)) >= 2 or _MEGATRON.search(line)):
             training += 1
     return max(score, 0.35) if training else score
 
@@ -118,13 +171,14 @@ _MEGATRON = re.compile(r"\biteration\s+[0-9]+/\s*[0-9]+ \||consumed samples|elap
 def _iso_time(m: re.Match[str], tz: tzinfo) -> pd.Timestamp | None:
     """The UTC time of an ISO match, ``None`` if it is no calendar time or out of range."""
     offset = m.group(8)
-    if offset or _fixed_zone(tz):  # no DST rule involved: the second's instant is cached
-        base = _iso_second(m.group(1, 2, 3, 4, 5, 6), offset or "", tz)
-    else:
-        base = _iso_base(m.group(1, 2, 3, 4, 5, 6), offset, tz)
+    if offset or _fixed_zone(tz):  # no DST rule involved: integer arithmetic, one Timestamp
+        second = _iso_second_ns(m.group(1, 2, 3, 4, 5, 6), offset or "", tz)
+        return None if second is None else pd.Timestamp(second + fraction_ns(m.group(7)), tz=UTC)
+    base = _iso_base(m.group(1, 2, 3, 4, 5, 6), offset, tz)
     if base is None:
         return None
-    return base + pd.Timedelta(nanoseconds=fraction_ns(m.group(7)))
+    # (the same Timestamp as base + Timedelta(nanoseconds=...), built without the Timedelta)
+    return pd.Timestamp(base.value + fraction_ns(m.group(7)), tz=base.tz)
 
 
 def _fixed_zone(tz: tzinfo) -> bool:
@@ -145,10 +199,30 @@ def _iso_base(fields: tuple[str, ...], offset: str | None, tz: tzinfo) -> pd.Tim
     return pd.Timestamp(when)
 
 
+_EPOCH_DAY = date(1970, 1, 1).toordinal()
+_NS = 1_000_000_000
+#: TIME_MIN and TIME_MAX in nanoseconds since the epoch
+_NS_RANGE = tuple((t - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1) * 1000
+                  for t in (TIME_MIN, TIME_MAX))
+
+
 @lru_cache(maxsize=4096)
-def _iso_second(fields: tuple[str, ...], offset: str, tz: tzinfo) -> pd.Timestamp | None:
-    """:func:`_iso_base` of a stamp with a fixed offset (lines of one second share it)."""
-    return _iso_base(fields, offset or None, tz)
+def _iso_second_ns(fields: tuple[str, ...], offset: str, tz: tzinfo) -> int | None:
+    """``_iso_base(fields, offset, tz).value`` for a fixed offset (the text's, else ``tz``'s),
+    computed without building a datetime and a Timestamp: the calendar checks of
+    ``datetime`` (seconds above 59 read as 59), the offset subtracted, the same range."""
+    y, mo, d, hh, mm, ss = (int(f) for f in fields)
+    try:
+        day = date(y, mo, d).toordinal() - _EPOCH_DAY
+        zone = datetime.fromisoformat("2000-01-01T00:00:00" + offset).tzinfo if offset else tz
+    except ValueError:
+        return None
+    if hh > 23 or mm > 59 or zone is None:
+        return None
+    off = zone.utcoffset(None) or timedelta(0)
+    ns = ((day * 86400 + hh * 3600 + mm * 60 + min(ss, 59)) * _NS
+          - off // timedelta(microseconds=1) * 1000)
+    return ns if _NS_RANGE[0] <= ns < _NS_RANGE[1] else None
 
 
 def _clock(row: Row) -> float | None:

@@ -39,6 +39,13 @@ from reliab.io._localtime import localize_series, noting
 from reliab.io._prefilter import MAX_LINE_BYTES, Terminators, all_lines
 from reliab.io._quarantine import Quarantine
 from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats.telemetry._fastcsv import (
+    arrow_strings,
+    decimals,
+    iso_utc,
+    plain_lines,
+    uniform,
+)
 from reliab.io.formats.telemetry.dcgm_fields import dcgm_column
 
 TIME_COLUMNS = ("time", "timestamp", "t_unix")
@@ -115,6 +122,10 @@ class _Stream:
         A line longer than ``MAX_LINE_BYTES`` is malformed here; lines end at ``\n``,
         ``\r\n`` or ``\r``.
         """
+        whole = plain_lines(self.path)
+        if whole is not None:  # a plain, clean file: split at C speed
+            yield from self._whole(whole)
+            return
         counter = [0]
         numbers: list[int] = []
         data: list[str] = []
@@ -140,10 +151,19 @@ class _Stream:
         if data:
             yield numbers, data
 
+    def _whole(self, lines: list[str]) -> Iterator[tuple[list[int], list[str]]]:
+        """:meth:`chunks` of a file whose lines :func:`plain_lines` gave (none blank)."""
+        self.total = len(lines)
+        self.header = [c.strip().lstrip("\ufeff") for c in _cells(lines[0], self.sep)]
+        for start in range(1, len(lines), CHUNK_LINES):
+            end = min(start + CHUNK_LINES, len(lines))
+            yield list(range(start + 1, end + 1)), lines[start:end]
 
-def _frame(header: list[str], numbers: list[int], data: list[str], sep: str,
-           bad: dict[int, str]) -> tuple[pd.DataFrame, np.ndarray]:
-    """Data lines -> string frame; wrong field counts and repeated headers go to ``bad``/skip."""
+
+def _sort_lines(numbers: list[int], data: list[str], sep: str, header: list[str],
+                bad: dict[int, str]) -> tuple[list[tuple[int, str]], list[tuple[int, list[str]]]]:
+    """Data lines, one by one: plain ones, quoted ones (split); repeated headers skipped,
+    wrong field counts to ``bad``."""
     width = len(header)
     plain: list[tuple[int, str]] = []
     quoted: list[tuple[int, list[str]]] = []
@@ -170,9 +190,25 @@ def _frame(header: list[str], numbers: list[int], data: list[str], sep: str,
             quoted.append((n, cells))
         else:
             plain.append((n, line))
+    return plain, quoted
+
+
+def _frame(header: list[str], numbers: list[int], data: list[str], sep: str,
+           bad: dict[int, str]) -> tuple[pd.DataFrame, np.ndarray]:
+    """Data lines -> string frame; wrong field counts and repeated headers go to ``bad``/skip."""
+    width = len(header)
+    head_start = header[0].lower()[:1] if header and header[0] else None
+    joined = "\n".join(data)
+    raw = uniform(joined, data, sep, width, head_start)
+    frame = None if raw is None else arrow_strings(raw, width, sep, len(data))
+    if frame is not None:  # every line a plain record: split by Arrow, no loop over the lines
+        frame.columns = header
+        return frame, np.asarray(numbers, dtype=np.int64)
+    plain, quoted = _sort_lines(numbers, data, sep, header, bad)
     parts: list[pd.DataFrame] = []
     if plain:
-        frame = pd.read_csv(io.StringIO("\n".join(line for _, line in plain)), sep=sep, header=None,
+        text = joined if len(plain) == len(data) else "\n".join(line for _, line in plain)
+        frame = pd.read_csv(io.StringIO(text), sep=sep, header=None,
                             names=range(width), dtype=str, keep_default_na=False, quoting=csv.QUOTE_NONE,
                             skipinitialspace=True, skip_blank_lines=False, engine="c")
         if len(frame) != len(plain):  # the C parser saw other line breaks: read line by line
@@ -194,6 +230,10 @@ def _frame(header: list[str], numbers: list[int], data: list[str], sep: str,
 def _to_number(values: pd.Series, *, strip_units: bool, hex_ok: bool,
                pstate: bool = False) -> tuple[pd.Series, np.ndarray]:
     """Strings -> float64 (NaN for n/a tokens) and a mask of cells that did not convert."""
+    if not (strip_units or pstate):
+        fast = decimals(values, _NA)  # plain decimals: converted by Arrow
+        if fast is not None:
+            return fast, np.zeros(len(values), dtype=bool)
     text = values.astype(schema.STRING).str.strip()  # Arrow-backed: vectorized text operations
     if pstate or strip_units:  # Python regular expressions (look-ahead, \s): Python-backed text
         text = text.astype("string")
@@ -222,6 +262,10 @@ def _to_time(values: pd.Series, *, epoch: bool, tz: str, fmt: str | None,
     Naive text is local time in ``tz`` (DST rule of :func:`reliab.io._localtime.localize`);
     ``problems`` receives position -> reason for times skipped by a DST change.
     """
+    if not epoch and tz == "UTC" and fmt is None:
+        fast = iso_utc(values)  # YYYY-MM-DDTHH:MM:SSZ throughout: converted by Arrow
+        if fast is not None:
+            return fast
     text = values.astype(schema.STRING).str.strip()
     # epoch seconds only if every cell is a number: the first cell is tried alone first
     numeric = epoch or (len(text) > 0 and pd.to_numeric(text.iloc[:1], errors="coerce").notna().all())

@@ -24,6 +24,9 @@ from reliab.io.formats.telemetry.delimited import _generic_name
 
 
 def _sniff(path: str, first_lines: Sequence[str]) -> float:
+    raw = getattr(first_lines, "raw", b"")  # the driver's Head carries the first bytes
+    if len(raw) >= 4:
+        return 0.95 if raw[:4] == b"PAR1" else 0.0
     try:
         with open(path, "rb") as fh:
             return 0.95 if fh.read(4) == b"PAR1" else 0.0

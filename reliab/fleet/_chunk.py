@@ -1,0 +1,312 @@
+"""One reduction task of a host group: a run of its files in time, carried into the next run.
+
+A host group's files (see :func:`reliab.fleet.telemetry.host_groups`) are cut into runs that
+follow each other in time (:func:`time_runs`, from the time range in each file's footer),
+and the runs of a group are reduced one after the other, each task taking the
+:class:`Carry` of the one before: the partials of the run's last window (which the next
+run may continue), and per series the last sample's time and values (the power-swing step
+across the cut) and the first time of its last finished window (the spacing across the
+cut).  A task's memory therefore holds one run, however many days the fleet has.
+
+A task finishes its windows with each series' sampling interval computed from its own
+windows (:func:`reliab.fleet._rows.intervals`) and returns the values whose median that is;
+:func:`check_intervals` merges them over the group and names the runs whose intervals
+differ from the group's (irregular sampling): those runs are reduced again with the
+group's intervals, so the result equals the reduction of the whole group at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reliab.fleet import _rows
+from reliab.fleet._rows import Rows
+
+__all__ = ["Carry", "Spec", "reduce_run", "check_intervals", "time_runs", "footer_ranges"]
+
+Key = tuple[str, "str | None"]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What every task of one reduction is asked for."""
+
+    step: int  # window length in ns
+    freq: str
+    level: str
+    columns: tuple[str, ...]
+    thresholds: dict[str, float]
+    swings: dict[str, float]
+    summed: tuple[str, ...]
+    duplicates: str
+    event_name: str
+    events: pd.DataFrame | None = None  # (time, host) rows, one per host an event names
+
+
+@dataclass
+class Carry:
+    """What a run hands to the next run of its host group (keys are ``(host, gpu)``)."""
+
+    names: list[Key] = field(default_factory=list)
+    held: Rows = field(default_factory=dict)  # partials of the last window, series coded into ``names``
+    tail_last: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # ns; -1 none
+    tail_value: dict[str, np.ndarray] = field(default_factory=dict)
+    prev_first: np.ndarray = field(default_factory=lambda: np.zeros(0))  # s; NaN none
+
+
+def footer_ranges(path: str) -> tuple[tuple[str, str] | None, tuple[int, int] | None]:
+    """(smallest, largest host) and (first, last time in ns) of a Parquet file from its footer."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(path)
+    meta = pf.metadata
+    names = [meta.schema.column(i).name for i in range(meta.num_columns)]
+
+    def stats(name: str) -> list[Any] | None:
+        if name not in names or meta.num_row_groups == 0:
+            return None
+        col = names.index(name)
+        out = []
+        for g in range(meta.num_row_groups):
+            st = meta.row_group(g).column(col).statistics
+            if st is None or not st.has_min_max or st.null_count:
+                return None
+            out.append((st.min_raw, st.max_raw) if name == "time" else (str(st.min), str(st.max)))
+        return out
+
+    hosts, times = stats("host"), stats("time")
+    host = (min(a for a, _ in hosts), max(b for _, b in hosts)) if hosts else None
+    span = None
+    kind = pf.schema_arrow.field("time").type if "time" in pf.schema_arrow.names else None
+    if times and kind is not None and pa.types.is_timestamp(kind):
+        scale = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}[kind.unit]
+        span = (min(int(a) for a, _ in times) * scale, max(int(b) for _, b in times) * scale)
+    return host, span
+
+
+def time_runs(files: Sequence[str], spans: Sequence[tuple[int, int] | None], span_ns: int | None) -> list[list[str]]:
+    """``files`` of one host group cut into runs of about ``span_ns`` that do not overlap in time.
+
+    A run ends once it covers ``span_ns`` and the next file starts after every file of the
+    run has ended; without the time range of every file (or ``span_ns`` None): one run.
+    """
+    if span_ns is None or any(s is None for s in spans) or len(files) < 2:
+        return [sorted(files)]
+    order = sorted(range(len(files)), key=lambda i: (spans[i], files[i]))  # type: ignore[arg-type, return-value]
+    runs: list[list[str]] = [[]]
+    start = end = None
+    for i in order:
+        lo, hi = spans[i]  # type: ignore[misc]
+        if runs[-1] and end is not None and start is not None and end - start >= span_ns and lo > end:
+            runs.append([])
+            start = end = None
+        runs[-1].append(files[i])
+        start = lo if start is None else start
+        end = hi if end is None else max(end, hi)
+    return runs
+
+
+def _read(path: str, spec: Spec) -> tuple[list[Key], np.ndarray, np.ndarray, dict[str, np.ndarray]] | None:
+    """Sorted samples of one file on integer series codes; ``None`` when it needs cleaning
+    (missing times or keys, repeated timestamps, naive times): the pandas path does that."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(path)
+    measured = list(dict.fromkeys([*spec.columns, *spec.swings]))
+    wanted = [c for c in ("time", "host", "gpu", *measured) if c in schema.names]
+    table = pq.read_table(path, columns=wanted)
+    kind = table.schema.field("time").type
+    if not pa.types.is_timestamp(kind) or kind.tz is None or table.column("time").null_count:
+        return None
+    tns = table.column("time").cast(pa.timestamp("ns", kind.tz)).cast(pa.int64()).to_numpy()
+    codes, labels = [], []
+    for name in ("host", "gpu"):
+        if name not in table.column_names:
+            codes.append(np.zeros(len(tns), np.int64))
+            labels.append([None])
+            continue
+        col = table.column(name)
+        if col.null_count:
+            return None
+        cat = pd.Categorical(col.to_pandas())
+        text = np.array([str(x) for x in cat.categories], dtype=object)
+        rank = np.empty(len(text), np.int64)
+        rank[np.argsort(text, kind="stable")] = np.arange(len(text))
+        codes.append(rank[cat.codes])
+        labels.append(sorted(text.tolist()))
+    width = len(labels[1])
+    series = codes[0] * width + codes[1]
+    same = series[1:] == series[:-1]
+    if (series[1:] < series[:-1]).any() or (same & (tns[1:] < tns[:-1])).any():
+        order = np.lexsort((tns, series))
+        series, tns = series[order], tns[order]
+        same = series[1:] == series[:-1]
+    else:
+        order = None
+    if (same & (tns[1:] == tns[:-1])).any():
+        return None
+    missing = [c for c in measured if c not in table.column_names]
+    if missing:
+        raise ValueError(f"{path}: telemetry column(s) {missing} missing (the first file has them)")
+    values = {}
+    for c in measured:
+        x = table.column(c).to_numpy().astype(float)
+        values[c] = x if order is None else x[order]
+    present = np.flatnonzero(np.bincount(series, minlength=len(labels[0]) * width))
+    local = np.full(len(labels[0]) * width, -1, np.int64)
+    local[present] = np.arange(len(present))
+    names = [(labels[0][int(k) // width], labels[1][int(k) % width]) for k in present]
+    return names, tns, local[series], values
+
+
+def _pandas_rows(path: str, spec: Spec) -> tuple[list[Key], Rows]:
+    """Partials of a file that needs cleaning, by :func:`reliab.fleet.telemetry.telemetry_partials`."""
+    from reliab.fleet.telemetry import telemetry_partials
+
+    frame = pd.read_parquet(path)
+    parts = telemetry_partials(frame, freq=spec.freq, columns=list(spec.columns), thresholds=spec.thresholds,
+                               swings=spec.swings, duplicates=spec.duplicates)  # type: ignore[arg-type]
+    keys = list(zip(parts["host"].astype(object), parts["gpu"].astype(object).where(parts["gpu"].notna(), None),
+                    strict=True))
+    names = sorted(set(keys), key=_sort_key)
+    code = {k: i for i, k in enumerate(names)}
+    first = pd.DatetimeIndex(parts["first"]).as_unit("ns").asi8
+    rows: Rows = {"series": np.array([code[k] for k in keys], np.int64), "window": first // spec.step,
+                  "n": parts["n"].to_numpy(np.int64), "first": first,
+                  "last": pd.DatetimeIndex(parts["last"]).as_unit("ns").asi8}
+    for c in parts.columns:  # c__n … and the swing columns c__steps, c__vfirst, c__vlast: the names of _rows
+        if "__" in c:
+            rows[c] = parts[c].to_numpy()
+    return names, rows
+
+
+def _sort_key(key: Key) -> tuple:
+    host, gpu = key
+    return (host is None, host or "", gpu is None, gpu or "")
+
+
+def _recode(rows: Rows, codes: np.ndarray) -> Rows:
+    return {**rows, "series": codes[rows["series"]]} if rows else rows
+
+
+def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: bool,
+               given: Mapping[Key, float] | None = None, output: str | None = None) -> dict[str, Any]:
+    """Reduce one run of a host group's files, continuing ``carry``.
+
+    Returns ``{"windows": frame or output path, "carry": Carry, "names": series keys,
+    "per"/"gaps": sketches of the interval values (:func:`reliab.fleet._rows.sketch`),
+    "used": intervals used per key}``.
+    """
+    carry = carry or Carry()
+    pieces: list[tuple[list[Key], Rows]] = []
+    for path in files:
+        got = _read(path, spec)
+        if got is None:
+            pieces.append(_pandas_rows(path, spec))
+            continue
+        names, tns, series, values = got
+        pieces.append((names, _rows.file_rows(tns, series, values, step=spec.step, columns=spec.columns,
+                                              thresholds=spec.thresholds, swings=spec.swings)))
+    names = sorted({*carry.names, *(k for n, _ in pieces for k in n)}, key=_sort_key)
+    code = {k: i for i, k in enumerate(names)}
+    n_codes = len(names)
+    old = np.array([code[k] for k in carry.names], np.int64)
+    pieces = [(n, r) for n, r in pieces if _rows.size(r)]
+    parts = [_recode(carry.held, old)] + [_recode(r, np.array([code[k] for k in n], np.int64)) for n, r in pieces]
+    fresh = np.concatenate([np.zeros(_rows.size(parts[0]), bool)] + [np.ones(_rows.size(r), bool) for r in parts[1:]])
+    rows = _rows.concat(parts)
+    tail_last = np.full(n_codes, -1, np.int64)
+    tail_last[old] = carry.tail_last
+    tail_value = {c: np.full(n_codes, np.nan) for c in spec.swings}
+    for c in spec.swings:
+        if len(old):
+            tail_value[c][old] = carry.tail_value[c]
+    prev_first = np.full(n_codes, np.nan)
+    prev_first[old] = carry.prev_first
+    if not _rows.size(rows):
+        return _empty(names, carry, spec, output)
+    if spec.swings:
+        rows = _rows.add_boundary_steps(rows, fresh, spec.swings, tail_last, tail_value, names)
+    rows = _rows.merge(rows)
+    held = rows["window"] >= rows["window"].max() if not last else np.zeros(_rows.size(rows), bool)
+    done = _rows.take(rows, np.flatnonzero(~held))
+    # the next run's view of every series: its last sample and the first time of its last finished window
+    ends = np.flatnonzero(np.r_[rows["series"][1:] != rows["series"][:-1], True])
+    tail_last[rows["series"][ends]] = rows["last"][ends]
+    for c in spec.swings:
+        tail_value[c][rows["series"][ends]] = rows[f"{c}__vlast"][ends]
+    none = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64))
+    per, gaps = _rows.interval_values(done, prev_first) if _rows.size(done) else (none, none)
+    if _rows.size(done):
+        dends = np.flatnonzero(np.r_[done["series"][1:] != done["series"][:-1], True])
+        next_first = prev_first.copy()
+        next_first[done["series"][dends]] = done["first"][dends] / 1e9
+    else:
+        next_first = prev_first
+    local = _rows.intervals(per, gaps, n_codes)
+    used = local if given is None else np.array([given.get(k, np.nan) for k in names])
+    windows = _finish(done, names, used, spec) if _rows.size(done) else None
+    new_carry = Carry(names, _rows.take(rows, np.flatnonzero(held)), tail_last, tail_value, next_first)
+    present = np.unique(done["series"]) if _rows.size(done) else np.zeros(0, np.int64)
+    return {"windows": _store(windows, output), "carry": new_carry, "names": names,
+            "per": per, "gaps": gaps,
+            "used": {names[i]: float(used[i]) for i in present}}
+
+
+def _finish(done: Rows, names: list[Key], interval: np.ndarray, spec: Spec) -> pd.DataFrame:
+    from reliab.windows import count_events
+
+    out = _rows.finalize(done, names, interval, step=spec.step, level=spec.level, columns=spec.columns,
+                         thresholds=spec.thresholds, swings=spec.swings, summed=spec.summed)
+    if spec.events is not None:
+        out = count_events(out, spec.events, name=spec.event_name, freq=spec.freq)
+        out.attrs = {}
+    return out
+
+
+def _store(windows: pd.DataFrame | None, output: str | None) -> pd.DataFrame | str | None:
+    if output is None or windows is None:
+        return windows
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    windows.to_parquet(output, index=False)
+    return output
+
+
+def _empty(names: list[Key], carry: Carry, spec: Spec, output: str | None) -> dict[str, Any]:
+    none = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64))
+    return {"windows": None, "carry": carry, "names": names, "per": none, "gaps": none, "used": {}}
+
+
+def check_intervals(results: Sequence[dict[str, Any]]) -> tuple[dict[Key, float], list[int]]:
+    """The group's sampling interval per series (from every run's values) and the runs that
+    used another one (to be reduced again with the group's)."""
+    names = sorted({k for r in results for k in r["names"]}, key=_sort_key)
+    code = {k: i for i, k in enumerate(names)}
+    per: list[_rows.Sketch] = []
+    gaps: list[_rows.Sketch] = []
+    for r in results:
+        remap = np.array([code[k] for k in r["names"]], np.int64)
+        per.append((remap[r["per"][0]], r["per"][1], r["per"][2]))
+        gaps.append((remap[r["gaps"][0]], r["gaps"][1], r["gaps"][2]))
+
+    def joined(parts: list[_rows.Sketch]) -> _rows.Sketch:
+        return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))  # type: ignore[return-value]
+
+    whole = _rows.intervals(joined(per), joined(gaps), len(names))
+    group = {k: float(whole[i]) for i, k in enumerate(names)}
+    redo = []
+    for i, r in enumerate(results):
+        for k, v in r["used"].items():
+            g = group[k]
+            if not (v == g or (np.isnan(v) and np.isnan(g))):
+                redo.append(i)
+                break
+    return group, redo

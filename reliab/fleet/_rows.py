@@ -1,0 +1,279 @@
+"""Window partials of telemetry as integer-coded numpy arrays: build, merge, finalise.
+
+The arithmetic of :mod:`reliab.windows` (per series and window: sample count, first and
+last time, per measurement count / sum / min / max / samples above a threshold; means,
+observed hours ``min(n × interval, width)`` and hours above; the roll-up to hosts) and of
+the power-swing counts of :mod:`reliab.fleet.telemetry`, on parallel arrays keyed by an
+integer series code and an integer window index instead of pandas frames keyed by strings.
+A "rows" table is a ``dict`` of equal-length arrays: ``series``, ``window``, ``n``,
+``first``, ``last`` (int64 ns) and ``{c}__n``, ``{c}__sum``, ``{c}__min``, ``{c}__max``,
+``{c}__above``, ``{c}__steps``, ``{c}__vfirst``, ``{c}__vlast``.
+
+The sampling interval of a series is the median over its windows of
+``(last − first) / (n − 1)`` (else of the spacing of the windows' first samples), as
+:func:`reliab.windows.finalize_windows` computes it; :func:`interval_values` gives the values
+whose median it is, so that a reduction cut by time can check that the medians of its
+pieces are the median of the whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+Rows = dict[str, np.ndarray]
+
+_SUM = ("n", "__n", "__sum", "__above", "__steps")
+
+
+def _how(name: str) -> str:
+    if name in ("series", "window"):
+        return "key"
+    if name == "first":
+        return "min"
+    if name == "last":
+        return "max"
+    if name.endswith("__min"):
+        return "fmin"
+    if name.endswith("__max"):
+        return "fmax"
+    if name.endswith("__vfirst"):
+        return "head"
+    if name.endswith("__vlast"):
+        return "tail"
+    if name == "n" or name.endswith(_SUM):
+        return "sum"
+    raise ValueError(f"no merge rule for partial column {name!r}")
+
+
+def _at(starts: np.ndarray, size: int) -> np.ndarray:
+    return np.r_[starts[1:], size] - 1 if len(starts) else starts
+
+
+def take(rows: Rows, index: np.ndarray) -> Rows:
+    return {k: v[index] for k, v in rows.items()}
+
+
+def concat(parts: Sequence[Rows]) -> Rows:
+    parts = [p for p in parts if p and len(p["series"])]
+    if not parts:
+        return {}
+    names = list(parts[0])
+    return {k: np.concatenate([p[k] for p in parts]) for k in names}
+
+
+def size(rows: Rows) -> int:
+    return len(rows["series"]) if rows else 0
+
+
+def file_rows(tns: np.ndarray, series: np.ndarray, values: Mapping[str, np.ndarray], *, step: int,
+              columns: Sequence[str], thresholds: Mapping[str, float], swings: Mapping[str, float]) -> Rows:
+    """Partials of samples sorted by series then strictly increasing time (one file):
+    sums, extremes and threshold counts of ``columns``, steps of the ``swings`` columns."""
+    key = tns // step  # floor: window index since the epoch
+    total = len(tns)
+    if not total:
+        return {}
+    new = np.ones(total, dtype=bool)
+    new[1:] = (series[1:] != series[:-1]) | (key[1:] != key[:-1])
+    starts = np.flatnonzero(new)
+    ends = _at(starts, total)
+    out: Rows = {"series": series[starts], "window": key[starts], "n": np.diff(np.r_[starts, total]).astype(np.int64),
+                 "first": tns[starts], "last": tns[ends]}
+    for c in columns:
+        x = values[c]
+        ok = ~np.isnan(x)
+        out[f"{c}__n"] = np.add.reduceat(ok.astype(np.int64), starts)
+        out[f"{c}__sum"] = np.add.reduceat(np.where(ok, x, 0.0), starts)
+        out[f"{c}__min"] = np.fmin.reduceat(x, starts)
+        out[f"{c}__max"] = np.fmax.reduceat(x, starts)
+        if c in thresholds:
+            out[f"{c}__above"] = np.add.reduceat((x > float(thresholds[c])).astype(np.int64), starts)
+    for c, level in swings.items():
+        x = values[c]
+        jump = np.abs(np.diff(x)) >= float(level)  # NaN compares False: no step across a gap
+        inside = np.r_[False, jump & ~new[1:]]
+        out[f"{c}__steps"] = np.add.reduceat(inside.astype(np.int64), starts)
+        out[f"{c}__vfirst"] = x[starts]
+        out[f"{c}__vlast"] = x[ends]
+    return out
+
+
+def add_boundary_steps(rows: Rows, fresh: np.ndarray, swings: Mapping[str, float],
+                       tail_last: np.ndarray, tail_value: Mapping[str, np.ndarray], names: Sequence[str]) -> Rows:
+    """Sort by series and first time; add to each fresh row the step from the row (or tail) before it.
+
+    ``tail_last``/``tail_value`` give, per series code, the last time and value before these
+    rows (an earlier piece of the series; ``tail_last`` < 0: none).  Raises ``ValueError``
+    when a fresh row starts before the previous piece of its series ends.
+    """
+    order = np.lexsort((rows["first"], rows["series"]))
+    rows, fresh = take(rows, order), fresh[order]
+    s = rows["series"]
+    total = len(s)
+    same = np.zeros(total, dtype=bool)
+    same[1:] = s[1:] == s[:-1]
+    prev_last = np.where(same, np.r_[-1, rows["last"][:-1]], tail_last[s])
+    has_prev = same | (tail_last[s] >= 0)
+    overlap = fresh & has_prev & (rows["first"] < prev_last)
+    if overlap.any():
+        i = int(np.flatnonzero(overlap)[0])
+        host, gpu = names[int(s[i])]
+        raise ValueError(f"telemetry of series host={host} gpu={gpu} comes in partitions that overlap in time; "
+                         "power swings need the partitions of a series to follow each other")
+    for c, level in swings.items():
+        prev = np.where(same, np.r_[np.nan, rows[f"{c}__vlast"][:-1]], tail_value[c][s])
+        jump = fresh & has_prev & (np.abs(rows[f"{c}__vfirst"] - prev) >= float(level))
+        rows[f"{c}__steps"] = rows[f"{c}__steps"] + jump.astype(np.int64)
+    return rows
+
+
+def merge(rows: Rows) -> Rows:
+    """One row per series and window (pieces combined), sorted by series, window."""
+    if not size(rows):
+        return rows
+    s, w, f = rows["series"], rows["window"], rows["first"]
+    ordered = (np.diff(s) > 0) | ((np.diff(s) == 0) & ((np.diff(w) > 0) | ((np.diff(w) == 0) & (np.diff(f) >= 0))))
+    if not ordered.all():  # already in order after add_boundary_steps
+        rows = take(rows, np.lexsort((f, w, s)))
+        s, w = rows["series"], rows["window"]
+    new = np.ones(len(s), dtype=bool)
+    new[1:] = (s[1:] != s[:-1]) | (w[1:] != w[:-1])
+    if new.all():
+        return rows
+    starts = np.flatnonzero(new)
+    ends = _at(starts, len(s))
+    out: Rows = {}
+    for k, v in rows.items():
+        how = _how(k)
+        out[k] = (v[starts] if how in ("key", "head") else v[ends] if how == "tail"
+                  else {"sum": np.add, "min": np.minimum, "max": np.maximum, "fmin": np.fmin,
+                        "fmax": np.fmax}[how].reduceat(v, starts))
+    return out
+
+
+Sketch = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def sketch(codes: np.ndarray, values: np.ndarray) -> Sketch:
+    """``values`` per code as distinct ``(code, value, count)`` triples (NaN dropped): what a
+    median needs, a few triples per series when sampling is regular."""
+    ok = ~np.isnan(values)
+    codes, values = codes[ok], values[ok]
+    order = np.lexsort((values, codes))
+    codes, values = codes[order], values[order]
+    new = np.ones(len(codes), dtype=bool)
+    new[1:] = (codes[1:] != codes[:-1]) | (values[1:] != values[:-1])
+    starts = np.flatnonzero(new)
+    return codes[starts], values[starts], np.diff(np.r_[starts, len(codes)]).astype(np.int64)
+
+
+def _group_median(part: Sketch, n_codes: int) -> np.ndarray:
+    """Median per code in ``range(n_codes)`` of the values a sketch counts; NaN for none."""
+    codes, values, counts = part
+    order = np.lexsort((values, codes))
+    codes, values, counts = codes[order], values[order], counts[order]
+    total = np.bincount(codes, weights=counts, minlength=n_codes).astype(np.int64)
+    cum = np.cumsum(counts)
+    start = np.r_[0, np.cumsum(total)[:-1]]
+    out = np.full(n_codes, np.nan)
+    has = total > 0
+    lo = np.searchsorted(cum, start[has] + (total[has] - 1) // 2, side="right")
+    hi = np.searchsorted(cum, start[has] + total[has] // 2, side="right")
+    out[has] = (values[lo] + values[hi]) / 2.0
+    return out
+
+
+def interval_values(rows: Rows, prev_first: np.ndarray) -> tuple[Sketch, Sketch]:
+    """Sketches (:func:`sketch`) of, per row (sorted by series, window), ``(last − first)/(n − 1)``
+    in s and the spacing in s of its first sample from the series' previous window
+    (``prev_first``: per series code, first time in s of the window before these; NaN none)."""
+    first = rows["first"] / 1e9
+    span = rows["last"] / 1e9 - first
+    steps = rows["n"].astype(float) - 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per = np.where(steps > 0, span / steps, np.nan)
+    s = rows["series"]
+    same = np.zeros(len(s), dtype=bool)
+    same[1:] = s[1:] == s[:-1]
+    before = np.where(same, np.r_[np.nan, first[:-1]], prev_first[s])
+    return sketch(s, per), sketch(s, first - before)
+
+
+def intervals(per: Sketch, gaps: Sketch, n_codes: int) -> np.ndarray:
+    """Sampling interval (s) per series code: median of ``per``, else median of ``gaps``."""
+    within = _group_median(per, n_codes)
+    across = _group_median(gaps, n_codes)
+    return np.where(np.isnan(within), across, within)
+
+
+def _keys(names: np.ndarray, plain: bool) -> object:
+    """Key column as the local reduction gives it: pandas strings, or objects (missing: NaN)
+    once swing counts are merged in on the keys."""
+    text = pd.array(names, dtype="string")
+    if not plain:
+        return text
+    out = np.asarray(text.astype(object))
+    out[pd.isna(out)] = np.nan
+    return out
+
+
+def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.ndarray, *, step: int,
+             level: str, columns: Sequence[str], thresholds: Mapping[str, float], swings: Mapping[str, float],
+             summed: Sequence[str]) -> pd.DataFrame:
+    """Windows at ``level`` ("host" or "gpu") from merged rows sorted by series then window.
+
+    The columns and their arithmetic are those of :func:`reliab.windows.finalize_windows`
+    plus ``{c}_swings`` (mean over the series of the window of their steps).
+    """
+    width_s = step / 1e9
+    s = rows["series"]
+    ival = interval[s]
+    hours = np.minimum(rows["n"] * ival, width_s) / 3600.0
+    host_names = np.array([h for h, _ in names], dtype=object)
+    gpu_names = np.array([g for _, g in names], dtype=object)
+    if level == "host":
+        _, host_code = np.unique(host_names, return_inverse=True)
+        order = np.lexsort((s, rows["window"], host_code[s]))
+        group = host_code[s][order]
+    else:
+        order = np.arange(len(s))
+        group = s
+    w = rows["window"][order]
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = (group[1:] != group[:-1]) | (w[1:] != w[:-1])
+    starts = np.flatnonzero(new)
+    counts = np.diff(np.r_[starts, len(order)])
+    first_row = order[starts]
+    out: dict[str, object] = {"host": _keys(host_names[s[first_row]], bool(swings))}
+    if level == "gpu":
+        out["gpu"] = _keys(gpu_names[s[first_row]], bool(swings))
+    out["window"] = pd.to_datetime(w[starts] * step, unit="ns", utc=True)
+    out["hours"] = np.fmax.reduceat(hours[order], starts)
+    out["n_series"] = counts.astype(np.int64)
+    out["n_samples"] = np.add.reduceat(rows["n"][order], starts)
+
+    def nansum(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ok = ~np.isnan(x)
+        return np.add.reduceat(np.where(ok, x, 0.0), starts), np.add.reduceat(ok.astype(np.int64), starts)
+
+    for c in columns:
+        n_c = rows[f"{c}__n"][order]
+        tot_n = np.add.reduceat(n_c, starts)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[f"{c}_mean"] = np.where(tot_n > 0, np.add.reduceat(rows[f"{c}__sum"][order], starts) / tot_n, np.nan)
+            out[f"{c}_min"] = np.fmin.reduceat(rows[f"{c}__min"][order], starts)
+            out[f"{c}_max"] = np.fmax.reduceat(rows[f"{c}__max"][order], starts)
+            if c in thresholds:
+                above = np.minimum(rows[f"{c}__above"][order] * ival[order], width_s) / 3600.0
+                tot, cnt = nansum(np.where(n_c > 0, above, np.nan))
+                out[f"{c}_hours_above"] = np.where(cnt > 0, tot / cnt, np.nan)
+            if c in summed:
+                mean = np.where(n_c > 0, rows[f"{c}__sum"][order] / n_c, np.nan)
+                tot, cnt = nansum(mean)
+                out[f"{c}_total"] = np.where(cnt > 0, tot, np.nan)
+    for c in swings:
+        out[f"{c}_swings"] = np.add.reduceat(rows[f"{c}__steps"][order], starts) / counts
+    return pd.DataFrame(out)
