@@ -556,11 +556,12 @@ def _problems(df: pd.DataFrame, columns: tuple[Column, ...]) -> list[tuple]:
         if not col.nullable and na.any():
             problems.append((col.name, "no missing values", int(na.sum()), None))
         if col.check is not None and len(s):
-            ok = col.check(s[~na])
+            present = s[~na] if na.any() else s  # no copy of a column without missing values
+            ok = col.check(present)
             bad = ~ok.fillna(False).astype(bool)
             if bad.any():
                 name = getattr(col.check, "__name__", "check").lstrip("_")
-                problems.append((col.name, f"value check {name}", int(bad.sum()), s[~na][bad].iloc[0]))
+                problems.append((col.name, f"value check {name}", int(bad.sum()), present[bad].iloc[0]))
     return problems
 
 

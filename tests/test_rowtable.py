@@ -147,3 +147,5 @@ def test_table_parts_keep_file_order(monkeypatch: pytest.MonkeyPatch) -> None:
     assert list(got["signals"]["host"]) == [f"n{k}" for k in range(9)]
     pd.testing.assert_frame_equal(got["signals"], _driver.file_tables(results)["signals"])
     assert len(got["quarantine"]) == 0 and len(got["jobs"]) == 0
+    # the parts are let go once joined: the finishing step does not hold them beside the tables
+    assert all(len(table) == 0 for table in parts.tables().values())

@@ -529,8 +529,13 @@ class TableParts:
             parts.append(joined)
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """Signals, jobs, telemetry and quarantine, each concatenated in file order."""
-        return {name: _concat(parts, name) for name, parts in self._parts.items()}
+        """Signals, jobs, telemetry and quarantine, each concatenated in file order.
+
+        The parts are let go as they are joined (a second call finds none): the finishing
+        step then holds each table once, not beside the files' pieces of it.
+        """
+        parts, self._parts = self._parts, {name: [] for name in self._parts}
+        return {name: _concat(parts.pop(name), name) for name in list(parts)}
 
 
 def read_entry(plan: RunPlan, entry: Entry, strict: bool) -> list[tuple[FileResult, SourceChoice]]:
