@@ -200,6 +200,14 @@ def table(figures: list[Figure], before: dict[str, Any] | None = None) -> str:
     return "\n".join(lines + (["", "notes:"] + notes if notes else []))
 
 
+def report(figures: list[Figure]) -> dict[str, Any]:
+    """Print the table and the load average of a script run; the figures as a dict for ``main``."""
+    print(table(figures))
+    load = os.getloadavg()[0]
+    print(f"load average (1 min) at the end: {load:.2f} on {os.cpu_count()} CPUs")
+    return {"figures": [f.to_dict() for f in figures], "load_average": load, "cpus": os.cpu_count()}
+
+
 def appended(data: dict[str, Any], figures: list[Figure], info: dict[str, Any]
              ) -> tuple[list[Figure], dict[str, Any]]:
     """The figures of an earlier results file (``data``, as read) whose sections were not run

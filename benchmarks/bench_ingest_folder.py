@@ -19,14 +19,13 @@ files).  Their peak RSS is measured in a child process (GNU ``/usr/bin/time``).
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._suite import WORK, Figure, child, median_child, median_time, table  # noqa: E402
+from benchmarks._suite import WORK, Figure, child, median_child, median_time, report  # noqa: E402
 
 SECTION = "folder ingest"
 
@@ -123,10 +122,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--no-dask", action="store_true", help="local engine only")
     args = parser.parse_args(argv)
     figures = run(args.files, args.runs, args.tiny, dask=not args.no_dask)
-    print(table(figures))
-    load = os.getloadavg()[0]
-    print(f"load average (1 min) at the end: {load:.2f} on {os.cpu_count()} CPUs")
-    return {"figures": [f.to_dict() for f in figures], "load_average": load, "cpus": os.cpu_count()}
+    return report(figures)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ machine every number moves with it.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
 import subprocess
@@ -43,7 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._suite import WORK, Figure, child, median_child, table  # noqa: E402
+from benchmarks._suite import WORK, Figure, child, median_child, report  # noqa: E402
 
 SECTION = "kernel ingest"
 PCI = ("0000:18:00", "0000:2a:00", "0000:3a:00", "0000:5d:00", "0000:9a:00", "0000:ab:00",
@@ -356,10 +355,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--big-gb", type=float, default=0.0, help="size of the peak-memory input if no --big-lines")
     args = parser.parse_args(argv)
     figures = run(args.lines, args.repeat, args.seed, args.big_gb, mix=args.mix, big_lines=args.big_lines)
-    print(table(figures))
-    load = os.getloadavg()[0]
-    print(f"load average (1 min) at the end: {load:.2f} on {os.cpu_count()} CPUs")
-    return {"figures": [f.to_dict() for f in figures], "load_average": load, "cpus": os.cpu_count()}
+    return report(figures)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ alternating the two; each value is the median CPU time of ``--runs`` passes afte
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -22,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._suite import Figure, table  # noqa: E402
+from benchmarks._suite import Figure, report  # noqa: E402
 
 SECTION = "nccl lines"
 _TRAIN = Path(__file__).resolve().parents[1] / "data" / "llama3-54d" / "train"
@@ -69,10 +68,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args(argv)
     figures = run(args.runs)
-    print(table(figures))
-    load = os.getloadavg()[0]
-    print(f"load average (1 min) at the end: {load:.2f} on {os.cpu_count()} CPUs")
-    return {"figures": [f.to_dict() for f in figures], "load_average": load, "cpus": os.cpu_count()}
+    return report(figures)
 
 
 if __name__ == "__main__":
