@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+from collections.abc import Callable
 from datetime import UTC
 from pathlib import Path
 
@@ -334,20 +335,29 @@ _SXID_ODD = ["2024-06-03T14:02:11Z n1 kernel: x nvidia-nvswitch1: SXid (PCI:0000
 _FILLER = "2024-06-03T14:02:19Z n9 kernel: EDAC MC0: 1 CE memory read error on x"
 
 
-@st.composite
-def _sxid_group(draw: st.DrawFn) -> list[str]:
+def _group(draw: st.DrawFn, odd: list[str], shape: Callable[[st.DrawFn], str]) -> list[str]:
+    """1-25 lines: mostly ``shape``, some filler, now and then an odd near-miss; filler tail."""
     lines = []
     for _ in range(draw(st.integers(1, 25))):
         kind = draw(st.integers(0, 12))
         if kind == 0:
             lines.append(_FILLER)
         elif kind == 1 and draw(st.integers(0, 3)) == 0:
-            lines.append(draw(st.sampled_from(_SXID_ODD)))
+            lines.append(draw(st.sampled_from(odd)))
         else:
-            head = _SX.format(s=draw(st.integers(0, 9)), h=draw(st.integers(1, 2)), w=draw(st.integers(1, 2)),
-                              c=draw(st.sampled_from(["12028", "20034", "012028"])))
-            lines.append(head + draw(st.sampled_from(_SXID_TEXTS)))
+            lines.append(shape(draw))
     return lines + [_FILLER] * (_bulk._AER_LINES + 1)  # the tail of a group is always held back
+
+
+def _sxid_line(draw: st.DrawFn) -> str:
+    head = _SX.format(s=draw(st.integers(0, 9)), h=draw(st.integers(1, 2)), w=draw(st.integers(1, 2)),
+                      c=draw(st.sampled_from(["12028", "20034", "012028"])))
+    return head + draw(st.sampled_from(_SXID_TEXTS))
+
+
+@st.composite
+def _sxid_group(draw: st.DrawFn) -> list[str]:
+    return _group(draw, _SXID_ODD, _sxid_line)
 
 
 def _sequential(lines: list[str], ctx: LineContext, numbers: list[int]) -> dict[int, dict | str]:
@@ -428,16 +438,8 @@ _AER_ODD = ["Jun  3 14:02:11 n1 kernel: pcieport 0000:00:02.0: AER: Corrected er
 
 @st.composite
 def _aer_group(draw: st.DrawFn) -> list[str]:
-    lines = []
-    for _ in range(draw(st.integers(1, 25))):
-        kind = draw(st.integers(0, 12))
-        if kind == 0:
-            lines.append(_FILLER)
-        elif kind == 1 and draw(st.integers(0, 3)) == 0:
-            lines.append(draw(st.sampled_from(_AER_ODD)))
-        else:
-            lines.append(_AER_HEAD.format(s=draw(st.integers(0, 9))) + draw(st.sampled_from(_AER_BODIES)))
-    return lines + [_FILLER] * (_bulk._AER_LINES + 1)
+    return _group(draw, _AER_ODD,
+                  lambda d: _AER_HEAD.format(s=d(st.integers(0, 9))) + d(st.sampled_from(_AER_BODIES)))
 
 
 @settings(max_examples=300, deadline=None)
