@@ -602,13 +602,15 @@ def describe(table: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["column", "dtype", "nullable", "doc"])
 
 
-def write_parquet(df: pd.DataFrame, path: str, table: str) -> None:
+def write_parquet(df: pd.DataFrame, path: str, table: str, *, check: bool = True) -> None:
     """Validate and write a canonical table to Parquet (dtypes and UTC kept).
 
     Text that Arrow cannot hold (file names of non-UTF-8 bytes) is stored as bytes and
-    restored by :func:`read_parquet` (see :func:`to_arrow`).
+    restored by :func:`read_parquet` (see :func:`to_arrow`).  ``check=False`` skips the
+    validation, for rows of a table the caller validated whole.
     """
-    validate(df, table)
+    if check:
+        validate(df, table)
     try:
         df.to_parquet(path, index=False)
     except UnicodeEncodeError:
@@ -621,7 +623,12 @@ def read_parquet(path: str, table: str) -> pd.DataFrame:
     """Read a canonical table from Parquet and validate it (``string`` columns as :data:`STRING`)."""
     import pyarrow.parquet as pq
 
-    df = from_arrow(pq.read_table(path))
+    return from_parquet_arrow(pq.read_table(path), table)
+
+
+def from_parquet_arrow(arrow: Any, table: str) -> pd.DataFrame:
+    """The validated table of ``arrow``, read from a file of :func:`write_parquet` (or rows of such files)."""
+    df = from_arrow(arrow)
     for col in TABLES[table]:
         if col.name in df.columns and col.dtype == "string" and df[col.name].dtype != STRING:
             df[col.name] = _as_string(df[col.name])
@@ -630,4 +637,4 @@ def read_parquet(path: str, table: str) -> pd.DataFrame:
 
 __all__ = ["Column", "STRING", "TABLES", "SIGNALS", "JOBS", "INTERRUPTIONS", "EXPOSURE", "TELEMETRY",
            "QUARANTINE", "ACCOUNTING", "dtype_of", "empty", "conform", "conform_rows", "frame_of", "safe_repr",
-           "validate", "describe", "write_parquet", "read_parquet", "to_arrow", "from_arrow", "PY_STRING"]
+           "validate", "describe", "write_parquet", "read_parquet", "from_parquet_arrow", "to_arrow", "from_arrow", "PY_STRING"]

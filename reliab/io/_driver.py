@@ -416,10 +416,17 @@ def ingest(
         The cluster of ``engine="dask"``; default the current client, else a
         ``LocalCluster`` of one single-threaded worker process per core, closed afterwards.
     output : path, optional
-        With ``engine="dask"``: a folder where the workers write the tables read from
-        files as Parquet partitioned by source and date, and the client the derived
-        tables and a manifest (:mod:`reliab.io._partitioned`); only the line accounting
-        travels back through the scheduler.  The result still holds every table.
+        A folder where the tables read from files are written as Parquet partitioned by
+        table, source and date, with the derived tables and a manifest written last (the
+        commit point; a failed run commits nothing; :mod:`reliab.io._partitioned`).
+        Locally each file's tables are written as soon as it is read, and a large kernel
+        log's rows in batches while it is read (:mod:`reliab.io._streamed`), so memory
+        stays bounded whatever the input size: the result is then an
+        :class:`~reliab.io._result.OutputIngestResult` whose ``signals`` and ``telemetry``
+        are read from the folder when first used (the same tables, rows and order as an
+        in-memory run); ``summary()``, ``to_dict()`` and ``not_read()`` read nothing.
+        With ``engine="dask"`` the workers write the tables and only the line accounting
+        travels back through the scheduler; that result still holds every table.
     **options
         Reader options (``year``, ``tz``, ``boot_time``, ``host``, ``job_id``, ``fields``,
         column mappings…; :func:`reliab.io._options.reader_options` lists them), each
@@ -451,8 +458,8 @@ def ingest(
                                    "after": after, "job_filter": job_filter}, _defaults())
     if engine not in ("local", "dask"):
         raise ValueError(f"engine must be 'local' or 'dask', got {engine!r}")
-    if engine == "local" and (client is not None or output is not None):
-        raise ValueError("client= and output= go with engine='dask'")
+    if engine == "local" and client is not None:
+        raise ValueError("client= goes with engine='dask'")
     if store is not None:
         from reliab.io._store import ingest_into
 
@@ -466,6 +473,10 @@ def ingest(
         from reliab.io.distributed import ingest_dask
 
         return ingest_dask(plan, attribution, strict=strict, client=client, output=output, progress=progress)
+    if output is not None:
+        from reliab.io._streamed import ingest_output
+
+        return ingest_output(plan, attribution, output=output, strict=strict, progress=progress)
     results: list[FileResult] = []
     choices: dict[str, SourceChoice | None] = {}
     parts = TableParts()
@@ -641,8 +652,6 @@ def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
     ``tables`` holds signals, jobs, telemetry and quarantine, already conformed; ``notes``
     are run-level remarks, to which a count of the files not read is added.
     """
-    from reliab.taxonomy import job_outcomes
-
     jobs, signals, repeated = drop_repeated_jobs(tables["jobs"], tables["signals"])
     tables = {**tables, "jobs": jobs}
     notes = (*notes, repeated) if repeated else notes
@@ -654,16 +663,27 @@ def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
     for name in ("jobs", "telemetry", "quarantine"):
         schema.validate(tables[name], name)
     schema.validate(signals, "signals")
-    outcomes = job_outcomes(signals, tables["jobs"], sources=accounting["source"].unique(),
-                            **attribution)
+    return IngestResult(signals=signals, jobs=tables["jobs"], telemetry=tables["telemetry"],
+                        quarantine=tables["quarantine"], accounting=schema.validate(accounting, "accounting"),
+                        sources=sources, **attribute_run(signals, tables["jobs"], accounting, notes, **attribution))
+
+
+def attribute_run(signals: pd.DataFrame, jobs: pd.DataFrame, accounting: pd.DataFrame,
+                  notes: tuple[str, ...] = (), **attribution: Any) -> dict[str, Any]:
+    """The :class:`IngestResult` fields the attribution decides: interruptions, user_failures,
+    policy and notes (the policy's, the run's ``notes``, the count of files not read).
+
+    ``signals`` may be only the rows :func:`reliab.job_outcomes` can use, in table order
+    (the local engine with ``output=`` reads back no more, :mod:`reliab.io._streamed`).
+    """
+    from reliab.taxonomy import job_outcomes
+
+    outcomes = job_outcomes(signals, jobs, sources=accounting["source"].unique(), **attribution)
 
     def conformed(frame: pd.DataFrame) -> pd.DataFrame:
         # the same (Arrow) string backing as every other table, e.g. after a Parquet trip
         return schema.validate(schema.conform(frame, "interruptions"), "interruptions")
 
-    return IngestResult(signals=signals, jobs=tables["jobs"],
-                        interruptions=conformed(outcomes.interruptions),
-                        telemetry=tables["telemetry"], quarantine=tables["quarantine"],
-                        accounting=schema.validate(accounting, "accounting"), sources=sources,
-                        notes=(outcomes.method, *outcomes.notes, *notes, *not_read_notes(accounting)),
-                        policy=outcomes.policy, user_failures=conformed(outcomes.user_failures))
+    return {"interruptions": conformed(outcomes.interruptions), "user_failures": conformed(outcomes.user_failures),
+            "policy": outcomes.policy,
+            "notes": (outcomes.method, *outcomes.notes, *notes, *not_read_notes(accounting))}

@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import lzma
 import zlib
-from collections.abc import Callable, Iterable
-from contextlib import nullcontext
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
@@ -48,7 +49,8 @@ from reliab.io._quarantine import Quarantine, quarantine_frame
 from reliab.io._registry import FileResult
 from reliab.io._rowtable import FileTables, arrow_rows
 
-__all__ = ["LineContext", "Row", "LineParser", "BulkParser", "scan_lines", "quarantine_frame", "unexpected"]
+__all__ = ["LineContext", "Row", "LineParser", "BulkParser", "BulkSink", "streaming", "scan_lines",
+           "quarantine_frame", "unexpected"]
 
 if TYPE_CHECKING:
     import polars as pl
@@ -81,6 +83,38 @@ LineParser = Callable[[str, LineContext], Row | list[Row] | None]
 #: never disagree with ``parse_line``.  The first bulk row is kept as
 #: ``ctx.state["bulk_first"]`` (a dict) for ``finish``.
 BulkParser = Callable[["pl.DataFrame", LineContext], tuple["pl.DataFrame", "pl.DataFrame"]]
+
+
+class BulkSink(Protocol):
+    """Where :func:`scan_lines` sends the bulk rows of ``path`` in batches while it reads it.
+
+    Set for one file with :func:`streaming` (the local engine with ``output=``, see
+    :mod:`reliab.io._streamed`).  Once at least ``batch_rows`` bulk rows are waiting,
+    :meth:`write` gets them (in line order, with ``_lineno``) and they are not kept; at the
+    end of a file that sent any, the rest follow and :meth:`close` gets the result, whose
+    table then holds only the per-line rows, with their lines (``linenos``, in the table's
+    row order): the sink puts them at their lines among the bulk rows.
+    """
+
+    path: str
+    batch_rows: int
+
+    def write(self, rows: pa.Table, source: str, table: str) -> None: ...
+
+    def close(self, result: FileResult, linenos: list[int]) -> None: ...
+
+
+_SINK: ContextVar[BulkSink | None] = ContextVar("reliab_bulk_sink", default=None)
+
+
+@contextmanager
+def streaming(sink: BulkSink) -> Iterator[BulkSink]:
+    """Within the block, :func:`scan_lines` of ``sink.path`` sends its bulk rows to ``sink``."""
+    token = _SINK.set(sink)
+    try:
+        yield sink
+    finally:
+        _SINK.reset(token)
 
 
 def _text(raw: bytes | str) -> str:
@@ -276,6 +310,9 @@ def scan_lines(
     parsed = 0
     counter = [0]
     bulk_tables: list[pa.Table] = []
+    sink = _SINK.get()
+    sink = sink if sink is not None and bulk is not None and sink.path == ctx.path else None
+    sent = [0, 0]  # bulk rows sent to the sink, bulk rows waiting in bulk_tables
 
     def reject(reason: str, text: str | None, lineno: int | None = None) -> None:
         lineno = ctx.lineno if lineno is None else lineno
@@ -293,11 +330,25 @@ def scan_lines(
             frame = frame.filter(mask)
             if not frame.height:
                 return
-        if not bulk_tables:
+        if not bulk_tables and not sent[0]:
             ctx.state["bulk_first"] = frame.row(0, named=True)
         bulk_tables.append(_arrow_rows(frame, ctx.path))
+        sent[1] += frame.height
+        if sink is not None and sent[1] >= sink.batch_rows:
+            send()
+
+    def send() -> None:
+        import pyarrow as pa
+
+        assert sink is not None
+        batch = pa.concat_tables(bulk_tables, promote_options="permissive")
+        bulk_tables.clear()
+        sent[0] += batch.num_rows
+        sent[1] = 0
+        sink.write(batch, source, table)
 
     ranged = _ranges.active(ctx.path)  # a byte-range task of the Dask engine
+    sink = None if ranged is not None else sink
     if ranged is not None and ranged.feed is None:
         return ranged.collect(lits, source)
     with _localtime.noting() as local_times:
@@ -370,7 +421,12 @@ def scan_lines(
     for row in kept:
         for key in [k for k in row if k.startswith("_") and k != "_lineno"]:
             del row[key]
-    parsed += sum(t.num_rows for t in bulk_tables)  # (_frame empties the list)
+    parsed += sum(t.num_rows for t in bulk_tables) + sent[0]  # (_frame empties the list)
+    linenos: list[int] = []
+    if sent[0]:  # streamed: the last bulk rows to the sink, the per-line rows stay (with their lines)
+        if bulk_tables:
+            send()
+        linenos = [_lineno_of(row) or 0 for row in kept]
     frame, refused = _frame(kept, bulk_tables, ctx.path, table)
     for lineno, reason in sorted(refused.items()):
         reject(reason, None, lineno)
@@ -378,11 +434,14 @@ def scan_lines(
     notes = list(ctx.state.get("notes", ()))
     if local_times.note():
         notes.append(local_times.note())
-    return FileResult(
+    result = FileResult(
         path=ctx.path, source=source, lines=lines, parsed=parsed, irrelevant=lines - parsed - quarantine.count,
         malformed=quarantine.count, tables=FileTables({table: frame}), quarantine=quarantine.frame(),
         notes=tuple(notes),
     )
+    if sent[0] and sink is not None:
+        sink.close(result, [ln for ln in linenos if ln not in refused])
+    return result
 
 
 def _arrow_rows(frame: pl.DataFrame, path: str) -> pa.Table:

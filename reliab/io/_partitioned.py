@@ -36,8 +36,8 @@ import pandas as pd
 from reliab import schema
 from reliab.io._registry import FileResult
 
-__all__ = ["PARTITIONED", "DERIVED", "MANIFEST", "new_run", "write_parts", "commit", "discard_run",
-           "part_files", "read_table", "read_parts", "read_manifest"]
+__all__ = ["PARTITIONED", "DERIVED", "MANIFEST", "new_run", "write_parts", "write_table", "positions", "remap",
+           "commit", "discard_run", "part_files", "read_table", "read_parts", "read_manifest"]
 
 #: tables written by the workers, partitioned
 PARTITIONED = ("signals", "jobs", "telemetry", "quarantine")
@@ -60,8 +60,9 @@ def _dates(frame: pd.DataFrame, table: str) -> np.ndarray:
         when = frame["time"]
     else:
         return np.full(len(frame), _UNKNOWN, dtype=object)
-    text = pd.Series(pd.DatetimeIndex(when).strftime("%Y-%m-%d"), index=frame.index, dtype=object)
-    return text.fillna(_UNKNOWN).to_numpy(dtype=object)
+    codes, days = pd.factorize(pd.DatetimeIndex(when).normalize())  # each day formatted once
+    names = np.append(np.asarray(days.strftime("%Y-%m-%d"), dtype=object), _UNKNOWN)
+    return names[codes]  # (code -1, a missing time: the last name)
 
 
 def _safe(value: object) -> str:
@@ -92,7 +93,6 @@ def write_parts(results: list[FileResult], folder: str, run: str, task: int) -> 
     """
     from reliab.io._driver import file_tables
 
-    root = Path(folder)
     tables = file_tables(results)
     written: list[dict[str, Any]] = []
     for table in PARTITIONED:
@@ -102,22 +102,54 @@ def write_parts(results: list[FileResult], folder: str, run: str, task: int) -> 
         rows_of = [(r.quarantine if table == "quarantine" else r.tables.get(table)) for r in results]
         sources = np.repeat([_safe(r.source) for r in results],
                             [0 if f is None else len(f) for f in rows_of]).astype(object)
-        keys = pd.DataFrame({"source": sources, "date": _dates(frame, table)})
-        if table == "quarantine":
-            keys["date"] = ""
-        for (source, date), rows in keys.groupby(["source", "date"], sort=True).indices.items():
-            rows = np.sort(rows)
-            rel = Path(table) / f"source={source}"
-            if table != "quarantine":
-                rel = rel / f"date={date}"
-            target = root / rel / f"part-{run}-{task:06d}.parquet"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(f".{target.name}.tmp")
-            schema.write_parquet(frame.iloc[rows].reset_index(drop=True), str(tmp), table)
-            os.replace(tmp, target)
-            written.append({"table": table, "path": str(target.relative_to(root)), "rows": int(len(rows)),
-                            "task": int(task), "runs": _runs(rows)})
+        written += write_table(frame, table, sources, folder, run, task)
     return written
+
+
+def write_table(frame: pd.DataFrame, table: str, sources: np.ndarray, folder: str | os.PathLike[str],
+                run: str, task: int, piece: int | None = None) -> list[dict[str, Any]]:
+    """Write the rows of one table of task ``task`` (``sources``: each row's file source) as parts.
+
+    ``piece`` numbers the pieces of a task written one after the other (the local engine
+    writes a large file's rows in batches while it reads it): part names then end in
+    ``-<piece>`` and the records' ``runs`` are positions in the piece, which the caller
+    maps to positions in the task (:func:`remap`).
+    """
+    root = Path(folder)
+    written: list[dict[str, Any]] = []
+    keys = pd.DataFrame({"source": sources, "date": _dates(frame, table)})
+    if table == "quarantine":
+        keys["date"] = ""
+    name = f"part-{run}-{task:06d}" + ("" if piece is None else f"-{piece:06d}")
+    schema.validate(frame, table)  # once: each part is a slice of it
+    for (source, date), rows in keys.groupby(["source", "date"], sort=True).indices.items():
+        rows = np.sort(rows)
+        rel = Path(table) / f"source={source}"
+        if table != "quarantine":
+            rel = rel / f"date={date}"
+        target = root / rel / f"{name}.parquet"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.tmp")
+        part = (frame.iloc[rows[0]:rows[-1] + 1] if rows[-1] - rows[0] + 1 == len(rows)  # a slice: no copy
+                else frame.iloc[rows])
+        schema.write_parquet(part.reset_index(drop=True), str(tmp), table, check=False)
+        os.replace(tmp, target)
+        written.append({"table": table, "path": str(target.relative_to(root)), "rows": int(len(rows)),
+                        "task": int(task), "runs": _runs(rows)})
+    return written
+
+
+def positions(record: dict[str, Any]) -> np.ndarray:
+    """The positions of a part's rows (its record's ``runs`` expanded), in the part's row order."""
+    runs = record["runs"]
+    if not runs:
+        return np.zeros(0, dtype=np.int64)
+    return np.concatenate([np.arange(s, s + n, dtype=np.int64) for s, n in runs])
+
+
+def remap(record: dict[str, Any], where: np.ndarray) -> dict[str, Any]:
+    """``record`` with its row positions ``p`` replaced by ``where[p]`` (``where`` increasing)."""
+    return {**record, "runs": _runs(where[positions(record)])}
 
 
 def _sweep(root: Path, keep: set[str]) -> None:
@@ -205,7 +237,7 @@ def read_parts(folder: str | os.PathLike[str], parts: list[dict[str, Any]], tabl
     for task in sorted({p["task"] for p in parts}):
         mine = [p for p in parts if p["task"] == task]
         data = [schema.read_parquet(str(Path(folder) / p["path"]), table) for p in mine]
-        where = np.concatenate([np.arange(s, s + n) for p in mine for s, n in p["runs"]])
+        where = np.concatenate([positions(p) for p in mine])
         frame = _concat(data, table)
         frames.append(frame.iloc[np.argsort(where, kind="stable")].reset_index(drop=True))
     return _concat(frames, table)

@@ -105,10 +105,18 @@ class IngestResult:
         cols = ["lines", "parsed", "irrelevant", "malformed"]
         out = acc.groupby("source", sort=True)[cols].sum()
         out.insert(0, "files", acc.groupby("source", sort=True).size())
-        counts = self.signals["source"].value_counts() if len(self.signals) else pd.Series(dtype="int64")
+        counts = self._signal_sources()
         out["signals"] = counts.reindex(out.index).fillna(0).astype("int64")
         out = out.reset_index()
         return out.astype({c: "int64" for c in ["files", *cols, "signals"]})
+
+    def _signal_sources(self) -> pd.Series:
+        """Signal rows per value of their ``source`` column."""
+        return self.signals["source"].value_counts() if len(self.signals) else pd.Series(dtype="int64")
+
+    def _rows(self, table: str) -> int:
+        """Rows of ``table`` (``signals`` or ``telemetry``)."""
+        return len(getattr(self, table))
 
     def not_read(self, *, skipped: bool = False) -> pd.DataFrame:
         """Inputs that were not read, with the reason: path, source, lines, reason.
@@ -131,12 +139,12 @@ class IngestResult:
             "not_read": len(unread),
             "skipped": len(by_name),
             "lines": int(self.accounting["lines"].sum()),
-            "signals": len(self.signals),
+            "signals": self._rows("signals"),
             "jobs": len(self.jobs),
             "interruptions": len(self.interruptions),
             "policy": self.policy,
             "user_failures": len(self.user_failures),
-            "telemetry_rows": len(self.telemetry),
+            "telemetry_rows": self._rows("telemetry"),
             "quarantined": len(self.quarantine),
             "summary": summary,
             "sources": {p: {"source": c.source, "confidence": float(c.confidence), "reason": c.reason}
@@ -179,3 +187,69 @@ class IngestResult:
             schema.write_parquet(getattr(self, name), str(target), name)
             written[name] = target
         return written
+
+
+class _OnDisk:
+    """The ``signals`` or ``telemetry`` of an :class:`OutputIngestResult`: read when first used.
+
+    A non-data descriptor: the table read is kept in the instance, which then answers.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: OutputIngestResult | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        from reliab.io._partitioned import read_table
+
+        frame = read_table(obj.output, self.name)
+        obj.__dict__[self.name] = frame
+        return frame
+
+
+@dataclass(frozen=True)
+class OutputIngestResult(IngestResult):
+    """The result of ``reliab.ingest(..., output=folder)``: the big tables stay in ``folder``.
+
+    ``signals`` and ``telemetry`` are read from the output folder
+    (:func:`reliab.io._partitioned.read_table`, the rows and order of an in-memory ingest)
+    the first time they are used, and kept from then on; every other table is held.
+    :meth:`summary`, :meth:`to_dict`, ``_repr_html_`` and :meth:`not_read` use the row
+    counts written with the tables and read nothing.  :meth:`loaded` says which tables
+    have been read.
+
+    Attributes
+    ----------
+    output : pathlib.Path
+        The output folder (its manifest commits the run).
+    counts : mapping
+        ``rows`` per partitioned table and ``signal_sources`` (signal rows per ``source``
+        value), as written.
+    """
+
+    output: Path = Path()
+    counts: Mapping[str, Any] = field(default_factory=dict)
+
+    signals = _OnDisk()  # type: ignore[assignment]
+    telemetry = _OnDisk()  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        for name in ("signals", "telemetry"):  # not given: read when first used
+            if self.__dict__.get(name) is None:
+                self.__dict__.pop(name, None)
+
+    def loaded(self) -> tuple[str, ...]:
+        """The lazy tables read so far (``signals``, ``telemetry``)."""
+        return tuple(n for n in ("signals", "telemetry") if n in self.__dict__)
+
+    def _signal_sources(self) -> pd.Series:
+        if "signals" in self.__dict__:
+            return super()._signal_sources()
+        counts = dict(self.counts.get("signal_sources", {}))
+        return pd.Series(list(counts.values()), index=list(counts), dtype="int64")
+
+    def _rows(self, table: str) -> int:
+        if table in self.__dict__:
+            return super()._rows(table)
+        return int(self.counts.get("rows", {}).get(table, 0))

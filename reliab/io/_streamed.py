@@ -1,0 +1,391 @@
+"""The local engine with ``output=``: tables go to partitioned Parquet while the files are read.
+
+``reliab.ingest(paths, output=folder)`` reads the files one after the other as the local
+engine does, but each file's tables are written to ``folder`` as soon as the file is read,
+in the layout of the Dask engine (:mod:`reliab.io._partitioned`: parts by table, source
+and date, one run id, the manifest renamed in last), and the rows a large kernel log's
+bulk parser makes are written in batches of :data:`BATCH_ROWS` while the file is read
+(:class:`reliab.io._lines.BulkSink`), so memory does not grow with the file.  The
+per-line rows of such a file (few: they need the reader's ``finish``) are put at their
+lines among the bulk rows when the file ends, through the positions the manifest keeps:
+:func:`reliab.io._partitioned.read_table` gives the rows, in the order, of an in-memory
+ingest.
+
+Files that produce job records are held until the end (another input may repeat a job
+record, and the signals of the copy are then dropped, :mod:`reliab.io._repeats`).  The
+attribution (:func:`reliab.job_outcomes`) reads back only the signals it can use: those
+in the window around some job end (parts pruned by their date partition, then rows by
+``time``), tickets and ``train:`` rows (which it matches by job id), and one row per
+(source, host) for the evidence-coverage notes; with no job records it reads nothing.
+The result (:class:`reliab.io._result.OutputIngestResult`) holds every table but
+``signals`` and ``telemetry``, which it reads from the folder when first used.
+
+A run that fails (an error under ``strict=True``, an interrupt) deletes the parts it
+wrote and commits nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from reliab import schema
+from reliab.io import _partitioned
+from reliab.io._lines import streaming
+from reliab.io._registry import FileResult
+from reliab.io._result import OutputIngestResult, SourceChoice
+from reliab.io._rowtable import part_of
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from reliab.io._discover import Entry
+    from reliab.io._plan import RunPlan
+
+__all__ = ["BATCH_ROWS", "ingest_output", "OutputWriter"]
+
+#: bulk rows of one file written as one batch while it is read
+BATCH_ROWS = 131_072
+#: signals whose attribution does not depend on the time window (tickets by job id, checkpoints)
+_ANY_TIME = ("ticket:", "train:")
+#: widening of the attribution window when reading back (the exact window is applied later)
+_MARGIN = pd.Timedelta("1s")
+
+
+class _FileSink:
+    """The :class:`~reliab.io._lines.BulkSink` of one file: its bulk rows written as numbered pieces."""
+
+    def __init__(self, writer: OutputWriter, path: str, batch_rows: int) -> None:
+        self.writer, self.path, self.batch_rows = writer, path, batch_rows
+        self.task = -1  # given at the first write, after the files gathered before are written
+        #: per piece: its manifest records (positions in the piece) and the rows' line numbers
+        self.pieces: list[tuple[list[dict[str, Any]], np.ndarray]] = []
+        self.sources: Counter[str] = Counter()  # signal rows per source value, in the pieces
+        self.table = "signals"
+        self.result: FileResult | None = None
+        self.linenos: list[int] = []
+
+    def write(self, rows: pa.Table, source: str, table: str) -> None:
+        self.table = table
+        if self.task < 0:
+            self.writer.flush()
+            self.task = self.writer._next()
+        lineno = rows["_lineno"].to_numpy()
+        frame = self.writer.frame(rows.drop_columns(["_lineno"]), table)
+        records = self.writer.write_frame(frame, table, source, self.task, piece=len(self.pieces))
+        self.pieces.append((records, lineno))
+        if table == "signals":
+            self.sources.update({str(k): int(v) for k, v in frame["source"].value_counts().items()})
+
+    def close(self, result: FileResult, linenos: list[int]) -> None:
+        self.result, self.linenos = result, linenos
+
+
+def _positions(bulk: np.ndarray, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions in the file's table of the bulk rows and of the per-line rows (both in line order).
+
+    A per-line row comes after the bulk rows of lines up to its own (a line has bulk rows
+    or per-line rows, never both), as :func:`reliab.io._lines._frame` splices them.
+    """
+    at_bulk = np.arange(len(bulk), dtype=np.int64) + np.searchsorted(lines, bulk, "left")
+    at_line = np.arange(len(lines), dtype=np.int64) + np.searchsorted(bulk, lines, "right")
+    return at_bulk, at_line
+
+
+class OutputWriter:
+    """Writes one run's per-file tables to ``folder`` in input order (one task number per result).
+
+    Keeps what the run's result needs (quarantine, job files, accounting rows stripped of
+    their tables) and the manifest records of the parts written.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str], run: str, batch_rows: int = BATCH_ROWS) -> None:
+        if batch_rows < 1:
+            raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
+        self.folder, self.run, self.batch_rows = str(folder), run, batch_rows
+        self.parts: list[dict[str, Any]] = []
+        self.quarantine: list[pd.DataFrame] = []
+        self.held: list[tuple[int, FileResult]] = []  # files with job records, written at the end
+        self.rows: Counter[str] = Counter()
+        self.signal_sources: Counter[str] = Counter()
+        self.pending: list[FileResult] = []  # consecutive files not yet written, one task
+        self._pending_rows = 0
+        self._task = 0
+
+    @staticmethod
+    def frame(part: pd.DataFrame | pa.Table, table: str) -> pd.DataFrame:
+        """One file's table conformed, exactly as the in-memory run converts it."""
+        from reliab.io._driver import _concat
+
+        return _concat([part], table)
+
+    def write_frame(self, frame: pd.DataFrame, table: str, source: str, task: int,
+                    piece: int | None = None) -> list[dict[str, Any]]:
+        """Write a conformed table of one file; count its rows; the records (not yet kept)."""
+        if not len(frame):
+            return []
+        sources = np.full(len(frame), _partitioned._safe(source), dtype=object)
+        records = _partitioned.write_table(frame, table, sources, self.folder, self.run, task, piece)
+        self._count(frame, table)
+        return records
+
+    def _write_results(self, results: list[FileResult], task: int, skip: tuple[str, ...] = ()) -> None:
+        """Write the tables of consecutive ``results`` as one task (as the Dask engine's batches)."""
+        from reliab.io._driver import file_tables
+
+        tables = file_tables(results)
+        for table in _partitioned.PARTITIONED:
+            frame = tables[table]
+            if table in skip or not len(frame):
+                continue
+            sizes = [len(r.quarantine) if table == "quarantine" and r.quarantine is not None
+                     else len(part_of(r.tables, table)) if table in r.tables else 0 for r in results]
+            sources = np.repeat([_partitioned._safe(r.source) for r in results], sizes).astype(object)
+            self.parts += _partitioned.write_table(frame, table, sources, self.folder, self.run, task)
+            self._count(frame, table)
+
+    def _count(self, frame: pd.DataFrame, table: str) -> None:
+        if table in ("signals", "telemetry"):
+            self.rows[table] += len(frame)
+        if table == "signals":
+            self.signal_sources.update({str(k): int(v) for k, v in frame["source"].value_counts().items()})
+
+    def flush(self) -> None:
+        """Write the files gathered so far as one task."""
+        if self.pending:
+            pending, self.pending, self._pending_rows = self.pending, [], 0
+            self._write_results(pending, self._next())
+
+    def read(self, plan: RunPlan, entry: Entry, strict: bool) -> list[tuple[FileResult, SourceChoice]]:
+        """Read one input (a file with its bulk rows streamed); ``(result, choice)`` per row, tables written."""
+        from reliab.io._driver import read_entry
+
+        if entry.result is not None or entry.url:
+            return [(self.take(r), c) for r, c in read_entry(plan, entry, strict)]
+        sink = _FileSink(self, entry.path, self.batch_rows)
+        with streaming(sink):
+            read = read_entry(plan, entry, strict)
+        (result, choice), = read
+        if sink.pieces:
+            if sink.result is result:
+                return [(self._streamed(sink, result), choice)]
+            self._forget(sink)  # the reader failed after streaming, or changed the streamed result
+            if sink.result is not None:
+                (result, choice), = read_entry(plan, entry, strict)
+        return [(self.take(result), choice)]
+
+    def _next(self) -> int:
+        self._task += 1
+        return self._task - 1
+
+    def take(self, result: FileResult) -> FileResult:
+        """Gather (or hold, if it has job records) ``result``'s tables; the result without them.
+
+        Files are gathered until they hold :attr:`batch_rows` rows, then written as one task.
+        """
+        if result.quarantine is not None and len(result.quarantine):
+            self.quarantine.append(result.quarantine)
+        if "jobs" in result.tables and len(part_of(result.tables, "jobs")):
+            if self.pending or not self.held or self.held[-1][0] != self._task - 1:
+                self.flush()
+                self.held.append((self._next(), []))
+            self.held[-1][1].append(result)  # consecutive job files: one task
+        else:
+            self.pending.append(result)
+            self._pending_rows += sum(len(part_of(result.tables, k)) for k in result.tables) + (
+                0 if result.quarantine is None else len(result.quarantine))
+            if self._pending_rows >= self.batch_rows:
+                self.flush()
+        return dataclasses.replace(result, tables={}, quarantine=None)
+
+    def _streamed(self, sink: _FileSink, result: FileResult) -> FileResult:
+        """Write the per-line rows of a streamed file and put every piece's rows at their positions."""
+        lines = np.asarray(sink.linenos, dtype=np.int64)
+        order = np.argsort(lines, kind="stable")
+        bulk = np.concatenate([lineno for _, lineno in sink.pieces])
+        at_bulk, at_line = _positions(bulk, lines[order])
+        start = 0
+        for records, lineno in sink.pieces:
+            self.parts += [_partitioned.remap(r, at_bulk[start:start + len(lineno)]) for r in records]
+            start += len(lineno)
+        rest = part_of(result.tables, sink.table)
+        rest = rest.take(order) if not isinstance(rest, pd.DataFrame) else rest.iloc[order].reset_index(drop=True)
+        records = self.write_frame(self.frame(rest, sink.table), sink.table, result.source, sink.task,
+                                   piece=len(sink.pieces))
+        self.parts += [_partitioned.remap(r, at_line) for r in records]
+        return self.take(dataclasses.replace(result, tables={k: v for k, v in result.tables.items()
+                                                             if k != sink.table}))
+
+    def _forget(self, sink: _FileSink) -> None:
+        """Delete the pieces a sink wrote (their rows are not counted any more)."""
+        for records, _ in sink.pieces:
+            for r in records:
+                (Path(self.folder) / r["path"]).unlink(missing_ok=True)
+                self.rows[r["table"]] -= r["rows"]
+        sink.pieces.clear()
+        self.signal_sources.subtract(sink.sources)
+        self.signal_sources = +self.signal_sources  # (zero counts dropped)
+
+    def jobs(self) -> tuple[pd.DataFrame, str | None]:
+        """Write the held job files, job records repeated by another input dropped; the jobs table."""
+        from reliab.io._driver import _concat
+        from reliab.io._repeats import drop_repeated_jobs
+
+        self.flush()
+        held, self.held = self.held, []
+        files = [r for _, group in held for r in group]
+        group_of = np.repeat(np.arange(len(held)), [len(group) for _, group in held])
+        source_of = np.array([_partitioned._safe(r.source) for r in files] + [""], dtype=object)
+        both: dict[str, pd.DataFrame] = {}
+        for name in ("jobs", "signals"):
+            frames = [self.frame(part_of(r.tables, name), name) if name in r.tables else schema.empty(name)
+                      for r in files]
+            both[name] = _concat(frames, name).assign(
+                _file=np.repeat(np.arange(len(files)), [len(f) for f in frames]))
+        kept_jobs, kept_signals, note = drop_repeated_jobs(both["jobs"], both["signals"])
+        for name, frame in (("jobs", kept_jobs), ("signals", kept_signals)):
+            file = frame["_file"].to_numpy(dtype=np.int64)
+            for g, (task, group) in enumerate(held):
+                mine = group_of[file] == g if len(file) else np.zeros(0, dtype=bool)
+                rows = frame.loc[mine].drop(columns="_file").reset_index(drop=True)
+                if len(rows):
+                    self.parts += _partitioned.write_table(rows, name, source_of[file[mine]], self.folder,
+                                                           self.run, task)
+                    self._count(rows, name)
+        for task, group in held:
+            self._write_results(group, task, skip=("signals", "jobs"))
+        return kept_jobs.drop(columns="_file"), note
+
+    def attribution_signals(self, jobs: pd.DataFrame, before: Any, after: Any) -> pd.DataFrame:
+        """The signals :func:`reliab.job_outcomes` can use, read back, in the order of the full table.
+
+        Rows within ``before``/``after`` (widened by a second) of some job end, rows it
+        matches by job id whatever their time (``ticket:``, ``train:``), and one row per
+        (source, host) pair (the coverage notes ask which sources and which hosts have
+        signals).  Parts whose date partition no window touches are read for those
+        columns only.  Nothing is read when no job has an end.
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        ends = pd.to_datetime(jobs["end"], utc=True).dropna() if len(jobs) else pd.Series(dtype="datetime64[ns, UTC]")
+        if not len(ends):
+            return schema.empty("signals")
+        lo = (ends - pd.Timedelta(before) - _MARGIN).sort_values()
+        hi = (ends + pd.Timedelta(after) + _MARGIN).sort_values()
+        dates = {d.strftime("%Y-%m-%d") for a, b in zip(lo, hi, strict=True)
+                 for d in pd.date_range(a.floor("D"), b.floor("D"), freq="D")}
+        lo_ns, hi_ns = _as_ns(lo), _as_ns(hi)
+        seen: set[tuple[Any, Any]] = set()
+        frames: list[pd.DataFrame] = []
+        keys: list[np.ndarray] = []
+        records = sorted((r for r in self.parts if r["table"] == "signals"),
+                         key=lambda r: (r["task"], r["runs"][0][0] if r["runs"] else 0))
+        for record in records:
+            part = pq.read_table(Path(self.folder) / record["path"])
+            windowed = _date_of(record["path"]) in dates | {"unknown"}
+            keep = _marked(part, seen, lo_ns if windowed else None, hi_ns)
+            if keep.any():
+                frames.append(part.filter(keep))
+                where = _partitioned.positions(record)[keep]
+                keys.append(np.column_stack([np.full(len(where), record["task"]), where]))
+            del part
+        if not frames:
+            return schema.empty("signals")
+        key = np.concatenate(keys)
+        signals = schema.from_parquet_arrow(pa.concat_tables(frames, promote_options="permissive"), "signals")
+        signals = signals.iloc[np.lexsort((key[:, 1], key[:, 0]))].reset_index(drop=True)
+        return signals.sort_values("time", kind="stable").reset_index(drop=True)
+
+
+def _as_ns(times: pd.Series) -> np.ndarray:
+    return pd.DatetimeIndex(times).as_unit("ns").asi8
+
+
+def _date_of(path: str) -> str:
+    """The ``date=`` partition of a part's path."""
+    for piece in Path(path).parts:
+        if piece.startswith("date="):
+            return piece[len("date="):]
+    return "unknown"
+
+
+def _marked(cols: pa.Table, seen: set[tuple[Any, Any]], lo: np.ndarray | None, hi: np.ndarray) -> np.ndarray:
+    """Rows of a signals part kept for attribution (see :meth:`OutputWriter.attribution_signals`).
+
+    ``lo``/``hi`` are the windows' sorted starts and ends (``None``: the part's date is in
+    no window); ``seen`` holds the (source, host) pairs already taken, and grows.
+    """
+    import pyarrow.compute as pc
+
+    n = cols.num_rows
+    keep = np.zeros(n, dtype=bool)
+    if lo is not None:
+        t = cols["time"].cast("int64").to_numpy(zero_copy_only=False)
+        # inside some window [lo_k, hi_k]: more windows started at or before t than ended before t
+        keep |= np.searchsorted(lo, t, "right") > np.searchsorted(hi, t, "left")
+    signal = cols["signal"]
+    for prefix in _ANY_TIME:
+        keep |= pc.fill_null(pc.starts_with(signal, prefix), False).to_numpy(zero_copy_only=False)
+    pairs = pd.DataFrame({"source": cols["source"].to_pandas(), "host": cols["host"].to_pandas()})
+    first = pairs.drop_duplicates()
+    for i, source, host in zip(first.index, first["source"], first["host"], strict=True):
+        pair = (source, None if pd.isna(host) else host)
+        if pair not in seen:
+            seen.add(pair)
+            keep[i] = True
+    return keep
+
+
+def ingest_output(plan: RunPlan, attribution: dict[str, Any], *, output: str | os.PathLike[str],
+                  strict: bool, progress: bool, batch_rows: int | None = None) -> OutputIngestResult:
+    """The local engine of :func:`reliab.ingest` with ``output`` (see the module doc).
+
+    Raises
+    ------
+    Whatever the in-memory run raises; the run's parts are deleted first.
+    """
+    from reliab.io._driver import _concat, _progress, accounting_of, attribute_run, plan_notes, sources_of
+
+    out = Path(output).resolve()
+    run = _partitioned.new_run()
+    writer = OutputWriter(out, run, BATCH_ROWS if batch_rows is None else batch_rows)
+    results: list[FileResult] = []
+    choices: dict[str, SourceChoice | None] = {}
+    try:
+        advance, close = _progress(len(plan.entries), progress)
+        try:
+            for entry in plan.entries:
+                for result, choice in writer.read(plan, entry, strict):
+                    results.append(result)
+                    choices[result.path] = choice
+                advance()
+        finally:
+            close()
+        jobs, repeated = writer.jobs()
+        quarantine = _concat(writer.quarantine, "quarantine")
+        schema.validate(jobs, "jobs")
+        schema.validate(quarantine, "quarantine")
+        accounting = schema.validate(accounting_of(results), "accounting")
+        signals = writer.attribution_signals(jobs, attribution.get("before", "10min"),
+                                             attribution.get("after", "5min"))
+        notes = plan_notes(plan) + ((repeated,) if repeated else ())
+        fields = attribute_run(signals, jobs, accounting, notes, **attribution)
+        del signals
+        counts = {"rows": dict(writer.rows), "signal_sources": dict(writer.signal_sources)}
+        _partitioned.commit(out, run, writer.parts, {"interruptions": fields["interruptions"],
+                                                     "user_failures": fields["user_failures"],
+                                                     "accounting": accounting},
+                            {"policy": fields["policy"], "notes": list(fields["notes"]), "counts": counts})
+    except BaseException:
+        _partitioned.discard_run(out, run)
+        raise
+    return OutputIngestResult(signals=None, telemetry=None, jobs=jobs, quarantine=quarantine,  # type: ignore[arg-type]
+                              accounting=accounting, sources=sources_of(results, choices), output=out,
+                              counts=counts, **fields)
