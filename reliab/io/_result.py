@@ -208,7 +208,7 @@ class _OnDisk:
         return frame
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # IngestResult's repr: counts, nothing read
 class OutputIngestResult(IngestResult):
     """The result of ``reliab.ingest(..., output=folder)``: the big tables stay in ``folder``.
 
