@@ -229,3 +229,32 @@ def test_any_batch_size_and_cut_points_give_the_in_memory_tables(
     for name in ("signals", "quarantine", "accounting"):
         pd.testing.assert_frame_equal(getattr(streamed, name), getattr(memory, name), obj=name)
     assert streamed.to_dict() == memory.to_dict()
+
+
+def test_cli_stream_writes_partitioned_tables_that_other_commands_read(tmp_path: Path) -> None:
+    """``reliab ingest --out --stream``; ``reliab plan --from`` then reads the same records as from ``--out``."""
+    from typer.testing import CliRunner
+
+    from reliab.cli import app
+
+    logs = tmp_path / "logs"
+    shutil.copytree(DATA / "slurm", logs / "slurm")
+    jobs = reliab.ingest(logs / "slurm").jobs.dropna(subset=["end"])
+    ends = jobs.loc[jobs["state"].astype(str) == "FAILED", "end"].head(8)
+    write_kernel_log(logs / "kern.log", 800, seed=9, events=[(e - pd.Timedelta(minutes=2), "node0001") for e in ends])
+    runner = CliRunner()
+    said = {}
+    for kind, extra in (("flat", ()), ("stream", ("--stream",))):
+        res = runner.invoke(app, ["ingest", str(logs), "--out", str(tmp_path / kind), "-q", *extra],
+                            env={"COLUMNS": "200"})
+        assert res.exit_code == 0, res.output
+        plan = runner.invoke(app, ["plan", "--gpus", "64", "--from", str(tmp_path / kind), "--runs", "0",
+                                   "--out", str(tmp_path / f"{kind}.svg")], env={"COLUMNS": "200"})
+        assert plan.exit_code == 0, plan.output
+        said[kind] = (res.output.splitlines()[-2:], plan.output.replace(str(tmp_path / kind), "<out>").splitlines()[0])
+    assert (tmp_path / "stream" / _partitioned.MANIFEST).is_file()
+    assert not (tmp_path / "flat" / _partitioned.MANIFEST).exists()
+    assert "partitioned by source and date" in said["stream"][0][-1]
+    assert said["stream"][1] == said["flat"][1] and "unexpected interruptions" in said["flat"][1]
+    bad = runner.invoke(app, ["ingest", str(logs), "--stream", "-q"])
+    assert bad.exit_code == 1 and "--stream goes with --out" in bad.output

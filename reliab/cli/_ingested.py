@@ -18,10 +18,13 @@ def read_tables(folder: Path, names: tuple[str, ...] = ("signals", "jobs", "inte
     InputFileError
         When the folder or one of ``<name>.parquet`` is missing.
     """
+    from reliab.io._partitioned import MANIFEST, read_table
     from reliab.schema import read_parquet
 
     if not folder.is_dir():
         raise InputFileError(f"{folder}: not a folder (expected the output of `reliab ingest --out`)")
+    if (folder / MANIFEST).is_file():  # tables partitioned by source and date (--stream, --engine dask)
+        return {name: read_table(folder, name) for name in names}
     out = {}
     for name in names:
         path = folder / f"{name}.parquet"

@@ -23,7 +23,7 @@ from reliab.cli._render import folder_of, printable, relative, table
 
 #: CLI switches of this command (reader options of these names are not offered as flags)
 _FIXED = ("paths", "source", "out", "store", "rebuild", "strict", "manifest", "no_manifest", "files", "why",
-          "quiet", "engine", "scheduler", "workers", "quarantine_limit")
+          "quiet", "engine", "scheduler", "workers", "quarantine_limit", "stream")
 _NUMBERS = ("files", "lines", "parsed", "irrelevant", "malformed")
 #: how many files not read the summary names before "and N more"
 _NAMED = 5
@@ -70,6 +70,10 @@ def _fixed_parameters() -> list[inspect.Parameter]:
             help="local: read the files here; dask: on a Dask cluster (--scheduler, else a local one of"
                  " --workers processes), same result; with --out the workers write Parquet partitioned by"
                  " source and date.", rich_help_panel="Scale-out")], "local"),
+        opt("stream", Annotated[bool, typer.Option(
+            "--stream", help="With --out (local engine): write each file's tables as soon as it is read,"
+                             " partitioned by source and date as --engine dask writes them, so memory stays"
+                             " bounded on inputs of any size.", rich_help_panel="Scale-out")], False),
         opt("scheduler", Annotated[str | None, typer.Option(
             help="With --engine dask: address of a running scheduler, e.g. tcp://host:8786.",
             rich_help_panel="Scale-out")], None),
@@ -176,7 +180,7 @@ def _counts_line(result: Any, store: Path | None) -> str:
     inter = result.interruptions
     planned = int(inter["planned"].sum()) if len(inter) else 0
     apart = f"; {len(result.user_failures):,} user failures apart" if result.policy == "fleet" else ""
-    return (f"{len(result.signals):,} signals, {len(result.jobs):,} jobs, {len(inter):,} interruptions"
+    return (f"{result.to_dict()['signals']:,} signals, {len(result.jobs):,} jobs, {len(inter):,} interruptions"
             f" ({len(inter) - planned:,} unexpected, {planned:,} planned; policy {result.policy}{apart}),"
             f" {_quarantined(result.quarantine)}" + (f"; store {store}" if store else ""))
 
@@ -221,11 +225,14 @@ def _ingest(**values: Any) -> None:
             raise ValueError(f"--engine must be local or dask, got {engine!r}")
         if not dask and (values["scheduler"] or values["workers"]):
             raise ValueError("--scheduler and --workers go with --engine dask")
+        if values["stream"] and (values["out"] is None or dask or values["store"] is not None):
+            raise ValueError("--stream goes with --out, the local engine and no --store")
+        partitioned = values["out"] is not None and values["store"] is None and (dask or values["stream"])
         with _cluster(values) as client:
             result = run_ingest(paths, source=values["source"], strict=values["strict"], store=values["store"],
                                 rebuild=values["rebuild"], manifest=manifest, progress=not values["quiet"],
                                 engine=engine, client=client,
-                                output=values["out"] if dask and values["store"] is None else None,
+                                output=values["out"] if partitioned else None,
                                 **run, **readers, **_limit(values))
     except Exception as exc:  # noqa: BLE001 - one line, exit 1 (see reliab.cli._app)
         _fail(exc)
@@ -247,7 +254,7 @@ def _ingest(**values: Any) -> None:
             typer.echo(printable(note))
         elif note.startswith(("hand-over manifest", "store ")):
             typer.echo(printable(f"note: {note}"))
-    if values["out"] is not None and dask and values["store"] is None:
+    if partitioned:
         typer.echo(f"wrote {printable(str(values['out']))}: tables partitioned by source and date, and a manifest")
     elif values["out"] is not None:
         for path in result.write_parquet(values["out"]).values():

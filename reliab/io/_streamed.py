@@ -251,7 +251,7 @@ class OutputWriter:
         kept_jobs, kept_signals, note = drop_repeated_jobs(both["jobs"], both["signals"])
         for name, frame in (("jobs", kept_jobs), ("signals", kept_signals)):
             file = frame["_file"].to_numpy(dtype=np.int64)
-            for g, (task, group) in enumerate(held):
+            for g, (task, _) in enumerate(held):
                 mine = group_of[file] == g if len(file) else np.zeros(0, dtype=bool)
                 rows = frame.loc[mine].drop(columns="_file").reset_index(drop=True)
                 if len(rows):
@@ -351,7 +351,14 @@ def ingest_output(plan: RunPlan, attribution: dict[str, Any], *, output: str | o
     ------
     Whatever the in-memory run raises; the run's parts are deleted first.
     """
-    from reliab.io._driver import _concat, _progress, accounting_of, attribute_run, plan_notes, sources_of
+    from reliab.io._driver import (
+        _concat,
+        _progress,
+        accounting_of,
+        attribute_run,
+        plan_notes,
+        sources_of,
+    )
 
     out = Path(output).resolve()
     run = _partitioned.new_run()
