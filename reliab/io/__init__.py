@@ -6,14 +6,15 @@ scanner with its accounting (:mod:`reliab.io._lines`, :mod:`reliab.io._prefilter
 parser registry and the ``scheme://`` live-source seam (:mod:`reliab.io._registry`), input
 discovery and the hand-over manifest (:mod:`reliab.io._discover`, :mod:`reliab.io._manifest`,
 :mod:`reliab.io._plan`), the incremental store (:mod:`reliab.io._store` and its helpers)
-and the Dask driver (:mod:`reliab.io.distributed`).  The public entry point is
+the Dask driver (:mod:`reliab.io.distributed`) and the local engine's streaming output
+(:mod:`reliab.io._streamed`, tables written as partitioned Parquet, :mod:`reliab.io._partitioned`).  The public entry point is
 :func:`reliab.ingest`.
 """
 
 from reliab.io._driver import available_sources, discover, ingest
 from reliab.io._manifest import ManifestError, load_manifest
 from reliab.io._registry import FileResult, get_parser, register_parser, register_source
-from reliab.io._result import IngestResult, SourceChoice
+from reliab.io._result import IngestResult, OutputIngestResult, SourceChoice
 
-__all__ = ["ingest", "IngestResult", "SourceChoice", "available_sources", "discover",
+__all__ = ["ingest", "IngestResult", "OutputIngestResult", "SourceChoice", "available_sources", "discover",
            "FileResult", "get_parser", "register_parser", "register_source", "load_manifest", "ManifestError"]

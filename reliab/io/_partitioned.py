@@ -1,4 +1,4 @@
-"""Partitioned Parquet output of a distributed ingest: a folder of tables by source and date.
+"""Partitioned Parquet output of an ingest (Dask, or local with ``output=``): tables by source and date.
 
 Layout of an output folder::
 
@@ -7,7 +7,8 @@ Layout of an output folder::
     _reliab_dataset.json
 
 The tables read from files (``signals``, ``jobs``, ``telemetry``, ``quarantine``) are
-written by the workers, one part per task and (source, date) group (Hive-style folder
+written by the workers (or by the local engine, :mod:`reliab.io._streamed`, which numbers
+the batches of one large file as pieces of its task), one part per task and (source, date) group (Hive-style folder
 names, so engines that prune partitions can use them; the quarantine, which has no time,
 is partitioned by source only).  The date is the UTC date of ``time`` (signals,
 telemetry) or of a job's ``end`` (else ``start``, else ``submit``); rows without one are
