@@ -28,13 +28,15 @@ of 1.3x ``grep -c -F``).
 The big file is the log repeated up to ``--big-gb`` GB (deleted afterwards); its peak RSS
 has a target of 400 MB.  It is ingested in memory and with ``output=`` (the local engine
 streaming its tables to partitioned Parquet under ``benchmarks/_work/``, deleted after
-each run), ``--big-repeat`` times each, alternating.  The 1-minute load average is reported too: on a shared
+each run; once more with polars' allocator set to return freed memory at once),
+``--big-repeat`` times each, alternating.  The 1-minute load average is reported too: on a shared
 machine every number moves with it.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import subprocess
@@ -339,6 +341,10 @@ _STREAM = ("import sys, shutil, tempfile; from reliab.io import ingest; d = temp
            "r = ingest(sys.argv[1], source='kernel', output=d); print(r.to_dict()['signals']); shutil.rmtree(d)")
 
 
+#: polars' allocator (jemalloc) returning freed pages at once instead of keeping them for a while
+_DECAY = {**os.environ, "_RJEM_MALLOC_CONF": "dirty_decay_ms:0,muzzy_decay_ms:0"}
+
+
 def _spread(values: list[float]) -> str:
     return f"median of {len(values)}, range {min(values):.0f}-{max(values):.0f}"
 
@@ -352,17 +358,19 @@ def _big_figures(path: Path, lines: int, big_gb: float, big_lines: int, runs: in
     size_gb = big.stat().st_size / 1e9
     memory: list[tuple[float, float | None]] = []
     streamed: list[tuple[float, float | None]] = []
+    decayed: list[tuple[float, float | None]] = []
     try:
         for _ in range(runs):
             memory.append(child([sys.executable, "-c", code, str(big)]))
             streamed.append(child([sys.executable, "-c", _STREAM, str(big), str(WORK)]))
+            decayed.append(child([sys.executable, "-c", _STREAM, str(big), str(WORK)], env=_DECAY))
         t_bg, _ = child([*grep, str(big)])
     finally:
         big.unlink(missing_ok=True)
     what = f"{copies * lines / 1e6:g}M lines, {size_gb:.2f} GB" if copies else f"{size_gb:.2f} GB"
-    t_b, t_s = (statistics.median(t for t, _ in r) for r in (memory, streamed))
-    rss = [[m for _, m in r if m is not None] or [float("nan")] for r in (memory, streamed)]
-    rss_b, rss_s = (statistics.median(r) for r in rss)
+    t_b, t_s, t_d = (statistics.median(t for t, _ in r) for r in (memory, streamed, decayed))
+    rss = [[m for _, m in r if m is not None] or [float("nan")] for r in (memory, streamed, decayed)]
+    rss_b, rss_s, rss_d = (statistics.median(r) for r in rss)
     return [
         Figure(SECTION, f"peak RSS, ingest of {what} plain", rss_b, "MiB",
                target="< 400 MB", met=rss_b * 2**20 < 400e6,
@@ -370,6 +378,10 @@ def _big_figures(path: Path, lines: int, big_gb: float, big_lines: int, runs: in
                     f" {rss_0 or 0:.0f} MiB"),
         Figure(SECTION, f"peak RSS, ingest of {what} plain, output= (streamed)", rss_s, "MiB",
                "in memory", rss_b, target="< 400 MB", met=rss_s * 2**20 < 400e6, note=f"{_spread(rss[1])} MiB"),
+        Figure(SECTION, f"peak RSS, ingest of {what} plain, output=, polars allocator decay 0", rss_d, "MiB",
+               "in memory", rss_b, target="< 400 MB", met=rss_d * 2**20 < 400e6,
+               note=f"{_spread(rss[2])} MiB; _RJEM_MALLOC_CONF={_DECAY['_RJEM_MALLOC_CONF']};"
+                    f" {_spread([t for t, _ in decayed])} s"),
         Figure(SECTION, f"ingest of {what} plain, full process", t_b, "s", "grep -c -F", t_bg,
                note=f"{_spread([t for t, _ in memory])} s"),
         Figure(SECTION, f"ingest of {what} plain, output= (streamed), full process", t_s, "s", "in memory", t_b,

@@ -50,8 +50,9 @@ if TYPE_CHECKING:
 
 __all__ = ["BATCH_ROWS", "ingest_output", "OutputWriter"]
 
-#: bulk rows of one file written as one batch while it is read
-BATCH_ROWS = 131_072
+#: bulk rows of one file written as one batch while it is read (~10 MiB of rows: each batch
+#: is held about three times over while it is converted and written)
+BATCH_ROWS = 32_768
 #: signals whose attribution does not depend on the time window (tickets by job id, checkpoints)
 _ANY_TIME = ("ticket:", "train:")
 #: widening of the attribution window when reading back (the exact window is applied later)
