@@ -258,3 +258,28 @@ def test_cli_stream_writes_partitioned_tables_that_other_commands_read(tmp_path:
     assert said["stream"][1] == said["flat"][1] and "unexpected interruptions" in said["flat"][1]
     bad = runner.invoke(app, ["ingest", str(logs), "--stream", "-q"])
     assert bad.exit_code == 1 and "--stream goes with --out" in bad.output
+
+
+def test_a_reader_that_changes_a_streamed_result_is_read_again_in_memory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader that edits what scan_lines gave it: the streamed pieces are dropped, the file re-read whole."""
+    import dataclasses
+
+    from reliab.io import _registry
+
+    _small_batches(monkeypatch)
+    write_kernel_log(tmp_path / "kern.log", 1500, seed=11)
+    kernel = _registry.get_parser("kernel")
+
+    def edited(path, **options):  # noqa: ANN001, ANN003, ANN202
+        result = kernel.read(path, **options)
+        frame = result.tables["signals"]
+        return dataclasses.replace(result, tables={"signals": frame.iloc[::-1].reset_index(drop=True)},
+                                   notes=(*result.notes, "reversed"))
+
+    monkeypatch.setitem(_registry._PARSERS, "kernel", dataclasses.replace(kernel, read=edited))
+    memory = reliab.ingest(tmp_path / "kern.log", source="kernel")
+    streamed = reliab.ingest(tmp_path / "kern.log", source="kernel", output=tmp_path / "out")
+    assert "reversed" in memory.sources[str(tmp_path / "kern.log")].reason
+    assert_same(memory, streamed)
+    assert _pieces(tmp_path / "out") == 0
