@@ -100,10 +100,12 @@ def _positions(bulk: np.ndarray, lines: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 class OutputWriter:
-    """Writes one run's per-file tables to ``folder`` in input order (one task number per result).
+    """Writes one run's per-file tables to ``folder``, task numbers in input order.
 
-    Keeps what the run's result needs (quarantine, job files, accounting rows stripped of
-    their tables) and the manifest records of the parts written.
+    A task is a run of consecutive small files (written once they hold :attr:`batch_rows`
+    rows), a file whose bulk rows were streamed (its pieces), or a run of consecutive files
+    with job records (held to the end).  Keeps what the run's result needs (quarantine,
+    the job files) and the manifest records of the parts written.
     """
 
     def __init__(self, folder: str | os.PathLike[str], run: str, batch_rows: int = BATCH_ROWS) -> None:
@@ -112,7 +114,8 @@ class OutputWriter:
         self.folder, self.run, self.batch_rows = str(folder), run, batch_rows
         self.parts: list[dict[str, Any]] = []
         self.quarantine: list[pd.DataFrame] = []
-        self.held: list[tuple[int, FileResult]] = []  # files with job records, written at the end
+        #: runs of consecutive files with job records (a task each), written at the end
+        self.held: list[tuple[int, list[FileResult]]] = []
         self.rows: Counter[str] = Counter()
         self.signal_sources: Counter[str] = Counter()
         self.pending: list[FileResult] = []  # consecutive files not yet written, one task
