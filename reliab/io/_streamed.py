@@ -55,6 +55,8 @@ __all__ = ["BATCH_ROWS", "ingest_output", "OutputWriter"]
 BATCH_ROWS = 32_768
 #: signals whose attribution does not depend on the time window (tickets by job id, checkpoints)
 _ANY_TIME = ("ticket:", "train:")
+#: the columns read of every signals part to choose the rows attribution can use
+_MARK_COLUMNS = ("time", "signal", "source", "host")
 #: widening of the attribution window when reading back (the exact window is applied later)
 _MARGIN = pd.Timedelta("1s")
 
@@ -272,8 +274,9 @@ class OutputWriter:
         Rows within ``before``/``after`` (widened by a second) of some job end, rows it
         matches by job id whatever their time (``ticket:``, ``train:``), and one row per
         (source, host) pair (the coverage notes ask which sources and which hosts have
-        signals).  Parts whose date partition no window touches are read for those
-        columns only.  Nothing is read when no job has an end.
+        signals).  Of each part only ``time``, ``signal``, ``source`` and ``host`` are read
+        (``time`` tested only when its date partition meets a window), then the whole rows
+        of those kept.  Nothing is read when no job has an end.
         """
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -292,14 +295,13 @@ class OutputWriter:
         records = sorted((r for r in self.parts if r["table"] == "signals"),
                          key=lambda r: (r["task"], r["runs"][0][0] if r["runs"] else 0))
         for record in records:
-            part = pq.read_table(Path(self.folder) / record["path"])
+            path = Path(self.folder) / record["path"]
             windowed = _date_of(record["path"]) in dates | {"unknown"}
-            keep = _marked(part, seen, lo_ns if windowed else None, hi_ns)
-            if keep.any():
-                frames.append(part.filter(keep))
+            keep = _marked(pq.read_table(path, columns=list(_MARK_COLUMNS)), seen, lo_ns if windowed else None, hi_ns)
+            if keep.any():  # only then the whole rows, and only those kept
+                frames.append(pq.read_table(path).filter(keep))
                 where = _partitioned.positions(record)[keep]
                 keys.append(np.column_stack([np.full(len(where), record["task"]), where]))
-            del part
         if not frames:
             return schema.empty("signals")
         key = np.concatenate(keys)
