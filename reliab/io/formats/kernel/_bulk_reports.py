@@ -40,6 +40,7 @@ from reliab.io.formats.kernel._bulk import (
     _TRIGGERS,
     _aer_plans,
     _g,
+    _no_rows,
     _other_mask,
     _when,
     kernel_other,
@@ -149,7 +150,7 @@ def merge(frames: list[pl.DataFrame]) -> pl.DataFrame:
     full = [f for f in frames if f.height]
     if not full:
         return frames[0]
-    return full[0] if len(full) == 1 else pl.concat(full, how="vertical_relaxed").sort("_lineno")
+    return (full[0] if len(full) == 1 else pl.concat(full, how="vertical_relaxed")).sort("_lineno")
 
 
 def aer_in_bulk(hits: pl.DataFrame, always: pl.Series, tail: pl.Series,
@@ -193,7 +194,7 @@ def _sxid_plan() -> tuple[pl.Expr, pl.Expr]:
     return cond, line.str.extract_groups(f"{_HEAD}(?P<body>{_SXID_BODY})$")
 
 
-def kernel_sxid(hits: pl.DataFrame, ctx: LineContext, sxid_lines: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+def kernel_sxid(hits: pl.DataFrame, ctx: LineContext, sxid_lines: int) -> tuple[pl.DataFrame, pl.Series]:
     """Signal rows of the rsyslog NVSwitch SXid reports among ``hits``, and the other hits.
 
     A report is its first line and ``Severity …``/``Data {…}`` detail lines of the same
@@ -216,23 +217,28 @@ def kernel_sxid(hits: pl.DataFrame, ctx: LineContext, sxid_lines: int) -> tuple[
 
     Returns
     -------
-    rows, rest : polars.DataFrame
-        As for :func:`kernel_xid`; detail lines of a report already counted are in neither.
+    rows : polars.DataFrame
+        As for :func:`kernel_xid`, not in line order.
+    taken : polars.Series
+        The ``i`` of every line decided here (detail lines of a report already counted
+        have no row, and are no longer candidates either).
     """
     from reliab.io.formats.kernel._reports import _MAX_OPEN_SXID, _SXID_LINES
 
     hits = hits.rechunk()  # (see kernel_other)
-    empty = hits.head(0).select(_lineno=pl.col("i").cast(pl.Int64))
+    none = (_no_rows(), pl.Series("i", [], pl.Int64))
     if not sxid_lines:
-        return empty, hits
+        return none
     cond, groups = _sxid_plan()
     own = hits if "_mask" in hits.columns else hits.with_columns(_mask=_other_mask())
     own = own.filter(pl.col("_mask") == (1 << _TRIGGERS.index("SXid")))  # (an integer test first: cheap)
+    if own.height != sxid_lines:  # some are held back for the per-line parser: all go there
+        return none
     found = (own.lazy().filter(cond).with_columns(_g=groups, time=_when())
              .filter(_g("body").is_not_null() & pl.col("time").is_not_null()).collect())
     opened: dict[tuple[str, str], int] = ctx.state.get("sxid_open", {})
     if found.height != sxid_lines or len(opened) + found.height >= _MAX_OPEN_SXID:
-        return empty, hits
+        return none
     text = _g("d").str.strip_chars(" ")
     where = pl.format("{} ({})", _g("a"), _g("b"))
     message = pl.format("{}: {}", where, text)
@@ -260,4 +266,4 @@ def kernel_sxid(hits: pl.DataFrame, ctx: LineContext, sxid_lines: int) -> tuple[
     opened = ctx.state.setdefault("sxid_open", opened)
     for text_, key, line_no in frame.filter(~pl.col("_detail")).select("_message", "signal", "_lineno").iter_rows():
         opened[(text_.split(":", 1)[0], key)] = line_no  # in line order, as _reports._sxid_first does
-    return rows, hits.join(found.select("i"), on="i", how="anti", maintain_order="left")
+    return rows, found.get_column("i").cast(pl.Int64)
