@@ -17,8 +17,8 @@ the bulk parser (:mod:`reliab.io.formats.kernel._bulk`) had no shape for them:
   the report when an AER line of a related device came at most ``AER_LINES`` lines before
   it.  :func:`aer_details` reads the severity lines of the common rsyslog shape column-wise;
   :func:`resolve_aer` then walks the group's AER lines in line order through the very rule
-  the per-line parser applies (:func:`reliab.io.formats.kernel._reports.resolve_report`,
-  which also keeps ``ctx.state["aer_heads"]`` for the next group).  That is exact only if
+  the per-line parser applies (:func:`reliab.io.formats.kernel._reports.remember_aer` and
+  :func:`~reliab.io.formats.kernel._reports.aer_detail_seen`, which also keep ``ctx.state["aer_heads"]`` for the next group).  That is exact only if
   every AER line of the group is decided here; :func:`aer_in_bulk` checks it and otherwise
   leaves the reports to the per-line parser as before.
 
@@ -46,8 +46,7 @@ from reliab.io.formats.kernel._bulk import (
     kernel_other,
 )
 from reliab.io.formats.kernel._clock import ANCHOR
-from reliab.io.formats.kernel._kmsg import KernelSignal
-from reliab.io.formats.kernel._reports import remember_aer, resolve_report
+from reliab.io.formats.kernel._reports import UNSEEN_FIRST, aer_detail_seen, remember_aer
 
 #: printable ASCII but the comma (``[^,]`` of ``_kmsg._AER_DETAIL`` on such a line)
 _NO_COMMA = r"[ -+\--~]"
@@ -118,27 +117,21 @@ def resolve_aer(heads: pl.DataFrame, details: pl.DataFrame, ctx: LineContext) ->
     """Rows of the severity lines that stand for their own event, walking the AER lines in order.
 
     ``heads`` are the bulk rows of the group's AER first lines (``_lineno``, ``message``),
-    ``details`` from :func:`aer_details`.  Each line goes through
-    :func:`reliab.io.formats.kernel._reports.resolve_report` (first lines are remembered, a
-    severity line is dropped when it belongs to a report) with ``ctx.lineno`` set to it, so
-    the rule and ``ctx.state["aer_heads"]`` are exactly the per-line parser's.
+    ``details`` from :func:`aer_details`.  Each line goes through the functions the
+    per-line parser's ``resolve_report`` calls (:func:`reliab.io.formats.kernel._reports.remember_aer`
+    for a first line, :func:`~reliab.io.formats.kernel._reports.aer_detail_seen` for a severity
+    line, dropped when it belongs to a report), so the rule and ``ctx.state["aer_heads"]`` are
+    exactly the per-line parser's.
     """
-    firsts = heads.select("_lineno", "message").iter_rows() if heads.height else ()
-    events = sorted([(n, m, None, None) for n, m in firsts]
-                    + list(details.select("_lineno", "message", "signal", "severity").iter_rows()))
+    firsts = heads.select("_lineno", "message", _detail=pl.lit(False))
+    events = pl.concat([firsts, details.select("_lineno", "message", _detail=pl.lit(True))]).sort("_lineno")
     kept: list[tuple[int, str]] = []
-    saved = ctx.lineno
-    try:
-        for lineno, message, signal, severity in events:
-            if signal is None:
-                remember_aer(ctx.state, lineno, message)
-                continue
-            ctx.lineno = lineno
-            found = resolve_report(KernelSignal(signal, severity, message, part="aer_detail"), "", None, ctx)
-            if found is not None:
-                kept.append((lineno, found.message))
-    finally:
-        ctx.lineno = saved
+    state = ctx.state
+    for lineno, message, detail in events.iter_rows():
+        if not detail:
+            remember_aer(state, lineno, message)
+        elif not aer_detail_seen(state, lineno, message):
+            kept.append((lineno, message + UNSEEN_FIRST))
     out = pl.DataFrame(kept, schema={"_lineno": pl.Int64, "message": pl.String}, orient="row")
     return details.drop("message").join(out, on="_lineno", how="inner", maintain_order="left").select(
         "_lineno", "time", "host", gpu=pl.lit(None, pl.String), job_id=pl.lit(None, pl.String),
