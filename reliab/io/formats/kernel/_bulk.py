@@ -378,26 +378,38 @@ def _no_rows() -> pl.DataFrame:
                                 "severity": pl.String, "message": pl.String})
 
 
-def _holds(hits: pl.DataFrame) -> tuple[pl.Series, pl.Series, pl.Series]:
-    """Hits left to the per-line parser whatever their shape, so that the look-back rules of
-    ``_reports`` see them: ``always`` — those followed within three lines by a hit that does
-    not start with a visible ASCII character (an indented continuation line takes the time
-    of the line before it) and the last :data:`_AER_LINES` lines of the group (``tail``:
-    their followers are in the next group); ``before`` — those at most :data:`_AER_LINES`
-    lines before a ``PCIe Bus Error`` hit (an AER report's second line) but NVSwitch SXid
-    lines, held only when the group's AER reports are not decided in bulk."""
+def _bit(trigger: str) -> pl.Expr:
+    """True where the line holds ``trigger`` (one of :data:`_TRIGGERS`), read from ``_mask``."""
+    return (pl.col("_mask") & (1 << _TRIGGERS.index(trigger))) != 0
+
+
+def _prepared(hits: pl.DataFrame) -> pl.DataFrame:
+    """``hits`` with ``_mask`` and, in the same query, the flags every later step reads.
+
+    ``_always``, ``_tail``, ``_before``: hits left to the per-line parser whatever their
+    shape, so that the look-back rules of ``_reports`` see them: ``_always`` — those
+    followed within three lines by a hit that does not start with a visible ASCII character
+    (an indented continuation line takes the time of the line before it) and the last
+    :data:`_AER_LINES` lines of the group (``_tail``: their followers are in the next
+    group); ``_before`` — those at most :data:`_AER_LINES` lines before a ``PCIe Bus Error``
+    hit (an AER report's second line) but NVSwitch SXid lines, held only when the group's
+    AER reports are not decided in bulk.  ``_quiet``: noise
+    (:func:`._bulk_reports.noise`); ``_aer``: the lines holding ``AER:`` or ``PCIe Bus Error``.
+    """
+    from reliab.io.formats.kernel._bulk_reports import noise
+
     i = pl.col("i").cast(pl.Int64)
     nxt_i, nxt = i.shift(-1), pl.col("line").shift(-1)
     indented = ((nxt_i - i) <= 3) & ~nxt.str.contains("^[!-~]")
-    detail = pl.when(pl.col("line").str.contains("PCIe Bus Error", literal=True)).then(i)
-    next_detail = detail.backward_fill()
+    next_detail = pl.when(_bit("PCIe Bus Error")).then(i).backward_fill()
     # (an NVSwitch SXid line is read by its own matcher, never as part of an AER report)
-    switch = pl.col("line").str.contains("SXid", literal=True) & pl.col("line").str.contains("nvidia-nvswitch",
-                                                                                             literal=True)
-    before_detail = ((next_detail.shift(-1) - i) <= _AER_LINES) & ~switch
+    switch = _bit("SXid") & pl.col("line").str.contains("nvidia-nvswitch", literal=True)
     tail = i >= i.max() - _AER_LINES
-    out = hits.select(always=tail | indented.fill_null(False), tail=tail, before=before_detail.fill_null(False))
-    return out["always"], out["tail"], out["before"]
+    return hits.lazy().with_columns(_mask=_other_mask()).with_columns(
+        _always=tail | indented.fill_null(False), _tail=tail,
+        _before=(((next_detail.shift(-1) - i) <= _AER_LINES) & ~switch).fill_null(False),
+        _quiet=noise(), _aer=_bit("AER:") | _bit("PCIe Bus Error"),
+    ).collect()
 
 
 def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
@@ -418,20 +430,19 @@ def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.
     its exact trigger set), so no line can be taken by two of them: each looks at the free
     lines of its mask only, and the lines none took are left once, at the end, in line order.
     """
-    from reliab.io.formats.kernel._bulk_reports import aer_in_bulk, kernel_sxid, merge, noise
+    from reliab.io.formats.kernel._bulk_reports import aer_in_bulk, kernel_sxid, merge
 
-    hits = hits.rechunk().with_columns(_mask=_other_mask())
-    always, tail, before = _holds(hits)  # (on every hit: the tail is the group's last lines)
-    quiet = hits.select(noise()).to_series()
-    if quiet.any():
-        hits, always, tail, before = hits.filter(~quiet), always.filter(~quiet), tail.filter(~quiet), before.filter(~quiet)
+    hits = _prepared(hits.rechunk())  # (the flags are read on every hit: the tail is the group's last lines)
+    if hits.get_column("_quiet").any():
+        hits = hits.filter(~pl.col("_quiet"))
+    always, tail, before = hits.get_column("_always"), hits.get_column("_tail"), hits.get_column("_before")
     aer = aer_in_bulk(hits, always, tail, ctx)
     if aer is None:  # the AER reports go to the per-line parser, with the lines before them
         free, left, aer_rows = hits.filter(~(always | before)), hits, _no_rows()
     else:
         taken, aer_rows = aer
         free, left = hits.filter(~always & ~taken), hits.filter(~taken) if taken.any() else hits
-    sxid_lines = int(((hits.get_column("_mask") & (1 << _TRIGGERS.index("SXid"))) != 0).sum())
+    sxid_lines = int(hits.select(_bit("SXid").sum()).item())
     sxid, sxid_taken = kernel_sxid(free, ctx, sxid_lines)
     rows = merge([xid_rows(free), other_rows(free), sxid, aer_rows])
     rest = rest_of(left, pl.concat([rows.get_column("_lineno") - 1, sxid_taken]))  # (held lines are in no row)

@@ -156,10 +156,11 @@ def aer_in_bulk(hits: pl.DataFrame, always: pl.Series, tail: pl.Series,
     reports go to the per-line parser as before).  ``ctx.state["aer_heads"]`` is updated.
     """
     line = pl.col("line")
-    aer = hits.select(line.str.contains("AER:", literal=True) | line.str.contains("PCIe Bus Error", literal=True)
-                      ).to_series()
+    aer = (hits.get_column("_aer") if "_aer" in hits.columns else
+           hits.select(line.str.contains("AER:", literal=True) | line.str.contains("PCIe Bus Error", literal=True)
+                       ).to_series())
     if not aer.any():
-        return aer, hits.head(0).select(_lineno=pl.col("i").cast(pl.Int64))
+        return aer, _no_rows()
     if (aer & always & ~tail).any():
         return None
     lines = hits.filter(aer & ~always)
