@@ -282,8 +282,10 @@ def _other_plans() -> tuple[_Plan, ...]:
             cond = cond & (line.str.count_matches(text, literal=True) == 1)
         for text in kind.absent:
             cond = cond & ~line.str.contains(text, literal=True)
-        groups = (_edac_groups() if kind.own == ("EDAC",)
-                  else line.str.extract_groups(f"{_HEAD}(?P<body>{kind.body})$"))
+        if kind.own == ("EDAC",):  # the shape is tested first, then cut apart without captures
+            cond, groups = cond & line.str.contains(_EDAC_SHAPE), _edac_groups()
+        else:
+            groups = line.str.extract_groups(f"{_HEAD}(?P<body>{kind.body})$")
         ok = _g("body").is_not_null() & ~_g("body").str.starts_with("[") & pl.col("time").is_not_null()
         if kind.accept is not None:
             ok = ok & kind.accept().fill_null(False)
@@ -311,7 +313,8 @@ _EDAC_WORD = r"^[!-~]+ MC[0-9]+: [0-9]+ (?:UE|CE)(?-u:\b)"
 def _edac_groups() -> pl.Expr:
     """The groups of the EDAC shape the row needs (``host``, ``body``, ``m``, ``t``) cut with literal splits.
 
-    On a line of :data:`_EDAC_SHAPE` (printable ASCII, ``EDAC`` once) the host is the second
+    Only for lines of :data:`_EDAC_SHAPE` (the plan filters on it first): on such a line
+    (printable ASCII, ``EDAC`` once) the host is the second
     word, and the message ``m`` runs from ``MC<n>`` to the end: right after ``EDAC `` or
     after one more word when :data:`_EDAC_WORD` matches there, as the optional word of the
     expression is tried first.  ``UE|CE`` (``t``) starts its third space-separated part.
@@ -322,8 +325,8 @@ def _edac_groups() -> pl.Expr:
         .otherwise(after)
     words = message.str.splitn(" ", 3)
     rest = words.struct.field("field_2")
-    return pl.when(line.str.contains(_EDAC_SHAPE)).then(pl.struct(
-        host=line.str.splitn(" ", 3).struct.field("field_1"), body=after, m=message, t=rest.str.slice(0, 2)))
+    return pl.struct(host=line.str.splitn(" ", 3).struct.field("field_1"), body=after, m=message,
+                     t=rest.str.slice(0, 2))
 
 
 def kernel_other(hits: pl.DataFrame, ctx: LineContext,
