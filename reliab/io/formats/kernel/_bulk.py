@@ -254,7 +254,8 @@ def _when() -> pl.Expr:
     No cache of parsed strings: every stamp of a kernel log is distinct (microseconds), so
     polars' default cache only adds a hash-map lookup per line (about a third of the cost).
     """
-    stamp = pl.col("line").str.splitn(" ", 2).struct.field("field_0")
+    line = pl.col("line")
+    stamp = line.str.head(line.str.find(" ", literal=True))  # (an accepted line has a space after it)
     return stamp.str.replace("Z", "+00:00", literal=True).str.to_datetime(
         "%Y-%m-%dT%H:%M:%S%.f%:z", time_unit="us", time_zone="UTC", strict=False, cache=False)
 
