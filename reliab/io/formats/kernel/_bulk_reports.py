@@ -28,6 +28,7 @@ of a group's or none.  :func:`reliab.io.formats.kernel._bulk.kernel_rows` runs t
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 import polars as pl
@@ -72,8 +73,8 @@ def noise() -> pl.Expr:
     """
     line, mask = pl.col("line"), pl.col("_mask")
 
-    def none_of(*texts: str) -> pl.Expr:
-        return ~pl.any_horizontal([line.str.contains(t, literal=True) for t in texts])
+    def none_of(*texts: str) -> pl.Expr:  # one pass: an alternation of literals (a SIMD search in Rust)
+        return ~line.str.contains("|".join(re.escape(t) for t in texts))
 
     aer = (mask == _bit("AER:")) & none_of("received")
     edac = (mask == _bit("EDAC")) & none_of(" UE", " CE")
