@@ -273,13 +273,18 @@ def _bulk_xid(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.Da
     return kernel_rows(hits, ctx)
 
 
+#: how every ``dmesg --reltime`` line starts (``[  +0.000001]``, ``[Jun26 06:24]``), after the
+#: ``facility:level :`` columns of ``--decode``: lines that do not are never parsed to find out
+_RELTIME_START = re.compile(r"(?:[a-z0-9]+\s*:\s*[a-z]+\s*: )?\[(?: *\+|[A-Z][a-z]{2}[0-9]{2} )")
+
+
 def _is_reltime(path: str) -> bool:
     """Whether the file starts like ``dmesg --reltime`` output (then every line is read)."""
     try:
         head = head_lines(path, 20)
     except (InputFileError, OSError, ValueError):
         return False  # the line scan reports the file's problem
-    return any(parse_header(line).style == "dmesg_reltime" for line in head)
+    return any(_RELTIME_START.match(line) and parse_header(line).style == "dmesg_reltime" for line in head)
 
 
 @register_parser(SOURCE, sniff=sniff_kernel, table="signals")
