@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from reliab.io.formats import kernel
 from reliab.io.formats._timestamps import STYLE_WEIGHT, parse_header
-from reliab.io.formats.slurm import _headerless_row, _mostly_headerless
+from reliab.io.formats.slurm import _headerless_row, _is_header, _mostly_headerless
+from reliab.io.formats.slurm import _sniff as sniff_sacct
 
 REAL = Path(__file__).parent / "reference" / "real_world"
 #: pieces of every timestamp style (and of near misses) that random lines are built from
@@ -21,6 +22,7 @@ _PIECES = ["[", "]", "+", " ", ".", ":", ",", "-", "T", "Z", "<13>1 ", "<6>", "k
            "2024-06-03T14:02:11.123456+00:00 ", "2024-06-03T14:02:11,123456+00:00 ", "Jun  3 14:02:11 ",
            "6,3964,206764307,-;", "host kernel: ", "NVRM: Xid", "²", "é", "_", "\t", "0", "9", "févr. ",
            "1655360|FAILED|127:0", "|", "COMPLETED", "4312001.batch"]
+_PIECES += ["JobID", "JOBID", "State", "STATE", "jobid|state", "------------ ", "\u0130", "\u212a", "sacct"]
 _LINE = st.lists(st.sampled_from(_PIECES), max_size=8).map("".join) | st.text(max_size=40)
 
 
@@ -76,3 +78,26 @@ def test_early_exits_keep_the_score(lines: list[str]) -> None:
     rows = [ln for ln in lines if ln.strip()]
     if rows:
         assert _mostly_headerless(rows) == (sum(map(_headerless_row, rows)) * 2 >= len(rows))
+
+
+def _sacct_score(path: str, lines: list[str]) -> float:
+    """The sacct sniffer as it was: every row and every header candidate checked in full."""
+    for line in lines[:3]:
+        if "|" in line and _is_header(line.split("|")):
+            return 0.95
+    rows = [ln for ln in lines if ln.strip()]
+    if rows and sum(_headerless_row(ln) for ln in rows) * 2 >= len(rows):
+        return 0.6
+    for first, second in zip(lines[:3], lines[1:4], strict=False):
+        words = {w.lower() for w in first.split()}
+        if {"jobid", "state"} <= words and second.strip() and set(second.strip()) <= {"-", " "}:
+            return 0.95
+    if "sacct" in path.lower() and any(line.count("|") >= 3 for line in lines):
+        return 0.5
+    return 0.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LINE, max_size=8))
+def test_sacct_pre_checks_keep_the_score(lines: list[str]) -> None:
+    assert sniff_sacct("sacct.txt", lines) == _sacct_score("sacct.txt", lines)

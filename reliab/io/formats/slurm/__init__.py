@@ -333,6 +333,9 @@ def _sniff(path: str, lines: Sequence[str]) -> float:
     if rows and _mostly_headerless(rows):
         return 0.6  # sacct -n: pass fields= to read it
     for first, second in zip(lines[:3], lines[1:4], strict=False):
+        low = first.lower()  # (a word that lower-cases to "jobid" lies in the lower-cased line)
+        if "jobid" not in low or "state" not in low:
+            continue
         words = {w.lower() for w in first.split()}
         if {"jobid", "state"} <= words and second.strip() and set(second.strip()) <= {"-", " "}:
             return 0.95  # fixed-width header and its rule of dashes
