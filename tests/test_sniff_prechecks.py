@@ -67,6 +67,9 @@ def test_corpus_lines_agree() -> None:
 @given(_LINE)
 def test_pre_checks_never_turn_away_a_timestamp(line: str) -> None:
     assert kernel._stamp_weight(line) == _weight(line)
+    full, bare = parse_header(line), parse_header(line, tail=False)  # what sniffing reads is the same
+    assert (bare.style, bare.when, bare.partial, bare.body, bare.error) == (
+        full.style, full.when, full.partial, full.body, full.error)
     if parse_header(line).style == "dmesg_reltime":
         assert kernel._RELTIME_START.match(line)
 

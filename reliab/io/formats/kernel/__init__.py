@@ -139,7 +139,7 @@ def _stamp_weight(line: str) -> float:
     cannot start with a timestamp)."""
     if _STAMP_START.match(line) is None:
         return 0.0
-    h = parse_header(line)
+    h = parse_header(line, tail=False)
     return STYLE_WEIGHT[h.style] if h.error is None and h.body.strip() else 0.0
 
 
