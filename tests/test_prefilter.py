@@ -484,3 +484,68 @@ def test_bulk_takes_aer_reports_and_noise() -> None:
     assert rows["signal"].to_list() == ["pcie:aer_corrected", "nvme:io_timeout"]
     assert rows["message"].to_list()[1] == "nvme1: I/O 775 QID 2 timeout, aborting"
     assert set(ctx.state["aer_heads"]) == {1, 2}
+
+
+# --- every shape in one group, with the stamps varied: the one-pass classification of the bulk
+# parser (each shape takes the free lines of its own trigger mask; the rest is left once, in line
+# order) and the time parsed from the line's first word must agree with the per-line parser
+
+_STAMPS = st.builds(
+    lambda date, frac, off: f"{date}T14:02:11{frac}{off}",
+    st.sampled_from(["2024-06-03", "2024-02-29", "2023-02-29", "2024-02-30", "1899-12-31", "2259-12-31",
+                     "2260-01-01"]),
+    st.sampled_from(["", ".5", ".123", ".123456", ".1234567"]),
+    st.sampled_from(["Z", "+00:00", "+05:30", "-11:45", "+24:00", "+0530", "z", ""]))
+_EDAC_BODIES = ["EDAC MC0: 1 CE memory read error on CPU_SrcID#0_MC#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x1)",
+                "EDAC skx MC4: 262 CE x OVERFLOW ", "EDAC MC1: 2 UE", "EDAC MC1: 2 UE\tx", "EDAC sbridge MC12: 30 UE x ",
+                "EDAC MC0: 1 CE caf\u00e9", "EDAC [x] MC0: 1 CE y", "EDAC MC0: 1 CEx", "EDAC MC0: 1 CE EDAC"]
+_MIXED_BODIES = _EDAC_BODIES + [
+    XID, "NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, EDAC MC0: 1 CE", _AER_BODIES[0], _AER_BODIES[5],
+    _AER_BODIES[11], "mce: [Hardware Error]: Machine check events logged", _AER_BODIES[15],
+    "nvidia-nvswitch1: SXid (PCI:0000:c6:00.0): 20034, Fatal, Link 48 LTSSM Fault Up",
+    "mlx5_core 0000:1a:00.0 ens1f0np0: Link down", "NVRM: GPU 0000:18:00.0: GPU has fallen off the bus."]
+
+
+_GOOD_STAMPS = ["2024-06-03T14:02:11Z", "2024-06-03T14:02:11.5+05:30", "2024-06-03T14:02:11.123456-11:45"]
+
+
+@st.composite
+def _mixed_line(draw: st.DrawFn) -> str:
+    """Mostly a stamp of the bulk shape (so that whole AER/SXid groups are decided in bulk), now and
+    then any stamp or separator (no space: the stamp is not the first word)."""
+    odd = draw(st.integers(0, 5)) == 0
+    stamp = draw(_STAMPS if odd else st.sampled_from(_GOOD_STAMPS))
+    sep = draw(st.sampled_from([" ", "  ", ""])) if odd else " "
+    return f"{stamp}{sep}n{draw(st.integers(1, 3))} kernel: {draw(st.sampled_from(_MIXED_BODIES))}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_mixed_line(), min_size=1, max_size=40))
+def test_bulk_mixed_group_equals_per_line(lines: list[str]) -> None:
+    """Bulk rows plus the per-line rows of what it left == the per-line parser on every line in order;
+    the rest is in line order and holds no line that has a bulk row."""
+    lines = lines + [_FILLER] * (_bulk._AER_LINES + 1)
+    hits = pl.DataFrame({"i": list(range(len(lines))), "line": lines}, schema={"i": pl.UInt32, "line": pl.String})
+    ctx = LineContext(path="x.log", source="kernel", state={"tz": UTC, "host": "stem"})
+    rows, rest = _bulk.kernel_rows(hits, ctx)
+    left = rest["i"].to_list()
+    assert left == sorted(left) and not set(left) & {n - 1 for n in rows["_lineno"].to_list()}
+    assert rows["_lineno"].to_list() == sorted(rows["_lineno"].to_list())
+    got: dict[int, dict | str] = {}
+    for row in rows.to_dicts():
+        got[row.pop("_lineno")] = row
+    got.update(_sequential(lines, ctx, [i + 1 for i in left]))
+    want = _sequential(lines, LineContext(path="x.log", source="kernel", state={"tz": UTC, "host": "stem"}),
+                       list(range(1, len(lines) + 1)))
+    assert got == want
+
+
+def test_bulk_takes_an_edac_storm_whatever_its_stamps() -> None:
+    """Every EDAC line of the common shape is taken in bulk with the time of its own stamp."""
+    lines = [f"{s} n1 kernel: {_EDAC_BODIES[0]}" for s in _GOOD_STAMPS] + [_FILLER] * (_bulk._AER_LINES + 1)
+    hits = pl.DataFrame({"i": list(range(len(lines))), "line": lines}, schema={"i": pl.UInt32, "line": pl.String})
+    rows, rest = _bulk.kernel_rows(hits, LineContext(path="x", source="kernel", state={"tz": UTC, "host": "h"}))
+    assert rows["_lineno"].to_list() == [1, 2, 3] and rest["i"].to_list() == list(range(3, len(lines)))
+    assert [t.isoformat() for t in rows["time"].to_list()] == [
+        "2024-06-03T14:02:11+00:00", "2024-06-03T08:32:11.500000+00:00", "2024-06-04T01:47:11.123456+00:00"]
+    assert rows["signal"].unique().to_list() == ["edac:correctable"]

@@ -83,27 +83,30 @@ def kernel_xid(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.D
         ``rows`` has ``_lineno`` and the ``signals`` columns but ``origin``; ``rest`` is the
         part of ``hits`` left to the per-line parser.
     """
+    rows = xid_rows(hits)
+    return rows, rest_of(hits, rows.get_column("_lineno") - 1)
+
+
+def rest_of(hits: pl.DataFrame, taken: pl.Series) -> pl.DataFrame:
+    """The ``hits`` whose 0-based line number ``i`` is not in ``taken``, in their order."""
+    if not taken.len():
+        return hits
+    return hits.filter(~pl.col("i").cast(pl.Int64).is_in(taken.cast(pl.Int64).implode()))
+
+
+def xid_rows(hits: pl.DataFrame) -> pl.DataFrame:
+    """The rows of :func:`kernel_xid` alone (in line order); the other hits are not copied."""
     line = pl.col("line")
-    stamp = line.str.splitn(" ", 3).struct.field("field_0")
-    when = stamp.str.replace("Z", "+00:00", literal=True).str.to_datetime(
-        "%Y-%m-%dT%H:%M:%S%.f%:z", time_unit="us", time_zone="UTC", strict=False)
-    others = None
     if "_mask" in hits.columns:  # only the lines holding ``NVRM: Xid`` are looked at
-        has = (pl.col("_mask") & (1 << _TRIGGERS.index("NVRM: Xid"))) != 0
-        hits, others = hits.filter(has), hits.filter(~has)
-    found = hits.with_columns(time=pl.when(line.str.contains(_SHAPE)).then(when))
-    ok = pl.col("time").is_not_null()
-    rest = found.filter(~ok).drop("time")
-    if others is not None and others.height:
-        rest = others if not rest.height else pl.concat([others, rest]).sort("i")
-    if rest.height == hits.height + (others.height if others is not None else 0):
-        return found.head(0).select(_lineno=pl.col("i").cast(pl.Int64)), rest
+        hits = hits.filter((pl.col("_mask") & (1 << _TRIGGERS.index("NVRM: Xid"))) != 0)
+    found = hits.lazy().filter(line.str.contains(_SHAPE)).with_columns(time=_when()).filter(
+        pl.col("time").is_not_null())
     words = line.str.splitn(" ", 3)
     xid = words.struct.field("field_2").str.splitn("NVRM: Xid (", 2).struct.field("field_1")
     pci = xid.str.splitn(")", 2)
     after = pci.struct.field("field_1").str.splitn(",", 2)
     code = after.struct.field("field_0").str.strip_chars(": ").cast(pl.Int64)
-    rows = found.filter(ok).select(
+    return found.select(
         _lineno=pl.col("i").cast(pl.Int64) + 1,
         time="time",
         host=words.struct.field("field_1"),
@@ -116,8 +119,7 @@ def kernel_xid(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.D
         .when(code.is_in(sorted(WARNING_XIDS))).then(pl.lit("warning")).otherwise(pl.lit("error")),
         message=after.struct.field("field_1").str.strip_chars_start(" ").str.replace(_PID_NAME, "")
         .str.strip_chars(" ").fill_null(""),
-    )
-    return rows, rest
+    ).collect()
 
 
 #: substrings that decide which matcher of :func:`reliab.io.formats.kernel._kmsg.match_signal` (and
@@ -247,10 +249,15 @@ _KINDS = (
 
 
 def _when() -> pl.Expr:
-    """The UTC time of an accepted line's RFC 3339 stamp (null if not in the calendar)."""
-    stamp = pl.col("line").str.splitn(" ", 2).struct.field("field_0")
+    """The UTC time of an accepted line's RFC 3339 stamp (null if not in the calendar).
+
+    No cache of parsed strings: every stamp of a kernel log is distinct (microseconds), so
+    polars' default cache only adds a hash-map lookup per line (about a third of the cost).
+    """
+    line = pl.col("line")
+    stamp = line.str.head(line.str.find(" ", literal=True))  # (an accepted line has a space after it)
     return stamp.str.replace("Z", "+00:00", literal=True).str.to_datetime(
-        "%Y-%m-%dT%H:%M:%S%.f%:z", time_unit="us", time_zone="UTC", strict=False)
+        "%Y-%m-%dT%H:%M:%S%.f%:z", time_unit="us", time_zone="UTC", strict=False, cache=False)
 
 
 @cache
@@ -276,8 +283,10 @@ def _other_plans() -> tuple[_Plan, ...]:
             cond = cond & (line.str.count_matches(text, literal=True) == 1)
         for text in kind.absent:
             cond = cond & ~line.str.contains(text, literal=True)
-        groups = (_edac_groups() if kind.own == ("EDAC",)
-                  else line.str.extract_groups(f"{_HEAD}(?P<body>{kind.body})$"))
+        if kind.own == ("EDAC",):  # the shape is tested first, then cut apart without captures
+            cond, groups = cond & line.str.contains(_EDAC_SHAPE), _edac_groups()
+        else:
+            groups = line.str.extract_groups(f"{_HEAD}(?P<body>{kind.body})$")
         ok = _g("body").is_not_null() & ~_g("body").str.starts_with("[") & pl.col("time").is_not_null()
         if kind.accept is not None:
             ok = ok & kind.accept().fill_null(False)
@@ -305,7 +314,8 @@ _EDAC_WORD = r"^[!-~]+ MC[0-9]+: [0-9]+ (?:UE|CE)(?-u:\b)"
 def _edac_groups() -> pl.Expr:
     """The groups of the EDAC shape the row needs (``host``, ``body``, ``m``, ``t``) cut with literal splits.
 
-    On a line of :data:`_EDAC_SHAPE` (printable ASCII, ``EDAC`` once) the host is the second
+    Only for lines of :data:`_EDAC_SHAPE` (the plan filters on it first): on such a line
+    (printable ASCII, ``EDAC`` once) the host is the second
     word, and the message ``m`` runs from ``MC<n>`` to the end: right after ``EDAC `` or
     after one more word when :data:`_EDAC_WORD` matches there, as the optional word of the
     expression is tried first.  ``UE|CE`` (``t``) starts its third space-separated part.
@@ -316,8 +326,8 @@ def _edac_groups() -> pl.Expr:
         .otherwise(after)
     words = message.str.splitn(" ", 3)
     rest = words.struct.field("field_2")
-    return pl.when(line.str.contains(_EDAC_SHAPE)).then(pl.struct(
-        host=line.str.splitn(" ", 3).struct.field("field_1"), body=after, m=message, t=rest.str.slice(0, 2)))
+    return pl.struct(host=line.str.splitn(" ", 3).struct.field("field_1"), body=after, m=message,
+                     t=rest.str.slice(0, 2))
 
 
 def kernel_other(hits: pl.DataFrame, ctx: LineContext,
@@ -345,43 +355,65 @@ def kernel_other(hits: pl.DataFrame, ctx: LineContext,
     hits = hits.rechunk()  # (polars 2.1 can panic on a string expression over a many-chunk frame)
     if "_mask" not in hits.columns:
         hits = hits.with_columns(_mask=_other_mask())
+    rows = other_rows(hits, plans).sort("_lineno")
+    return rows, rest_of(hits, rows.get_column("_lineno") - 1)
+
+
+def other_rows(hits: pl.DataFrame, plans: tuple[_Plan, ...] | None = None) -> pl.DataFrame:
+    """The rows of :func:`kernel_other` alone, shape after shape (not in line order).
+
+    ``hits`` carry ``_mask``; only the lines of a shape's mask are copied out of them.
+    """
     plans = plans or _other_plans()
-    empty = hits.head(0).select(_lineno=pl.col("i").cast(pl.Int64))
     # each shape requires its own triggers exactly: it only looks at the lines of that mask
     by_mask = hits.filter(pl.col("_mask").is_in(sorted({plan[0] for plan in plans}))).partition_by(
         "_mask", as_dict=True, maintain_order=True)
     parts = [by_mask[(own,)].lazy().filter(cond).with_columns(_g=groups, time=_when()).filter(ok).select(*out)
              for own, cond, groups, ok, out in plans if (own,) in by_mask]
     if not parts:
-        return empty, hits
-    rows = pl.concat(parts, how="vertical_relaxed").sort("_lineno").collect()
-    if not rows.height:
-        return empty, hits
-    rest = hits.join(rows.select(i=(pl.col("_lineno") - 1).cast(hits.schema["i"])), on="i", how="anti",
-                     maintain_order="left")
-    return rows, rest
+        return _no_rows()
+    return pl.concat(parts, how="vertical_relaxed").collect()
 
 
-def _holds(hits: pl.DataFrame) -> tuple[pl.Series, pl.Series, pl.Series]:
-    """Hits left to the per-line parser whatever their shape, so that the look-back rules of
-    ``_reports`` see them: ``always`` — those followed within three lines by a hit that does
-    not start with a visible ASCII character (an indented continuation line takes the time
-    of the line before it) and the last :data:`_AER_LINES` lines of the group (``tail``:
-    their followers are in the next group); ``before`` — those at most :data:`_AER_LINES`
-    lines before a ``PCIe Bus Error`` hit (an AER report's second line) but NVSwitch SXid
-    lines, held only when the group's AER reports are not decided in bulk."""
+def _no_rows() -> pl.DataFrame:
+    """An empty frame of bulk rows (``_lineno`` and the ``signals`` columns but ``origin``)."""
+    return pl.DataFrame(schema={"_lineno": pl.Int64, "time": pl.Datetime("us", "UTC"), "host": pl.String,
+                                "gpu": pl.String, "job_id": pl.String, "source": pl.String, "signal": pl.String,
+                                "severity": pl.String, "message": pl.String})
+
+
+def _bit(trigger: str) -> pl.Expr:
+    """True where the line holds ``trigger`` (one of :data:`_TRIGGERS`), read from ``_mask``."""
+    return (pl.col("_mask") & (1 << _TRIGGERS.index(trigger))) != 0
+
+
+def _prepared(hits: pl.DataFrame) -> pl.DataFrame:
+    """``hits`` with ``_mask`` and, in the same query, the flags every later step reads.
+
+    ``_always``, ``_tail``, ``_before``: hits left to the per-line parser whatever their
+    shape, so that the look-back rules of ``_reports`` see them: ``_always`` — those
+    followed within three lines by a hit that does not start with a visible ASCII character
+    (an indented continuation line takes the time of the line before it) and the last
+    :data:`_AER_LINES` lines of the group (``_tail``: their followers are in the next
+    group); ``_before`` — those at most :data:`_AER_LINES` lines before a ``PCIe Bus Error``
+    hit (an AER report's second line) but NVSwitch SXid lines, held only when the group's
+    AER reports are not decided in bulk.  ``_quiet``: noise
+    (:func:`._bulk_reports.noise`); ``_aer``: the lines holding ``AER:`` or ``PCIe Bus Error``.
+    """
+    from reliab.io.formats.kernel._bulk_reports import noise
+
     i = pl.col("i").cast(pl.Int64)
     nxt_i, nxt = i.shift(-1), pl.col("line").shift(-1)
     indented = ((nxt_i - i) <= 3) & ~nxt.str.contains("^[!-~]")
-    detail = pl.when(pl.col("line").str.contains("PCIe Bus Error", literal=True)).then(i)
-    next_detail = detail.backward_fill()
+    next_detail = pl.when(_bit("PCIe Bus Error")).then(i).backward_fill()
     # (an NVSwitch SXid line is read by its own matcher, never as part of an AER report)
-    switch = pl.col("line").str.contains("SXid", literal=True) & pl.col("line").str.contains("nvidia-nvswitch",
-                                                                                             literal=True)
-    before_detail = ((next_detail.shift(-1) - i) <= _AER_LINES) & ~switch
+    switch = _bit("SXid") & pl.col("line").str.contains("nvidia-nvswitch", literal=True)
     tail = i >= i.max() - _AER_LINES
-    out = hits.select(always=tail | indented.fill_null(False), tail=tail, before=before_detail.fill_null(False))
-    return out["always"], out["tail"], out["before"]
+    return hits.lazy().with_columns(_mask=_other_mask()).with_columns(
+        _always=tail | indented.fill_null(False), _tail=tail,
+        _before=(((next_detail.shift(-1) - i) <= _AER_LINES) & ~switch).fill_null(False),
+        _quiet=noise(), _aer=_bit("AER:") | _bit("PCIe Bus Error"),
+    ).collect()
 
 
 def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
@@ -394,30 +426,29 @@ def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
 
 
 def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """:func:`kernel_xid`, :func:`kernel_other` then ``kernel_sxid`` on what each left; rows in line order.
+    """:func:`kernel_xid`, :func:`kernel_other` then ``kernel_sxid``; rows in line order.
 
     Noise lines (:func:`._bulk_reports.noise`) are dropped first (they are irrelevant); AER
     reports are decided in bulk when the whole group's are (:func:`._bulk_reports.aer_in_bulk`).
+    Each shape requires its own triggers (the Xid shape ``NVRM: Xid``, every other shape
+    its exact trigger set), so no line can be taken by two of them: each looks at the free
+    lines of its mask only, and the lines none took are left once, at the end, in line order.
     """
-    from reliab.io.formats.kernel._bulk_reports import aer_in_bulk, kernel_sxid, merge, noise
+    from reliab.io.formats.kernel._bulk_reports import aer_in_bulk, kernel_sxid, merge
 
-    hits = hits.rechunk().with_columns(_mask=_other_mask())
-    always, tail, before = _holds(hits)  # (on every hit: the tail is the group's last lines)
-    quiet = hits.select(noise()).to_series()
-    if quiet.any():
-        hits, always, tail, before = hits.filter(~quiet), always.filter(~quiet), tail.filter(~quiet), before.filter(~quiet)
+    hits = _prepared(hits.rechunk())  # (the flags are read on every hit: the tail is the group's last lines)
+    if hits.get_column("_quiet").any():
+        hits = hits.filter(~pl.col("_quiet"))
+    always, tail, before = hits.get_column("_always"), hits.get_column("_tail"), hits.get_column("_before")
     aer = aer_in_bulk(hits, always, tail, ctx)
-    if aer is None:
-        held, aer_rows = always | before, hits.head(0).select(_lineno=pl.col("i").cast(pl.Int64))
-        free = hits.filter(~held)
+    if aer is None:  # the AER reports go to the per-line parser, with the lines before them
+        free, left, aer_rows = hits.filter(~(always | before)), hits, _no_rows()
     else:
-        held, (taken, aer_rows) = always, aer
-        free = hits.filter(~held & ~taken)
-    rows, rest = kernel_xid(free, ctx)
-    more, rest = kernel_other(rest, ctx)
-    sxid, rest = kernel_sxid(rest, ctx, int(hits.get_column("line").str.contains("SXid", literal=True).sum()))
-    rows = merge([rows, more, sxid, aer_rows])
-    if held.any():
-        rest = pl.concat([rest, hits.filter(held)]).sort("i")
+        taken, aer_rows = aer
+        free, left = hits.filter(~always & ~taken), hits.filter(~taken) if taken.any() else hits
+    sxid_lines = int(hits.select(_bit("SXid").sum()).item())
+    sxid, sxid_taken = kernel_sxid(free, ctx, sxid_lines)
+    rows = merge([xid_rows(free), other_rows(free), sxid, aer_rows])
+    rest = rest_of(left, pl.concat([rows.get_column("_lineno") - 1, sxid_taken]))  # (held lines are in no row)
     _remember_xid79(rows, ctx)
     return rows, rest.select("i", "line")

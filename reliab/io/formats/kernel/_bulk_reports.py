@@ -17,8 +17,8 @@ the bulk parser (:mod:`reliab.io.formats.kernel._bulk`) had no shape for them:
   the report when an AER line of a related device came at most ``AER_LINES`` lines before
   it.  :func:`aer_details` reads the severity lines of the common rsyslog shape column-wise;
   :func:`resolve_aer` then walks the group's AER lines in line order through the very rule
-  the per-line parser applies (:func:`reliab.io.formats.kernel._reports.resolve_report`,
-  which also keeps ``ctx.state["aer_heads"]`` for the next group).  That is exact only if
+  the per-line parser applies (:func:`reliab.io.formats.kernel._reports.remember_aer` and
+  :func:`~reliab.io.formats.kernel._reports.aer_detail_seen`, which also keep ``ctx.state["aer_heads"]`` for the next group).  That is exact only if
   every AER line of the group is decided here; :func:`aer_in_bulk` checks it and otherwise
   leaves the reports to the per-line parser as before.
 
@@ -28,6 +28,7 @@ of a group's or none.  :func:`reliab.io.formats.kernel._bulk.kernel_rows` runs t
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 import polars as pl
@@ -40,13 +41,13 @@ from reliab.io.formats.kernel._bulk import (
     _TRIGGERS,
     _aer_plans,
     _g,
+    _no_rows,
     _other_mask,
     _when,
     kernel_other,
 )
 from reliab.io.formats.kernel._clock import ANCHOR
-from reliab.io.formats.kernel._kmsg import KernelSignal
-from reliab.io.formats.kernel._reports import remember_aer, resolve_report
+from reliab.io.formats.kernel._reports import UNSEEN_FIRST, aer_detail_seen, remember_aer
 
 #: printable ASCII but the comma (``[^,]`` of ``_kmsg._AER_DETAIL`` on such a line)
 _NO_COMMA = r"[ -+\--~]"
@@ -72,8 +73,8 @@ def noise() -> pl.Expr:
     """
     line, mask = pl.col("line"), pl.col("_mask")
 
-    def none_of(*texts: str) -> pl.Expr:
-        return ~pl.any_horizontal([line.str.contains(t, literal=True) for t in texts])
+    def none_of(*texts: str) -> pl.Expr:  # one pass: an alternation of literals (a SIMD search in Rust)
+        return ~line.str.contains("|".join(re.escape(t) for t in texts))
 
     aer = (mask == _bit("AER:")) & none_of("received")
     edac = (mask == _bit("EDAC")) & none_of(" UE", " CE")
@@ -117,27 +118,21 @@ def resolve_aer(heads: pl.DataFrame, details: pl.DataFrame, ctx: LineContext) ->
     """Rows of the severity lines that stand for their own event, walking the AER lines in order.
 
     ``heads`` are the bulk rows of the group's AER first lines (``_lineno``, ``message``),
-    ``details`` from :func:`aer_details`.  Each line goes through
-    :func:`reliab.io.formats.kernel._reports.resolve_report` (first lines are remembered, a
-    severity line is dropped when it belongs to a report) with ``ctx.lineno`` set to it, so
-    the rule and ``ctx.state["aer_heads"]`` are exactly the per-line parser's.
+    ``details`` from :func:`aer_details`.  Each line goes through the functions the
+    per-line parser's ``resolve_report`` calls (:func:`reliab.io.formats.kernel._reports.remember_aer`
+    for a first line, :func:`~reliab.io.formats.kernel._reports.aer_detail_seen` for a severity
+    line, dropped when it belongs to a report), so the rule and ``ctx.state["aer_heads"]`` are
+    exactly the per-line parser's.
     """
-    firsts = heads.select("_lineno", "message").iter_rows() if heads.height else ()
-    events = sorted([(n, m, None, None) for n, m in firsts]
-                    + list(details.select("_lineno", "message", "signal", "severity").iter_rows()))
+    firsts = heads.select("_lineno", "message", _detail=pl.lit(False))
+    events = pl.concat([firsts, details.select("_lineno", "message", _detail=pl.lit(True))]).sort("_lineno")
     kept: list[tuple[int, str]] = []
-    saved = ctx.lineno
-    try:
-        for lineno, message, signal, severity in events:
-            if signal is None:
-                remember_aer(ctx.state, lineno, message)
-                continue
-            ctx.lineno = lineno
-            found = resolve_report(KernelSignal(signal, severity, message, part="aer_detail"), "", None, ctx)
-            if found is not None:
-                kept.append((lineno, found.message))
-    finally:
-        ctx.lineno = saved
+    state = ctx.state
+    for lineno, message, detail in events.iter_rows():
+        if not detail:
+            remember_aer(state, lineno, message)
+        elif not aer_detail_seen(state, lineno, message):
+            kept.append((lineno, message + UNSEEN_FIRST))
     out = pl.DataFrame(kept, schema={"_lineno": pl.Int64, "message": pl.String}, orient="row")
     return details.drop("message").join(out, on="_lineno", how="inner", maintain_order="left").select(
         "_lineno", "time", "host", gpu=pl.lit(None, pl.String), job_id=pl.lit(None, pl.String),
@@ -149,7 +144,7 @@ def merge(frames: list[pl.DataFrame]) -> pl.DataFrame:
     full = [f for f in frames if f.height]
     if not full:
         return frames[0]
-    return full[0] if len(full) == 1 else pl.concat(full, how="vertical_relaxed").sort("_lineno")
+    return (full[0] if len(full) == 1 else pl.concat(full, how="vertical_relaxed")).sort("_lineno")
 
 
 def aer_in_bulk(hits: pl.DataFrame, always: pl.Series, tail: pl.Series,
@@ -162,10 +157,11 @@ def aer_in_bulk(hits: pl.DataFrame, always: pl.Series, tail: pl.Series,
     reports go to the per-line parser as before).  ``ctx.state["aer_heads"]`` is updated.
     """
     line = pl.col("line")
-    aer = hits.select(line.str.contains("AER:", literal=True) | line.str.contains("PCIe Bus Error", literal=True)
-                      ).to_series()
+    aer = (hits.get_column("_aer") if "_aer" in hits.columns else
+           hits.select(line.str.contains("AER:", literal=True) | line.str.contains("PCIe Bus Error", literal=True)
+                       ).to_series())
     if not aer.any():
-        return aer, hits.head(0).select(_lineno=pl.col("i").cast(pl.Int64))
+        return aer, _no_rows()
     if (aer & always & ~tail).any():
         return None
     lines = hits.filter(aer & ~always)
@@ -193,7 +189,7 @@ def _sxid_plan() -> tuple[pl.Expr, pl.Expr]:
     return cond, line.str.extract_groups(f"{_HEAD}(?P<body>{_SXID_BODY})$")
 
 
-def kernel_sxid(hits: pl.DataFrame, ctx: LineContext, sxid_lines: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+def kernel_sxid(hits: pl.DataFrame, ctx: LineContext, sxid_lines: int) -> tuple[pl.DataFrame, pl.Series]:
     """Signal rows of the rsyslog NVSwitch SXid reports among ``hits``, and the other hits.
 
     A report is its first line and ``Severity …``/``Data {…}`` detail lines of the same
@@ -216,23 +212,28 @@ def kernel_sxid(hits: pl.DataFrame, ctx: LineContext, sxid_lines: int) -> tuple[
 
     Returns
     -------
-    rows, rest : polars.DataFrame
-        As for :func:`kernel_xid`; detail lines of a report already counted are in neither.
+    rows : polars.DataFrame
+        As for :func:`kernel_xid`, not in line order.
+    taken : polars.Series
+        The ``i`` of every line decided here (detail lines of a report already counted
+        have no row, and are no longer candidates either).
     """
     from reliab.io.formats.kernel._reports import _MAX_OPEN_SXID, _SXID_LINES
 
     hits = hits.rechunk()  # (see kernel_other)
-    empty = hits.head(0).select(_lineno=pl.col("i").cast(pl.Int64))
+    none = (_no_rows(), pl.Series("i", [], pl.Int64))
     if not sxid_lines:
-        return empty, hits
+        return none
     cond, groups = _sxid_plan()
     own = hits if "_mask" in hits.columns else hits.with_columns(_mask=_other_mask())
     own = own.filter(pl.col("_mask") == (1 << _TRIGGERS.index("SXid")))  # (an integer test first: cheap)
+    if own.height != sxid_lines:  # some are held back for the per-line parser: all go there
+        return none
     found = (own.lazy().filter(cond).with_columns(_g=groups, time=_when())
              .filter(_g("body").is_not_null() & pl.col("time").is_not_null()).collect())
     opened: dict[tuple[str, str], int] = ctx.state.get("sxid_open", {})
     if found.height != sxid_lines or len(opened) + found.height >= _MAX_OPEN_SXID:
-        return empty, hits
+        return none
     text = _g("d").str.strip_chars(" ")
     where = pl.format("{} ({})", _g("a"), _g("b"))
     message = pl.format("{}: {}", where, text)
@@ -260,4 +261,4 @@ def kernel_sxid(hits: pl.DataFrame, ctx: LineContext, sxid_lines: int) -> tuple[
     opened = ctx.state.setdefault("sxid_open", opened)
     for text_, key, line_no in frame.filter(~pl.col("_detail")).select("_message", "signal", "_lineno").iter_rows():
         opened[(text_.split(":", 1)[0], key)] = line_no  # in line order, as _reports._sxid_first does
-    return rows, hits.join(found.select("i"), on="i", how="anti", maintain_order="left")
+    return rows, found.get_column("i").cast(pl.Int64)

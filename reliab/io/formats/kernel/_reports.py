@@ -115,24 +115,41 @@ def aer_parties(message: str) -> tuple[str | None, str | None]:
     return (None, None) if m is None else (m.group(1), m.group(2) or None)
 
 
-def remember_aer(state: dict[str, Any], lineno: int, message: str) -> None:
-    """Record a line of an AER report (per-line parser, in line order) for the severity-line rule."""
+#: added to the message of a report's later line whose first line is not in the capture
+UNSEEN_FIRST = " (first line of the report not in the capture)"
+
+
+def remember_aer(state: dict[str, Any], lineno: int, message: str,
+                 parties: tuple[str | None, str | None] | None = None) -> None:
+    """Record a line of an AER report (per-line parser, in line order) for the severity-line rule.
+
+    ``parties`` are ``aer_parties(message)`` when the caller has them already.
+    """
     heads = state.setdefault("aer_heads", {})
     for old in [n for n in heads if n < lineno - AER_LINES]:  # bounded: one window kept
         del heads[old]
-    heads[lineno] = aer_parties(message)
+    heads[lineno] = aer_parties(message) if parties is None else parties
+
+
+def aer_detail_seen(state: dict[str, Any], lineno: int, message: str) -> bool:
+    """Whether the severity line ``message`` at ``lineno`` belongs to a report line before it.
+
+    It does when an AER line of a related device (its port or source, or either unnamed)
+    came at most ``AER_LINES`` lines before it.  The line is remembered either way.
+    """
+    heads: dict[int, tuple[str | None, str | None]] = state.setdefault("aer_heads", {})
+    parties = aer_parties(message)
+    dev = parties[0]
+    related = any(lineno - AER_LINES <= n < lineno and (dev is None or port is None or dev in (port, src))
+                  for n, (port, src) in heads.items())
+    remember_aer(state, lineno, message, parties)
+    return related
 
 
 def _aer_detail(found: KernelSignal, ctx: LineContext) -> KernelSignal | None:
-    heads: dict[int, tuple[str | None, str | None]] = ctx.state.setdefault("aer_heads", {})
-    dev = aer_parties(found.message)[0]
-    related = any(ctx.lineno - AER_LINES <= n < ctx.lineno and (dev is None or port is None or dev in (port, src))
-                  for n, (port, src) in heads.items())
-    remember_aer(ctx.state, ctx.lineno, found.message)
-    if related:
+    if aer_detail_seen(ctx.state, ctx.lineno, found.message):
         return None
-    return KernelSignal(found.signal, found.severity, f"{found.message} (first line of the report not in"
-                        " the capture)", found.gpu)
+    return KernelSignal(found.signal, found.severity, found.message + UNSEEN_FIRST, found.gpu)
 
 
 def _bus_drop(found: KernelSignal, host: str, clock: Clock, ctx: LineContext) -> KernelSignal | None:
@@ -154,8 +171,7 @@ def _sxid_detail(found: KernelSignal, ctx: LineContext) -> KernelSignal | None:
     first = ctx.state.get("sxid_open", {}).get(key)
     if first is not None and 0 < ctx.lineno - first <= _SXID_LINES:
         return None
-    return KernelSignal(found.signal, found.severity, f"{found.message} (first line of the report not in"
-                        " the capture)", found.gpu)
+    return KernelSignal(found.signal, found.severity, found.message + UNSEEN_FIRST, found.gpu)
 
 
 def _sxid_first(found: KernelSignal, ctx: LineContext) -> None:
