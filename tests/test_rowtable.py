@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pickle
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
@@ -166,3 +167,19 @@ def test_table_parts_keep_file_order(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(got["quarantine"]) == 0 and len(got["jobs"]) == 0
     # the parts are let go once joined: the finishing step does not hold them beside the tables
     assert all(len(table) == 0 for table in parts.tables().values())
+
+
+def test_a_file_without_rows_shares_one_empty_arrow_table(tmp_path: Path) -> None:
+    """No rows: the file's table is one shared (immutable) empty Arrow table, read as schema.empty."""
+    from reliab.io._lines import scan_lines
+    from reliab.io._rowtable import empty_rows
+
+    results = []
+    for k in range(2):
+        path = tmp_path / f"noise{k}.log"
+        path.write_text("2024-06-03T14:00:00+00:00 node1 systemd[1]: Started Session 1 of user root.\n")
+        results.append(scan_lines(str(path), "kernel", lambda text, ctx: None))
+    assert results[0].tables.arrow("signals") is results[1].tables.arrow("signals") is empty_rows("signals")
+    assert results[0].parsed == 0 and results[0].irrelevant == 1
+    pd.testing.assert_frame_equal(results[0].tables["signals"], schema.empty("signals"))
+    assert empty_rows("telemetry") is None  # a table arrow_rows does not build keeps a pandas frame

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import reliab
+from reliab.errors import InputFileError
 from reliab.io._files import head_lines, read_start
 from reliab.io.formats import nccl
 
@@ -56,7 +57,30 @@ def test_read_start_gives_head_lines(tmp_path_factory: pytest.TempPathFactory, b
                                      gz: bool) -> None:
     path = tmp_path_factory.mktemp("head") / ("f.gz" if gz else "f.log")
     path.write_bytes(gzip.compress(body) if gz else body)
+    try:
+        want = head_lines(path, n, max_bytes=2048)
+    except InputFileError:  # e.g. nothing but the magic bytes of xz: not one byte decompresses
+        with pytest.raises(InputFileError):
+            read_start(path, n, max_bytes=2048)
+        return
     head = read_start(path, n, max_bytes=2048)
-    assert list(head) == head_lines(path, n, max_bytes=2048)
+    assert list(head) == want
     assert head.raw == path.read_bytes()[:2048]
     assert head.data == body[:2048]
+
+
+_SEPARATORS = st.sampled_from(["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029", "é", "€",
+                               "ab", " ", ""])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pieces=st.lists(_SEPARATORS, max_size=60), cut=st.integers(0, 3), n=st.integers(1, 25))
+def test_read_start_decodes_only_its_lines(tmp_path_factory: pytest.TempPathFactory, pieces: list[str], cut: int,
+                                            n: int) -> None:
+    """Only the bytes up to the n-th newline are decoded: the same lines as decoding them all,
+    whatever other line separators and multi-byte characters (or a cut one) the head holds."""
+    body = "".join(pieces).encode()
+    body = body[:len(body) - cut] if cut else body  # may end inside a UTF-8 sequence
+    path = tmp_path_factory.mktemp("seps") / "f.log"
+    path.write_bytes(body)
+    assert list(read_start(path, n)) == body.decode("utf-8", errors="replace").splitlines()[:n]

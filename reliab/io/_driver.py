@@ -284,6 +284,8 @@ def _concat(frames: list[pd.DataFrame | pa.Table], table: str) -> pd.DataFrame:
     if len(frames) == 1 and _conformed(frames[0], table):
         return frames[0]  # one file's table, conformed by its reader: no copy
     out = frames[0] if len(frames) == 1 else _concat_frames(frames)
+    if len(frames) > 1 and _conformed(out, table):  # conformed files' tables, joined: a new frame already
+        return out
     return schema.conform(out.reset_index(drop=True), table)
 
 

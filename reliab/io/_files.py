@@ -239,9 +239,25 @@ def read_start(path: str | Path, n: int = 20, max_bytes: int = 65536) -> Head:
     except OSError as exc:
         raise InputFileError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     data = read_head(path, max_bytes) if any(first.startswith(magic) for magic, _ in _MAGIC) else first
-    out = Head(data.decode("utf-8", errors="replace").splitlines()[:n])
+    out = Head(data[:_lines_end(data, n)].decode("utf-8", errors="replace").splitlines()[:n])
     out.raw, out.data = first, data
     return out
+
+
+def _lines_end(data: bytes, n: int) -> int:
+    """Where the ``n``-th ``\n`` of ``data`` ends (``len(data)`` if it has fewer).
+
+    The first ``n`` lines of ``data`` (``str.splitlines`` also cuts at ``\r`` and other
+    separators, never fewer times than at ``\n``) all lie before it, and a ``\n`` byte is
+    never inside a UTF-8 sequence: decoding only that much gives the same lines.
+    """
+    end = 0
+    for _ in range(n):
+        nl = data.find(b"\n", end)
+        if nl < 0:
+            return len(data)
+        end = nl + 1
+    return end
 
 
 #: bytes of decompressed content that identify a file (its fingerprint)

@@ -46,7 +46,7 @@ from reliab.io._files import compression_of, open_binary
 from reliab.io._prefilter import MAX_LINE_BYTES, Terminators, all_lines, candidate_lines
 from reliab.io._quarantine import Quarantine, quarantine_frame
 from reliab.io._registry import FileResult
-from reliab.io._rowtable import FileTables, arrow_rows
+from reliab.io._rowtable import FileTables, arrow_rows, empty_rows
 
 __all__ = ["LineContext", "Row", "LineParser", "BulkParser", "scan_lines", "quarantine_frame", "unexpected"]
 
@@ -459,7 +459,8 @@ def _frame(rows: list[Row], bulk_tables: list[pa.Table], path: str,
         refused: dict[int, str] = {}
         keep = linenos
     else:
-        checked, bad = schema.conform_rows(rows, table) if rows else (schema.empty(table), {})
+        no_rows = empty_rows(table)  # (an Arrow table of no rows is falsy: tested against None)
+        checked, bad = schema.conform_rows(rows, table) if rows else (schema.empty(table) if no_rows is None else no_rows, {})
         rows.clear()
         refused = {linenos[i]: why for i, why in sorted(bad.items(), reverse=True)}
         keep = [ln for i, ln in enumerate(linenos) if i not in bad]

@@ -20,17 +20,24 @@ _HOST = re.compile(r"(?P<head>.*?)(?P<digits>\d{1,18})(?P<tail>\D*)")
 _TERM = re.compile(r"(?P<head>[^\[\]]*)\[(?P<group>[^\[\]]*)\](?P<tail>[^\[\]]*)")
 
 
+_MARKS = re.compile(r"[\[\],]")
+
+
 def _split_top(expr: str) -> list[str]:
-    """Split a hostlist on the commas outside brackets."""
-    parts, depth, cur = [], 0, []
-    for ch in expr:
-        depth += (ch == "[") - (ch == "]")
-        if ch == "," and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    parts.append("".join(cur))
+    """Split a hostlist on the commas outside brackets (only brackets and commas are visited)."""
+    if "[" not in expr and "]" not in expr:
+        parts = expr.split(",")
+    else:
+        parts, depth, start = [], 0, 0
+        for m in _MARKS.finditer(expr):
+            ch = m.group()
+            if ch == ",":
+                if depth == 0:
+                    parts.append(expr[start:m.start()])
+                    start = m.end()
+            else:
+                depth += 1 if ch == "[" else -1
+        parts.append(expr[start:])
     return [p.strip() for p in parts if p.strip()]
 
 
@@ -102,6 +109,27 @@ def host_index(names: Iterable[str]) -> HostIndex:
     return HostIndex(names, {n: i for i, n in enumerate(names)}, groups)
 
 
+#: range x host comparisons made in one array operation (larger terms go in slices of ranges)
+_BLOCK = 1 << 18
+
+
+def _mark_ranges(mask: np.ndarray, group: tuple[np.ndarray, ...], ranges: list[tuple[str, str]]) -> None:
+    """Set ``mask`` for the hosts of ``group`` inside any of ``ranges``: a host matches a range
+    when its number lies in ``[lo, hi]`` and it is written with as many digits as the range's
+    ``lo`` (or as its own value, when that is longer), as Slurm pads."""
+    idx, val, width, ndigits = group
+    top = np.iinfo(np.int64).max  # host numbers have at most 18 digits: a larger bound acts as this one
+    lo = np.array([min(int(a), top) for a, _ in ranges], dtype=np.int64)[:, None]
+    hi = np.array([min(int(b), top) for _, b in ranges], dtype=np.int64)[:, None]
+    wide = np.array([len(a) for a, _ in ranges], dtype=np.int64)[:, None]
+    step = max(1, _BLOCK // max(1, len(val)))
+    hit = np.zeros(len(val), dtype=bool)
+    for k in range(0, len(ranges), step):
+        sl = slice(k, k + step)
+        hit |= ((val >= lo[sl]) & (val <= hi[sl]) & (width == np.maximum(wide[sl], ndigits))).any(axis=0)
+    mask[idx[hit]] = True
+
+
 def members(index: HostIndex, nodelist: str | None, extra: Iterable[str | None] = ()) -> np.ndarray:
     """Boolean mask over ``index.names``: the host is in ``nodelist`` or in ``extra``.
 
@@ -123,12 +151,9 @@ def members(index: HostIndex, nodelist: str | None, extra: Iterable[str | None] 
             exact += expander()(term)
         else:
             group = index.groups.get(m["head"] + "\0" + m["tail"])
-            for lo, hi in _ranges(m["group"], term):
-                if group is None:
-                    continue
-                idx, val, width, ndigits = group
-                hit = (val >= int(lo)) & (val <= int(hi)) & (width == np.maximum(len(lo), ndigits))
-                mask[idx[hit]] = True
+            ranges = _ranges(m["group"], term)
+            if group is not None:
+                _mark_ranges(mask, group, ranges)
     for host in exact:
         i = index.exact.get(host)
         if i is not None:

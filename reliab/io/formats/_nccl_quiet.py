@@ -40,24 +40,33 @@ ISO_WITHIN = 48
 _PENDING = "_clock_ns"
 
 
-@lru_cache(maxsize=4096)
 def iso_second_ns(fields: tuple[str, ...], offset: str, tz: tzinfo) -> int | None:
     """Nanoseconds since the epoch of an ISO stamp's whole second, for a fixed offset (the
     text's, else ``tz``'s), computed without building a datetime and a Timestamp: the
     calendar checks of ``datetime`` (seconds above 59 read as 59), the offset subtracted,
     the range a ``datetime64[ns]`` column holds (``None`` outside it or for no calendar time)."""
-    y, mo, d, hh, mm, ss = (int(f) for f in fields)
+    y, mo, d, hh, mm, ss = fields
+    base = _day_ns(y, mo, d, offset, tz)
+    h, m = int(hh), int(mm)
+    if base is None or h > 23 or m > 59:
+        return None
+    ns = base + (h * 3600 + m * 60 + min(int(ss), 59)) * _NS
+    return ns if _NS_RANGE[0] <= ns < _NS_RANGE[1] else None
+
+
+@lru_cache(maxsize=4096)
+def _day_ns(y: str, mo: str, d: str, offset: str, tz: tzinfo) -> int | None:
+    """Nanoseconds since the epoch of the day's midnight at the offset, ``None`` for no
+    calendar day (a log repeats its days: cached per day, not per second)."""
     try:
-        day = date(y, mo, d).toordinal() - _EPOCH_DAY
+        day = date(int(y), int(mo), int(d)).toordinal() - _EPOCH_DAY
         zone = datetime.fromisoformat("2000-01-01T00:00:00" + offset).tzinfo if offset else tz
     except ValueError:
         return None
-    if hh > 23 or mm > 59 or zone is None:
+    if zone is None:
         return None
     off = zone.utcoffset(None) or timedelta(0)
-    ns = ((day * 86400 + hh * 3600 + mm * 60 + min(ss, 59)) * _NS
-          - off // timedelta(microseconds=1) * 1000)
-    return ns if _NS_RANGE[0] <= ns < _NS_RANGE[1] else None
+    return day * 86400 * _NS - off // timedelta(microseconds=1) * 1000
 
 
 def quiet_line(text: str, st: dict[str, Any]) -> bool:

@@ -178,7 +178,7 @@ def _iso(stamp: str, tz: tzinfo) -> tuple[datetime | None, str | None]:
     return (None, error) if error else (when, None)
 
 
-def parse_header(line: str, tz: tzinfo = UTC) -> Header:
+def parse_header(line: str, tz: tzinfo = UTC, *, tail: bool = True) -> Header:
     """Split ``line`` into time, host, tag and message, whatever its timestamp style.
 
     Parameters
@@ -187,6 +187,10 @@ def parse_header(line: str, tz: tzinfo = UTC) -> Header:
         One decoded log line without its line terminator.
     tz : tzinfo
         Zone of timestamps printed without an offset (``dmesg -T``, RFC 3164, naive ISO).
+    tail : bool
+        ``False``: the HOSTNAME and TAG of a syslog line are not split off its body (``host``,
+        ``tag`` and ``monotonic`` stay empty, ``message`` is the body); style, times, body
+        and error are the same.  Sniffing, which weighs only the timestamp, needs no more.
 
     Returns
     -------
@@ -205,6 +209,8 @@ def parse_header(line: str, tz: tzinfo = UTC) -> Header:
             if "," in stamp:
                 mono, msg = _split_monotonic(rest)
                 return Header("dmesg_iso", msg, rest, when, monotonic=mono, error=error)
+            if not tail:
+                return Header("rfc3339", rest, rest, when, error=error)
             return _syslog_tail("rfc3339", rest, when, error=error)
         m = _KMSG.match(line)
         if m is not None:
@@ -227,6 +233,8 @@ def parse_header(line: str, tz: tzinfo = UTC) -> Header:
             ok = 1 <= day <= 31 and hh < 24 and mm < 60 and ss < 61
             error = None if ok else f"unreadable syslog timestamp {line[:15]!r}"
             partial = (mon, day, hh, mm, ss) if ok else None
+            if not tail:
+                return Header("rfc3164", m.group(6), m.group(6), partial=partial, error=error)
             return _syslog_tail("rfc3164", m.group(6), None, partial=partial, error=error)
     return Header("none", line, line, error="no recognisable timestamp")
 

@@ -85,13 +85,16 @@ def job_from_path(path: str) -> str | None:
     return None if m is None else m.group(1)
 
 
+#: Slurm's default output file name of a job (``--output``: ``slurm-%j.out``, arrays ``slurm-%A_%a.out``)
+_SLURM_OUTPUT = re.compile(r"slurm-[0-9]+(?:_[0-9]+)?(?:-\S+)?\.(?:out|err|log)(?:\.\w+)?")
+
+
 def sniff_nccl(path: str, first_lines: list[str] | tuple[str, ...]) -> float:
     """Confidence that ``path`` is a training-job log (file name, glog, failure or loss lines).
 
     A clean job log (step and loss lines only) is recognised too, with a low score.
     """
-    name = Path(path).name
-    if re.fullmatch(r"slurm-[0-9]+(?:_[0-9]+)?(?:-\S+)?\.(?:out|err|log)(?:\.\w+)?", name):
+    if _SLURM_OUTPUT.fullmatch(os.path.basename(path)):
         return 0.9
     return _score_lines(first_lines, _Hints.of("\n".join(first_lines)))
 

@@ -216,17 +216,19 @@ def host_from_path(path: str) -> str:
     return name
 
 
+#: the date cell of an ``ipmitool sel list`` record (an unset BMC clock reads Pre-Init)
+_SNIFF_DATE = re.compile(r"\s*(?:[0-9]{2}/[0-9]{2}/[0-9]{2,4}|[A-Za-z]{3}-[0-9]{2}-[0-9]{4}|Pre-Init|PostInit)\s*")
+
+
 def _sniff(path: str, lines: Sequence[str]) -> float:
-    hits = 0
-    for line in lines:
+    for line in lines:  # one record or header line decides
+        if "|" not in line:
+            continue
         fields = line.split("|")
-        if len(fields) >= 5 and re.fullmatch(r"\s*(?:[0-9]{2}/[0-9]{2}/[0-9]{2,4}|[A-Za-z]{3}-[0-9]{2}-[0-9]{4}|"
-                                             r"Pre-Init|PostInit)\s*", fields[1]):
-            hits += 1
-        elif len(fields) >= 6 and [f.strip().lower() for f in fields[:3]] == ["id", "date", "time"]:
-            hits += 1  # the ipmi-sel header
-    if hits:
-        return 0.9
+        if len(fields) >= 5 and _SNIFF_DATE.fullmatch(fields[1]):
+            return 0.9
+        if len(fields) >= 6 and [f.strip().lower() for f in fields[:3]] == ["id", "date", "time"]:
+            return 0.9  # the ipmi-sel header
     text = [line.strip() for line in lines if line.strip()]
     if text and (text[0] == "SEL has no entries" or text[0] == "SEL Information"):
         return 0.9  # an empty SEL, or ``ipmitool sel info``: a SEL capture without events

@@ -127,6 +127,22 @@ def _finish(rows: list[Row], ctx: LineContext) -> list[Row]:
     return resolve_times(rows, ctx)
 
 
+#: the first character of every line :func:`parse_header` reads a time from: ``[`` (printk,
+#: ``dmesg -T``/``--reltime``), ``<`` (RFC 5424/3164 PRI), a digit (ISO, ``/dev/kmsg``, the
+#: ``dmesg --decode`` facility) or a letter (RFC 3164 month, the facility); no other line can
+_STAMP_START = re.compile(r"[\[<]|[^\W_]")
+
+
+def _stamp_weight(line: str) -> float:
+    """The sniffing weight of one line: its timestamp style's, if the time reads cleanly and
+    a message follows it, else 0 (decided without :func:`parse_header` for a line that
+    cannot start with a timestamp)."""
+    if _STAMP_START.match(line) is None:
+        return 0.0
+    h = parse_header(line, tail=False)
+    return STYLE_WEIGHT[h.style] if h.error is None and h.body.strip() else 0.0
+
+
 def sniff_kernel(path: str, first_lines: list[str] | tuple[str, ...]) -> float:
     """Confidence that ``path`` is a kernel/syslog capture, from its first lines.
 
@@ -138,10 +154,16 @@ def sniff_kernel(path: str, first_lines: list[str] | tuple[str, ...]) -> float:
         return 0.0
     if sum(ln.startswith(_NO_CLOCK) for ln in lines) * 2 >= len(lines):
         return 0.5  # a kernel excerpt whose date (and host) were cut away
-    headers = [parse_header(ln) for ln in lines]
-    # a line counts only if its timestamp reads cleanly and a message follows it
-    weights = [STYLE_WEIGHT[h.style] if h.error is None and h.body.strip() else 0.0 for h in headers]
-    hits = [w for w in weights if w > 0]
+    hits: list[float] = []
+    misses = 0
+    for ln in lines:
+        weight = _stamp_weight(ln)
+        if weight > 0:
+            hits.append(weight)
+            continue
+        misses += 1
+        if misses * 2 > len(lines):  # fewer than half can still read: the score is 0 whatever follows
+            return 0.0
     frac = len(hits) / len(lines)
     if frac < 0.5:
         return 0.0
@@ -251,13 +273,18 @@ def _bulk_xid(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.Da
     return kernel_rows(hits, ctx)
 
 
+#: how every ``dmesg --reltime`` line starts (``[  +0.000001]``, ``[Jun26 06:24]``), after the
+#: ``facility:level :`` columns of ``--decode``: lines that do not are never parsed to find out
+_RELTIME_START = re.compile(r"(?:[a-z0-9]+\s*:\s*[a-z]+\s*: )?\[(?: *\+|[A-Z][a-z]{2}[0-9]{2} )")
+
+
 def _is_reltime(path: str) -> bool:
     """Whether the file starts like ``dmesg --reltime`` output (then every line is read)."""
     try:
         head = head_lines(path, 20)
     except (InputFileError, OSError, ValueError):
         return False  # the line scan reports the file's problem
-    return any(parse_header(line).style == "dmesg_reltime" for line in head)
+    return any(_RELTIME_START.match(line) and parse_header(line).style == "dmesg_reltime" for line in head)
 
 
 @register_parser(SOURCE, sniff=sniff_kernel, table="signals")

@@ -314,14 +314,28 @@ def _headerless_row(line: str) -> bool:
     return any((m := _STATE.match(c)) is not None and m["state"] in _STATE_NAMES for c in cells[1:])
 
 
+def _mostly_headerless(rows: Sequence[str]) -> bool:
+    """Whether at least half of ``rows`` are headerless sacct rows (stops once half cannot be)."""
+    misses = 0
+    for line in rows:
+        if not _headerless_row(line):
+            misses += 1
+            if misses * 2 > len(rows):
+                return False
+    return True
+
+
 def _sniff(path: str, lines: Sequence[str]) -> float:
     for line in lines[:3]:
         if "|" in line and _is_header(line.split("|")):
             return 0.95
     rows = [ln for ln in lines if ln.strip()]
-    if rows and sum(_headerless_row(ln) for ln in rows) * 2 >= len(rows):
+    if rows and _mostly_headerless(rows):
         return 0.6  # sacct -n: pass fields= to read it
     for first, second in zip(lines[:3], lines[1:4], strict=False):
+        low = first.lower()  # (a word that lower-cases to "jobid" lies in the lower-cased line)
+        if "jobid" not in low or "state" not in low:
+            continue
         words = {w.lower() for w in first.split()}
         if {"jobid", "state"} <= words and second.strip() and set(second.strip()) <= {"-", " "}:
             return 0.95  # fixed-width header and its rule of dashes
