@@ -28,8 +28,9 @@ of 1.3x ``grep -c -F``).
 The big file is the log repeated up to ``--big-gb`` GB (deleted afterwards); its peak RSS
 has a target of 400 MB.  It is ingested in memory and with ``output=`` (the local engine
 streaming its tables to partitioned Parquet under ``benchmarks/_work/``, deleted after
-each run; once more with polars' allocator set to return freed memory at once),
-``--big-repeat`` times each, alternating.  The 1-minute load average is reported too: on a shared
+each run), each with the default allocator and with the allocator setting the ``reliab``
+command makes (:data:`reliab.cli._app.ALLOCATOR_ENV`), ``--big-repeat`` times each,
+alternating.  The 1-minute load average is reported too: on a shared
 machine every number moves with it.
 """
 
@@ -341,8 +342,11 @@ _STREAM = ("import sys, shutil, tempfile; from reliab.io import ingest; d = temp
            "r = ingest(sys.argv[1], source='kernel', output=d); print(r.to_dict()['signals']); shutil.rmtree(d)")
 
 
-#: polars' allocator (jemalloc) returning freed pages at once instead of keeping them for a while
-_DECAY = {**os.environ, "_RJEM_MALLOC_CONF": "dirty_decay_ms:0,muzzy_decay_ms:0"}
+def _cli_env() -> dict[str, str]:
+    """This environment with polars' allocator set as the ``reliab`` command sets it."""
+    from reliab.cli._app import ALLOCATOR_ENV
+
+    return {**os.environ, ALLOCATOR_ENV[0]: ALLOCATOR_ENV[1]}
 
 
 def _spread(values: list[float]) -> str:
@@ -351,41 +355,48 @@ def _spread(values: list[float]) -> str:
 
 def _big_figures(path: Path, lines: int, big_gb: float, big_lines: int, runs: int, grep: list[str],
                  code: str, rss_0: float | None) -> list[Figure]:
-    """Peak RSS and wall time on the big log: in memory, and with ``output=`` (streamed), each
-    ``runs`` times, alternating, so that both see the same load."""
+    """Peak RSS and wall time on the big log: in memory and with ``output=`` (streamed), each
+    with the default allocator and the ``reliab`` command's setting, ``runs`` times,
+    alternating, so that all four see the same load."""
     copies = -(-big_lines // lines) if big_lines > 0 else None
     big = _big(path, big_gb, copies)
     size_gb = big.stat().st_size / 1e9
-    memory: list[tuple[float, float | None]] = []
-    streamed: list[tuple[float, float | None]] = []
-    decayed: list[tuple[float, float | None]] = []
+    cli = _cli_env()
+    kinds = {"memory": ([sys.executable, "-c", code, str(big)], None),
+             "memory_cli": ([sys.executable, "-c", code, str(big)], cli),
+             "streamed": ([sys.executable, "-c", _STREAM, str(big), str(WORK)], None),
+             "streamed_cli": ([sys.executable, "-c", _STREAM, str(big), str(WORK)], cli)}
+    got: dict[str, list[tuple[float, float | None]]] = {k: [] for k in kinds}
     try:
         for _ in range(runs):
-            memory.append(child([sys.executable, "-c", code, str(big)]))
-            streamed.append(child([sys.executable, "-c", _STREAM, str(big), str(WORK)]))
-            decayed.append(child([sys.executable, "-c", _STREAM, str(big), str(WORK)], env=_DECAY))
+            for kind, (argv, env) in kinds.items():
+                got[kind].append(child(argv, env=env))
         t_bg, _ = child([*grep, str(big)])
     finally:
         big.unlink(missing_ok=True)
     what = f"{copies * lines / 1e6:g}M lines, {size_gb:.2f} GB" if copies else f"{size_gb:.2f} GB"
-    t_b, t_s, t_d = (statistics.median(t for t, _ in r) for r in (memory, streamed, decayed))
-    rss = [[m for _, m in r if m is not None] or [float("nan")] for r in (memory, streamed, decayed)]
-    rss_b, rss_s, rss_d = (statistics.median(r) for r in rss)
+    t = {k: statistics.median(w for w, _ in r) for k, r in got.items()}
+    rss = {k: [m for _, m in r if m is not None] or [float("nan")] for k, r in got.items()}
+    peak = {k: statistics.median(v) for k, v in rss.items()}
+    setting = f"{cli['_RJEM_MALLOC_CONF']}"
+
+    def rss_figure(kind: str, label: str, baseline: str | None = None, note: str = "") -> Figure:
+        base = None if baseline is None else peak["memory"]
+        return Figure(SECTION, f"peak RSS, ingest of {what} plain{label}", peak[kind], "MiB", baseline, base,
+                      target="< 400 MB", met=peak[kind] * 2**20 < 400e6,
+                      note=f"{_spread(rss[kind])} MiB; {_spread([w for w, _ in got[kind]])} s{note}")
+
     return [
-        Figure(SECTION, f"peak RSS, ingest of {what} plain", rss_b, "MiB",
-               target="< 400 MB", met=rss_b * 2**20 < 400e6,
-               note=f"{_spread(rss[0])} MiB; {t_b:.0f} s ({size_gb * 1e9 / t_b / 2**20:.0f} MiB/s); imports alone"
-                    f" {rss_0 or 0:.0f} MiB"),
-        Figure(SECTION, f"peak RSS, ingest of {what} plain, output= (streamed)", rss_s, "MiB",
-               "in memory", rss_b, target="< 400 MB", met=rss_s * 2**20 < 400e6, note=f"{_spread(rss[1])} MiB"),
-        Figure(SECTION, f"peak RSS, ingest of {what} plain, output=, polars allocator decay 0", rss_d, "MiB",
-               "in memory", rss_b, target="< 400 MB", met=rss_d * 2**20 < 400e6,
-               note=f"{_spread(rss[2])} MiB; _RJEM_MALLOC_CONF={_DECAY['_RJEM_MALLOC_CONF']};"
-                    f" {_spread([t for t, _ in decayed])} s"),
-        Figure(SECTION, f"ingest of {what} plain, full process", t_b, "s", "grep -c -F", t_bg,
-               note=f"{_spread([t for t, _ in memory])} s"),
-        Figure(SECTION, f"ingest of {what} plain, output= (streamed), full process", t_s, "s", "in memory", t_b,
-               note=f"{_spread([t for t, _ in streamed])} s"),
+        rss_figure("memory", "", note=f"; imports alone {rss_0 or 0:.0f} MiB"),
+        rss_figure("memory_cli", ", CLI allocator setting", "in memory", f"; _RJEM_MALLOC_CONF={setting}"),
+        rss_figure("streamed", ", output= (streamed)", "in memory"),
+        rss_figure("streamed_cli", ", output=, CLI allocator setting", "in memory"),
+        Figure(SECTION, f"ingest of {what} plain, full process", t["memory"], "s", "grep -c -F", t_bg,
+               note=f"{size_gb * 1e9 / t['memory'] / 2**20:.0f} MiB/s"),
+        Figure(SECTION, f"ingest of {what} plain, CLI allocator setting, full process", t["memory_cli"], "s",
+               "in memory", t["memory"]),
+        Figure(SECTION, f"ingest of {what} plain, output= (streamed), full process", t["streamed"], "s",
+               "in memory", t["memory"]),
     ]
 
 

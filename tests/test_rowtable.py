@@ -97,6 +97,23 @@ def test_plain_rows_take_the_fast_route() -> None:
     assert list(jobs["ngpus"]) == [16, pd.NA] and str(jobs["ngpus"].dtype) == "Int64"
 
 
+def test_arrow_frame_skips_the_copy_only_of_a_conformed_frame() -> None:
+    table = arrow_rows([dict(_PLAIN_SIGNAL), dict(_PLAIN_SIGNAL, host="n2")], "signals")
+    frame = arrow_frame(table, "signals")
+    pd.testing.assert_frame_equal(frame, schema.conform(table.to_pandas(), "signals"), check_exact=True)
+    frame.loc[0, "time"] = pd.Timestamp("2020-01-01", tz="UTC")  # a frame of its own, writeable
+    assert table.column("time")[0].as_py() == _TIMES[0]
+    # an Arrow table of other types (int64 job counts, plain strings, another zone) is still conformed
+    raw = pa.table({"job_id": ["12"], "name": ["train"], "state": ["FAILED"],
+                    "submit": pa.array([_TIMES[0]], pa.timestamp("us", "Europe/Paris")),
+                    "start": pa.array([_TIMES[1]], pa.timestamp("ns", "UTC")),
+                    "end": pa.array([_TIMES[0]], pa.timestamp("ns", "UTC")), "nnodes": [2], "ngpus": [16],
+                    "restarts": [0], "origin": ["sacct:2"]})
+    jobs = arrow_frame(raw, "jobs")
+    schema.validate(jobs, "jobs")
+    assert jobs["submit"].iloc[0] == pd.Timestamp(_TIMES[0]) and str(jobs["submit"].dtype) == schema.UTC
+
+
 @pytest.mark.parametrize("bad", [
     {"time": datetime(2300, 1, 1, tzinfo=UTC)}, {"time": None}, {"severity": "fatal"}, {"signal": ""},
     {"host": "a\udcffb"}, {"host": 7}, {"extra": 1}, {"time": pd.Timestamp(10**16, unit="ms", tz="UTC")},

@@ -47,6 +47,7 @@ from reliab.io._registry import sources as live_sources
 from reliab.io._repeats import drop_repeated_jobs
 from reliab.io._result import IngestResult, SourceChoice, not_read_notes
 from reliab.io._rowtable import arrow_frame, part_of
+from reliab.io._rowtable import conformed as _conformed
 from reliab.io._unread import BINARY, EMPTY, OPENED_NOT_READ, UNRECOGNIZED, binary_kind, not_read
 
 if TYPE_CHECKING:
@@ -263,14 +264,6 @@ def _broken_stream_errors() -> tuple[type[BaseException], ...]:
 
 
 _BROKEN_STREAM = _broken_stream_errors()
-
-
-def _conformed(df: pd.DataFrame, table: str) -> bool:
-    """Whether ``df`` already is what :func:`schema.conform` would make of it (RangeIndex)."""
-    names = [c.name for c in schema.TABLES[table]]
-    return (isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1
-            and list(df.columns[:len(names)]) == names
-            and all(df[c.name].dtype == schema.dtype_of(c) for c in schema.TABLES[table]))
 
 
 def _concat(frames: list[pd.DataFrame | pa.Table], table: str) -> pd.DataFrame:

@@ -33,7 +33,7 @@ from reliab import schema
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["arrow_rows", "arrow_frame", "empty_rows", "FileTables", "part_of"]
+__all__ = ["arrow_rows", "arrow_frame", "conformed", "empty_rows", "FileTables", "part_of"]
 
 #: tables whose rows :func:`arrow_rows` may build (telemetry has open-ended columns)
 _FAST_TABLES = ("signals", "jobs", "quarantine")
@@ -171,9 +171,23 @@ def _mapper(table: str) -> Any:
     return out.get
 
 
+def conformed(df: pd.DataFrame, table: str) -> bool:
+    """Whether ``df`` already is what :func:`schema.conform` would make of it (RangeIndex)."""
+    names = [c.name for c in schema.TABLES[table]]
+    return (isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1
+            and list(df.columns[:len(names)]) == names
+            and all(df[c.name].dtype == schema.dtype_of(c) for c in schema.TABLES[table]))
+
+
 def arrow_frame(arrow: pa.Table, table: str) -> pd.DataFrame:
-    """A conformed pandas frame of ``table`` from an Arrow table (strings stay Arrow-backed)."""
-    return schema.conform(arrow.to_pandas(types_mapper=_mapper(table)), table)
+    """A conformed pandas frame of ``table`` from an Arrow table (strings stay Arrow-backed).
+
+    ``to_pandas`` already makes a frame of its own (writeable numpy columns, string columns
+    sharing the immutable Arrow buffers), so one that has the declared dtypes is returned
+    as it is rather than copied once more by :func:`schema.conform`.
+    """
+    frame = arrow.to_pandas(types_mapper=_mapper(table))
+    return frame if conformed(frame, table) else schema.conform(frame, table)
 
 
 class FileTables(Mapping[str, pd.DataFrame]):

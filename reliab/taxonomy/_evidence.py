@@ -48,7 +48,7 @@ def _windows(t: np.ndarray, ends: np.ndarray, before: int,
 
 def _linked_tickets(signals: pd.DataFrame, job_ids: np.ndarray) -> np.ndarray:
     """Mask of ticket signals that name one of ``job_ids``."""
-    codes, keys = pd.factorize(obj(signals["signal"]))
+    codes, keys = pd.factorize(signals["signal"])  # on the column itself: no Python string per row
     ticket = np.append([str(k).startswith("ticket:") for k in keys], False).astype(bool)[codes]
     ticket &= signals["job_id"].notna().to_numpy(dtype=bool)
     if ticket.any():  # usually few rows: test only those against the job ids
@@ -70,7 +70,7 @@ def with_job_states(signals: pd.DataFrame, jobs: pd.DataFrame) -> pd.DataFrame:
     So that ``CANCELLED by 0`` reaches the ``slurm-cancelled-admin`` rule even when the
     caller passes only kernel or ticket signals. ``jobs`` needs the ``_state`` column.
     """
-    codes, keys = pd.factorize(obj(signals["signal"]))
+    codes, keys = pd.factorize(signals["signal"])
     is_slurm = np.append([str(k).startswith("slurm:") for k in keys], False).astype(bool)[codes]
     have = set(signals.loc[is_slurm, "job_id"].dropna())
     todo = jobs[~jobs["job_id"].isin(have)]
