@@ -380,8 +380,8 @@ def _big_figures(path: Path, lines: int, big_gb: float, big_lines: int, runs: in
     peak = {k: statistics.median(v) for k, v in rss.items()}
     setting = f"{cli['_RJEM_MALLOC_CONF']}"
 
-    def rss_figure(kind: str, label: str, baseline: str | None = None, note: str = "") -> Figure:
-        base = None if baseline is None else peak["memory"]
+    def rss_figure(kind: str, label: str, baseline: str = "", note: str = "") -> Figure:
+        base = peak["memory"] if baseline else None
         return Figure(SECTION, f"peak RSS, ingest of {what} plain{label}", peak[kind], "MiB", baseline, base,
                       target="< 400 MB", met=peak[kind] * 2**20 < 400e6,
                       note=f"{_spread(rss[kind])} MiB; {_spread([w for w, _ in got[kind]])} s{note}")

@@ -59,3 +59,20 @@ def test_append_replaces_the_sections_run_again(tmp_path: Path, monkeypatch: pyt
     saved = json.loads(path.read_text())
     assert [f["name"] for f in saved["figures"]] == ["a", "new"] and saved["figures"][1]["ratio"] == 2.0
     assert "fleet" in _suite.table(figures) and "2.00 x" in _suite.table(figures)
+
+
+@pytest.mark.slow
+def test_kernel_script_runs_whole_on_a_tiny_log(tmp_path, monkeypatch):
+    """The kernel script end to end (every child, the big-log rows in memory and streamed,
+    with and without the CLI allocator setting) on a tiny log: every figure printable."""
+    import benchmarks._suite as suite
+    from benchmarks import bench_ingest_kernel as kernel
+
+    monkeypatch.setattr(suite, "WORK", tmp_path)
+    monkeypatch.setattr(kernel, "WORK", tmp_path)
+    out = kernel.main(["--lines", "2000", "--repeat", "1", "--big-lines", "4000"])
+    names = [f["name"] for f in out["figures"]]
+    assert any("output= (streamed)" in n for n in names)
+    assert any("CLI allocator setting" in n for n in names)
+    peaks = [f for f in out["figures"] if f["name"].startswith("peak RSS")]
+    assert len(peaks) == 4 and all(f["value"] > 0 for f in peaks)
