@@ -374,6 +374,29 @@ def _sequential(lines: list[str], ctx: LineContext, numbers: list[int]) -> dict[
     return out
 
 
+def _context(state: dict) -> LineContext:
+    """A kernel line context on a copy of ``state`` (its tables copied too)."""
+    return LineContext(path="x.log", source="kernel",
+                       state={k: dict(v) if isinstance(v, dict) else v for k, v in state.items()})
+
+
+def _bulk_equals_per_line(lines: list[str], state: dict, start: int = 0
+                          ) -> tuple[pl.DataFrame, pl.DataFrame, LineContext, LineContext]:
+    """Assert: the bulk rows of ``lines[start:]`` plus the per-line rows of what it left == the
+    per-line parser on every one of those lines in order.  Returns the bulk rows and rest, and
+    the bulk and reference contexts (for their state)."""
+    ctx, ref_ctx = _context(state), _context(state)
+    hits = pl.DataFrame({"i": list(range(start, len(lines))), "line": lines[start:]},
+                        schema={"i": pl.UInt32, "line": pl.String})
+    rows, rest = _bulk.kernel_rows(hits, ctx)
+    got: dict[int, dict | str] = {}
+    for row in rows.to_dicts():
+        got[row.pop("_lineno")] = row
+    got.update(_sequential(lines, ctx, [i + 1 for i in rest["i"].to_list()]))
+    assert got == _sequential(lines, ref_ctx, list(range(start + 1, len(lines) + 1)))
+    return rows, rest, ctx, ref_ctx
+
+
 @settings(max_examples=300, deadline=None)
 @given(_sxid_group(), st.sampled_from([None, 1, 150, 400]))
 def test_bulk_sxid_reports_equal_per_line_reports(lines: list[str], opened_at: int | None) -> None:
@@ -383,18 +406,8 @@ def test_bulk_sxid_reports_equal_per_line_reports(lines: list[str], opened_at: i
     if opened_at is not None:  # an earlier group opened a report of switch 1, code 12028, at line -opened_at
         lines = [_FILLER] * opened_at + lines
         state["sxid_open"] = {("nvidia-nvswitch1 (PCI", "sxid:12028"): 1}
-    ctx = LineContext(path="x.log", source="kernel", state={**state, "sxid_open": dict(state.get("sxid_open", {}))})
-    start = opened_at or 0  # the group: the lines after the fillers
-    hits = pl.DataFrame({"i": list(range(start, len(lines))), "line": lines[start:]},
-                        schema={"i": pl.UInt32, "line": pl.String})
-    rows, rest = _bulk.kernel_rows(hits, ctx)
-    got: dict[int, dict | str] = {}
-    for row in rows.to_dicts():
-        got[row.pop("_lineno")] = row
-    got.update(_sequential(lines, ctx, [i + 1 for i in rest["i"].to_list()]))
-    ref_ctx = LineContext(path="x.log", source="kernel", state={**state, "sxid_open": dict(state.get("sxid_open", {}))})
-    want = _sequential(lines, ref_ctx, list(range(start + 1, len(lines) + 1)))
-    assert got == want
+    # the group: the lines after the fillers
+    _, _, ctx, ref_ctx = _bulk_equals_per_line(lines, state, opened_at or 0)
     assert ctx.state.get("sxid_open", {}) == ref_ctx.state.get("sxid_open", {})
 
 
@@ -452,19 +465,8 @@ def test_bulk_aer_reports_equal_per_line_reports(lines: list[str], opened_at: in
     if opened_at is not None:  # an earlier group's first line of a report, ``opened_at`` lines before
         lines = [_FILLER] * opened_at + lines
         state["aer_heads"] = {1: ("0000:00:02.0", "0000:18:00.0")}
-    ctx = LineContext(path="x.log", source="kernel", state={**state, "aer_heads": dict(state.get("aer_heads", {}))})
-    start = opened_at or 0
-    hits = pl.DataFrame({"i": list(range(start, len(lines))), "line": lines[start:]},
-                        schema={"i": pl.UInt32, "line": pl.String})
-    rows, rest = _bulk.kernel_rows(hits, ctx)
+    rows, _, ctx, ref_ctx = _bulk_equals_per_line(lines, state, opened_at or 0)
     assert rows["_lineno"].to_list() == sorted(rows["_lineno"].to_list())
-    got: dict[int, dict | str] = {}
-    for row in rows.to_dicts():
-        got[row.pop("_lineno")] = row
-    got.update(_sequential(lines, ctx, [i + 1 for i in rest["i"].to_list()]))
-    ref_ctx = LineContext(path="x.log", source="kernel", state={**state, "aer_heads": dict(state.get("aer_heads", {}))})
-    want = _sequential(lines, ref_ctx, list(range(start + 1, len(lines) + 1)))
-    assert got == want
     window = len(lines) + 1 - _bulk._AER_LINES  # entries the next group can still look back to
     assert ({n: v for n, v in ctx.state.get("aer_heads", {}).items() if n >= window}
             == {n: v for n, v in ref_ctx.state.get("aer_heads", {}).items() if n >= window})
@@ -525,19 +527,10 @@ def test_bulk_mixed_group_equals_per_line(lines: list[str]) -> None:
     """Bulk rows plus the per-line rows of what it left == the per-line parser on every line in order;
     the rest is in line order and holds no line that has a bulk row."""
     lines = lines + [_FILLER] * (_bulk._AER_LINES + 1)
-    hits = pl.DataFrame({"i": list(range(len(lines))), "line": lines}, schema={"i": pl.UInt32, "line": pl.String})
-    ctx = LineContext(path="x.log", source="kernel", state={"tz": UTC, "host": "stem"})
-    rows, rest = _bulk.kernel_rows(hits, ctx)
+    rows, rest, _, _ = _bulk_equals_per_line(lines, {"tz": UTC, "host": "stem"})
     left = rest["i"].to_list()
     assert left == sorted(left) and not set(left) & {n - 1 for n in rows["_lineno"].to_list()}
     assert rows["_lineno"].to_list() == sorted(rows["_lineno"].to_list())
-    got: dict[int, dict | str] = {}
-    for row in rows.to_dicts():
-        got[row.pop("_lineno")] = row
-    got.update(_sequential(lines, ctx, [i + 1 for i in left]))
-    want = _sequential(lines, LineContext(path="x.log", source="kernel", state={"tz": UTC, "host": "stem"}),
-                       list(range(1, len(lines) + 1)))
-    assert got == want
 
 
 def test_bulk_takes_an_edac_storm_whatever_its_stamps() -> None:
