@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -83,14 +84,16 @@ def _runs(positions: np.ndarray) -> list[list[int]]:
     return [[int(positions[s]), int(n)] for s, n in zip(starts, lengths, strict=True)]
 
 
-def write_parts(results: list[FileResult], folder: str, run: str, task: int) -> list[dict[str, Any]]:
+def write_parts(results: list[FileResult], folder: str, run: str, task: int, *, skip: tuple[str, ...] = (),
+                written_table: Callable[[pd.DataFrame, str], None] | None = None) -> list[dict[str, Any]]:
     """Write one task's per-file results as parts of ``folder``; returns the parts' manifest records.
 
     The rows of each table are those of :func:`reliab.io._driver.file_tables` (files in
     order), partitioned by the source that read their file and by date.  Each record holds
     ``table``, ``path`` (relative to ``folder``), ``rows``, ``task`` and ``runs`` (the
     positions of the part's rows in the task's table, as ``[start, length]``).  Parts are
-    written under a temporary name and renamed.
+    written under a temporary name and renamed.  Tables named in ``skip`` are not written;
+    ``written_table(frame, table)`` is called for each table written.
     """
     from reliab.io._driver import file_tables
 
@@ -98,12 +101,14 @@ def write_parts(results: list[FileResult], folder: str, run: str, task: int) -> 
     written: list[dict[str, Any]] = []
     for table in PARTITIONED:
         frame = tables[table]
-        if not len(frame):
+        if table in skip or not len(frame):
             continue
         rows_of = [(r.quarantine if table == "quarantine" else r.tables.get(table)) for r in results]
         sources = np.repeat([_safe(r.source) for r in results],
                             [0 if f is None else len(f) for f in rows_of]).astype(object)
         written += write_table(frame, table, sources, folder, run, task)
+        if written_table is not None:
+            written_table(frame, table)
     return written
 
 

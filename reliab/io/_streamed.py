@@ -145,18 +145,8 @@ class OutputWriter:
 
     def _write_results(self, results: list[FileResult], task: int, skip: tuple[str, ...] = ()) -> None:
         """Write the tables of consecutive ``results`` as one task (as the Dask engine's batches)."""
-        from reliab.io._driver import file_tables
-
-        tables = file_tables(results)
-        for table in _partitioned.PARTITIONED:
-            frame = tables[table]
-            if table in skip or not len(frame):
-                continue
-            sizes = [len(r.quarantine) if table == "quarantine" and r.quarantine is not None
-                     else len(part_of(r.tables, table)) if table in r.tables else 0 for r in results]
-            sources = np.repeat([_partitioned._safe(r.source) for r in results], sizes).astype(object)
-            self.parts += _partitioned.write_table(frame, table, sources, self.folder, self.run, task)
-            self._count(frame, table)
+        self.parts += _partitioned.write_parts(results, self.folder, self.run, task, skip=skip,
+                                               written_table=self._count)
 
     def _count(self, frame: pd.DataFrame, table: str) -> None:
         if table in ("signals", "telemetry"):
