@@ -28,8 +28,9 @@ of 1.3x ``grep -c -F``).
 The big file is the log repeated up to ``--big-gb`` GB (deleted afterwards); its peak RSS
 has a target of 400 MB.  It is ingested in memory and with ``output=`` (the local engine
 streaming its tables to partitioned Parquet under ``benchmarks/_work/``, deleted after
-each run), each with the default allocator and with the allocator setting the ``reliab``
-command makes (:data:`reliab.cli._app.ALLOCATOR_ENV`), ``--big-repeat`` times each,
+each run), each with the allocator setting ``import reliab`` makes
+(:data:`reliab._allocator.ALLOCATOR_ENV`, the default) and with polars' own defaults (the
+variable set to them, as a user's own value is kept), ``--big-repeat`` times each,
 alternating.  The 1-minute load average is reported too: on a shared
 machine every number moves with it.
 """
@@ -342,11 +343,18 @@ _STREAM = ("import sys, shutil, tempfile; from reliab.io import ingest; d = temp
            "r = ingest(sys.argv[1], source='kernel', output=d); print(r.to_dict()['signals']); shutil.rmtree(d)")
 
 
-def _cli_env() -> dict[str, str]:
-    """This environment with polars' allocator set as the ``reliab`` command sets it."""
-    from reliab.cli._app import ALLOCATOR_ENV
+#: polars' own allocator options (``polars/__init__.py``), which reliab keeps when the user sets them
+POLARS_ALLOCATOR = "dirty_decay_ms:500,muzzy_decay_ms:1000"
 
-    return {**os.environ, ALLOCATOR_ENV[0]: ALLOCATOR_ENV[1]}
+
+def _allocator_envs() -> tuple[dict[str, str], dict[str, str]]:
+    """This environment without polars' allocator variable (``import reliab`` sets it in the
+    child), and with it set to polars' defaults (kept as a user's own value)."""
+    from reliab._allocator import ALLOCATOR_ENV
+
+    name = ALLOCATOR_ENV[0]
+    plain = {k: v for k, v in os.environ.items() if k != name}
+    return plain, {**plain, name: POLARS_ALLOCATOR}
 
 
 def _spread(values: list[float]) -> str:
@@ -361,11 +369,11 @@ def _big_figures(path: Path, lines: int, big_gb: float, big_lines: int, runs: in
     copies = -(-big_lines // lines) if big_lines > 0 else None
     big = _big(path, big_gb, copies)
     size_gb = big.stat().st_size / 1e9
-    cli = _cli_env()
-    kinds = {"memory": ([sys.executable, "-c", code, str(big)], None),
-             "memory_cli": ([sys.executable, "-c", code, str(big)], cli),
-             "streamed": ([sys.executable, "-c", _STREAM, str(big), str(WORK)], None),
-             "streamed_cli": ([sys.executable, "-c", _STREAM, str(big), str(WORK)], cli)}
+    ours, theirs = _allocator_envs()
+    kinds = {"memory": ([sys.executable, "-c", code, str(big)], ours),
+             "memory_polars": ([sys.executable, "-c", code, str(big)], theirs),
+             "streamed": ([sys.executable, "-c", _STREAM, str(big), str(WORK)], ours),
+             "streamed_polars": ([sys.executable, "-c", _STREAM, str(big), str(WORK)], theirs)}
     got: dict[str, list[tuple[float, float | None]]] = {k: [] for k in kinds}
     try:
         for _ in range(runs):
@@ -378,7 +386,6 @@ def _big_figures(path: Path, lines: int, big_gb: float, big_lines: int, runs: in
     t = {k: statistics.median(w for w, _ in r) for k, r in got.items()}
     rss = {k: [m for _, m in r if m is not None] or [float("nan")] for k, r in got.items()}
     peak = {k: statistics.median(v) for k, v in rss.items()}
-    setting = f"{cli['_RJEM_MALLOC_CONF']}"
 
     def rss_figure(kind: str, label: str, baseline: str = "", note: str = "") -> Figure:
         base = peak["memory"] if baseline else None
@@ -387,13 +394,13 @@ def _big_figures(path: Path, lines: int, big_gb: float, big_lines: int, runs: in
                       note=f"{_spread(rss[kind])} MiB; {_spread([w for w, _ in got[kind]])} s{note}")
 
     return [
-        rss_figure("memory", "", note=f"; imports alone {rss_0 or 0:.0f} MiB"),
-        rss_figure("memory_cli", ", CLI allocator setting", "in memory", f"; _RJEM_MALLOC_CONF={setting}"),
+        rss_figure("memory", "", note=f"; imports alone {rss_0 or 0:.0f} MiB; reliab's allocator setting"),
+        rss_figure("memory_polars", ", polars' allocator defaults", "in memory", f"; _RJEM_MALLOC_CONF={POLARS_ALLOCATOR}"),
         rss_figure("streamed", ", output= (streamed)", "in memory"),
-        rss_figure("streamed_cli", ", output=, CLI allocator setting", "in memory"),
+        rss_figure("streamed_polars", ", output=, polars' allocator defaults", "in memory"),
         Figure(SECTION, f"ingest of {what} plain, full process", t["memory"], "s", "grep -c -F", t_bg,
                note=f"{size_gb * 1e9 / t['memory'] / 2**20:.0f} MiB/s"),
-        Figure(SECTION, f"ingest of {what} plain, CLI allocator setting, full process", t["memory_cli"], "s",
+        Figure(SECTION, f"ingest of {what} plain, polars' allocator defaults, full process", t["memory_polars"], "s",
                "in memory", t["memory"]),
         Figure(SECTION, f"ingest of {what} plain, output= (streamed), full process", t["streamed"], "s",
                "in memory", t["memory"]),

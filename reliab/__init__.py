@@ -9,7 +9,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from reliab import _allocator
 from reliab._version import __version__
+
+# polars' allocator returns freed memory after 100 ms (unless set by the user, or polars is
+# already loaded): the peak of a large log's ingest stays bounded (reliab._allocator)
+_allocator.configure()
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {

@@ -64,7 +64,7 @@ def test_append_replaces_the_sections_run_again(tmp_path: Path, monkeypatch: pyt
 @pytest.mark.slow
 def test_kernel_script_runs_whole_on_a_tiny_log(tmp_path, monkeypatch):
     """The kernel script end to end (every child, the big-log rows in memory and streamed,
-    with and without the CLI allocator setting) on a tiny log: every figure printable."""
+    with reliab's allocator setting and polars' defaults) on a tiny log: every figure printable."""
     import benchmarks._suite as suite
     from benchmarks import bench_ingest_kernel as kernel
 
@@ -73,6 +73,6 @@ def test_kernel_script_runs_whole_on_a_tiny_log(tmp_path, monkeypatch):
     out = kernel.main(["--lines", "2000", "--repeat", "1", "--big-lines", "4000"])
     names = [f["name"] for f in out["figures"]]
     assert any("output= (streamed)" in n for n in names)
-    assert any("CLI allocator setting" in n for n in names)
+    assert any("polars' allocator defaults" in n for n in names)
     peaks = [f for f in out["figures"] if f["name"].startswith("peak RSS")]
     assert len(peaks) == 4 and all(f["value"] > 0 for f in peaks)

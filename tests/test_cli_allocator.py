@@ -1,9 +1,10 @@
-"""The ``reliab`` command sets polars' allocator options before polars is loaded; the user's own win.
+"""Importing reliab sets polars' allocator options before polars is loaded; the user's own win.
 
 polars (Linux wheels) allocates with a bundled jemalloc that reads ``_RJEM_MALLOC_CONF``
 when the library first allocates; options are read left to right and the last one wins
-(jemalloc manual, "TUNING" / ``opt.*``: https://jemalloc.net/jemalloc.3.html).  The Python
-API never touches the environment; only :func:`reliab.cli.main` does, with ``setdefault``.
+(jemalloc manual, "TUNING" / ``opt.*``: https://jemalloc.net/jemalloc.3.html).  ``import
+reliab`` (so the API and the ``reliab`` command alike) sets it when the user has not and
+polars is not loaded yet; with polars already loaded it leaves everything as it is.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 
 import pytest
 
-from reliab.cli._app import ALLOCATOR_ENV
+from reliab._allocator import ALLOCATOR_ENV
 
 NAME, VALUE = ALLOCATOR_ENV
 
@@ -43,15 +44,24 @@ def _env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-def test_cli_sets_the_allocator_before_polars_and_the_api_does_not() -> None:
+def test_cli_sets_the_allocator_before_polars() -> None:
     lines = _child(_env(), _CHILD.format(name=NAME)).stdout.splitlines()
     # the command line has polars not yet loaded when the setting is made, and polars keeps
     # it after its own defaults, so that it is the value jemalloc ends with
     assert lines[-3] == f"reliab {__import__('reliab').__version__}"
     assert lines[-2] == "False"
-    assert lines[-1].endswith("," + VALUE) or lines[-1] == VALUE
-    api = _child(_env(), f"import os, reliab.io, polars; print(os.environ.get({NAME!r}))").stdout
-    assert VALUE not in api  # importing and using the library leaves the environment alone
+    assert lines[-1].endswith("," + VALUE)
+
+
+def test_api_import_sets_it_only_before_polars() -> None:
+    show = f"print(os.environ.get({NAME!r}))"
+    api = _child(_env(), f"import os, reliab.io, polars; {show}").stdout.strip()
+    assert api.endswith("," + VALUE)  # reliab first: polars starts with the setting last
+    late = _child(_env(), f"import os, polars, reliab.io; {show}").stdout.strip()
+    assert VALUE not in late  # polars first: its allocator already runs on its own options
+    # and reliab says whether it made the setting
+    told = _child(_env(), "import reliab._allocator as a, reliab; print(a.configure())").stdout.strip()
+    assert told == "False"  # made once, at import; a second call finds the variable set
 
 
 def test_users_own_allocator_setting_wins() -> None:

@@ -64,20 +64,14 @@ def _fail(exc: BaseException) -> None:
     raise typer.Exit(code=1)
 
 
-#: polars' jemalloc under the ``reliab`` command: freed pages go back to the system after
-#: 100 ms instead of polars' 500 ms + 1 s (jemalloc ``opt.dirty_decay_ms`` and
-#: ``opt.muzzy_decay_ms``, https://jemalloc.net/jemalloc.3.html), which keeps the peak of a
-#: 5M-line kernel log under 400 MB at the same speed (``benchmarks/bench_ingest_kernel.py``)
-ALLOCATOR_ENV = ("_RJEM_MALLOC_CONF", "dirty_decay_ms:100,muzzy_decay_ms:0")
 
 
 def main() -> None:
     """Entry point of the ``reliab`` console script: every error is one line and exit code 1.
 
-    Before any command imports polars it sets :data:`ALLOCATOR_ENV` unless the variable is
-    already set (the user's own value wins); the Python API never changes the environment.
+    Importing ``reliab`` has already set polars' allocator option
+    (:data:`reliab._allocator.ALLOCATOR_ENV`) unless the user set the variable.
     """
-    os.environ.setdefault(*ALLOCATOR_ENV)
     try:  # typer >= 0.22 vendors click as typer._click; earlier versions use click itself
         from typer._click import exceptions as click
     except ImportError:  # pragma: no cover - older typer
