@@ -338,7 +338,8 @@ def _path_batches(path: str, literals: tuple[bytes, ...]) -> Iterator[tuple[int,
     schema = {"i": pl.Int64, "line": pl.String}
     ready: tuple[int, pl.DataFrame] | None = None  # a full group, waiting for the next batch
     numbers: list[np.ndarray] = []
-    texts: list[str] = []
+    texts: list[Any] = []  # Arrow arrays of candidate lines, copied out of their batches
+    held = 0
     lines = 0
     ours = [key for key in POLARS_ENV if key not in os.environ]
     os.environ.update({key: POLARS_ENV[key] for key in ours})  # read by polars' line reader
@@ -355,12 +356,14 @@ def _path_batches(path: str, literals: tuple[bytes, ...]) -> Iterator[tuple[int,
             col = batch.get_column("line")
             if col.null_count() == col.len():
                 continue
-            # Series operations: no query plan per batch; to_list copies the texts out
+            # Series operations: no query plan per batch; to_arrow copies the texts out (into
+            # one large_string buffer holding just them: ~40 % cheaper than Python strings)
             numbers.append(np.flatnonzero(col.is_not_null().to_numpy()) + base)
-            texts.extend(col.drop_nulls().to_list())
-            if len(texts) >= BULK_ROWS:
+            texts.append(col.drop_nulls().to_arrow())
+            held += len(texts[-1])
+            if held >= BULK_ROWS:
                 ready = lines, _group(numbers, texts, schema)
-                numbers, texts = [], []
+                numbers, texts, held = [], [], 0
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise _Fallback(str(exc)) from exc
     finally:  # leave the user's own polars scans alone
@@ -371,14 +374,16 @@ def _path_batches(path: str, literals: tuple[bytes, ...]) -> Iterator[tuple[int,
     yield lines, _group(numbers, texts, schema)
 
 
-def _group(numbers: list[Any], texts: list[str], schema: dict[str, Any]) -> pl.DataFrame:
-    """One frame of candidate lines from the line numbers and texts of several batches."""
+def _group(numbers: list[Any], texts: list[Any], schema: dict[str, Any]) -> pl.DataFrame:
+    """One frame of candidate lines from the line numbers and texts (Arrow arrays) of several batches."""
     import numpy as np
     import polars as pl
+    import pyarrow as pa
 
     if not texts:
         return pl.DataFrame(schema=schema)
-    return pl.DataFrame({"i": np.concatenate(numbers), "line": texts}, schema=schema)
+    line = pl.Series("line", pa.chunked_array(texts).combine_chunks(), dtype=pl.String)
+    return pl.DataFrame({"i": np.concatenate(numbers), "line": line}, schema=schema)
 
 
 def path_candidates(path: str, literals: tuple[bytes, ...], counter: list[int],
