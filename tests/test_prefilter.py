@@ -533,6 +533,33 @@ def test_bulk_mixed_group_equals_per_line(lines: list[str]) -> None:
     assert rows["_lineno"].to_list() == sorted(rows["_lineno"].to_list())
 
 
+#: characters an EDAC line may carry beyond printable ASCII (tab, DEL, NUL, no-break space, é, a
+#: line separator) and printable ones, for the lead-plus-printable split of the EDAC shape
+_EDAC_CHARS = st.sampled_from(["a", " ", "~", "0", ":", "\t", "\x7f", "\x00", "\xa0", "\u00e9", "\u2028", "\x1b"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["host", "lead", "tail"]), st.text(_EDAC_CHARS, min_size=1, max_size=4)),
+                min_size=1, max_size=12))
+def test_bulk_edac_lines_with_any_characters_equal_per_line(cuts: list[tuple[str, str]]) -> None:
+    """An EDAC line is taken in bulk only when it is printable ASCII as a whole: a character
+    outside ``[ -~]`` in the host, between ``EDAC`` and ``MCn`` or in the tail sends it to the
+    per-line parser, and either way the rows equal the per-line parser's."""
+    lines = []
+    for where, text in cuts:
+        host = f"n{text}" if where == "host" else "n1"
+        word = f"sb{text} " if where == "lead" else ""
+        tail = text if where == "tail" else ""
+        lines.append(f"2024-06-03T14:02:11Z {host} kernel: EDAC {word}MC0: 1 CE memory read error{tail}")
+    _bulk_equals_per_line(lines + [_FILLER] * (_bulk._AER_LINES + 1), {"tz": UTC, "host": "stem"})
+
+
+def test_edac_lead_is_the_shape_without_its_printable_tail() -> None:
+    assert _bulk._EDAC_SHAPE == _bulk._EDAC_LEAD + f"{_bulk._P}*$"
+    hits = _bulk.with_printable(pl.DataFrame({"line": ["a b", "a\tb", "caf\u00e9", "x\x7f", "~ !", ""]}))
+    assert hits["_printable"].to_list() == [True, False, False, False, True, True]
+
+
 def test_bulk_takes_an_edac_storm_whatever_its_stamps() -> None:
     """Every EDAC line of the common shape is taken in bulk with the time of its own stamp."""
     lines = [f"{s} n1 kernel: {_EDAC_BODIES[0]}" for s in _GOOD_STAMPS] + [_FILLER] * (_bulk._AER_LINES + 1)

@@ -284,7 +284,7 @@ def _other_plans() -> tuple[_Plan, ...]:
         for text in kind.absent:
             cond = cond & ~line.str.contains(text, literal=True)
         if kind.own == ("EDAC",):  # the shape is tested first, then cut apart without captures
-            cond, groups = cond & line.str.contains(_EDAC_SHAPE), _edac_groups()
+            cond, groups = cond & pl.col("_printable") & line.str.contains(_EDAC_LEAD), _edac_groups()
         else:
             groups = line.str.extract_groups(f"{_HEAD}(?P<body>{kind.body})$")
         ok = _g("body").is_not_null() & ~_g("body").str.starts_with("[") & pl.col("time").is_not_null()
@@ -307,6 +307,11 @@ def _aer_plans() -> tuple[_Plan, ...]:
 
 #: the EDAC shape of :data:`_KINDS` without captures (a DFA matches it; captures cost ~15 us a line)
 _EDAC_SHAPE = (_HEAD.replace("(?P<host>", "(?:") + rf"EDAC (?:{_N}+ )?MC[0-9]+: [0-9]+ (?:UE|CE)(?-u:\b){_P}*$")
+#: :data:`_EDAC_SHAPE` up to its printable tail ``{_P}*$``: a line has the shape exactly when it
+#: matches this lead and is printable ASCII as a whole (the lead itself only matches printable
+#: characters, so a character outside ``[ -~]`` is in the tail whatever the split).  The regex
+#: then stops after the lead instead of reading the whole line (~3x cheaper on EDAC storms)
+_EDAC_LEAD = _EDAC_SHAPE.removesuffix(f"{_P}*$")
 #: the message starts after one word when the expression's optional word can be taken (it is tried first)
 _EDAC_WORD = r"^[!-~]+ MC[0-9]+: [0-9]+ (?:UE|CE)(?-u:\b)"
 
@@ -355,6 +360,8 @@ def kernel_other(hits: pl.DataFrame, ctx: LineContext,
     hits = hits.rechunk()  # (polars 2.1 can panic on a string expression over a many-chunk frame)
     if "_mask" not in hits.columns:
         hits = hits.with_columns(_mask=_other_mask())
+    if "_printable" not in hits.columns:
+        hits = with_printable(hits)
     rows = other_rows(hits, plans).sort("_lineno")
     return rows, rest_of(hits, rows.get_column("_lineno") - 1)
 
@@ -373,6 +380,18 @@ def other_rows(hits: pl.DataFrame, plans: tuple[_Plan, ...] | None = None) -> pl
     if not parts:
         return _no_rows()
     return pl.concat(parts, how="vertical_relaxed").collect()
+
+
+def with_printable(hits: pl.DataFrame) -> pl.DataFrame:
+    """``hits`` with ``_printable``: the line is printable ASCII (every byte in ``[ -~]``).
+
+    Arrow's ``ascii_is_printable`` reads each string's bytes once, ~7x cheaper than a
+    ``^[ -~]*$`` regex in polars (same answer, the empty string included).
+    """
+    import pyarrow.compute as pc
+
+    printable = pc.ascii_is_printable(hits.get_column("line").to_arrow())
+    return hits.with_columns(pl.Series("_printable", printable, dtype=pl.Boolean))
 
 
 def _no_rows() -> pl.DataFrame:
@@ -398,7 +417,8 @@ def _prepared(hits: pl.DataFrame) -> pl.DataFrame:
     group); ``_before`` — those at most :data:`_AER_LINES` lines before a ``PCIe Bus Error``
     hit (an AER report's second line) but NVSwitch SXid lines, held only when the group's
     AER reports are not decided in bulk.  ``_quiet``: noise
-    (:func:`._bulk_reports.noise`); ``_aer``: the lines holding ``AER:`` or ``PCIe Bus Error``.
+    (:func:`._bulk_reports.noise`); ``_aer``: the lines holding ``AER:`` or ``PCIe Bus Error``;
+    ``_printable`` (:func:`with_printable`).
     """
     from reliab.io.formats.kernel._bulk_reports import noise
 
@@ -409,7 +429,7 @@ def _prepared(hits: pl.DataFrame) -> pl.DataFrame:
     # (an NVSwitch SXid line is read by its own matcher, never as part of an AER report)
     switch = _bit("SXid") & pl.col("line").str.contains("nvidia-nvswitch", literal=True)
     tail = i >= i.max() - _AER_LINES
-    return hits.lazy().with_columns(_mask=_other_mask()).with_columns(
+    return with_printable(hits).lazy().with_columns(_mask=_other_mask()).with_columns(
         _always=tail | indented.fill_null(False), _tail=tail,
         _before=(((next_detail.shift(-1) - i) <= _AER_LINES) & ~switch).fill_null(False),
         _quiet=noise(), _aer=_bit("AER:") | _bit("PCIe Bus Error"),
