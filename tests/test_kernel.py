@@ -56,6 +56,21 @@ def test_gpud_xid119_dmesg_ctime() -> None:
     assert str(sig["time"].dtype) == "datetime64[ns, UTC]"
 
 
+@pytest.mark.parametrize(("stamp", "when"), [
+    ("[Ter Set 19 06:01:41 2017]", "2017-09-19 06:01:41"),  # pt_BR (LabPETR/bpm-gw#73)
+    ("[mar. févr.  6 10:11:12 2024]", "2024-02-06 10:11:12"),  # fr_FR
+    ("[Di Mär  5 07:08:09 2024]", "2024-03-05 07:08:09"),  # de_DE
+    ("[Tue Sep 19 06:01:41 2017]", "2017-09-19 06:01:41"),  # C
+])
+def test_dmesg_ctime_in_other_locales(tmp_path: Path, stamp: str, when: str) -> None:
+    """util-linux ``dmesg -T`` prints ``%a %b`` in the user's locale: the month is read from
+    the same table as localized syslog months."""
+    res = read_kernel(_write(tmp_path, "node1.log", f"{stamp} {XID79}\n{stamp} pciehp 0000:02:05.0: Link Down\n"))
+    _check(res)
+    sig = res.tables["signals"]
+    assert sig["signal"].tolist() == ["xid:79"] and sig["time"].tolist() == [_ts(when)]
+
+
 def test_gpud_decode_iso_xid13_xid43() -> None:
     res = read_kernel(str(GPUD / "dmesg-decode-iso-xid13-xid43-oom.log"), host="gpu-node-7")
     _check(res)

@@ -194,6 +194,7 @@ def test_unpadded_glog_month_and_year_from_a_dated_line(tmp_path: Path) -> None:
     ("\x1b[36m(RayWorkerWrapper pid=4009)\x1b[0m [rank3]:", "3", None),  # Ray, coloured
     ("192.168.13.81: [rank3]:", "3", "192.168.13.81"),  # pdsh (DeepSpeed launcher)
     ("[80746] [rank3]:", "3", None),  # a log viewer's line number
+    ("(WorkerDict pid=1230, ip=train-4-worker-0) [rank3]:", "3", "train-4-worker-0"),  # Ray, pod name
 ])
 def test_launcher_prefixes(tmp_path: Path, prefix: str, rank: str | None, host: str | None) -> None:
     line = (f"{prefix}[E1225 12:58:32.712922209 ProcessGroupNCCL.cpp:616] Watchdog caught collective operation"
@@ -203,6 +204,23 @@ def test_launcher_prefixes(tmp_path: Path, prefix: str, rank: str | None, host: 
     assert sig["time"].iloc[0] == _ts("2024-12-25 12:58:32.712922209")
     assert (sig["host"].iloc[0] == host) if host else pd.isna(sig["host"].iloc[0])
     assert sig["message"].iloc[0].startswith(f"rank {rank}: " if rank else "Watchdog caught")
+
+
+def test_a_collectors_stamp_dates_the_glog_time_it_precedes(tmp_path: Path) -> None:
+    """Real-shaped (volcengine/verl#1309: Ray output kept by a collector that stamps every line):
+    '[2025-05-10 00:18:21] (WorkerDict pid=…, ip=<pod>) [rank15]:[E510 00:18:19.328151517 …]' is
+    the glog record of 00:18:19.328151517 on the collector's date, not an event at 00:18:21; a
+    job's own '[date] [INFO] …' line keeps its stamp as its time."""
+    text = ("[2025-05-10 00:18:21] (WorkerDict pid=1230, ip=train-1-worker-0) [rank15]:[E510 00:18:19.328151517"
+            " ProcessGroupNCCL.cpp:2168] [PG ID 4 PG GUID 20(mesh_tp) Rank 1]  failure detected by watchdog at"
+            " work sequence id: 3 PG status: last enqueued work: 3, last completed work: 2\n"
+            "[2025-05-10 00:19:02] [INFO] step 4\n"
+            "[2025-05-10 00:19:05] (WorkerDict pid=1230, ip=train-1-worker-0) CUDA error: an illegal memory"
+            " access was encountered\n")
+    _, sig, lines = _signals(tmp_path, "ray-job.log", text)
+    assert sig["signal"].tolist() == ["nccl:failure_detected", "cuda:illegal_memory_access"] and lines == [1, 3]
+    assert sig["time"].tolist() == [_ts("2025-05-10 00:18:19.328151517"), _ts("2025-05-10 00:19:05")]
+    assert sig["host"].tolist() == ["train-1-worker-0"] * 2
 
 
 def test_old_undated_glog_and_detection_wordings(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ _LAUNCHER = re.compile(
     r"\[(?:rank(?P<rank>[0-9]+)|[A-Za-z_]+[0-9]+)\]:"  # [rank3]: (PyTorch), [default0]: (torchrun)
     r"|[0-9]+:(?= )"  # srun --label
     r"|\[[0-9]+,[0-9]+\]<std(?:out|err)>:"  # mpirun --tag-output
-    r"|\((?:[A-Za-z_]+ )?pid=[0-9]+(?:, ip=(?P<ray>[0-9A-Fa-f.:]+))?\)"  # Ray worker
+    r"|\((?:[A-Za-z_]+ )?pid=[0-9]+(?:, ip=(?P<ray>[^\s,()]+))?\)"  # Ray worker (ip: an address or a pod name)
     r")\s?")
 #: prefixes only at the very start of a line: a viewer's line number, a pdsh host
 _LINE_NUMBER = re.compile(r"\[[0-9]+\] ")
@@ -44,6 +44,9 @@ _GLOG_NO_TIME = re.compile(r"\[(?P<level>[IWEF]) (?P<where>[^\s\]]+:[0-9]+)\] ?(
 ISO = re.compile(r"(?:^|(?<=[\[\s(]))([0-9]{4})-([0-9]{2})-([0-9]{2})[ T_]([0-9]{2}):([0-9]{2}):([0-9]{2})"
                  r"(?:[.,]([0-9]{1,9}))?(Z|[+-][0-9]{2}:?[0-9]{2})?(?=[\]\s,)]|$)")
 _ISO_WITHIN = 48
+#: what follows a log collector's own stamp (``[2025-05-10 00:18:21] (WorkerDict pid=…) …``):
+#: a launcher prefix or a glog stamp, so the bracketed date is the collector's, not the record's
+_AFTER_COLLECTOR = re.compile(r"\] (?=\(|\[|[IWEF][0-9]{3,4} )")
 _NCCL_WHO = re.compile(r"(?P<host>[^\s:]+):[0-9]+:[0-9]+ \[(?P<dev>[0-9]+)\] ")
 
 _WORK = re.compile(r"WorkNCCL\((.*?)\) ran for ([0-9]+) milliseconds")
@@ -70,6 +73,7 @@ class Split:
     glog_untimed: bool = False
     iso: re.Match[str] | None = None
     prefixed: bool = False
+    dated: re.Match[str] | None = None  # a collector's stamp before the prefixes (the record's date)
 
 
 def fraction_ns(digits: str | None) -> int:
@@ -82,20 +86,34 @@ def _month_day(md: str) -> tuple[int, int]:
     return int(md[:-2]), int(md[-2:])
 
 
-def _prefixes(text: str) -> tuple[int, str | None, str | None]:
-    """End of the launcher prefixes of ``text``, the rank and the host they name."""
+def _collector(text: str, pos: int) -> re.Match[str] | None:
+    """A log collector's ``[YYYY-MM-DD HH:MM:SS] `` at ``pos``, followed by a launcher prefix or glog."""
+    if text[pos:pos + 1] != "[":
+        return None
+    m = ISO.match(text, pos + 1)
+    if m is None or _AFTER_COLLECTOR.match(text, m.end()) is None:
+        return None
+    return m
+
+
+def _prefixes(text: str) -> tuple[int, str | None, str | None, re.Match[str] | None]:
+    """End of the launcher prefixes of ``text``, the rank and the host they name, and a
+    collector's stamp before them (:func:`_collector`)."""
     rank = host = None
     pos = 0
     m = _LINE_NUMBER.match(text)
     if m is not None:
         pos = m.end()
+    dated = _collector(text, pos)
+    if dated is not None:
+        pos = dated.end() + 2  # "] "
     m = _PDSH.match(text, pos)
     if m is not None:
         pos, host = m.end(), m.group("host")
     while True:
         m = _LAUNCHER.match(text, pos)
         if m is None or m.end() == pos:
-            return pos, rank, host
+            return pos, rank, host, dated
         rank = m.group("rank") or rank
         host = m.group("ray") or host
         pos = m.end()
@@ -116,7 +134,7 @@ def _split_all(text: str) -> Split:
     """:func:`split_line` for any line: colour codes, launcher prefixes, then the stamp."""
     if "\x1b" in text:
         text = _ANSI.sub("", text)
-    pos, rank, host = _prefixes(text)
+    pos, rank, host, dated = _prefixes(text)
     prefixed = pos > 0
     body = text[pos:]
     first = body[:1]
@@ -126,14 +144,15 @@ def _split_all(text: str) -> Split:
             mon, day = _month_day(g.group("md"))
             stamp = (mon, day, int(g.group("hh")), int(g.group("mm")), int(g.group("ss")),
                      fraction_ns(g.group("frac")))
-            return Split(rank, g.group("msg"), host, glog=stamp, prefixed=prefixed)
+            return Split(rank, g.group("msg"), host, glog=stamp, prefixed=prefixed, dated=dated)
         g = _GLOG_NO_TIME.match(body)
         if g is not None:
-            return Split(rank, g.group("msg"), host, glog_untimed=True, prefixed=prefixed)
+            return Split(rank, g.group("msg"), host, glog_untimed=True, prefixed=prefixed, dated=dated)
     iso = ISO.search(body, 0, _ISO_WITHIN) if any(c.isdigit() for c in body[:_ISO_WITHIN]) else None
     if iso is not None:
         return Split(rank, body[iso.end():], host, iso=iso, prefixed=prefixed)
-    return Split(rank, body, host, prefixed=prefixed)
+    # no stamp of the record's own: the collector's is its time
+    return Split(rank, body, host, iso=dated, prefixed=prefixed)
 
 
 def nccl_who(msg: str) -> tuple[str | None, str | None]:

@@ -78,7 +78,9 @@ LOCAL_MONTHS = {
 _DECODE = re.compile(r"([a-z0-9]+)\s*:\s*([a-z]+)\s*: ")
 _ISO = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T\S+) ?(.*)", re.S)
 _RFC5424 = re.compile(r"<\d{1,3}>1 (\S+) (\S+) (\S+) (\S+) (\S+) (?:-|\[.*?\]) ?(.*)", re.S)
-_CTIME = re.compile(r"\[(?:[A-Za-z]{3} )?([A-Za-z]{3}) +([0-9]{1,2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) ([0-9]{4})\] ?(.*)",
+#: ``dmesg -T`` (util-linux formats it with the C library's ``%a %b``: localized names such as
+#: ``[Ter Set 19 06:01:41 2017]`` or ``[mar. févr. 6 …]``)
+_CTIME = re.compile(r"\[(?:[^\W\d_]{2,5}\.? )?([^\W\d_]{3,5}\.?) +([0-9]{1,2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) ([0-9]{4})\] ?(.*)",
                     re.S)
 _CTIME_LOOSE = re.compile(r"\[[A-Za-z]{3} [A-Za-z]{3} [^\]]*\] ?(.*)", re.S)
 _RAW = re.compile(r"\[\s*([0-9]+)\.([0-9]+)\] ?(.*)", re.S)
@@ -246,7 +248,7 @@ def _bracketed(line: str, tz: tzinfo) -> Header:
         return Header("dmesg_raw", m.group(3), m.group(3), monotonic=float(f"{m.group(1)}.{m.group(2)}"))
     m = _CTIME.match(line)
     if m is not None:
-        mon = MONTHS.get(m.group(1).title())
+        mon = MONTHS.get(m.group(1).title()) or LOCAL_MONTHS.get(m.group(1).rstrip(".").lower())
         try:
             if mon is None:
                 raise ValueError(f"unknown month {m.group(1)!r}")

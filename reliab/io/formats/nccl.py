@@ -284,6 +284,11 @@ def parse_line_fully(text: str, ctx: LineContext) -> Row | None:
         part = Split(first.rank, first.body + text, first.host, first.glog, first.glog_untimed,
                      first.iso, first.prefixed)
     when = _iso_time(part.iso, st["tz"]) if part.iso is not None else None
+    if part.dated is not None and part.iso is None:  # a collector's stamp dates the record's glog time
+        dated = _iso_time(part.dated, st["tz"])
+        if dated is not None:
+            st["iso"] = dated
+            st.setdefault("first_iso", dated)
     if when is not None:
         st["iso"] = when
         st.setdefault("first_iso", when)
