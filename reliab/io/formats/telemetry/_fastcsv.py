@@ -75,8 +75,20 @@ def _blank_line(text: str) -> bool:
     if not text.isascii():
         return _BLANK.search(text) is not None
     # ASCII white space here is space and tab: a blank line is empty or ends in one of them
-    return (not text or text.startswith("\n") or "\n\n" in text or " \n" in text or "\t\n" in text
-            or text.endswith((" ", "\t", "\n")))
+    if not text or text.startswith("\n") or text.endswith((" ", "\t", "\n")):
+        return True
+    codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    before = codes[:-1]  # the byte before each "\n" of the text (one pass each, not a search per "\n")
+    return bool(((codes[1:] == _NL) & ((before == _NL) | (before == _SPACE) | (before == _TAB))).any())
+
+
+_NL, _SPACE, _TAB = ord("\n"), ord(" "), ord("\t")
+
+
+def _line_starts(raw: bytes) -> np.ndarray:
+    """The first byte of every line of ``raw`` (lines joined by ``\n``; an empty last line apart)."""
+    codes = np.frombuffer(raw, dtype=np.uint8)
+    return np.concatenate([codes[:1], codes[1:][codes[:-1] == _NL]])
 
 
 def uniform(joined: str, lines: list[str], sep: str, width: int, head_start: str | None) -> bytes | None:
@@ -92,9 +104,9 @@ def uniform(joined: str, lines: list[str], sep: str, width: int, head_start: str
     raw = joined.encode("ascii")
     if raw.translate(None, _TEXT) or b'"' in raw:
         return None
-    starts = b"\n" + raw[:1]
-    if any(b"\n" + c.encode() in raw or starts == b"\n" + c.encode()
-           for c in (" ", "\t", head_start.lower(), head_start.upper())):
+    # (a character of more than one byte cannot start a line of ASCII text)
+    codes = [b[0] for b in (c.encode() for c in (" ", "\t", head_start.lower(), head_start.upper())) if len(b) == 1]
+    if np.isin(_line_starts(raw), codes).any():
         return None
     if raw.count(sep.encode()) != (width - 1) * len(lines):
         return None
