@@ -64,7 +64,7 @@ from reliab.io.formats._nccl_messages import (
     rank_in,
     split_line,
 )
-from reliab.io.formats._nccl_quiet import iso_second_ns, quiet_line, settle_clock
+from reliab.io.formats._nccl_quiet import iso_second_ns, quiet_line, settle_clock, utc_plus_ns
 from reliab.io.formats._progress import progress_row
 from reliab.io.formats._timestamps import TIME_MAX, TIME_MIN, localize, resolve_tz
 
@@ -413,7 +413,7 @@ def _glog_time(row: Row, ctx: LineContext, tz: tzinfo, inferred: list[int]) -> N
     if not TIME_MIN <= when < TIME_MAX:
         row["_reject"] = f"glog date {mon:02d}{day:02d} in year {year} is outside the range a timestamp column holds"
         return
-    row["time"] = pd.Timestamp(when) + pd.Timedelta(nanoseconds=ns)
+    row["time"] = utc_plus_ns(when, ns)
     if how == "mtime":
         inferred.append(row["_lineno"])
 
