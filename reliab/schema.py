@@ -425,7 +425,8 @@ def conform_rows(df: pd.DataFrame | list[dict], table: str) -> tuple[pd.DataFram
                 why = bad_time(df[col.name].iat[i])
                 if why is not None:
                     reasons[i] = f"{col.name}: {why}"
-    positions = [i for i in range(n) if reasons[i] is None]
+    # (list.count and range run at C speed: a clean table of 100,000 rows costs no Python loop)
+    positions = list(range(n)) if reasons.count(None) == n else [i for i in range(n) if reasons[i] is None]
     part = df if len(positions) == n else df.iloc[positions].reset_index(drop=True)
     try:
         out = conform(part, table)
@@ -448,12 +449,12 @@ def conform_rows(df: pd.DataFrame | list[dict], table: str) -> tuple[pd.DataFram
         positions = [positions[j] for j in keep]
     sub: list[str | None] = [None] * len(positions)
     _row_checks(out, table, sub)
-    if any(r is not None for r in sub):
+    if sub.count(None) != len(sub):
         for j, r in enumerate(sub):
             if r is not None:
                 reasons[positions[j]] = r
         out = out.iloc[[j for j, r in enumerate(sub) if r is None]].reset_index(drop=True)
-    return out, {i: r for i, r in enumerate(reasons) if r is not None}
+    return out, ({} if reasons.count(None) == n else {i: r for i, r in enumerate(reasons) if r is not None})
 
 
 def _coarse_times(s: pd.Series) -> list[int]:

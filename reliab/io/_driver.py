@@ -46,7 +46,14 @@ from reliab.io._registry import (
 from reliab.io._registry import sources as live_sources
 from reliab.io._repeats import drop_repeated_jobs
 from reliab.io._result import IngestResult, SourceChoice, not_read_notes
-from reliab.io._rowtable import arrow_frame, part_of
+from reliab.io._rowtable import (
+    PendingRows,
+    arrow_frame,
+    batching,
+    join_pending,
+    part_of,
+    pending_part,
+)
 from reliab.io._rowtable import conformed as _conformed
 from reliab.io._unread import BINARY, EMPTY, OPENED_NOT_READ, UNRECOGNIZED, binary_kind, not_read
 
@@ -477,11 +484,12 @@ def ingest(
     parts = TableParts()
     advance, close = _progress(len(plan.entries), progress)
     try:
-        for entry in plan.entries:
-            for result, choice in read_entry(plan, entry, strict):
-                results.append(parts.take(result))
-                choices[result.path] = choice
-            advance()
+        with batching():  # plain rows of many files converted to Arrow at once (TableParts)
+            for entry in plan.entries:
+                for result, choice in read_entry(plan, entry, strict):
+                    results.append(parts.take(result))
+                    choices[result.path] = choice
+                advance()
     finally:
         close()
     return finish(parts.tables(), accounting_of(results), sources_of(results, choices), notes=plan_notes(plan),
@@ -494,16 +502,23 @@ class TableParts:
     :meth:`take` moves a result's tables here and returns the result without them (its
     accounting is all the driver keeps per file); runs of consecutive Arrow tables are
     joined every :attr:`JOIN` files, so that 50,000 small files cost kilobytes each, not
-    a table apiece.  :meth:`tables` is :func:`file_tables` of the results taken.
+    a table apiece.  Rows a file left unconverted (:class:`~reliab.io._rowtable.PendingRows`,
+    read inside :func:`~reliab.io._rowtable.batching`) wait for those of the next files and
+    are converted together, every :attr:`JOIN` files or :attr:`ROWS` rows and before any
+    other part.  :meth:`tables` is :func:`file_tables` of the results taken.
     """
 
     #: consecutive Arrow tables joined into one at a time
     JOIN = 512
+    #: pending rows converted at a time at most
+    ROWS = 16_384
     NAMES = ("signals", "jobs", "telemetry")
 
     def __init__(self) -> None:
         self._parts: dict[str, list[pd.DataFrame | pa.Table]] = {name: [] for name in (*self.NAMES, "quarantine")}
         self._run: dict[str, int] = dict.fromkeys(self.NAMES, 0)
+        self._pending: dict[str, list[PendingRows]] = {name: [] for name in self.NAMES}
+        self._pending_rows: dict[str, int] = dict.fromkeys(self.NAMES, 0)
 
     def take(self, result: FileResult) -> FileResult:
         """Keep ``result``'s tables; the result without them."""
@@ -511,14 +526,30 @@ class TableParts:
 
         for name in self.NAMES:
             if name in result.tables:
-                self._add(name, part_of(result.tables, name))
+                self._add(name, pending_part(result.tables, name))
         if result.quarantine is not None and len(result.quarantine):
             self._parts["quarantine"].append(result.quarantine)
         return dataclasses.replace(result, tables={}, quarantine=None)
 
-    def _add(self, name: str, part: pd.DataFrame | pa.Table) -> None:
+    def _add(self, name: str, part: pd.DataFrame | pa.Table | PendingRows) -> None:
         if not len(part):
             return
+        if isinstance(part, PendingRows):
+            self._pending[name].append(part)
+            self._pending_rows[name] += len(part)
+            if len(self._pending[name]) >= self.JOIN or self._pending_rows[name] >= self.ROWS:
+                self._convert(name)
+            return
+        self._convert(name)  # the rows of the files before this one come first
+        self._append(name, part)
+
+    def _convert(self, name: str) -> None:
+        """The pending rows of ``name`` as one Arrow part (one conversion)."""
+        if self._pending[name]:
+            pending, self._pending[name], self._pending_rows[name] = self._pending[name], [], 0
+            self._append(name, join_pending(pending))
+
+    def _append(self, name: str, part: pd.DataFrame | pa.Table) -> None:
         parts = self._parts[name]
         parts.append(part)
         self._run[name] = self._run[name] + 1 if not isinstance(part, pd.DataFrame) else 0
@@ -540,6 +571,8 @@ class TableParts:
         The parts are let go as they are joined (a second call finds none): the finishing
         step then holds each table once, not beside the files' pieces of it.
         """
+        for name in self.NAMES:
+            self._convert(name)
         parts, self._parts = self._parts, {name: [] for name in self._parts}
         return {name: _concat(parts.pop(name), name) for name in list(parts)}
 

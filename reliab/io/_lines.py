@@ -47,7 +47,14 @@ from reliab.io._files import compression_of, open_binary
 from reliab.io._prefilter import MAX_LINE_BYTES, Terminators, all_lines, candidate_lines
 from reliab.io._quarantine import Quarantine, quarantine_frame
 from reliab.io._registry import FileResult
-from reliab.io._rowtable import FileTables, arrow_rows, empty_rows
+from reliab.io._rowtable import (
+    FileTables,
+    PendingRows,
+    arrow_rows,
+    batching_on,
+    empty_rows,
+    plain_rows,
+)
 
 __all__ = ["LineContext", "Row", "LineParser", "BulkParser", "BulkSink", "streaming", "scan_lines",
            "quarantine_frame", "unexpected"]
@@ -492,7 +499,7 @@ def _splice(tables: list[pa.Table], more: pa.Table) -> list[pa.Table]:
 
 
 def _frame(rows: list[Row], bulk_tables: list[pa.Table], path: str,
-           table: str) -> tuple[pd.DataFrame | pa.Table, dict[int, str]]:
+           table: str) -> tuple[pd.DataFrame | pa.Table | PendingRows, dict[int, str]]:
     """The table of ``rows`` (each with ``_lineno``) and the bulk rows, in line order.
 
     ``rows`` cross the schema boundary first: as Arrow columns in one pass when every value
@@ -503,13 +510,15 @@ def _frame(rows: list[Row], bulk_tables: list[pa.Table], path: str,
     already within range); the good ``rows`` are added as one more and the lot is put in
     line order column by column.  The result stays an Arrow table (conformed when first
     read, see :class:`reliab.io._rowtable.FileTables`) unless the row route made a pandas
-    frame and there are no bulk rows.  ``rows`` and ``bulk_tables`` are emptied on the
-    way, so that each intermediate is freed as soon as the next one exists.
+    frame and there are no bulk rows, or stays rows the driver converts with other files'
+    (:func:`reliab.io._rowtable.plain_rows`, inside :func:`reliab.io._rowtable.batching`).
+    ``rows`` and ``bulk_tables`` are emptied on the way, so that each intermediate is freed
+    as soon as the next one exists.
     """
     linenos = [_lineno_of(row) or 0 for row in rows]
     for row in rows:
         row.pop("_lineno", None)
-    fast = arrow_rows(rows, table)
+    fast = plain_rows(rows, table) if not bulk_tables and batching_on() else arrow_rows(rows, table)
     if fast is not None:
         rows.clear()
         if not bulk_tables:

@@ -24,7 +24,7 @@ import pandas as pd
 from reliab.io.formats._nccl_messages import ISO, fraction_ns
 from reliab.io.formats._timestamps import TIME_MAX, TIME_MIN
 
-__all__ = ["quiet_line", "settle_clock", "iso_second_ns"]
+__all__ = ["quiet_line", "settle_clock", "iso_second_ns", "utc_plus_ns"]
 
 _EPOCH_DAY = date(1970, 1, 1).toordinal()
 _NS = 1_000_000_000
@@ -105,3 +105,13 @@ def settle_clock(st: dict[str, Any]) -> None:
         st["iso"] = when
         st["last"] = ("time", when)
         st["progress_time"] = when
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_US = timedelta(microseconds=1)
+
+
+def utc_plus_ns(when: datetime, nanos: int) -> pd.Timestamp:
+    """``pd.Timestamp(when) + pd.Timedelta(nanoseconds=nanos)`` for a UTC ``when`` (a glog
+    line's second and its fraction), built from integers: one Timestamp, no Timedelta."""
+    return pd.Timestamp((when - _EPOCH) // _US * 1000 + nanos, tz=UTC)

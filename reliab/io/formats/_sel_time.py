@@ -96,19 +96,44 @@ def parse_sel_time(date: str, clock: str, tz: tzinfo | None) -> datetime:
     day = date.strip()
     if unset_clock(day):
         raise ParseError(f"record stamped {day!r} (logged before the BMC clock was set): no wall-clock time")
+    when = _plain_utc(day, clock) if tz is None else None
+    if when is None:
+        when = _general(day, clock, tz)
+    error = out_of_range(when)
+    if error is not None:
+        raise ParseError(error)
+    if when < CLOCK_SET_AFTER:
+        hms = _clock_parts(clock)[0]  # (read once already: it cannot fail here)
+        raise ParseError(f"record dated {day} {hms}: the BMC clock was not set (reset to its default"
+                         " date); no wall-clock time")
+    return when
+
+
+def _general(day: str, clock: str, tz: tzinfo | None) -> datetime:
+    """:func:`parse_sel_time` of any date and clock (12-hour clocks, zones, ``tz``), in UTC."""
     hms, zone_name = _clock_parts(clock)
     zone = zone_of(zone_name, tz) if zone_name else (tz or UTC)
     fmt = next((f for f, shape in _DATE_FORMATS if shape.fullmatch(day)), None)
     try:
         if fmt is None or not hms.isascii():
             raise ValueError(day)
-        when = localize(datetime.strptime(f"{day} {hms}", f"{fmt} %H:%M:%S"), zone)  # the one DST rule
+        return localize(datetime.strptime(f"{day} {hms}", f"{fmt} %H:%M:%S"), zone)  # the one DST rule
     except (ValueError, OverflowError):
         raise ParseError(f"date/time {day!r} {hms!r} is not MM/DD/YYYY HH:MM:SS") from None
-    error = out_of_range(when)
-    if error is not None:
-        raise ParseError(error)
-    if when < CLOCK_SET_AFTER:
-        raise ParseError(f"record dated {day} {hms}: the BMC clock was not set (reset to its default"
-                         " date); no wall-clock time")
-    return when
+
+
+def _plain_utc(day: str, clock: str) -> datetime | None:
+    """The UTC time of the common record, ``MM/DD/YYYY`` and ``HH:MM:SS`` in ASCII digits
+    without a zone (no ``tz=``), from integers; ``None`` for any other shape or a date or
+    time the calendar refuses, which :func:`_general` then reads (or refuses) as before."""
+    if (len(day) != 10 or len(clock) != 8 or day[2] != "/" or day[5] != "/" or clock[2] != ":"
+            or clock[5] != ":"):
+        return None
+    digits = day[:2] + day[3:5] + day[6:] + clock[:2] + clock[3:5] + clock[6:]
+    if not (digits.isascii() and digits.isdigit()):
+        return None
+    try:
+        return datetime(int(day[6:]), int(day[:2]), int(day[3:5]), int(clock[:2]), int(clock[3:5]),
+                        int(clock[6:]), tzinfo=UTC)
+    except ValueError:
+        return None

@@ -64,7 +64,7 @@ from reliab.io.formats._nccl_messages import (
     rank_in,
     split_line,
 )
-from reliab.io.formats._nccl_quiet import iso_second_ns, quiet_line, settle_clock
+from reliab.io.formats._nccl_quiet import iso_second_ns, quiet_line, settle_clock, utc_plus_ns
 from reliab.io.formats._progress import progress_row
 from reliab.io.formats._timestamps import TIME_MAX, TIME_MIN, localize, resolve_tz
 
@@ -113,7 +113,7 @@ class _Hints:
     @classmethod
     def of(cls, text: str) -> _Hints:
         odd = "\x1b" in text  # (colour codes are removed before a line is taken apart)
-        return cls(glog=odd or _GLOG_HINT.search(text) is not None,
+        return cls(glog=odd or any(hint.search(text) is not None for hint in _GLOG_HINTS),
                    iso=odd or _ISO_HINT.search(text) is not None,
                    marker=any(marker in text for marker in _MARKERS),
                    training=_training_hint(text))
@@ -139,8 +139,10 @@ def _training_hint(text: str) -> bool:
 
 #: every hint true: the line-by-line checks alone decide
 _ALL = _Hints(True, True, True, True)
-#: a glog prefix, timed or not, contains one of these (``_GLOG``, ``_GLOG_NO_TIME``)
-_GLOG_HINT = re.compile(r"[IWEF][0-9]{3,4} [0-9]{2}:[0-9]{2}:[0-9]{2}|\[[IWEF] ")
+#: a glog prefix, timed or not, contains a match of one of these (``_GLOG``, ``_GLOG_NO_TIME``);
+#: two searches, since a pattern that starts with a character class is scanned for at C
+#: speed and an alternation of two is not (a third of the time on a 3 kB head)
+_GLOG_HINTS = (re.compile(r"[IWEF][0-9]{3,4} [0-9]{2}:[0-9]{2}:[0-9]{2}"), re.compile(r"\[[IWEF] "))
 #: every match of ``ISO`` contains this
 _ISO_HINT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T_][0-9]{2}:[0-9]{2}:[0-9]{2}")
 
@@ -418,7 +420,7 @@ def _glog_time(row: Row, ctx: LineContext, tz: tzinfo, inferred: list[int]) -> N
     if not TIME_MIN <= when < TIME_MAX:
         row["_reject"] = f"glog date {mon:02d}{day:02d} in year {year} is outside the range a timestamp column holds"
         return
-    row["time"] = pd.Timestamp(when) + pd.Timedelta(nanoseconds=ns)
+    row["time"] = utc_plus_ns(when, ns)
     if how == "mtime":
         inferred.append(row["_lineno"])
 

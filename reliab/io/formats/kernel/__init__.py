@@ -156,8 +156,11 @@ def sniff_kernel(path: str, first_lines: list[str] | tuple[str, ...]) -> float:
         return 0.5  # a kernel excerpt whose date (and host) were cut away
     hits: list[float] = []
     misses = 0
+    weights: dict[str, float] = {}  # a head often repeats a line (dmesg): each is weighed once
     for ln in lines:
-        weight = _stamp_weight(ln)
+        weight = weights.get(ln)
+        if weight is None:
+            weight = weights[ln] = _stamp_weight(ln)
         if weight > 0:
             hits.append(weight)
             continue

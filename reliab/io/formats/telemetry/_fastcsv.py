@@ -18,6 +18,7 @@ import re
 import stat
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
 from reliab.io._files import compression_of
@@ -74,8 +75,20 @@ def _blank_line(text: str) -> bool:
     if not text.isascii():
         return _BLANK.search(text) is not None
     # ASCII white space here is space and tab: a blank line is empty or ends in one of them
-    return (not text or text.startswith("\n") or "\n\n" in text or " \n" in text or "\t\n" in text
-            or text.endswith((" ", "\t", "\n")))
+    if not text or text.startswith("\n") or text.endswith((" ", "\t", "\n")):
+        return True
+    codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    before = codes[:-1]  # the byte before each "\n" of the text (one pass each, not a search per "\n")
+    return bool(((codes[1:] == _NL) & ((before == _NL) | (before == _SPACE) | (before == _TAB))).any())
+
+
+_NL, _SPACE, _TAB = ord("\n"), ord(" "), ord("\t")
+
+
+def _line_starts(raw: bytes) -> np.ndarray:
+    """The first byte of every line of ``raw`` (lines joined by ``\n``; an empty last line apart)."""
+    codes = np.frombuffer(raw, dtype=np.uint8)
+    return np.concatenate([codes[:1], codes[1:][codes[:-1] == _NL]])
 
 
 def uniform(joined: str, lines: list[str], sep: str, width: int, head_start: str | None) -> bytes | None:
@@ -91,9 +104,9 @@ def uniform(joined: str, lines: list[str], sep: str, width: int, head_start: str
     raw = joined.encode("ascii")
     if raw.translate(None, _TEXT) or b'"' in raw:
         return None
-    starts = b"\n" + raw[:1]
-    if any(b"\n" + c.encode() in raw or starts == b"\n" + c.encode()
-           for c in (" ", "\t", head_start.lower(), head_start.upper())):
+    # (a character of more than one byte cannot start a line of ASCII text)
+    codes = [b[0] for b in (c.encode() for c in (" ", "\t", head_start.lower(), head_start.upper())) if len(b) == 1]
+    if np.isin(_line_starts(raw), codes).any():
         return None
     if raw.count(sep.encode()) != (width - 1) * len(lines):
         return None
@@ -160,35 +173,65 @@ def decimals(values: pd.Series, missing_tokens: frozenset[str]) -> pd.Series | N
 
 def iso_utc(values: pd.Series) -> pd.Series | None:
     """Text cells ``YYYY-MM-DDTHH:MM:SSZ`` -> UTC times, ``None`` unless every cell is one."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     text = pc.utf8_trim_whitespace(_arrow_of(values))
     if text.null_count or not pc.all(pc.match_substring_regex(text, _ISO_Z)).as_py():
         return None
-    try:
-        times = pc.strptime(text, format="%Y-%m-%dT%H:%M:%SZ", unit="ns", error_is_null=True)
-    except (pa.ArrowException, ValueError):
+    nanos = iso_nanos(text)
+    if nanos is None:
         return None
-    if times.null_count or not _fields_kept(text, times):
+    return pd.Series(nanos.view("datetime64[ns]"), index=values.index).dt.tz_localize("UTC")
+
+
+#: (start, stop) of year, month, day, hour, minute and second in ``YYYY-MM-DDTHH:MM:SSZ``
+_FIELDS = ((0, 4), (5, 7), (8, 10), (11, 13), (14, 16), (17, 19))
+#: days of each month of a common year (index 0 unused)
+_MONTH_DAYS = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], dtype=np.int64)
+_ISO_WIDTH = 20
+
+
+def iso_nanos(text: pa.Array) -> np.ndarray | None:
+    """Nanoseconds since the epoch of cells that all match ``_ISO_Z`` (20 ASCII characters),
+    computed from their digits; ``None`` if a cell names no calendar day or time of day
+    (30 February, 29 February of a common year, hour 24, second 60) or the cells are not
+    laid out as 20 bytes each.
+
+    The fields are read from the string buffer as one ``(rows, 20)`` byte matrix, so a
+    column costs a few array operations, not a parse per cell.
+    """
+    import pyarrow as pa
+
+    n = len(text)
+    wide = pa.types.is_large_string(text.type) or pa.types.is_large_binary(text.type)
+    offsets = np.frombuffer(text.buffers()[1], dtype=np.int64 if wide else np.int32)[text.offset:text.offset + n + 1]
+    start, stop = int(offsets[0]), int(offsets[-1])
+    if n == 0 or stop - start != _ISO_WIDTH * n:
         return None
-    out = pd.Series(times.to_numpy(zero_copy_only=False), index=values.index).dt.tz_localize("UTC")
+    cells = np.frombuffer(text.buffers()[2], dtype=np.uint8)[start:stop].reshape(n, _ISO_WIDTH).astype(np.int64) - 48
+    year, month, day, hour, minute, second = (_number(cells, a, b) for a, b in _FIELDS)
+    leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
+    last = _MONTH_DAYS[np.clip(month, 0, 12)] + (leap & (month == 2))
+    ok = ((month >= 1) & (month <= 12) & (day >= 1) & (day <= last) & (hour <= 23) & (minute <= 59)
+          & (second <= 59))
+    if not ok.all():
+        return None
+    return (_epoch_days(year, month, day) * 86400 + hour * 3600 + minute * 60 + second) * 1_000_000_000
+
+
+def _number(cells: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """The decimal number of the digit columns ``start:stop`` of ``cells`` (digit values)."""
+    out = cells[:, start].copy()
+    for k in range(start + 1, stop):
+        out = out * 10 + cells[:, k]
     return out
 
 
-#: (start, stop) of each field in ``YYYY-MM-DDTHH:MM:SSZ`` and the Arrow function that reads it back
-_FIELDS = ((0, 4, "year"), (5, 7, "month"), (8, 10, "day"), (11, 13, "hour"), (14, 16, "minute"),
-           (17, 19, "second"))
-
-
-def _fields_kept(text: pa.Array, times: pa.Array) -> bool:
-    """Whether every parsed time has the fields written (Arrow rolls 30 February over into
-    March, 24:00 into the next day; pandas refuses them)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    for start, stop, name in _FIELDS:
-        written = pc.cast(pc.utf8_slice_codeunits(text, start, stop), pa.int64())
-        if not pc.all(pc.equal(written, getattr(pc, name)(times))).as_py():
-            return False
-    return True
+def _epoch_days(year: np.ndarray, month: np.ndarray, day: np.ndarray) -> np.ndarray:
+    """Days since 1970-01-01 of proleptic Gregorian dates (years >= 0), as ``date.toordinal``
+    counts them (H. Hinnant's ``days_from_civil``: years start in March)."""
+    y = year - (month <= 2)
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * ((month + 9) % 12) + 2) // 5 + day - 1
+    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468

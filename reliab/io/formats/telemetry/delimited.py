@@ -312,12 +312,13 @@ def _chunk(header: list[str], names: list[str | None], numbers: list[int], data:
     else:
         out["time"] = _sample_times(raw, names, opts["clock"], opts["seen"])
     host_i = [k for k, n in enumerate(names) if n == "host"]
-    out["host"] = (raw.iloc[:, host_i[0]].astype(schema.STRING).str.strip().to_numpy() if host_i
+    # text columns stay Arrow-backed (``.array``, placed by position): no Python string per cell
+    out["host"] = (raw.iloc[:, host_i[0]].astype(schema.STRING).str.strip().array if host_i
                    else opts["host"] or Path(opts["path"]).name.split(".")[0])
-    _flag(bad, line_no, (out["host"] == "").to_numpy(), "empty host")
+    _flag(bad, line_no, (out["host"] == "").to_numpy(dtype=bool, na_value=False), "empty host")
     gpu_i = [k for k, n in enumerate(names) if n == "gpu"]
     bus_i = [k for k, n in enumerate(names) if n == "_bus_id"]
-    out["gpu"] = (raw.iloc[:, gpu_i[0]].astype(schema.STRING).str.strip().replace("", pd.NA).to_numpy() if gpu_i
+    out["gpu"] = (raw.iloc[:, gpu_i[0]].astype(schema.STRING).str.strip().replace("", pd.NA).array if gpu_i
                   else raw.iloc[:, bus_i[0]].map(_bus_id).to_numpy() if bus_i else pd.NA)
     if opts["clock"] is not None:
         out["origin"] = [f"{opts['path']}:{n}" for n in line_no]
