@@ -207,6 +207,48 @@ def test_q_without_timestamp_and_old_names(tmp_path: Path) -> None:
     assert "temp_c" not in tel.columns or tel["temp_c"].isna().all()
 
 
+def test_q_gpu_without_any_value_still_has_its_row(tmp_path: Path) -> None:
+    """Real-shaped (netdata/netdata#4892, a GeForce '-q' whose every field is identity or N/A):
+    each GPU section of the report is one row at the Timestamp, missing where nothing was
+    printed; a GPU with values keeps the origin of its first value line."""
+    p = tmp_path / "q.txt"
+    head = "==============NVSMI LOG==============\n\nTimestamp                           : Sat Dec  1 23:45:21 2018\n"
+    body = ("GPU 00000000:01:00.0\n    Product Name                    : GeForce GTX 960M\n"
+            "    Serial Number                   : N/A\n    Temperature\n        GPU Current Temp            : N/A\n"
+            "GPU 00000000:02:00.0\n    Product Name                    : Tesla T4\n    Temperature\n"
+            "        GPU Current Temp            : 41 C\n")
+    p.write_text(head + body)
+    res = read_nvidia_smi_q(str(p))
+    _identity(res)
+    tel = res.tables["telemetry"].set_index("gpu")
+    schema.validate(res.tables["telemetry"], "telemetry")
+    assert sorted(tel.index) == ["0000:01:00", "0000:02:00"]
+    assert pd.isna(tel.loc["0000:01:00", "temp_c"]) and tel.loc["0000:02:00", "temp_c"] == 41
+    assert set(tel["time"]) == {pd.Timestamp("2018-12-01 23:45:21", tz="UTC")}
+    assert tel.loc["0000:01:00", "origin"].endswith(":4") and tel.loc["0000:02:00", "origin"].endswith(":12")
+    p.write_text(head.replace("Timestamp", "Stamp of nothing") + body.replace("41 C", "N/A"))
+    untimed = read_nvidia_smi_q(str(p))  # no clock and no value: no row, one note naming time=
+    assert len(untimed.tables["telemetry"]) == 0 and len(untimed.notes) == 1
+    assert "time=" in untimed.notes[0] and "from line 4" in untimed.notes[0]
+
+
+def test_dcgm_exporter_xid_counters_one_column_per_code(tmp_path: Path) -> None:
+    """dcgm-exporter's own Xid metrics carry the code in an ``xid`` label (its counter list:
+    DCGM_EXP_XID_ERRORS_COUNT a gauge over the window, _TOTAL a counter since start); the
+    last-Xid gauge DCGM_FI_DEV_XID_ERRORS stays last_xid_code; other DCGM_EXP_ metrics are not read."""
+    p = tmp_path / "m.prom"
+    p.write_text('DCGM_EXP_XID_ERRORS_COUNT{gpu="0",Hostname="n1",window_size_in_ms="300000",xid="13"} 2\n'
+                 'DCGM_EXP_XID_ERRORS_COUNT{gpu="0",Hostname="n1",window_size_in_ms="300000",xid="31"} 1\n'
+                 'DCGM_EXP_XID_ERRORS_TOTAL{gpu="0",Hostname="n1",xid="13"} 5\n'
+                 'DCGM_FI_DEV_XID_ERRORS{gpu="0",Hostname="n1"} 31\n'
+                 'DCGM_EXP_CLOCK_EVENTS_COUNT{gpu="0",Hostname="n1",clock_event="power_cap"} 3\n')
+    res = read_dcgm_prometheus(str(p), time="2026-05-06T00:00:00Z")
+    _identity(res)
+    row = res.tables["telemetry"].iloc[0]
+    assert (row["xid_13_count"], row["xid_31_count"], row["xid_13_total"], row["last_xid_code"]) == (2, 1, 5, 31)
+    assert not any("clock_event" in c for c in res.tables["telemetry"].columns) and res.irrelevant == 1
+
+
 def test_dcgm_blank_sentinels_are_missing(tmp_path: Path) -> None:
     """dcgm-exporter README scrape: DCGM_FI_DEV_MEMORY_TEMP = DCGM_INT64_BLANK + 2 (not supported)."""
     p = tmp_path / "m.prom"

@@ -64,11 +64,12 @@ def _number(text: str) -> float | None:
     return float(m.group(1)) if m else None
 
 
-def _untimed(ctx: LineContext, what: str, option: str) -> None:
-    """Count a data line that has no clock; :func:`_untimed_note` says it once per file."""
+def _untimed(ctx: LineContext, what: str, option: str, line: int | None = None) -> None:
+    """Count a data line (``line``, default the current one) that has no clock; :func:`_untimed_note`
+    says it once per file."""
     st = ctx.state
     st["untimed"] = st.get("untimed", 0) + 1
-    st.setdefault("untimed_first", (ctx.lineno, what, option))
+    st.setdefault("untimed_first", (ctx.lineno if line is None else line, what, option))
 
 
 def _untimed_note(ctx: LineContext) -> None:
@@ -143,6 +144,8 @@ def _parse_q_line(text: str, ctx: LineContext) -> dict | None:
         if re.fullmatch(r"GPU [0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{1,2}:[0-9A-Fa-f]{1,2}(\.[0-9])?", text.strip()):
             st["gpu"] = normalize_pci(text.strip()[4:])
             st["stack"] = []
+            # every GPU of the report gets its row, even one whose values are all N/A
+            st.setdefault("sections", {}).setdefault(st["gpu"], f"{ctx.path}:{ctx.lineno}")
         elif key == "Timestamp" and sep:
             try:
                 st["time"] = localize(pd.Timestamp(value.strip()), ctx.options.get("tz", "UTC"))
@@ -168,15 +171,23 @@ def _parse_q_line(text: str, ctx: LineContext) -> dict | None:
 
 
 def _q_finish(rows: list[dict], ctx: LineContext) -> list[dict]:
-    _untimed_note(ctx)
-    if not rows:
-        return []
+    """One row per GPU section of the report: its values, missing where none was printed."""
+    sections: dict[str, str] = ctx.state.get("sections", {})
     time = ctx.state.get("time") or _capture_time(ctx.options.get("time"), ctx.options.get("tz", "UTC"))
+    if time is None and sections and "untimed" not in ctx.state:  # GPU sections without values or a clock
+        first = int(next(iter(sections.values())).rsplit(":", 1)[1])
+        _untimed(ctx, "nvidia-smi -q GPU sections without a Timestamp line", "time= (when the report was taken)",
+                 line=first)
+    _untimed_note(ctx)
+    if time is None or not (rows or sections):
+        return []
+    host = _host_of(ctx.path, ctx.options)
     out: dict[str, dict] = {}
     for r in rows:
-        rec = out.setdefault(r["_gpu"], {"time": time, "host": _host_of(ctx.path, ctx.options), "gpu": r["_gpu"],
-                                         "origin": r["origin"]})
+        rec = out.setdefault(r["_gpu"], {"time": time, "host": host, "gpu": r["_gpu"], "origin": r["origin"]})
         rec.setdefault(r["_col"], r["_val"])
+    for gpu, origin in sections.items():
+        out.setdefault(gpu, {"time": time, "host": host, "gpu": gpu, "origin": origin})
     return list(out.values())
 
 
@@ -332,14 +343,14 @@ def _parse_prom_line(text: str, ctx: LineContext) -> dict | None:
     if m is None:
         raise ParseError("not a Prometheus sample line")
     name = m["name"]
-    if not name.startswith("DCGM_FI_"):
+    labels = dict(_LABEL.findall(m["labels"] or "")) if name.startswith("DCGM_") else {}
+    column = _prom_column(name, labels)
+    if column is None:
         return None
-    labels = dict(_LABEL.findall(m["labels"] or ""))
     try:
         value = _dcgm_value(m["value"])
     except ValueError as exc:
         raise ParseError(f"sample value {m['value']!r} is not a number") from exc
-    column = dcgm_column(name) or f"dcgm_{name.lower().removeprefix('dcgm_fi_dev_')}_raw"
     if m["ts"] is not None:
         time = _epoch_ms(m["ts"])
     elif ctx.options.get("time") is not None:
@@ -351,6 +362,24 @@ def _parse_prom_line(text: str, ctx: LineContext) -> dict | None:
     host = labels.get("Hostname") or labels.get("hostname") or _host_of(ctx.path, ctx.options)
     gpu = labels.get("gpu") or (normalize_pci(labels["pci_bus_id"]) if "pci_bus_id" in labels else None)
     return {"time": time, "host": host, "gpu": gpu, "_col": column, "_val": value}
+
+
+def _prom_column(name: str, labels: dict[str, str]) -> str | None:
+    """The telemetry column of a dcgm-exporter sample, ``None`` for samples that are not read.
+
+    ``DCGM_FI_*`` fields by :func:`dcgm_column` (unknown ones kept ``_raw``); the exporter's own
+    Xid metrics, one column per Xid code of their ``xid`` label (dcgm-exporter's counter list,
+    ``etc/default-counters.csv``): ``DCGM_EXP_XID_ERRORS_COUNT`` (gauge: errors within the
+    configured window; also seen spelled ``DCGM_FI_DEV_XID_ERRORS_ACTIVE``) as
+    ``xid_<code>_count``, ``DCGM_EXP_XID_ERRORS_TOTAL`` (counter since the exporter started) as
+    ``xid_<code>_total``.
+    """
+    xid = labels.get("xid", "")
+    if "XID_ERRORS" in name and xid.isascii() and xid.isdigit() and len(xid) < 6:
+        return f"xid_{int(xid)}_{'total' if name.endswith('_TOTAL') else 'count'}"
+    if not name.startswith("DCGM_FI_"):
+        return None
+    return dcgm_column(name) or f"dcgm_{name.lower().removeprefix('dcgm_fi_dev_')}_raw"
 
 
 def _epoch_ms(digits: str) -> pd.Timestamp:
