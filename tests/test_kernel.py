@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext
 from reliab.io.formats._timestamps import parse_header, resolve_tz
-from reliab.io.formats.kernel import host_from_path, parse_kernel_line, read_kernel
+from reliab.io.formats.kernel import host_from_path, parse_kernel_line, read_kernel, sniff_kernel
 
 GPUD = Path(__file__).parent / "reference" / "gpud_nvidia_kernel_logs"
 XID79 = "NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
@@ -69,6 +69,37 @@ def test_dmesg_ctime_in_other_locales(tmp_path: Path, stamp: str, when: str) -> 
     _check(res)
     sig = res.tables["signals"]
     assert sig["signal"].tolist() == ["xid:79"] and sig["time"].tolist() == [_ts(when)]
+
+
+def test_talosctl_dmesg_node_level_and_bracketed_rfc3339(tmp_path: Path) -> None:
+    """Real-shaped (vllm-project/vllm#40652, ``talosctl dmesg``): '<node>: kern: warning:
+    [<RFC 3339>]: <message>' names the host and the time of every record."""
+    text = ("192.168.11.119: kern: warning: [2026-04-22T21:27:51.291919134Z]: NVRM: _issueRpcAndWait:"
+            " rpcRecvPoll timedout for fn 76 sequence 4127!\n"
+            "192.168.11.119: kern: warning: [2026-04-22T21:29:21.342163186Z]: NVRM: Xid (PCI:0000:0b:00): 119,"
+            " pid=11431, name=gpu-feature-dis, Timeout after 45s of waiting for RPC response from GPU3 GSP!\n"
+            "talos-cp-1: kern:    info: [2026-04-22T21:30:00Z]: nvme nvme0: I/O 900 (I/O Cmd) QID 2 timeout, aborting\n")
+    path = _write(tmp_path, "talos.log", text)
+    assert sniff_kernel(path, text.splitlines()) >= 0.9
+    res = read_kernel(path)
+    _check(res)
+    sig = res.tables["signals"]
+    assert sig["signal"].tolist() == ["xid:119", "nvme:io_timeout"]
+    assert sig["host"].tolist() == ["192.168.11.119", "talos-cp-1"] and sig["gpu"].iloc[0] == "0000:0b:00"
+    assert sig["time"].tolist() == [_ts("2026-04-22 21:29:21.342163"), _ts("2026-04-22 21:30:00")]
+
+
+@pytest.mark.parametrize("line", [
+    "nvme nvme0: I/O 900 QID 2 timeout, reset controller",  # before Linux 5.x
+    "nvme nvme0: I/O 900 (I/O Cmd) QID 2 timeout, aborting",  # with the opcode name (oxidecomputer/propolis#1156)
+    "nvme nvme0: I/O tag 900 (0384) opcode 0x2 (I/O Cmd) QID 2 timeout, aborting req_op:READ(0) size:4096",
+])
+def test_nvme_timeout_in_every_kernel_wording(line: str) -> None:
+    """drivers/nvme/host/pci.c nvme_timeout has printed the tag and queue three ways."""
+    ctx = LineContext(path="f", source="kernel", state={"tz": resolve_tz(None), "host": "h"})
+    row = parse_kernel_line(f"2024-06-03T14:02:11Z n1 kernel: {line}", ctx)
+    assert row is not None and row["signal"] == "nvme:io_timeout"
+    assert row["message"].startswith("nvme0: I/O 900 QID 2 timeout")
 
 
 def test_gpud_decode_iso_xid13_xid43() -> None:
@@ -319,7 +350,6 @@ def test_fuzz_read_kernel_bytes(data: bytes, year: int | None) -> None:
 
 
 def test_sniff_kernel_rejects_csv_and_accepts_captures() -> None:
-    from reliab.io.formats.kernel import sniff_kernel
 
     csv = ["time,host,gpu,temp_c", "2024-06-01T00:00:00Z,node0001,0,41.5", "2024-06-01T00:01:00Z,node0001,0,41.7"]
     assert sniff_kernel("gpus.csv", csv) == 0.0

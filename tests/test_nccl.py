@@ -195,6 +195,7 @@ def test_unpadded_glog_month_and_year_from_a_dated_line(tmp_path: Path) -> None:
     ("192.168.13.81: [rank3]:", "3", "192.168.13.81"),  # pdsh (DeepSpeed launcher)
     ("[80746] [rank3]:", "3", None),  # a log viewer's line number
     ("(WorkerDict pid=1230, ip=train-4-worker-0) [rank3]:", "3", "train-4-worker-0"),  # Ray, pod name
+    ("vllm-2-1  | ESC[36m(RayWorkerWrapper pid=14390)ESC[0m [rank3]:", "3", None),  # compose, ESC as text
 ])
 def test_launcher_prefixes(tmp_path: Path, prefix: str, rank: str | None, host: str | None) -> None:
     line = (f"{prefix}[E1225 12:58:32.712922209 ProcessGroupNCCL.cpp:616] Watchdog caught collective operation"
@@ -221,6 +222,36 @@ def test_a_collectors_stamp_dates_the_glog_time_it_precedes(tmp_path: Path) -> N
     assert sig["signal"].tolist() == ["nccl:failure_detected", "cuda:illegal_memory_access"] and lines == [1, 3]
     assert sig["time"].tolist() == [_ts("2025-05-10 00:18:19.328151517"), _ts("2025-05-10 00:19:05")]
     assert sig["host"].tolist() == ["train-1-worker-0"] * 2
+
+
+def test_a_wrapped_record_that_already_gave_a_row_is_read_whole(tmp_path: Path) -> None:
+    """Real-shaped (vllm-project/vllm#5537: the terminal cut 'an illegal me' / 'mory access was
+    encountered'): one row at the record's first line, classified on the whole text; a later
+    what() restating it is a repeat of that row, not a second event."""
+    prefix = "vllm-2-1  | ESC[36m(RayWorkerWrapper pid=14390)ESC[0m "
+    text = (f"{prefix}[rank1]:[E ProcessGroupNCCL.cpp:1414] [PG 2 Rank 1] Process group watchdog thread"
+            " terminated with exception: CUDA error: an illegal me\n"
+            "mory access was encountered\n"
+            f"{prefix}CUDA kernel errors might be asynchronously reported at some other API call.\n"
+            f"{prefix}[rank1]:  what():  [PG 2 Rank 1] Process group watchdog thread terminated with exception:"
+            " CUDA error: an illegal memory access was encountered\n")
+    path = _write(tmp_path, "compose.log", text)
+    os.utime(path, (_ts("2024-06-12 00:00:00").timestamp(),) * 2)
+    sig = read_nccl(path).tables["signals"]
+    assert sig["signal"].tolist() == ["cuda:illegal_memory_access"]
+    assert sig["message"].iloc[0] == "rank 1: CUDA error: an illegal memory access was encountered"
+    assert [o.rsplit(":", 1)[1] for o in sig["origin"]] == ["1"]
+
+
+@pytest.mark.parametrize("line", [
+    "[default3]:python: src/psm2_nccl_net.c:756: mq_progress_loop: Assertion `r->used' failed.",
+    "[default0]:ep 55 train, step 1347, ce 0.324, grad_norm:p2 3.388, num_seqs 27",
+    "[rank0]: Traceback follows",
+])
+def test_torch_rank_prefixes_make_a_training_log(line: str) -> None:
+    """torchrun's '[defaultN]:' and c10's '[rankN]:' prefixes are PyTorch's alone (pytorch/pytorch#75087,
+    rwth-i6/i6_core#658): a file of such lines is a training log even with no failure in it."""
+    assert sniff_nccl("job.log", [line] * 4) >= 0.5
 
 
 def test_old_undated_glog_and_detection_wordings(tmp_path: Path) -> None:

@@ -2,10 +2,13 @@
 
 A line of a distributed training job's output is, from the outside in:
 
-1. launcher prefixes, any number of them: a log viewer's line number (``[80746] ``), pdsh
+1. launcher prefixes, any number of them: a log viewer's line number (``[80746] ``) or the
+   service column of ``docker compose logs`` (``vllm-1  | ``), a log collector's own stamp
+   (``[2025-05-10 00:18:21] ``, which then only dates the record), pdsh
    as used by the DeepSpeed launcher (``192.168.13.81: ``, names the host), Slurm ``srun
    --label`` (``0: ``), Open MPI ``mpirun --tag-output`` (``[1,0]<stderr>:``), Ray
-   (``(RayTrainWorker pid=123, ip=10.0.0.1) ``, names the host; colour codes removed),
+   (``(RayTrainWorker pid=123, ip=10.0.0.1) ``, names the host; colour codes removed, also
+   when a pager wrote their escape byte as ``ESC``),
    torchrun ``--tee`` (``[default0]:``) and PyTorch's own rank prefix (``[rank1]:``);
 2. a timestamp: a glog prefix of the PyTorch C++ core (``c10/util/Logging.cpp``:
    ``[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616]`` with an unpadded month,
@@ -26,6 +29,8 @@ import re
 from dataclasses import dataclass
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+#: colour codes as a pager or a web copy renders them: the escape byte written as ``ESC``
+_ANSI_TEXT = re.compile(r"ESC\[[0-9;]*m")
 _LAUNCHER = re.compile(
     r"\s*(?:"
     r"\[(?:rank(?P<rank>[0-9]+)|[A-Za-z_]+[0-9]+)\]:"  # [rank3]: (PyTorch), [default0]: (torchrun)
@@ -33,8 +38,10 @@ _LAUNCHER = re.compile(
     r"|\[[0-9]+,[0-9]+\]<std(?:out|err)>:"  # mpirun --tag-output
     r"|\((?:[A-Za-z_]+ )?pid=[0-9]+(?:, ip=(?P<ray>[^\s,()]+))?\)"  # Ray worker (ip: an address or a pod name)
     r")\s?")
-#: prefixes only at the very start of a line: a viewer's line number, a pdsh host
+#: prefixes only at the very start of a line: a viewer's line number, a pdsh host, the service
+#: column of ``docker compose logs`` (``llm-inference-2-1  | ``)
 _LINE_NUMBER = re.compile(r"\[[0-9]+\] ")
+_COMPOSE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\s+\| ")
 _PDSH = re.compile(r"(?P<host>[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[a-z][a-z0-9-]*[0-9][a-z0-9.-]*): ")
 _GLOG = re.compile(
     r"\[?(?P<level>[IWEF])(?P<md>[0-9]{3,4}) (?P<hh>[0-9]{2}):(?P<mm>[0-9]{2}):(?P<ss>[0-9]{2})"
@@ -101,7 +108,7 @@ def _prefixes(text: str) -> tuple[int, str | None, str | None, re.Match[str] | N
     collector's stamp before them (:func:`_collector`)."""
     rank = host = None
     pos = 0
-    m = _LINE_NUMBER.match(text)
+    m = _LINE_NUMBER.match(text) or _COMPOSE.match(text)
     if m is not None:
         pos = m.end()
     dated = _collector(text, pos)
@@ -134,6 +141,8 @@ def _split_all(text: str) -> Split:
     """:func:`split_line` for any line: colour codes, launcher prefixes, then the stamp."""
     if "\x1b" in text:
         text = _ANSI.sub("", text)
+    if "ESC[" in text:
+        text = _ANSI_TEXT.sub("", text)
     pos, rank, host, dated = _prefixes(text)
     prefixed = pos > 0
     body = text[pos:]

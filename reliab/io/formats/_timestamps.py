@@ -76,6 +76,11 @@ LOCAL_MONTHS = {
 }
 
 _DECODE = re.compile(r"([a-z0-9]+)\s*:\s*([a-z]+)\s*: ")
+#: the node in front of ``talosctl dmesg`` records (``192.168.11.119: kern: warning: [<RFC 3339>]: …``,
+#: Talos ``cmd/talosctl/cmd/talos/dmesg.go``): a host, then facility and level, then a bracketed stamp
+_NODE = re.compile(r"([0-9]{1,3}(?:\.[0-9]{1,3}){3}|[A-Za-z0-9][A-Za-z0-9.-]*): (?=[a-z0-9]+: +[a-z]+: \[[0-9]{4}-)")
+#: a bracketed RFC 3339 stamp (``talosctl dmesg``) and the message after it
+_BRACKET_ISO = re.compile(r"\[([0-9]{4}-[0-9]{2}-[0-9]{2}T[^\]\s]+)\]:? ?(.*)", re.S)
 _ISO = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T\S+) ?(.*)", re.S)
 _RFC5424 = re.compile(r"<\d{1,3}>1 (\S+) (\S+) (\S+) (\S+) (\S+) (?:-|\[.*?\]) ?(.*)", re.S)
 #: ``dmesg -T`` (util-linux formats it with the C library's ``%a %b``: localized names such as
@@ -199,10 +204,18 @@ def parse_header(line: str, tz: tzinfo = UTC, *, tail: bool = True) -> Header:
     Header
         Style ``"none"`` (and the whole line as message) when no known prefix is found.
     """
+    node = _NODE.match(line)
+    if node is not None:
+        line = line[node.end():]
     m = _DECODE.match(line)
     if m is not None:
         line = line[m.end():]
     head = line[:1]
+    if head == "[" and node is not None:
+        m = _BRACKET_ISO.match(line)
+        if m is not None:
+            when, error = _iso(m.group(1), tz)
+            return Header("bracket_iso", m.group(2), m.group(2), when, host=node.group(1), error=error)
     if head.isdigit():
         m = _ISO.match(line)
         if m is not None:
@@ -277,5 +290,5 @@ def _bracketed(line: str, tz: tzinfo) -> Header:
 
 
 #: how strongly each style suggests a kernel capture, for sniffing
-STYLE_WEIGHT = {"rfc3339": 0.8, "dmesg_iso": 0.9, "rfc5424": 0.8, "dmesg_ctime": 0.9,
+STYLE_WEIGHT = {"rfc3339": 0.8, "dmesg_iso": 0.9, "bracket_iso": 0.9, "rfc5424": 0.8, "dmesg_ctime": 0.9,
                 "rfc3164": 0.7, "dmesg_raw": 0.9, "dmesg_reltime": 0.9, "kmsg": 0.9, "none": 0.0}

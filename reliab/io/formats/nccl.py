@@ -147,9 +147,15 @@ _GLOG_HINTS = (re.compile(r"[IWEF][0-9]{3,4} [0-9]{2}:[0-9]{2}:[0-9]{2}"), re.co
 _ISO_HINT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T_][0-9]{2}:[0-9]{2}:[0-9]{2}")
 
 
+#: the per-rank prefixes only PyTorch writes: torchrun's ``[default0]:`` (its default role name and
+#: the local rank, ``torch/distributed/elastic/multiprocessing``) and c10's ``[rank0]:``
+_TORCH_PREFIX = re.compile(r"\[(?:default|rank)[0-9]+\]:")
+
+
 def _score_lines(lines: list[str] | tuple[str, ...], hints: _Hints = _ALL) -> float:
-    """The content score of :func:`sniff_nccl`: glog 0.8, failure markers 0.6, dated or
-    traceback lines 0.4, a training loop's progress lines at least 0.35."""
+    """The content score of :func:`sniff_nccl`: glog 0.8, failure markers 0.6, PyTorch's
+    per-rank prefixes 0.5, dated or traceback lines 0.4, a training loop's progress lines at
+    least 0.35."""
     score, training = 0.0, 0
     for line in lines:
         part = split_line(line) if hints.glog or (hints.iso and score < 0.4) else None
@@ -157,6 +163,8 @@ def _score_lines(lines: list[str] | tuple[str, ...], hints: _Hints = _ALL) -> fl
             return 0.8
         if hints.marker and any(marker in line for marker in _MARKERS):
             score = max(score, 0.6)
+        elif line.startswith(("[default", "[rank")) and _TORCH_PREFIX.match(line):
+            score = max(score, 0.5)
         elif (part is not None and part.iso is not None) or "Traceback (most recent call last)" in line:
             score = max(score, 0.4)
         if hints.training and not training and (len(_TRAINING.findall(line)) >= 2 or _MEGATRON.search(line)):
@@ -304,11 +312,14 @@ def parse_line_fully(text: str, ctx: LineContext) -> Row | None:
         st["last"] = ("glog", part.glog, st.get("iso"))
     st["prev"] = None
     found = classify(part.body) if any(k in part.body for k in _TRIGGERS) else None
+    rank = part.rank if part.rank is not None else rank_in(part.body)
+    who = f"rank {rank}: " if rank is not None else ""
+    if start is not None and start in st.get("signalled", {}):
+        _rewrapped(start, found, who, st)  # the wrapped record already gave its row
+        return None
     if found is None:
         _remember_record(text, part, ctx)
         return progress_row(part.body, when, st)  # checkpoint saves and loads (formats/_progress.py)
-    rank = part.rank if part.rank is not None else rank_in(part.body)
-    who = f"rank {rank}: " if rank is not None else ""
     host, gpu = nccl_who(part.body) if "NCCL" in part.body else (None, None)
     row: Row = {"time": when, "host": part.host or host, "gpu": gpu, "job_id": st["job_id"],
                 "source": SOURCE, "signal": found.signal, "severity": found.severity,
@@ -322,18 +333,38 @@ def parse_line_fully(text: str, ctx: LineContext) -> Row | None:
             return None
     else:
         _remember_statement(found, rank, row, ctx)
+    if start is None and _remember_record(text, part, ctx):  # its text may go on on the next line
+        st.setdefault("signalled", {})[ctx.lineno] = found.signal
     return row
+
+
+def _rewrapped(start: int, found: Found | None, who: str, st: dict) -> None:
+    """A terminal-wrapped record whose first line already gave a row: when the whole text
+    classifies otherwise (``CUDA error: an illegal me`` + ``mory access was encountered``),
+    the row of line ``start`` is corrected in :func:`_finish`, and so is what the repeat
+    rule remembers of it."""
+    signalled = st["signalled"]
+    if found is None or found.signal == signalled[start]:
+        return
+    st.setdefault("rewrap", {})[start] = (found.signal, found.severity, who + found.text)
+    recent = st.get("recent", [])
+    for k, entry in enumerate(recent):
+        if entry[0] == start:
+            recent[k] = (start, found.signal, entry[2], found.core, *entry[4:])
+    signalled[start] = found.signal
 
 
 #: a message holding none of these cannot carry a signal
 _TRIGGERS = ("atchdog", "rror", "NCCL WARN", "Timeout at NCCL work")
 
 
-def _remember_record(text: str, part: Split, ctx: LineContext) -> None:
-    """Keep a stamped record without a signal that a terminal may have wrapped."""
+def _remember_record(text: str, part: Split, ctx: LineContext) -> bool:
+    """Keep a stamped record that a terminal may have wrapped; whether it was kept."""
     if ((part.glog is not None or part.glog_untimed) and len(text) >= 100
             and not text.rstrip().endswith((".", "!", "?", ")", "]"))):
         ctx.state["prev"] = (ctx.lineno, part)
+        return True
+    return False
 
 
 def _place(row: Row, glog: tuple[int, ...] | None, previous: tuple | None, st: dict[str, Any]) -> None:
@@ -385,7 +416,10 @@ def _finish(rows: list[Row], ctx: LineContext) -> list[Row]:
     settle_clock(ctx.state)
     tz = ctx.state["tz"]
     inferred: list[int] = []
+    rewrap = ctx.state.get("rewrap", {})
     for row in rows:
+        if row.get("_lineno") in rewrap:  # a wrapped record read whole (_rewrapped)
+            row["signal"], row["severity"], row["message"] = rewrap[row["_lineno"]]
         if "_glog" in row:
             _glog_time(row, ctx, tz, inferred)
         elif row.get("time") is None:

@@ -85,7 +85,10 @@ _AER = re.compile(r"(?:pcieport (\S+?): )?AER: (?:Multiple )?(Uncorrected|Uncorr
                   r"(?:\((Fatal|Non-Fatal)\) )?error (?:message )?received(?: from)?:?\s*(\S*)")
 #: the second line of an AER report, which repeats its severity (``aer_print_error``)
 _AER_DETAIL = re.compile(r"(?:\S+ )?(\S+?): PCIe Bus Error: severity=([^,]*)")
-_NVME_TIMEOUT = re.compile(r"nvme (nvme[0-9]+): I/O ([0-9]+) QID ([0-9]+) timeout(.*)", re.S)
+#: ``nvme_timeout`` (``drivers/nvme/host/pci.c``) over kernel versions: ``I/O 900 QID 2 timeout``,
+#: ``I/O 900 (I/O Cmd) QID 2 timeout``, ``I/O tag 900 (0384) opcode 0x2 (I/O Cmd) QID 2 timeout``
+_NVME_TIMEOUT = re.compile(r"nvme (nvme[0-9]+): I/O (?:tag )?([0-9]+) (?:\([^()]*\) )?(?:opcode \S+ \([^()]*\) )?"
+                           r"QID ([0-9]+) timeout(.*)", re.S)
 _NVME_REMOVED = re.compile(r"nvme (nvme[0-9]+): Removing after probe failure status: (-?[0-9]+)")
 _PCIE_POWER = re.compile(r"mlx5_core (\S+?):? .*Detected insufficient power on the PCIe slot(.*)", re.S)
 
