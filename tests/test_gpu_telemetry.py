@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from reliab import schema
 from reliab.io.formats.telemetry.nvidia_smi import (
+    _sniff_prom,
+    _sniff_q,
     normalize_pci,
     read_dcgm_prometheus,
     read_nvidia_smi_dmon,
@@ -247,6 +249,35 @@ def test_dcgm_exporter_xid_counters_one_column_per_code(tmp_path: Path) -> None:
     row = res.tables["telemetry"].iloc[0]
     assert (row["xid_13_count"], row["xid_31_count"], row["xid_13_total"], row["last_xid_code"]) == (2, 1, 5, 31)
     assert not any("clock_event" in c for c in res.tables["telemetry"].columns) and res.irrelevant == 1
+
+
+def test_dcgm_exporter_1x_lower_case_names(tmp_path: Path) -> None:
+    """Real-shaped (NVIDIA/dcgm-exporter#188: the 1.x exporter's 'dcgm_<field>' names, some not the
+    field's own: dcgm_memory_clock is MEM_CLOCK, dcgm_gpu_utilization GPU_UTIL)."""
+    p = tmp_path / "m.prom"
+    labels = 'gpu="0",UUID="GPU-1",Hostname="n1",pod=""'
+    p.write_text(f"# HELP dcgm_sm_clock SM clock frequency (in MHz).\ndcgm_sm_clock{{{labels}}} 585\n"
+                 f"dcgm_memory_clock{{{labels}}} 5000\ndcgm_gpu_utilization{{{labels}}} 7\n"
+                 f"dcgm_sync_boost_violation{{{labels}}} 0\n")
+    assert _sniff_prom(str(p), p.read_text().splitlines()) >= 0.9
+    row = read_dcgm_prometheus(str(p), time="2020-01-01T00:00:00Z").tables["telemetry"].iloc[0]
+    assert (row["host"], row["sm_clock_mhz"], row["mem_clock_mhz"], row["util_gpu_pct"]) == ("n1", 585, 5000, 7)
+    assert row["dcgm_sync_boost_violation_raw"] == 0
+
+
+def test_q_report_whose_banner_was_cut_away(tmp_path: Path) -> None:
+    """Real-shaped (paradoxxxzero/gnome-shell-system-monitor-applet#356, 'nvidia-smi -q -d
+    MEMORY,UTILIZATION' posted without its banner): its top fields and GPU section make it a -q report."""
+    p = tmp_path / "q.txt"
+    p.write_text("Timestamp                           : Tue Aug 15 16:00:35 2017\n"
+                 "Driver Version                      : 375.66\n\nAttached GPUs                       : 1\n"
+                 "GPU 0000:01:00.0\n    FB Memory Usage\n        Total                       : 1995 MiB\n"
+                 "        Used                        : 1934 MiB\n    BAR1 Memory Usage\n"
+                 "        Used                        : 5 MiB\n")
+    assert _sniff_q(str(p), p.read_text().splitlines()) >= 0.9
+    assert _sniff_q(str(p), ["Timestamp : now", "GPU 0000:01:00.0"]) == 0.0  # one field is not a report
+    row = read_nvidia_smi_q(str(p)).tables["telemetry"].iloc[0]
+    assert (row["fb_total_mib"], row["fb_used_mib"]) == (1995, 1934)  # BAR1 'Used' is another field
 
 
 def test_dcgm_blank_sentinels_are_missing(tmp_path: Path) -> None:

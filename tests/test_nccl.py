@@ -196,6 +196,7 @@ def test_unpadded_glog_month_and_year_from_a_dated_line(tmp_path: Path) -> None:
     ("[80746] [rank3]:", "3", None),  # a log viewer's line number
     ("(WorkerDict pid=1230, ip=train-4-worker-0) [rank3]:", "3", "train-4-worker-0"),  # Ray, pod name
     ("vllm-2-1  | ESC[36m(RayWorkerWrapper pid=14390)ESC[0m [rank3]:", "3", None),  # compose, ESC as text
+    ("dinov2-giant-nodes.cn-d004 [stderr] [rank3]:", "3", None),  # milabench's collector
 ])
 def test_launcher_prefixes(tmp_path: Path, prefix: str, rank: str | None, host: str | None) -> None:
     line = (f"{prefix}[E1225 12:58:32.712922209 ProcessGroupNCCL.cpp:616] Watchdog caught collective operation"
@@ -241,6 +242,17 @@ def test_a_wrapped_record_that_already_gave_a_row_is_read_whole(tmp_path: Path) 
     assert sig["signal"].tolist() == ["cuda:illegal_memory_access"]
     assert sig["message"].iloc[0] == "rank 1: CUDA error: an illegal memory access was encountered"
     assert [o.rsplit(":", 1)[1] for o in sig["origin"]] == ["1"]
+
+
+def test_a_wrapped_record_whose_space_was_lost_at_the_cut(tmp_path: Path) -> None:
+    """Real-shaped (mila-iqia/milabench#269): '… detected' / 'by watchdog at work: 2070' reads as
+    the detection once the space the copy dropped at the cut is put back."""
+    text = ("bench.cn-d004 [stderr] [rank12]:[E909 09:55:29.313379098 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg)"
+            " Rank 12] Exception (either an error or timeout) detected\n"
+            "by watchdog at work: 2070, last enqueued NCCL work: 2070, last completed NCCL work: 2069.\n")
+    _, sig, lines = _signals(tmp_path, "slurm-5.out", "2024-09-09 09:00:00,000 INFO start\n" + text)
+    assert sig["signal"].tolist() == ["nccl:failure_detected"] and lines == [2]
+    assert sig["time"].tolist() == [_ts("2024-09-09 09:55:29.313379098")]
 
 
 @pytest.mark.parametrize("line", [

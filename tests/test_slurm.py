@@ -287,3 +287,19 @@ def test_hostile_integers_are_quarantined(tmp_path: Path, cell: str, reason: str
     tres = ["JobID|State|AllocTRES", f"4|FAILED|gres/gpu={'9' * 30}"]
     r = get_parser("sacct").read(_write(tmp_path, tres))
     assert r.malformed == 1 and "gres/gpu" in r.quarantine["reason"].iloc[0]
+
+
+def test_fixed_width_id_cut_by_its_column_is_no_job(tmp_path: Path) -> None:
+    """Real-shaped (slurm-minus-minus#9, plain 'sacct -j … --format=JobID,JobName,State,ExitCode'):
+    '2681683_420+' is an id sacct cut to 12 characters (here the .batch step): no job, one note;
+    a het-job id '123+0' is not cut."""
+    p = tmp_path / "sacct.txt"
+    p.write_text("JobID           JobName      State ExitCode \n"
+                 "------------ ---------- ---------- -------- \n"
+                 "2681683_420  entropy.sh     FAILED      1:0 \n"
+                 "2681683_420+      batch     FAILED      1:0 \n"
+                 "123+0             train  COMPLETED      0:0 \n")
+    res = slurm.read_sacct(str(p))
+    assert res.tables["jobs"]["job_id"].tolist() == ["2681683_420", "123+0"]
+    assert (res.lines, res.parsed, res.irrelevant, res.malformed) == (5, 2, 3, 0)
+    assert any("cut a JobID" in n and "line 4" in n and "--parsable2" in n for n in res.notes)

@@ -3,7 +3,8 @@
 A line of a distributed training job's output is, from the outside in:
 
 1. launcher prefixes, any number of them: a log viewer's line number (``[80746] ``) or the
-   service column of ``docker compose logs`` (``vllm-1  | ``), a log collector's own stamp
+   service column of ``docker compose logs`` (``vllm-1  | ``) or a collector's run and stream
+   (``bench.node [stderr] ``), a log collector's own stamp
    (``[2025-05-10 00:18:21] ``, which then only dates the record), pdsh
    as used by the DeepSpeed launcher (``192.168.13.81: ``, names the host), Slurm ``srun
    --label`` (``0: ``), Open MPI ``mpirun --tag-output`` (``[1,0]<stderr>:``), Ray
@@ -42,6 +43,8 @@ _LAUNCHER = re.compile(
 #: column of ``docker compose logs`` (``llm-inference-2-1  | ``)
 _LINE_NUMBER = re.compile(r"\[[0-9]+\] ")
 _COMPOSE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\s+\| ")
+#: a collector naming the run and the stream (milabench: ``dinov2-giant-nodes.cn-d004 [stderr] ``)
+_STREAM_TAG = re.compile(r"[^\s\[\]]+ \[std(?:err|out)\] ")
 _PDSH = re.compile(r"(?P<host>[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[a-z][a-z0-9-]*[0-9][a-z0-9.-]*): ")
 _GLOG = re.compile(
     r"\[?(?P<level>[IWEF])(?P<md>[0-9]{3,4}) (?P<hh>[0-9]{2}):(?P<mm>[0-9]{2}):(?P<ss>[0-9]{2})"
@@ -108,7 +111,7 @@ def _prefixes(text: str) -> tuple[int, str | None, str | None, re.Match[str] | N
     collector's stamp before them (:func:`_collector`)."""
     rank = host = None
     pos = 0
-    m = _LINE_NUMBER.match(text) or _COMPOSE.match(text)
+    m = _LINE_NUMBER.match(text) or _COMPOSE.match(text) or _STREAM_TAG.match(text)
     if m is not None:
         pos = m.end()
     dated = _collector(text, pos)

@@ -291,7 +291,7 @@ def parse_line_fully(text: str, ctx: LineContext) -> Row | None:
     wrapped = _wrapped(text, part, ctx)
     if wrapped is not None:
         first, start = wrapped
-        part = Split(first.rank, first.body + text, first.host, first.glog, first.glog_untimed,
+        part = Split(first.rank, _joined(first.body, text), first.host, first.glog, first.glog_untimed,
                      first.iso, first.prefixed)
     when = _iso_time(part.iso, st["tz"]) if part.iso is not None else None
     if part.dated is not None and part.iso is None:  # a collector's stamp dates the record's glog time
@@ -336,6 +336,17 @@ def parse_line_fully(text: str, ctx: LineContext) -> Row | None:
     if start is None and _remember_record(text, part, ctx):  # its text may go on on the next line
         st.setdefault("signalled", {})[ctx.lineno] = found.signal
     return row
+
+
+def _joined(first: str, text: str) -> str:
+    """A wrapped record's text: its lines joined as the terminal cut them, or, when only that
+    reads as no failure, with the space a copy dropped at the end of the first line
+    (``… detected`` / ``by watchdog at work: 2070``)."""
+    whole = first + text
+    if first.endswith(" ") or classify(whole) is not None:
+        return whole
+    spaced = f"{first} {text}"
+    return spaced if classify(spaced) is not None else whole
 
 
 def _rewrapped(start: int, found: Found | None, who: str, st: dict) -> None:

@@ -182,6 +182,16 @@ def _note_missing_times(names: list[str], ctx: LineContext) -> None:
             + "; re-run sacct with --format=JobID,State,Start,End,… to get them")
 
 
+def _note_cut_id(ctx: LineContext) -> None:
+    """Say once per file that fixed-width rows whose JobID sacct cut (a trailing ``+``) were not read."""
+    if "cut_noted" not in ctx.state:
+        ctx.state["cut_noted"] = True
+        ctx.state.setdefault("notes", []).append(
+            f"sacct cut a JobID to its column width (ending in '+', first at line {ctx.lineno}): such rows"
+            " (a step like 123_4.batch, or a longer id) are not read as jobs; re-run sacct with --parsable2"
+            " or --format=JobID%30,…")
+
+
 def _fixed_header(text: str, ctx: LineContext) -> bool:
     """A fixed-width header (``JobID JobName … State …``): remember its words."""
     words = text.split()
@@ -291,6 +301,9 @@ def _parse_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
         raise ParseError("empty JobID")
     if "." in job_id:
         return None  # a job step (123.batch, 123.extern, 123.0): not an allocation
+    if spans is not None and job_id.endswith("+"):
+        _note_cut_id(ctx)  # sacct cut the id to its column: a step's or a longer id, unknown
+        return None
     job = job_record(values, ctx.options["tz"], ctx.options["gpus_per_node"])
     signal = end_signal(job, SOURCE, ctx.origin)
     if signal is not None:

@@ -35,6 +35,22 @@ FIELD_IDS = {
 }
 
 
+#: dcgm-exporter 1.x metric names (``dcgm_<field>``, its metrics CSV: ``DCGM_FI_DEV_SM_CLOCK,
+#: dcgm_sm_clock``) that are not the DCGM field name in lower case
+LEGACY_NAMES = {
+    "memory_clock": "MEM_CLOCK", "gpu_utilization": "GPU_UTIL", "mem_copy_utilization": "MEM_COPY_UTIL",
+    "enc_utilization": "ENC_UTIL", "dec_utilization": "DEC_UTIL",
+    "ecc_sbe_volatile_total": "ECC_SBE_VOL_TOTAL", "ecc_dbe_volatile_total": "ECC_DBE_VOL_TOTAL",
+    "ecc_sbe_aggregate_total": "ECC_SBE_AGG_TOTAL", "ecc_dbe_aggregate_total": "ECC_DBE_AGG_TOTAL",
+}
+
+
+def legacy_column(name: str) -> str | None:
+    """Column for a dcgm-exporter 1.x metric (``dcgm_gpu_temp``, ``dcgm_memory_clock``), ``None`` if unknown."""
+    field = name.removeprefix("dcgm_")
+    return DCGM_COLUMNS.get(LEGACY_NAMES.get(field, field.upper()))
+
+
 def dcgm_column(name: str) -> str | None:
     """Column for a DCGM field given as ``DCGM_FI_DEV_GPU_TEMP``, ``GPU_TEMP`` or ``150``."""
     key = name.strip().upper()

@@ -31,7 +31,7 @@ from reliab.errors import ParseError
 from reliab.io._lines import LineContext, scan_lines
 from reliab.io._registry import FileResult, register_parser
 from reliab.io.formats._timestamps import TIME_MAX, TIME_MIN, localize
-from reliab.io.formats.telemetry.dcgm_fields import dcgm_column
+from reliab.io.formats.telemetry.dcgm_fields import dcgm_column, legacy_column
 
 _UNIT_SUFFIX = {"C": "_c", "W": "_w", "MHz": "_mhz", "%": "_pct", "MiB": "_mib", "MB": "_mib", "MB/s": "_mbps",
                 "mJ": "_mj", "J": "_j", "ms": "_ms", "us": "_us", "s": "_s"}
@@ -191,8 +191,18 @@ def _q_finish(rows: list[dict], ctx: LineContext) -> list[dict]:
     return list(out.values())
 
 
+#: the lines of a ``-q`` report's head: its top-level ``Key  : value`` fields and a GPU section
+_Q_TOP = re.compile(r"(?:Timestamp|Driver Version|CUDA Version|Attached GPUs) +: ")
+_Q_GPU = re.compile(r"GPU [0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{1,2}:[0-9A-Fa-f]{1,2}(?:\.[0-9])?$")
+
+
 def _sniff_q(path: str, first_lines: Sequence[str]) -> float:
-    return 0.98 if any("NVSMI LOG" in line for line in first_lines[:5]) else 0.0
+    """The ``NVSMI LOG`` banner, or (a report whose banner was cut away) two of its top-level
+    fields and a ``GPU <bus id>`` section line."""
+    if any("NVSMI LOG" in line for line in first_lines[:5]):
+        return 0.98
+    top = sum(_Q_TOP.match(line) is not None for line in first_lines[:12])
+    return 0.9 if top >= 2 and any(_Q_GPU.match(line.rstrip()) for line in first_lines) else 0.0
 
 
 @register_parser("nvidia_smi_q", sniff=_sniff_q, table="telemetry")
@@ -343,7 +353,7 @@ def _parse_prom_line(text: str, ctx: LineContext) -> dict | None:
     if m is None:
         raise ParseError("not a Prometheus sample line")
     name = m["name"]
-    labels = dict(_LABEL.findall(m["labels"] or "")) if name.startswith("DCGM_") else {}
+    labels = dict(_LABEL.findall(m["labels"] or "")) if name.startswith(("DCGM_", "dcgm_")) else {}
     column = _prom_column(name, labels)
     if column is None:
         return None
@@ -367,7 +377,8 @@ def _parse_prom_line(text: str, ctx: LineContext) -> dict | None:
 def _prom_column(name: str, labels: dict[str, str]) -> str | None:
     """The telemetry column of a dcgm-exporter sample, ``None`` for samples that are not read.
 
-    ``DCGM_FI_*`` fields by :func:`dcgm_column` (unknown ones kept ``_raw``); the exporter's own
+    ``DCGM_FI_*`` fields by :func:`dcgm_column` and dcgm-exporter 1.x's ``dcgm_*`` names by
+    :func:`legacy_column` (unknown ones kept ``_raw``); the exporter's own
     Xid metrics, one column per Xid code of their ``xid`` label (dcgm-exporter's counter list,
     ``etc/default-counters.csv``): ``DCGM_EXP_XID_ERRORS_COUNT`` (gauge: errors within the
     configured window; also seen spelled ``DCGM_FI_DEV_XID_ERRORS_ACTIVE``) as
@@ -377,6 +388,8 @@ def _prom_column(name: str, labels: dict[str, str]) -> str | None:
     xid = labels.get("xid", "")
     if "XID_ERRORS" in name and xid.isascii() and xid.isdigit() and len(xid) < 6:
         return f"xid_{int(xid)}_{'total' if name.endswith('_TOTAL') else 'count'}"
+    if name.startswith("dcgm_"):  # dcgm-exporter 1.x names (dcgm_fields.legacy_column)
+        return legacy_column(name) or f"{name}_raw"
     if not name.startswith("DCGM_FI_"):
         return None
     return dcgm_column(name) or f"dcgm_{name.lower().removeprefix('dcgm_fi_dev_')}_raw"
@@ -407,8 +420,14 @@ def _prom_finish(rows: list[dict], ctx: LineContext) -> list[dict]:
     return wide.to_dict("records")
 
 
+#: a dcgm-exporter 1.x sample (``dcgm_gpu_temp{gpu="0",…} 54``) or its HELP/TYPE line
+_LEGACY_PROM = re.compile(r"(?:# (?:HELP|TYPE) )?dcgm_[a-z0-9_]+(?:\{| )")
+
+
 def _sniff_prom(path: str, first_lines: Sequence[str]) -> float:
-    return 0.95 if any(line.startswith(("DCGM_FI_", "# HELP DCGM_FI_", "# TYPE DCGM_FI_")) for line in first_lines) else 0.0
+    if any(line.startswith(("DCGM_FI_", "# HELP DCGM_FI_", "# TYPE DCGM_FI_")) for line in first_lines):
+        return 0.95
+    return 0.9 if any(_LEGACY_PROM.match(line) for line in first_lines) else 0.0
 
 
 @register_parser("dcgm_prometheus", sniff=_sniff_prom, table="telemetry")
