@@ -61,6 +61,8 @@ def test_gpud_xid119_dmesg_ctime() -> None:
     ("[mar. févr.  6 10:11:12 2024]", "2024-02-06 10:11:12"),  # fr_FR
     ("[Di Mär  5 07:08:09 2024]", "2024-03-05 07:08:09"),  # de_DE
     ("[Tue Sep 19 06:01:41 2017]", "2017-09-19 06:01:41"),  # C
+    ("[六 6月 28 02:52:53 2024]", "2024-06-28 02:52:53"),  # zh_CN
+    ("[토 6월 28 02:52:53 2024]", "2024-06-28 02:52:53"),  # ko_KR
 ])
 def test_dmesg_ctime_in_other_locales(tmp_path: Path, stamp: str, when: str) -> None:
     """util-linux ``dmesg -T`` prints ``%a %b`` in the user's locale: the month is read from
@@ -69,6 +71,23 @@ def test_dmesg_ctime_in_other_locales(tmp_path: Path, stamp: str, when: str) -> 
     _check(res)
     sig = res.tables["signals"]
     assert sig["signal"].tolist() == ["xid:79"] and sig["time"].tolist() == [_ts(when)]
+
+
+def test_journal_lines_of_a_cjk_locale(tmp_path: Path) -> None:
+    """Real-shaped (an nvidia-bug-report grep from a zh_CN host, ThreeStones1029 blog): journalctl
+    prints the month as '6月' (ko_KR '6월'); such lines read exactly as the C locale's 'Jun' ones."""
+    text = (f"6月 28 02:52:53 jjf-Super-Server kernel: {XID79}\n"
+            f"12월 31 23:59:59 jjf-Super-Server kernel: {XID79}\n"
+            f"13月 01 00:00:00 jjf-Super-Server kernel: {XID79}\n")
+    res = read_kernel(_write(tmp_path, "bug-report.log", text))
+    c_locale = read_kernel(_write(tmp_path, "c.log", text.replace("6月", "Jun").replace("12월", "Dec")
+                                  .replace("13月", "Xyz")))
+    _check(res)
+    sig = res.tables["signals"]
+    assert sig["host"].tolist() == ["jjf-Super-Server"] * 2
+    assert res.malformed == c_locale.malformed == 1  # '13月' is no month: the Xid has no time
+    assert sig["time"].tolist() == c_locale.tables["signals"]["time"].tolist()
+    assert [t.strftime("%m-%d %H:%M:%S") for t in sig["time"]] == ["06-28 02:52:53", "12-31 23:59:59"]
 
 
 def test_talosctl_dmesg_node_level_and_bracketed_rfc3339(tmp_path: Path) -> None:

@@ -85,11 +85,14 @@ _ISO = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T\S+) ?(.*)", re.S)
 _RFC5424 = re.compile(r"<\d{1,3}>1 (\S+) (\S+) (\S+) (\S+) (\S+) (?:-|\[.*?\]) ?(.*)", re.S)
 #: ``dmesg -T`` (util-linux formats it with the C library's ``%a %b``: localized names such as
 #: ``[Ter Set 19 06:01:41 2017]`` or ``[mar. févr. 6 …]``)
-_CTIME = re.compile(r"\[(?:[^\W\d_]{2,5}\.? )?([^\W\d_]{3,5}\.?) +([0-9]{1,2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) ([0-9]{4})\] ?(.*)",
+_CTIME = re.compile(r"\[(?:[^\W\d_]{1,5}\.? )?([^\W\d_]{3,5}\.?|[0-9]{1,2}[月월]) +([0-9]{1,2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) ([0-9]{4})\] ?(.*)",
                     re.S)
 _CTIME_LOOSE = re.compile(r"\[[A-Za-z]{3} [A-Za-z]{3} [^\]]*\] ?(.*)", re.S)
 _RAW = re.compile(r"\[\s*([0-9]+)\.([0-9]+)\] ?(.*)", re.S)
-_RFC3164 = re.compile(r"(?:<[0-9]{1,3}>)?([^\W\d_]{3,5}\.?) +([0-9]{1,2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) (.*)", re.S)
+#: RFC 3164 / journalctl short: the C library's ``%b`` month, localized too (``jan.``, ``Mär``, and
+#: the zh/ja ``6月``, ko ``6월`` of CJK locales)
+_RFC3164 = re.compile(r"(?:<[0-9]{1,3}>)?([^\W\d_]{3,5}\.?|[0-9]{1,2}[月월]) +([0-9]{1,2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) (.*)",
+                      re.S)
 _TAG = re.compile(r"(?:([^\s:\[\]]+) )?([^\s:\[\]]+)(?:\[(\d+)\])?: ?(.*)", re.S)
 #: an IPv6 literal as syslog HOSTNAME (at least two colons, hex digits, dots of an embedded IPv4)
 _IPV6_TAG = re.compile(r"((?=[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:)[0-9A-Fa-f:.]*[0-9A-Fa-f](?:%\w+)?) "
@@ -185,6 +188,15 @@ def _iso(stamp: str, tz: tzinfo) -> tuple[datetime | None, str | None]:
     return (None, error) if error else (when, None)
 
 
+def month_number(token: str) -> int | None:
+    """1-12 for a month as a C library's ``%b`` prints it in any supported locale, else ``None``:
+    ``Jun``, ``jun.``, ``févr.``, ``Mär``, ``Set`` (:data:`LOCAL_MONTHS`), ``6月``/``6월`` (CJK)."""
+    mon = MONTHS.get(token.title()) or LOCAL_MONTHS.get(token.rstrip(".").lower())
+    if mon is None and token[-1:] in ("月", "월") and token[:-1].isascii() and token[:-1].isdigit():
+        mon = int(token[:-1]) if 1 <= int(token[:-1]) <= 12 else None
+    return mon
+
+
 def parse_header(line: str, tz: tzinfo = UTC, *, tail: bool = True) -> Header:
     """Split ``line`` into time, host, tag and message, whatever its timestamp style.
 
@@ -242,7 +254,7 @@ def parse_header(line: str, tz: tzinfo = UTC, *, tail: bool = True) -> Header:
             return Header("rfc5424", msg, m.group(6), when, host=host, tag=tag, monotonic=mono, error=error)
     m = _RFC3164.match(line)
     if m is not None:
-        mon = MONTHS.get(m.group(1)) or LOCAL_MONTHS.get(m.group(1).rstrip(".").lower())
+        mon = month_number(m.group(1))
         if mon is not None:
             day, hh, mm, ss = (int(m.group(i)) for i in range(2, 6))
             ok = 1 <= day <= 31 and hh < 24 and mm < 60 and ss < 61
@@ -261,7 +273,7 @@ def _bracketed(line: str, tz: tzinfo) -> Header:
         return Header("dmesg_raw", m.group(3), m.group(3), monotonic=float(f"{m.group(1)}.{m.group(2)}"))
     m = _CTIME.match(line)
     if m is not None:
-        mon = MONTHS.get(m.group(1).title()) or LOCAL_MONTHS.get(m.group(1).rstrip(".").lower())
+        mon = month_number(m.group(1))
         try:
             if mon is None:
                 raise ValueError(f"unknown month {m.group(1)!r}")
