@@ -5,6 +5,7 @@ and stopping once half of the lines miss gives the score of reading them all."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -39,14 +40,14 @@ def _weight(line: str) -> float:
     return STYLE_WEIGHT[h.style] if h.error is None and h.body.strip() else 0.0
 
 
-def _kernel_score(lines: list[str]) -> float:
-    """``sniff_kernel`` as it was: every line parsed."""
+def _kernel_score(lines: list[str], weight: Callable[[str], float] = _weight) -> float:
+    """``sniff_kernel`` as it was: every line weighed (by a full parse, by default), repeats included."""
     lines = [ln for ln in lines if ln.strip()]
     if not lines:
         return 0.0
     if sum(ln.startswith(kernel._NO_CLOCK) for ln in lines) * 2 >= len(lines):
         return 0.5
-    hits = [w for w in map(_weight, lines) if w > 0]
+    hits = [w for w in map(weight, lines) if w > 0]
     frac = len(hits) / len(lines)
     if frac < 0.5:
         return 0.0
@@ -104,3 +105,16 @@ def _sacct_score(path: str, lines: list[str]) -> float:
 @given(st.lists(_LINE, max_size=8))
 def test_sacct_pre_checks_keep_the_score(lines: list[str]) -> None:
     assert sniff_sacct("sacct.txt", lines) == _sacct_score("sacct.txt", lines)
+
+
+#: head lines of several styles, some repeated by the draws below
+_HEAD_LINES = ["[Fri Jun  7 12:13:51 2024] mlx5_core 0000:8c:00.1: failed", "[Fri Jun  7 12:13:51 2024] ",
+               "2024-06-03T14:02:11.123456+00:00 node1 kernel: NVRM: Xid 79", "Jun  3 14:02:11 node1 kernel: x",
+               "[12345.678901] nvme nvme0: I/O error", "random text", "", "   ", "[  +0.000001] y", "<6>kernel: z"]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(_HEAD_LINES), max_size=20))
+def test_repeated_lines_keep_the_score(lines: list[str]) -> None:
+    """The kernel sniffer weighs a repeated head line once: the score is that of weighing every line."""
+    assert kernel.sniff_kernel("x.log", lines) == _kernel_score(lines, kernel._stamp_weight)

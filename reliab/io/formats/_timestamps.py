@@ -78,7 +78,8 @@ LOCAL_MONTHS = {
 _DECODE = re.compile(r"([a-z0-9]+)\s*:\s*([a-z]+)\s*: ")
 #: the node in front of ``talosctl dmesg`` records (``192.168.11.119: kern: warning: [<RFC 3339>]: …``,
 #: Talos ``cmd/talosctl/cmd/talos/dmesg.go``): a host, then facility and level, then a bracketed stamp
-_NODE = re.compile(r"([0-9]{1,3}(?:\.[0-9]{1,3}){3}|[A-Za-z0-9][A-Za-z0-9.-]*): (?=[a-z0-9]+: +[a-z]+: \[[0-9]{4}-)")
+#: (one possessive run covers names and IPv4 addresses alike: an RFC 3339 stamp fails at once)
+_NODE = re.compile(r"([A-Za-z0-9][A-Za-z0-9.-]*+): (?=[a-z0-9]+: +[a-z]+: \[[0-9]{4}-)")
 #: a bracketed RFC 3339 stamp (``talosctl dmesg``) and the message after it
 _BRACKET_ISO = re.compile(r"\[([0-9]{4}-[0-9]{2}-[0-9]{2}T[^\]\s]+)\]:? ?(.*)", re.S)
 _ISO = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T\S+) ?(.*)", re.S)

@@ -314,8 +314,9 @@ def parse_line_fully(text: str, ctx: LineContext) -> Row | None:
     found = classify(part.body) if any(k in part.body for k in _TRIGGERS) else None
     rank = part.rank if part.rank is not None else rank_in(part.body)
     who = f"rank {rank}: " if rank is not None else ""
-    if start is not None and start in st.get("signalled", {}):
-        _rewrapped(start, found, who, st)  # the wrapped record already gave its row
+    signalled = st.get("signalled")
+    if start is not None and signalled is not None and signalled[0] == start:
+        _rewrapped(start, signalled[1], found, who, st)  # the wrapped record already gave its row
         return None
     if found is None:
         _remember_record(text, part, ctx)
@@ -334,7 +335,7 @@ def parse_line_fully(text: str, ctx: LineContext) -> Row | None:
     else:
         _remember_statement(found, rank, row, ctx)
     if start is None and _remember_record(text, part, ctx):  # its text may go on on the next line
-        st.setdefault("signalled", {})[ctx.lineno] = found.signal
+        st["signalled"] = (ctx.lineno, found.signal)
     return row
 
 
@@ -349,20 +350,19 @@ def _joined(first: str, text: str) -> str:
     return spaced if classify(spaced) is not None else whole
 
 
-def _rewrapped(start: int, found: Found | None, who: str, st: dict) -> None:
-    """A terminal-wrapped record whose first line already gave a row: when the whole text
-    classifies otherwise (``CUDA error: an illegal me`` + ``mory access was encountered``),
-    the row of line ``start`` is corrected in :func:`_finish`, and so is what the repeat
-    rule remembers of it."""
-    signalled = st["signalled"]
-    if found is None or found.signal == signalled[start]:
+def _rewrapped(start: int, signal: str, found: Found | None, who: str, st: dict) -> None:
+    """A terminal-wrapped record whose first line already gave a row (``signal``): when the
+    whole text classifies otherwise (``CUDA error: an illegal me`` + ``mory access was
+    encountered``), the row of line ``start`` is corrected in :func:`_finish`, and so is what
+    the repeat rule remembers of it."""
+    if found is None or found.signal == signal:
         return
     st.setdefault("rewrap", {})[start] = (found.signal, found.severity, who + found.text)
     recent = st.get("recent", [])
     for k, entry in enumerate(recent):
         if entry[0] == start:
             recent[k] = (start, found.signal, entry[2], found.core, *entry[4:])
-    signalled[start] = found.signal
+    st["signalled"] = (start, found.signal)
 
 
 #: a message holding none of these cannot carry a signal
