@@ -44,6 +44,8 @@ from reliab.io._lines import LineContext
 from reliab.io.formats.kernel._kmsg import CRITICAL_XIDS, WARNING_XIDS
 from reliab.io.formats.kernel._reports import AER_LINES as _AER_LINES
 from reliab.io.formats.kernel._reports import remember_xid79_rows
+from reliab.io.formats.kernel._triggers import TRIGGERS as _TRIGGERS
+from reliab.io.formats.kernel._triggers import with_mask
 
 #: printable ASCII but space, ``:``, ``[`` and ``]`` (``[^\s:\[\]]`` of ``_TAG`` in ASCII)
 _WORD = r"[!-9;-Z\\\^-~]"
@@ -122,12 +124,6 @@ def xid_rows(hits: pl.DataFrame) -> pl.DataFrame:
     ).collect()
 
 
-#: substrings that decide which matcher of :func:`reliab.io.formats.kernel._kmsg.match_signal` (and
-#: which branch of ``_mlx5``) reads a line; a bulk shape requires its own and none other
-_TRIGGERS = ("NVRM: Xid", "SXid", "mlx5", "Lost carrier", "controller is down", "I/O error, dev",
-             "Hardware Error", "EDAC", "AER:", "Link down", "Port module event[error]",
-             "health compromised", "fallen off the bus", "The NVIDIA GPU", "PCIe Bus Error", " QID ",
-             "Removing after probe failure", "insufficient power")
 #: the rsyslog prefix of :data:`_SHAPE` up to the message, with the host captured
 _HEAD = (
     rf"^{_YEAR}-[0-9]{{2}}-[0-9]{{2}}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
@@ -261,14 +257,6 @@ def _when() -> pl.Expr:
 
 
 @cache
-def _other_mask() -> pl.Expr:
-    """Bit ``n`` set when the line holds ``_TRIGGERS[n]`` (built once, reused by every call)."""
-    line = pl.col("line")
-    return pl.sum_horizontal(line.str.contains(t, literal=True).cast(pl.Int32) * (1 << n)
-                             for n, t in enumerate(_TRIGGERS))
-
-
-@cache
 def _other_plans() -> tuple[_Plan, ...]:
     """Per :data:`_KINDS` shape: its filter, its groups, its acceptance and its row columns.
 
@@ -359,7 +347,7 @@ def kernel_other(hits: pl.DataFrame, ctx: LineContext,
     """
     hits = hits.rechunk()  # (polars 2.1 can panic on a string expression over a many-chunk frame)
     if "_mask" not in hits.columns:
-        hits = hits.with_columns(_mask=_other_mask())
+        hits = with_mask(hits)
     if "_printable" not in hits.columns:
         hits = with_printable(hits)
     rows = other_rows(hits, plans).sort("_lineno")
@@ -417,23 +405,38 @@ def _prepared(hits: pl.DataFrame) -> pl.DataFrame:
     group); ``_before`` — those at most :data:`_AER_LINES` lines before a ``PCIe Bus Error``
     hit (an AER report's second line) but NVSwitch SXid lines, held only when the group's
     AER reports are not decided in bulk.  ``_quiet``: noise
-    (:func:`._bulk_reports.noise`); ``_aer``: the lines holding ``AER:`` or ``PCIe Bus Error``;
+    (:func:`._bulk_reports.quiet_of`); ``_aer``: the lines holding ``AER:`` or ``PCIe Bus Error``;
     ``_printable`` (:func:`with_printable`).
     """
-    from reliab.io.formats.kernel._bulk_reports import noise
+    from reliab.io.formats.kernel._bulk_reports import quiet_of
 
+    hits = with_mask(with_printable(hits))
     i = pl.col("i").cast(pl.Int64)
     nxt_i, nxt = i.shift(-1), pl.col("line").shift(-1)
     indented = ((nxt_i - i) <= 3) & ~nxt.str.contains("^[!-~]")
     next_detail = pl.when(_bit("PCIe Bus Error")).then(i).backward_fill()
     # (an NVSwitch SXid line is read by its own matcher, never as part of an AER report)
-    switch = _bit("SXid") & pl.col("line").str.contains("nvidia-nvswitch", literal=True)
+    switch = only_where(hits, hits.select(_bit("SXid")).to_series(),
+                        pl.col("line").str.contains("nvidia-nvswitch", literal=True))
     tail = i >= i.max() - _AER_LINES
-    return with_printable(hits).lazy().with_columns(_mask=_other_mask()).with_columns(
+    return hits.with_columns(quiet_of(hits).alias("_quiet"), switch.alias("_switch")).lazy().with_columns(
         _always=tail | indented.fill_null(False), _tail=tail,
-        _before=(((next_detail.shift(-1) - i) <= _AER_LINES) & ~switch).fill_null(False),
-        _quiet=noise(), _aer=_bit("AER:") | _bit("PCIe Bus Error"),
-    ).collect()
+        _before=(((next_detail.shift(-1) - i) <= _AER_LINES) & ~pl.col("_switch")).fill_null(False),
+        _aer=_bit("AER:") | _bit("PCIe Bus Error"),
+    ).drop("_switch").collect()
+
+
+def only_where(hits: pl.DataFrame, chosen: pl.Series, test: pl.Expr) -> pl.Series:
+    """``test`` evaluated on the ``chosen`` rows of ``hits`` only; ``False`` on the others.
+
+    A polars expression runs over every row of its frame (``when/then`` included), so a
+    substring search that matters for a few lines is run on those lines alone.
+    """
+    out = pl.repeat(False, hits.height, eager=True)
+    rows = chosen.arg_true()
+    if rows.len():
+        out = out.scatter(rows, hits.select("line")[rows].select(test).to_series())
+    return out
 
 
 def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
@@ -448,7 +451,7 @@ def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
 def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     """:func:`kernel_xid`, :func:`kernel_other` then ``kernel_sxid``; rows in line order.
 
-    Noise lines (:func:`._bulk_reports.noise`) are dropped first (they are irrelevant); AER
+    Noise lines (:func:`._bulk_reports.quiet_of`) are dropped first (they are irrelevant); AER
     reports are decided in bulk when the whole group's are (:func:`._bulk_reports.aer_in_bulk`).
     Each shape requires its own triggers (the Xid shape ``NVRM: Xid``, every other shape
     its exact trigger set), so no line can be taken by two of them: each looks at the free

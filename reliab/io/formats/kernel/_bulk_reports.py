@@ -7,7 +7,7 @@ the bulk parser (:mod:`reliab.io.formats.kernel._bulk`) had no shape for them:
   (``pcieport …: AER: enabled with IRQ 26``, ``EDAC MC0: Giving out device to module
   skx_edac …``, Linux ``drivers/pci/pcie/aer.c`` and ``drivers/edac/skx_base.c``) and the
   detail lines of an MCE report (``mce: [Hardware Error]: TSC 0 ADDR …``, ``PROCESSOR …``,
-  ``arch/x86/kernel/cpu/mce/core.c`` ``__print_mce``).  :func:`noise` marks a line only when
+  ``arch/x86/kernel/cpu/mce/core.c`` ``__print_mce``).  :func:`quiet_of` marks a line only when
   it holds exactly one matcher trigger and lacks the words that matcher's expression needs,
   so :func:`reliab.io.formats.kernel._kmsg.match_signal` provably returns ``None`` for it,
   and it holds neither the boot-time anchor nor ``The NVIDIA GPU``: the per-line parser
@@ -42,12 +42,13 @@ from reliab.io.formats.kernel._bulk import (
     _aer_plans,
     _g,
     _no_rows,
-    _other_mask,
     _when,
     kernel_other,
+    only_where,
 )
 from reliab.io.formats.kernel._clock import ANCHOR
 from reliab.io.formats.kernel._reports import UNSEEN_FIRST, aer_detail_seen, remember_aer
+from reliab.io.formats.kernel._triggers import with_mask
 
 #: printable ASCII but the comma (``[^,]`` of ``_kmsg._AER_DETAIL`` on such a line)
 _NO_COMMA = r"[ -+\--~]"
@@ -61,25 +62,34 @@ def _bit(trigger: str) -> int:
     return 1 << _TRIGGERS.index(trigger)
 
 
-@cache
-def noise() -> pl.Expr:
+#: per trigger that can stand alone on a noise line, the literals whose absence makes it noise
+_NOISE = (("AER:", ("received",)), ("EDAC", (" UE", " CE")),
+          ("Hardware Error", ("APEI", "Machine check events logged", "Machine Check")))
+
+
+def _none_of(*texts: str) -> pl.Expr:
+    """True where the line holds none of ``texts`` (one pass: a SIMD search of their alternation)."""
+    return ~pl.col("line").str.contains("|".join(re.escape(t) for t in texts))
+
+
+def quiet_of(hits: pl.DataFrame) -> pl.Series:
     """True for candidate lines the per-line parser counts irrelevant without a look at state.
 
-    Needs the ``_mask`` column of :func:`reliab.io.formats.kernel._bulk._other_mask`.  Each
+    Needs the ``_mask`` column (:func:`reliab.io.formats.kernel._triggers.with_mask`).  Each
     case is one trigger alone (no other matcher runs) and the absence of a literal its
     matcher's expression cannot match without: ``received`` for ``_AER``, `` UE``/`` CE``
     for ``_EDAC`` (the count or ``MCn:`` is followed by a space), and for ``_mce`` the APEI
-    head, "Machine check events logged" and ``Machine Check``.
+    head, "Machine check events logged" and ``Machine Check``; and the line must not hold
+    the boot-time anchor.  Each search runs on the lines it can still decide: the literals
+    of a case on the lines of its trigger, the anchor on the lines a case made noise.
     """
-    line, mask = pl.col("line"), pl.col("_mask")
-
-    def none_of(*texts: str) -> pl.Expr:  # one pass: an alternation of literals (a SIMD search in Rust)
-        return ~line.str.contains("|".join(re.escape(t) for t in texts))
-
-    aer = (mask == _bit("AER:")) & none_of("received")
-    edac = (mask == _bit("EDAC")) & none_of(" UE", " CE")
-    mce = (mask == _bit("Hardware Error")) & none_of("APEI", "Machine check events logged", "Machine Check")
-    return (aer | edac | mce) & none_of(ANCHOR)
+    mask = hits.get_column("_mask")
+    quiet = pl.repeat(False, hits.height, eager=True)
+    for trigger, texts in _NOISE:
+        quiet = quiet | only_where(hits, mask == _bit(trigger), _none_of(*texts))
+    if quiet.any():
+        quiet = only_where(hits, quiet, _none_of(ANCHOR))
+    return quiet.alias("_quiet")
 
 
 @cache
@@ -225,7 +235,7 @@ def kernel_sxid(hits: pl.DataFrame, ctx: LineContext, sxid_lines: int) -> tuple[
     if not sxid_lines:
         return none
     cond, groups = _sxid_plan()
-    own = hits if "_mask" in hits.columns else hits.with_columns(_mask=_other_mask())
+    own = hits if "_mask" in hits.columns else with_mask(hits)
     own = own.filter(pl.col("_mask") == (1 << _TRIGGERS.index("SXid")))  # (an integer test first: cheap)
     if own.height != sxid_lines:  # some are held back for the per-line parser: all go there
         return none
