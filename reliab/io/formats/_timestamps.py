@@ -16,7 +16,16 @@ style                     example and source
                           §6 (PRI VERSION TIMESTAMP HOSTNAME APP-NAME PROCID MSGID SD MSG).
 ``dmesg_ctime``           ``[Mon Jun  3 14:02:11 2024] msg``: ``dmesg -T/--ctime``, local time.
 ``rfc3164``               ``Jun  3 14:02:11 host kernel: msg``: RFC 3164 §4.1.2 and
-                          ``journalctl -o short``; local time, **no year**.
+                          ``journalctl -o short``; local time, **no year**.  ``-o
+                          short-precise`` adds microseconds (``14:02:11.123456``,
+                          ``fraction``); SONiC's rsyslog template a severity word before
+                          the tag (``host INFO kernel: msg``).
+``logread``               ``Sun Apr 27 05:48:33 2025 kern.info kernel: msg``: OpenWrt
+                          ``logread`` (ubox ``log/logread.c``), local time, optional host
+                          before ``facility.level``.
+``console_iso``           ``[2023-06-22 21:55:31.352444][5975153.869131] msg``: a serial-
+                          console logger's wall clock glued to the printk time (no zone:
+                          local time); the printk time is ``monotonic``.
 ``dmesg_raw``             ``[12345.678901] msg``: printk time, seconds since boot
                           (kernel ``printk_time``; dmesg(1) without ``-T``).
 ``kmsg``                  ``6,3964,206764307,-;msg``: ``/dev/kmsg`` records (Linux
@@ -49,7 +58,7 @@ Local times (no offset in the text) follow the one DST rule of every reader,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 
 from reliab.errors import ParseError
@@ -92,9 +101,20 @@ _CTIME_LOOSE = re.compile(r"\[[A-Za-z]{3} [A-Za-z]{3} [^\]]*\] ?(.*)", re.S)
 _RAW = re.compile(r"\[\s*([0-9]+)\.([0-9]+)\] ?(.*)", re.S)
 #: RFC 3164 / journalctl short: the C library's ``%b`` month, localized too (``jan.``, ``Mär``, and
 #: the zh/ja ``6月``, ko ``6월`` of CJK locales)
-_RFC3164 = re.compile(r"(?:<[0-9]{1,3}>)?([^\W\d_]{3,5}\.?|[0-9]{1,2}[月월]) +([0-9]{1,2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) (.*)",
-                      re.S)
-_TAG = re.compile(r"(?:([^\s:\[\]]+) )?([^\s:\[\]]+)(?:\[(\d+)\])?: ?(.*)", re.S)
+_RFC3164 = re.compile(r"(?:<[0-9]{1,3}>)?([^\W\d_]{3,5}\.?|[0-9]{1,2}[月월]) +([0-9]{1,2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})"
+                      r"(\.[0-9]{1,9})? (.*)", re.S)
+#: OpenWrt ``logread`` (ubox ``log/logread.c``): ``%a %b %e %T %Y`` without brackets, an optional
+#: host, ``facility.level``, then ``tag: msg``
+_LOGREAD = re.compile(r"[^\W\d_]{3} ([^\W\d_]{3}) +([0-9]{1,2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) ([0-9]{4}) "
+                      r"(?:(\S+) )?[a-z0-9]+\.[a-z]+ (.*)", re.S)
+#: a console logger's wall clock glued to the printk time (``[2023-06-22 21:55:31.352444][5975153.869131] msg``);
+#: without the printk time a bracketed date is some collector's prefix, not a kernel line
+_BRACKET_DATETIME = re.compile(r"\[([0-9]{4}-[0-9]{2}-[0-9]{2})[ T]([0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?)\]"
+                               r"(?=\[ *[0-9]+\.[0-9]+\])(.*)", re.S)
+#: ``HOSTNAME [SEVERITY ]TAG[[pid]]: MSG``; the severity word is SONiC's rsyslog template
+#: (``%syslogseverity-text:::uppercase%``, sonic-buildimage ``files/image_config/rsyslog``)
+_TAG = re.compile(r"(?:([^\s:\[\]]+) )?(?:(?:EMERG|ALERT|CRIT|ERR|WARNING|NOTICE|INFO|DEBUG) )?"
+                  r"([^\s:\[\]]+)(?:\[(\d+)\])?: ?(.*)", re.S)
 #: an IPv6 literal as syslog HOSTNAME (at least two colons, hex digits, dots of an embedded IPv4)
 _IPV6_TAG = re.compile(r"((?=[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:)[0-9A-Fa-f:.]*[0-9A-Fa-f](?:%\w+)?) "
                        r"([^\s:\[\]]+)(?:\[(\d+)\])?: ?(.*)", re.S)
@@ -114,7 +134,8 @@ class Header:
     ``partial`` is ``(month, day, hour, minute, second)`` for RFC 3164 lines (no year);
     ``monotonic`` is seconds since boot for printk times; ``delta`` the seconds since the
     previous record of a ``dmesg --reltime`` line (its ``partial`` minute line has
-    ``partial`` with seconds 0).  ``error`` says why a timestamp-shaped prefix could not
+    ``partial`` with seconds 0); ``fraction`` the sub-second part of an RFC 3164 stamp that
+    prints one (``journalctl -o short-precise``, SONiC).  ``error`` says why a timestamp-shaped prefix could not
     be read.  ``message`` follows the program tag;
     ``body`` is everything after the timestamp (host and tag included), which is what
     signal patterns search, so a misread tag never hides a signal.
@@ -130,6 +151,7 @@ class Header:
     partial: tuple[int, int, int, int, int] | None = None
     error: str | None = None
     delta: float | None = None
+    fraction: float | None = None
 
 
 def out_of_range(when: datetime) -> str | None:
@@ -257,21 +279,70 @@ def parse_header(line: str, tz: tzinfo = UTC, *, tail: bool = True) -> Header:
     if m is not None:
         mon = month_number(m.group(1))
         if mon is not None:
-            day, hh, mm, ss = (int(m.group(i)) for i in range(2, 6))
-            ok = 1 <= day <= 31 and hh < 24 and mm < 60 and ss < 61
-            error = None if ok else f"unreadable syslog timestamp {line[:15]!r}"
-            partial = (mon, day, hh, mm, ss) if ok else None
-            if not tail:
-                return Header("rfc3164", m.group(6), m.group(6), partial=partial, error=error)
-            return _syslog_tail("rfc3164", m.group(6), None, partial=partial, error=error)
+            return _rfc3164(m, mon, line, tail)
+    m = _LOGREAD.match(line) if head.isalpha() else None
+    if m is not None:
+        return _logread(m, tz, tail)
     return Header("none", line, line, error="no recognisable timestamp")
 
 
+def _rfc3164(m: re.Match[str], mon: int, line: str, tail: bool) -> Header:
+    """An RFC 3164 / ``journalctl -o short[-precise]`` line whose month ``mon`` was read.
+
+    ``-o short-precise`` and SONiC's template print microseconds after the seconds
+    (journalctl(1) "short-precise"); they are kept in ``fraction``.
+    """
+    day, hh, mm, ss = (int(m.group(i)) for i in range(2, 6))
+    ok = 1 <= day <= 31 and hh < 24 and mm < 60 and ss < 61
+    error = None if ok else f"unreadable syslog timestamp {line[:15]!r}"
+    partial = (mon, day, hh, mm, ss) if ok else None
+    fraction = float(m.group(6)) if m.group(6) and ok else None
+    if not tail:
+        return Header("rfc3164", m.group(7), m.group(7), partial=partial, error=error, fraction=fraction)
+    return _syslog_tail("rfc3164", m.group(7), None, partial=partial, error=error, fraction=fraction)
+
+
+def _logread_time(m: re.Match[str], tz: tzinfo) -> tuple[datetime | None, str | None]:
+    """The UTC time of a ``logread`` stamp and ``None``, or ``None`` and why it cannot be read."""
+    mon = month_number(m.group(1))
+    try:
+        if mon is None:
+            raise ValueError(f"unknown month {m.group(1)!r}")
+        when = _aware(datetime(int(m.group(6)), mon, int(m.group(2)), int(m.group(3)),
+                               int(m.group(4)), int(m.group(5))), tz)
+    except (ValueError, OverflowError) as exc:
+        return None, f"unreadable logread timestamp ({exc})"
+    except ParseError as exc:  # a local time skipped by a DST change
+        return None, exc.message
+    error = out_of_range(when)
+    return (None, error) if error else (when, None)
+
+
+def _logread(m: re.Match[str], tz: tzinfo, tail: bool) -> Header:
+    """An OpenWrt ``logread`` line: ``Sun Apr 27 05:48:33 2025 [host ]kern.info kernel: msg``.
+
+    ubox ``log/logread.c`` prints the record's time with ``ctime``-like ``%a %b %e %T %Y``
+    (local time), the host only when configured, then ``facility.level`` and the tag.
+    """
+    rest, host = m.group(8), m.group(7)
+    when, error = _logread_time(m, tz)
+    if not tail:
+        return Header("logread", rest, rest, when, host=host, error=error)
+    header = _syslog_tail("logread", rest, when, error=error)
+    return replace(header, host=host) if host is not None else header
+
+
 def _bracketed(line: str, tz: tzinfo) -> Header:
-    """Lines starting with ``[``: raw printk time, ``dmesg -T`` and ``dmesg --reltime``."""
+    """Lines starting with ``[``: raw printk time, ``dmesg -T``, ``dmesg --reltime`` and a
+    console logger's ``[YYYY-MM-DD HH:MM:SS.ffffff]`` wall clock."""
     m = _RAW.match(line)
     if m is not None:
         return Header("dmesg_raw", m.group(3), m.group(3), monotonic=float(f"{m.group(1)}.{m.group(2)}"))
+    m = _BRACKET_DATETIME.match(line)
+    if m is not None:
+        when, error = _iso(f"{m.group(1)}T{m.group(2)}", tz)
+        mono, msg = _split_monotonic(m.group(3))
+        return Header("console_iso", msg, m.group(3), when, monotonic=mono, error=error)
     m = _CTIME.match(line)
     if m is not None:
         mon = month_number(m.group(1))
@@ -303,5 +374,5 @@ def _bracketed(line: str, tz: tzinfo) -> Header:
 
 
 #: how strongly each style suggests a kernel capture, for sniffing
-STYLE_WEIGHT = {"rfc3339": 0.8, "dmesg_iso": 0.9, "bracket_iso": 0.9, "rfc5424": 0.8, "dmesg_ctime": 0.9,
+STYLE_WEIGHT = {"console_iso": 0.9, "logread": 0.8, "rfc3339": 0.8, "dmesg_iso": 0.9, "bracket_iso": 0.9, "rfc5424": 0.8, "dmesg_ctime": 0.9,
                 "rfc3164": 0.7, "dmesg_raw": 0.9, "dmesg_reltime": 0.9, "kmsg": 0.9, "none": 0.0}

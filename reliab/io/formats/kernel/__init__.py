@@ -3,7 +3,8 @@
 One reader for every common capture of the kernel ring buffer; the timestamp style is
 recognised per line by :func:`reliab.io.formats._timestamps.parse_header` (rsyslog RFC 3339,
 ``dmesg -T``, ``dmesg --time-format iso`` with or without ``--decode``, ``dmesg -H`` /
-``--reltime``, ``journalctl -o short-iso`` and ``-o short``, RFC 5424, raw printk seconds
+``--reltime``, ``journalctl -o short-iso``, ``-o short`` and ``-o short-precise``, RFC 5424,
+OpenWrt ``logread``, a console logger's ``[date time][printk]``, raw printk seconds
 since boot).  Lines without a year or a wall-clock time are completed by
 :mod:`reliab.io.formats.kernel._clock` once the whole file is read.
 
@@ -17,13 +18,16 @@ Signals and the kernel messages they come from:
   (:mod:`reliab.io.formats.kernel._reports`).
 * ``sxid:<code>``: ``nvidia-nvswitchN: SXid (PCI:…): <code>, <Non-fatal|Fatal>, …``; the
   ``Severity …``/``Data {…}`` lines after it belong to the same report.
-* ``nic:link_down`` (``mlx5_core <bdf> <if>: Link down``, mlx5 ``en_main.c``),
+* ``nic:link_down`` (``mlx5_core <bdf> <if>: Link down``, mlx5 ``en_main.c``; Intel
+  ``<if> NIC Link is Down``, ``igb_main.c``; phylib ``<if>: Link is Down``, ``phy.c``),
   ``nic:port_module_error`` (``Port module event[error]: …``, mlx5 ``events.c``),
   ``nic:health_compromised`` (mlx5 ``health.c`` "device's health compromised"),
   ``nic:lost_carrier`` (systemd-networkd "Lost carrier").
 * ``nvme:controller_down`` (nvme ``core.c`` "controller is down; will reset"),
   ``block:io_error`` (``blk-core.c`` "I/O error, dev %s, sector %llu"),
-  ``mce:hardware_error`` (``arch/x86/kernel/cpu/mce/core.c`` "CPU %d: Machine Check…"),
+  ``mce:hardware_error`` (``arch/x86/kernel/cpu/mce/core.c`` "CPU %d: Machine Check…"; the
+  status line of an AMD record, ``drivers/edac/mce_amd.c`` "Deferred error, no action
+  required." and the uncorrected ones),
   ``mce:events_logged`` ("Machine check events logged", ``mce_notify_irq``),
   ``apei:hardware_error`` (firmware-first report head "{N}[Hardware Error]: Hardware error from
   APEI Generic Hardware Error Source: <n>", ``drivers/acpi/apei/ghes.c``),
@@ -264,6 +268,8 @@ def parse_kernel_line(text: str, ctx: LineContext) -> Row | None:
             row["_partial"], row["_offset"] = rel
         elif header.partial is not None:
             row["_partial"] = header.partial
+            if header.fraction:  # ``-o short-precise`` microseconds, added once the year is known
+                row["_offset"] = header.fraction
         elif header.monotonic is not None:
             row["_mono"] = header.monotonic
     return row

@@ -12,7 +12,8 @@ documentation, docs.nvidia.com/deploy/xid-errors; ``leptonai/gpud`` testdata
 ``components/accelerator/nvidia/sxid/README.md``), Linux
 ``drivers/net/ethernet/mellanox/mlx5/core/{en_main,events,health}.c``,
 ``drivers/nvme/host/core.c``, ``block/blk-core.c``, ``arch/x86/kernel/cpu/mce/core.c``,
-``drivers/edac/edac_mc.c``, ``drivers/pci/pcie/aer.c`` and systemd-networkd.
+``drivers/edac/edac_mc.c``, ``drivers/edac/mce_amd.c``, ``drivers/pci/pcie/aer.c``,
+``drivers/net/ethernet/intel/igb/igb_main.c``, ``drivers/net/phy/phy.c`` and systemd-networkd.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ LITERALS: tuple[bytes, ...] = (
     b"NVRM: Xid", b"SXid", b"Link down", b"Port module event[error]", b"health compromised",
     b"Lost carrier", b"controller is down", b"I/O error, dev", b"Hardware Error", b"EDAC",
     b"AER:", b"setting system clock", b"fallen off the bus", b"The NVIDIA GPU", b"PCIe Bus Error",
-    b" QID ", b"Removing after probe failure", b"insufficient power",
+    b" QID ", b"Removing after probe failure", b"insufficient power", b"Link is Down",
 )
 #: the longest Xid/SXid code read as a number (NVIDIA codes have at most 5 digits)
 MAX_CODE_DIGITS = 9
@@ -72,6 +73,9 @@ _SXID_DETAIL = re.compile(r"Severity ([0-9]+) Engine instance|Data \{")
 #: ``The NVIDIA GPU 0000:b3:00.0`` (NVIDIA kernel module ``nv.c``; NVSentinel issue #155)
 _BUS_GPU = re.compile(r"GPU (?:at )?(?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})(?:\.[0-7])?")
 _LINK_DOWN = re.compile(r"mlx5_core (\S+) (\S+?): Link down")
+#: the interface of another driver's link-down line: Intel ``<if> NIC Link is Down`` (igb, ixgbe,
+#: i40e, ice, e1000e ``*_watchdog_task``) and phylib/phylink ``<dev> <if>: Link is Down``
+_LINK_IS_DOWN = re.compile(r"(\S+?):? (?:NIC )?Link is Down")
 _MLX5_DEV = re.compile(r"mlx5_core (\S+?):? ")
 _PORT_MODULE = re.compile(r"Port module event\[error\]: (.*)", re.S)
 _CARRIER = re.compile(r"(\S+): Lost carrier")
@@ -80,6 +84,10 @@ _BLK = re.compile(r"I/O error, dev (\S+?),(.*)", re.S)
 #: the head line of a firmware-first (APEI GHES) report; its detail lines repeat ``{N}[Hardware Error]:``
 _APEI = re.compile(r"\[Hardware Error\]: Hardware error from APEI Generic Hardware Error Source: ([0-9]+)")
 _MCE = re.compile(r"CPU (\d+): Machine Check( Exception)?: (.*)", re.S)
+#: the status line of an AMD machine-check record decoded by edac_mce_amd (``drivers/edac/mce_amd.c``
+#: ``decode_error_status``); "Corrected error, no action required." is left out (a corrected error)
+_AMD_STATUS = re.compile(r"\[Hardware Error\]: (Deferred error, no action required|System Fatal error|"
+                         r"Uncorrected, software (?:restartable|containable) error)\.")
 _EDAC = re.compile(r"EDAC (?:\S+ )?(MC[0-9]+): (?:([0-9]+) )?(UE|CE)\b(.*)", re.S)
 _AER = re.compile(r"(?:pcieport (\S+?): )?AER: (?:Multiple )?(Uncorrected|Uncorrectable|Corrected|Correctable) "
                   r"(?:\((Fatal|Non-Fatal)\) )?error (?:message )?received(?: from)?:?\s*(\S*)")
@@ -160,6 +168,17 @@ def _mlx5(body: str) -> KernelSignal | None:
     return None
 
 
+def _link_is_down(body: str) -> KernelSignal | None:
+    """``<if> NIC Link is Down`` (Intel ``igb_main.c`` and siblings) or phylib ``Link is Down``.
+
+    The wording of ``drivers/net/ethernet/intel/igb/igb_main.c`` (``igb_watchdog_task``),
+    ``ixgbe_main.c``, ``i40e_main.c`` and of ``drivers/net/phy/phy.c`` (``phy_print_status``) /
+    ``phylink.c`` (``phylink_link_down``): the same event as mlx5's ``Link down``.
+    """
+    m = _LINK_IS_DOWN.search(body)
+    return None if m is None else KernelSignal("nic:link_down", "warning", f"{m.group(1)}: Link is Down")
+
+
 def _carrier(body: str) -> KernelSignal | None:
     m = _CARRIER.search(body)
     return None if m is None else KernelSignal("nic:lost_carrier", "warning", f"{m.group(1)}: Lost carrier")
@@ -201,6 +220,10 @@ def _mce(body: str) -> KernelSignal | None:
         if m is not None:
             return KernelSignal("apei:hardware_error", "error",
                                 f"Hardware error from APEI Generic Hardware Error Source: {m.group(1)}")
+    amd = _AMD_STATUS.search(body)
+    if amd is not None:  # mce_amd.c amd_decode_mce(): the record's status line, its details follow
+        severity = "critical" if amd.group(1).startswith("System Fatal") else "error"
+        return KernelSignal("mce:hardware_error", severity, f"{amd.group(1)} (AMD machine-check record)")
     if "mce" not in body:
         return None
     if "Machine check events logged" in body:  # mce_notify_irq(): records are in mcelog
@@ -292,6 +315,7 @@ _MATCHERS: tuple[tuple[str, Callable[[str], KernelSignal | None]], ...] = (
     ("NVRM: Xid", _xid),
     ("SXid", _sxid),
     ("mlx5", _mlx5),
+    ("Link is Down", _link_is_down),
     ("Lost carrier", _carrier),
     ("controller is down", _nvme),
     (" QID ", _nvme_timeout),
