@@ -77,3 +77,11 @@ def test_overlapping_triggers_fall_back_to_one_search_each(monkeypatch: pytest.M
 def test_full_mask_is_the_reference() -> None:
     hits = pl.DataFrame({"line": LINES})
     assert hits.select(full_mask()).to_series().to_list() == [_reference(line) for line in LINES]
+
+
+def test_every_matcher_literal_is_a_trigger() -> None:
+    # a matcher the mask does not know could read a line a bulk shape takes (a new wording
+    # added to _kmsg must be added to TRIGGERS, or the bulk route silently disagrees)
+    from reliab.io.formats.kernel._kmsg import _MATCHERS
+
+    assert {literal for literal, _ in _MATCHERS} <= set(TRIGGERS)

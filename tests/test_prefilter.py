@@ -62,6 +62,13 @@ PIECES = [
     b"2024-06-03T14:02:12Z n2 kernel: nvidia-nvswitch3: SXid (PCI:0000:c5:00.0): 12028, Data {0x0, 0x1}",
     b"2024-06-03T14:02:12Z n1 kernel: nvidia-nvswitch1: SXid (PCI:0000:c6:00.0): 20034, Severity 1 Engine instance 48",
     b"2024-06-03T14:02:12Z n1 kernel: nvidia-nvswitch1: SXid (PCI:0000:c6:00.0): 20034, Fatal, Link 48 LTSSM Fault Up",
+    # matchers whose trigger is not one of a bulk shape: the AMD machine-check status line (a
+    # ``Hardware Error`` line that is no noise) and other drivers' link-down wording, alone and
+    # on a line a bulk shape would otherwise take
+    b"2024-06-03T14:02:20Z n9 kernel: [Hardware Error]: Deferred error, no action required.",
+    b"2024-06-03T14:02:20Z n9 kernel: mce: [Hardware Error]: System Fatal error.",
+    b"2024-06-03T14:02:21Z n9 kernel: igb 0000:01:00.0 eno1: NIC Link is Down",
+    b"2024-06-03T14:02:21Z n9 kernel: EDAC MC0: 2 CE memory read error eno1: NIC Link is Down",
 ]
 
 
@@ -505,7 +512,11 @@ _MIXED_BODIES = _EDAC_BODIES + [
     XID, "NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, EDAC MC0: 1 CE", _AER_BODIES[0], _AER_BODIES[5],
     _AER_BODIES[11], "mce: [Hardware Error]: Machine check events logged", _AER_BODIES[15],
     "nvidia-nvswitch1: SXid (PCI:0000:c6:00.0): 20034, Fatal, Link 48 LTSSM Fault Up",
-    "mlx5_core 0000:1a:00.0 ens1f0np0: Link down", "NVRM: GPU 0000:18:00.0: GPU has fallen off the bus."]
+    "mlx5_core 0000:1a:00.0 ens1f0np0: Link down", "NVRM: GPU 0000:18:00.0: GPU has fallen off the bus.",
+    # matchers without a bulk shape of their own: an AMD machine-check status line (no noise) and
+    # another driver's link-down wording, also on a line the EDAC shape would otherwise take
+    "[Hardware Error]: Deferred error, no action required.", "mce: [Hardware Error]: System Fatal error.",
+    "igb 0000:01:00.0 eno1: NIC Link is Down", "EDAC MC0: 2 CE memory read error eno1: NIC Link is Down"]
 
 
 _GOOD_STAMPS = ["2024-06-03T14:02:11Z", "2024-06-03T14:02:11.5+05:30", "2024-06-03T14:02:11.123456-11:45"]

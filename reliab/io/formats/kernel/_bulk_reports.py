@@ -64,7 +64,9 @@ def _bit(trigger: str) -> int:
 
 #: per trigger that can stand alone on a noise line, the literals whose absence makes it noise
 _NOISE = (("AER:", ("received",)), ("EDAC", (" UE", " CE")),
-          ("Hardware Error", ("APEI", "Machine check events logged", "Machine Check")))
+          ("Hardware Error", ("APEI", "Machine check events logged", "Machine Check",
+                              # an AMD machine-check record's status line (``_kmsg._AMD_STATUS``)
+                              "Deferred error", "System Fatal error", "Uncorrected, software")))
 
 
 def _none_of(*texts: str) -> pl.Expr:
@@ -79,7 +81,8 @@ def quiet_of(hits: pl.DataFrame) -> pl.Series:
     case is one trigger alone (no other matcher runs) and the absence of a literal its
     matcher's expression cannot match without: ``received`` for ``_AER``, `` UE``/`` CE``
     for ``_EDAC`` (the count or ``MCn:`` is followed by a space), and for ``_mce`` the APEI
-    head, "Machine check events logged" and ``Machine Check``; and the line must not hold
+    head, "Machine check events logged", ``Machine Check`` and the status wordings of an AMD
+    record (``drivers/edac/mce_amd.c``); and the line must not hold
     the boot-time anchor.  Each search runs on the lines it can still decide: the literals
     of a case on the lines of its trigger, the anchor on the lines a case made noise.
     """

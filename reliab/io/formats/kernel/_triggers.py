@@ -30,7 +30,7 @@ import polars as pl
 TRIGGERS = ("NVRM: Xid", "SXid", "mlx5", "Lost carrier", "controller is down", "I/O error, dev",
             "Hardware Error", "EDAC", "AER:", "Link down", "Port module event[error]",
             "health compromised", "fallen off the bus", "The NVIDIA GPU", "PCIe Bus Error", " QID ",
-            "Removing after probe failure", "insufficient power")
+            "Removing after probe failure", "insufficient power", "Link is Down")
 
 
 def bit(trigger: str) -> int:
