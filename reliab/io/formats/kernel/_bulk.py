@@ -49,6 +49,7 @@ from reliab.io.formats.kernel._bulk_shapes import (
     _g,
     _Plan,
 )
+from reliab.io.formats.kernel._bulk_time import stamp_times, with_time
 from reliab.io.formats.kernel._kmsg import CRITICAL_XIDS, WARNING_XIDS
 from reliab.io.formats.kernel._reports import AER_LINES as _AER_LINES
 from reliab.io.formats.kernel._reports import remember_xid79_rows
@@ -105,7 +106,7 @@ def xid_rows(hits: pl.DataFrame) -> pl.DataFrame:
     line = pl.col("line")
     if "_mask" in hits.columns:  # only the lines holding ``NVRM: Xid`` are looked at
         hits = hits.filter((pl.col("_mask") & (1 << _TRIGGERS.index("NVRM: Xid"))) != 0)
-    found = hits.lazy().filter(line.str.contains(_SHAPE)).with_columns(time=_when()).filter(
+    found = with_time(hits).lazy().filter(line.str.contains(_SHAPE)).with_columns(time=pl.col("_time")).filter(
         pl.col("time").is_not_null())
     words = line.str.splitn(" ", 3)
     xid = words.struct.field("field_2").str.splitn("NVRM: Xid (", 2).struct.field("field_1")
@@ -128,18 +129,6 @@ def xid_rows(hits: pl.DataFrame) -> pl.DataFrame:
     ).collect()
 
 
-
-
-def _when() -> pl.Expr:
-    """The UTC time of an accepted line's RFC 3339 stamp (null if not in the calendar).
-
-    No cache of parsed strings: every stamp of a kernel log is distinct (microseconds), so
-    polars' default cache only adds a hash-map lookup per line (about a third of the cost).
-    """
-    line = pl.col("line")
-    stamp = line.str.head(line.str.find(" ", literal=True))  # (an accepted line has a space after it)
-    return stamp.str.replace("Z", "+00:00", literal=True).str.to_datetime(
-        "%Y-%m-%dT%H:%M:%S%.f%:z", time_unit="us", time_zone="UTC", strict=False, cache=False)
 
 
 @cache
@@ -247,9 +236,10 @@ def other_rows(hits: pl.DataFrame, plans: tuple[_Plan, ...] | None = None) -> pl
     """
     plans = plans or _other_plans()
     # each shape requires its own triggers exactly: it only looks at the lines of that mask
-    by_mask = hits.filter(pl.col("_mask").is_in(sorted({plan[0] for plan in plans}))).partition_by(
+    chosen = hits.filter(pl.col("_mask").is_in(sorted({plan[0] for plan in plans})))
+    by_mask = with_time(chosen).partition_by(
         "_mask", as_dict=True, maintain_order=True)
-    parts = [by_mask[(own,)].lazy().filter(cond).with_columns(_g=groups, time=_when()).filter(ok).select(*out)
+    parts = [by_mask[(own,)].lazy().filter(cond).with_columns(_g=groups, time=pl.col("_time")).filter(ok).select(*out)
              for own, cond, groups, ok, out in plans if (own,) in by_mask]
     if not parts:
         return _no_rows()
@@ -296,7 +286,7 @@ def _prepared(hits: pl.DataFrame) -> pl.DataFrame:
     """
     from reliab.io.formats.kernel._bulk_reports import quiet_of
 
-    hits = with_mask(with_printable(hits))
+    hits = with_mask(with_printable(hits)).with_columns(stamp_times(hits))
     i = pl.col("i").cast(pl.Int64)
     nxt_i, nxt = i.shift(-1), pl.col("line").shift(-1)
     indented = ((nxt_i - i) <= 3) & ~nxt.str.contains("^[!-~]")

@@ -42,10 +42,10 @@ from reliab.io.formats.kernel._bulk import (
     _aer_plans,
     _g,
     _no_rows,
-    _when,
     kernel_other,
     only_where,
 )
+from reliab.io.formats.kernel._bulk_time import with_time
 from reliab.io.formats.kernel._clock import ANCHOR
 from reliab.io.formats.kernel._reports import UNSEEN_FIRST, aer_detail_seen, remember_aer
 from reliab.io.formats.kernel._triggers import with_mask
@@ -117,7 +117,7 @@ def aer_details(hits: pl.DataFrame) -> pl.DataFrame:
     kind = (pl.when(sev.str.contains("(Fatal)", literal=True)).then(pl.lit("fatal"))
             .when(sev.str.contains("Non-Fatal", literal=True)).then(pl.lit("non-fatal"))
             .when(sev.str.starts_with("Correct")).then(pl.lit("corrected")))
-    found = hits.lazy().filter(cond).with_columns(_g=groups, time=_when()).filter(ok).with_columns(_kind=kind)
+    found = with_time(hits).lazy().filter(cond).with_columns(_g=groups, time=pl.col("_time")).filter(ok).with_columns(_kind=kind)
     return found.filter(pl.col("_kind").is_not_null()).select(
         "i", _lineno=pl.col("i").cast(pl.Int64) + 1, time="time", host=_g("host"),
         signal=pl.col("_kind").replace_strict({"fatal": "pcie:aer_fatal", "non-fatal": "pcie:aer_nonfatal",
@@ -242,7 +242,7 @@ def kernel_sxid(hits: pl.DataFrame, ctx: LineContext, sxid_lines: int) -> tuple[
     own = own.filter(pl.col("_mask") == (1 << _TRIGGERS.index("SXid")))  # (an integer test first: cheap)
     if own.height != sxid_lines:  # some are held back for the per-line parser: all go there
         return none
-    found = (own.lazy().filter(cond).with_columns(_g=groups, time=_when())
+    found = (with_time(own).lazy().filter(cond).with_columns(_g=groups, time=pl.col("_time"))
              .filter(_g("body").is_not_null() & pl.col("time").is_not_null()).collect())
     opened: dict[tuple[str, str], int] = ctx.state.get("sxid_open", {})
     if found.height != sxid_lines or len(opened) + found.height >= _MAX_OPEN_SXID:
