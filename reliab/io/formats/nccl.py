@@ -159,7 +159,7 @@ def _score_lines(lines: list[str] | tuple[str, ...], hints: _Hints = _ALL) -> fl
     score, training = 0.0, 0
     for line in lines:
         part = split_line(line) if hints.glog or (hints.iso and score < 0.4) else None
-        if part is not None and (part.glog is not None or part.glog_untimed):
+        if part is not None and ((part.glog is not None and not part.month_day) or part.glog_untimed):
             return 0.8
         if hints.marker and any(marker in line for marker in _MARKERS):
             score = max(score, 0.6)
