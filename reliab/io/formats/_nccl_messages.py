@@ -223,6 +223,45 @@ def month_day_stamp(body: str) -> tuple[tuple[int, int, int, int, int, int], str
     return (mon, day, hh, mm, int(m.group("ss")), fraction_ns(m.group("frac"))), m.group("msg")
 
 
+#: what follows a container runtime's stamp: one blank (``docker logs --timestamps``) or the
+#: CRI log-file stream and tag (``stdout F ``; Kubernetes ``pkg/kubelet/kuberuntime/logs/logs.go``)
+_RUNTIME_TAIL = re.compile(r" (?:std(?:out|err) [FP] )?")
+
+
+def runtime_stamped(line: str, part: Split) -> bool:
+    """Whether ``line`` is a training-log record behind a container runtime's own stamp.
+
+    Parameters
+    ----------
+    line : str
+        One line of a file's head.
+    part : Split
+        ``split_line(line)``.
+
+    Returns
+    -------
+    bool
+        ``True`` when the line starts with an RFC 3339 stamp with its zone
+        (``2023-12-28T13:17:07.318704498Z``, as ``docker logs --timestamps`` and the CRI log
+        files under ``/var/log/pods`` write it) and what follows it is a record only a training
+        job prints: a PyTorch glog prefix (timed or not), a torchrun/PyTorch rank prefix, or
+        NCCL's ``<host>:<pid>:<tid> [<dev>]``.  A syslog line with the same stamp names its
+        host and tag next, never one of these.
+    """
+    iso = part.iso
+    if iso is None or iso.start() != 0 or not iso.group(8) or line[10:11] != "T":
+        return False
+    tail = _RUNTIME_TAIL.match(line, iso.end())
+    if tail is None:
+        return False
+    rest = line[tail.end():]
+    inner = split_line(rest)
+    if (inner.glog is not None and not inner.month_day) or inner.glog_untimed or inner.rank is not None:
+        return True
+    host, _ = nccl_who(rest)
+    return host is not None and rest.startswith(host + ":") and "NCCL " in rest
+
+
 def nccl_who(msg: str) -> tuple[str | None, str | None]:
     """Host and CUDA device of an NCCL debug line (``host:pid:tid [dev] …``)."""
     m = _NCCL_WHO.search(msg, 0, 200)
