@@ -50,6 +50,20 @@ def test_syslog_and_other_stamps_are_not_runtime_records() -> None:
     assert not _stamped(CRI_OWN_DATE)  # the process's own dated logging: not decided by this rule
 
 
+def test_cri_line_with_a_failure_marker(tmp_path: Path) -> None:
+    # the CRI stream and tag, then the job's own output: its exception line (real-shaped: the
+    # stamp of sglang#8336's excerpt, the exception text PyTorch prints)
+    error = "2025-07-25T07:53:08.217512345+08:00 stdout F RuntimeError: CUDA error: an illegal memory access was encountered"
+    assert runtime_stamped(error, split_line(error), ("CUDA error: ",))
+    assert not runtime_stamped(SYSLOG + " CUDA error: x", split_line(SYSLOG + " CUDA error: x"), ("CUDA error: ",))
+    path = tmp_path / "sglang-0_scheduler.log"
+    path.write_text(CRI_OWN_DATE + "\n" + error + "\n")
+    assert choose_source(path).source == "nccl"
+    sig = read_nccl(str(path)).tables["signals"]
+    assert sig["signal"].tolist() == ["cuda:illegal_memory_access"]
+    assert sig["time"].tolist() == [pd.Timestamp("2025-07-24 23:53:08.217512345", tz="UTC")]
+
+
 def test_tgi_file_is_sniffed_and_read_as_a_training_log(tmp_path: Path) -> None:
     path = tmp_path / "tgi-shard.log"
     path.write_text("\n".join(TGI) + "\n")

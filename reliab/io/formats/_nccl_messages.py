@@ -228,7 +228,7 @@ def month_day_stamp(body: str) -> tuple[tuple[int, int, int, int, int, int], str
 _RUNTIME_TAIL = re.compile(r" (?:std(?:out|err) [FP] )?")
 
 
-def runtime_stamped(line: str, part: Split) -> bool:
+def runtime_stamped(line: str, part: Split, markers: tuple[str, ...] = ()) -> bool:
     """Whether ``line`` is a training-log record behind a container runtime's own stamp.
 
     Parameters
@@ -237,6 +237,9 @@ def runtime_stamped(line: str, part: Split) -> bool:
         One line of a file's head.
     part : Split
         ``split_line(line)``.
+    markers : tuple of str
+        Texts only the PyTorch/NCCL/CUDA stack prints: a CRI line (``stdout F``) holding one is
+        a training record too, whatever starts it (a job's own dated logging, a traceback).
 
     Returns
     -------
@@ -246,7 +249,7 @@ def runtime_stamped(line: str, part: Split) -> bool:
         files under ``/var/log/pods`` write it) and what follows it is a record only a training
         job prints: a PyTorch glog prefix (timed or not), a torchrun/PyTorch rank prefix, or
         NCCL's ``<host>:<pid>:<tid> [<dev>]``.  A syslog line with the same stamp names its
-        host and tag next, never one of these.
+        host and tag next, never one of these, nor the CRI stream and tag.
     """
     iso = part.iso
     if iso is None or iso.start() != 0 or not iso.group(8) or line[10:11] != "T":
@@ -255,6 +258,8 @@ def runtime_stamped(line: str, part: Split) -> bool:
     if tail is None:
         return False
     rest = line[tail.end():]
+    if tail.end() - iso.end() > 1 and any(marker in rest for marker in markers):
+        return True
     inner = split_line(rest)
     if (inner.glog is not None and not inner.month_day) or inner.glog_untimed or inner.rank is not None:
         return True

@@ -165,7 +165,7 @@ def _score_lines(lines: list[str] | tuple[str, ...], hints: _Hints = _ALL) -> fl
                 else None)
         if part is not None and ((part.glog is not None and not part.month_day) or part.glog_untimed):
             return 0.8
-        if part is not None and part.iso is not None and runtime_stamped(line, part):
+        if part is not None and part.iso is not None and runtime_stamped(line, part, _MARKERS):
             return 0.9  # above a kernel/syslog sniff of the same RFC 3339 stamps (0.8, 0.85)
         if hints.marker and any(marker in line for marker in _MARKERS):
             score = max(score, 0.6)
