@@ -85,3 +85,11 @@ def test_year_option_and_no_dated_line(tmp_path: Path) -> None:
 
 def test_month_day_stamp_alone_is_not_glog_for_the_sniffer() -> None:
     assert _score_lines([OLD_FORMAT]) < 0.8
+
+
+def test_caret_notation_colour_codes_around_a_vllm_worker_prefix() -> None:
+    # vllm-project/vllm#22746: the worker prefix coloured, escape bytes pasted as '^['
+    line = ("^[[1;36m(VllmWorker rank=0 pid=13543)^[[0;0m INFO 08-12 08:45:18 [custom_all_reduce.py:196]"
+            " Registering 8643 cuda graph addresses")
+    part = split_line(line)
+    assert (part.rank, part.glog, part.body) == ("0", (8, 12, 8, 45, 18, 0), "Registering 8643 cuda graph addresses")

@@ -9,7 +9,8 @@ A line of a distributed training job's output is, from the outside in:
    as used by the DeepSpeed launcher (``192.168.13.81: ``, names the host), Slurm ``srun
    --label`` (``0: ``), Open MPI ``mpirun --tag-output`` (``[1,0]<stderr>:``), Ray
    (``(RayTrainWorker pid=123, ip=10.0.0.1) ``, names the host; colour codes removed, also
-   when a pager wrote their escape byte as ``ESC``) and vLLM's worker processes, named like
+   when a pager wrote their escape byte as ``ESC`` or in caret notation as ``^[``, as
+   ``cat -v`` and vim show it) and vLLM's worker processes, named like
    Ray's (``(VllmWorker rank=6 pid=409) ``, ``(Worker_TP0 pid=43609) ``,
    ``vllm/executor/multiproc_worker_utils.py`` and ``vllm/v1/executor/multiproc_executor.py``),
    torchrun ``--tee`` (``[default0]:``) and PyTorch's own rank prefix (``[rank1]:``);
@@ -38,8 +39,8 @@ import re
 from dataclasses import dataclass
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-#: colour codes as a pager or a web copy renders them: the escape byte written as ``ESC``
-_ANSI_TEXT = re.compile(r"ESC\[[0-9;]*m")
+#: colour codes as a pager or a web copy renders them: the escape byte written as ``ESC`` or ``^[``
+_ANSI_TEXT = re.compile(r"(?:ESC|\^\[)\[[0-9;]*m")
 _LAUNCHER = re.compile(
     r"\s*(?:"
     r"\[(?:rank(?P<rank>[0-9]+)|[A-Za-z_]+[0-9]+)\]:"  # [rank3]: (PyTorch), [default0]: (torchrun)
@@ -163,7 +164,7 @@ def _split_all(text: str) -> Split:
     """:func:`split_line` for any line: colour codes, launcher prefixes, then the stamp."""
     if "\x1b" in text:
         text = _ANSI.sub("", text)
-    if "ESC[" in text:
+    if "ESC[" in text or "^[[" in text:
         text = _ANSI_TEXT.sub("", text)
     pos, rank, host, dated = _prefixes(text)
     prefixed = pos > 0
