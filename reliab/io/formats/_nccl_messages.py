@@ -9,19 +9,28 @@ A line of a distributed training job's output is, from the outside in:
    as used by the DeepSpeed launcher (``192.168.13.81: ``, names the host), Slurm ``srun
    --label`` (``0: ``), Open MPI ``mpirun --tag-output`` (``[1,0]<stderr>:``), Ray
    (``(RayTrainWorker pid=123, ip=10.0.0.1) ``, names the host; colour codes removed, also
-   when a pager wrote their escape byte as ``ESC``),
+   when a pager wrote their escape byte as ``ESC`` or in caret notation as ``^[``, as
+   ``cat -v`` and vim show it) and vLLM's worker processes, named like
+   Ray's (``(VllmWorker rank=6 pid=409) ``, ``(Worker_TP0 pid=43609) ``,
+   ``vllm/executor/multiproc_worker_utils.py`` and ``vllm/v1/executor/multiproc_executor.py``),
    torchrun ``--tee`` (``[default0]:``) and PyTorch's own rank prefix (``[rank1]:``);
 2. a timestamp: a glog prefix of the PyTorch C++ core (``c10/util/Logging.cpp``:
    ``[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616]`` with an unpadded month,
    ``E1218 20:27:21.426415 12345 ProcessGroupNCCL.cpp:629]`` from glog proper, or
-   ``[E ProcessGroupNCCL.cpp:737]`` without any time in PyTorch 1.x-2.3), or an ISO date of
+   ``[E ProcessGroupNCCL.cpp:737]`` without any time in PyTorch 1.x-2.3), a month-day stamp
+   of Python ``logging`` like glog's (vLLM's ``ERROR 10-23 09:29:40 [file.py:671]`` from
+   ``vllm/logger.py``, ``_FORMAT = "%(levelname)s %(asctime)s [%(fileinfo)s:%(lineno)d]"``
+   with ``_DATE_FORMAT = "%m-%d %H:%M:%S"``, older releases without the ``[``; a trainer's
+   ``06/26 18:54:31 [ERROR] …`` or detectron2's ``[06/26 18:54:31 d2.engine]:`` from
+   ``datefmt="%m/%d %H:%M:%S"``, ``detectron2/utils/logger.py``), or an ISO date of
    the job's own logging (``2024-06-03 14:00:00,123 INFO``, ``[2024-06-26 06:24:44,903]``);
 3. the message, which for NCCL's own lines starts with ``<host>:<pid>:<tid> [<device>]``
    (NCCL ``src/debug.cc``), naming the host and the CUDA device.
 
 :func:`split_line` peels 1 and 2; :func:`classify` reads 3 (texts from
 ``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp``, ``c10/cuda/CUDAException.h``, the THC
-``THCudaCheck`` of PyTorch 1.x, NCCL ``src/include/checks.h`` and ``net_ib.cc``).
+``THCudaCheck`` of PyTorch 1.x, NCCL ``src/include/checks.h`` and ``net_ib.cc``, vLLM's
+``RuntimeError(f"NCCL error: {error_str}")`` of ``pynccl_wrapper.py``, ``NCCL_CHECK``).
 """
 
 from __future__ import annotations
@@ -30,14 +39,15 @@ import re
 from dataclasses import dataclass
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-#: colour codes as a pager or a web copy renders them: the escape byte written as ``ESC``
-_ANSI_TEXT = re.compile(r"ESC\[[0-9;]*m")
+#: colour codes as a pager or a web copy renders them: the escape byte written as ``ESC`` or ``^[``
+_ANSI_TEXT = re.compile(r"(?:ESC|\^\[)\[[0-9;]*m")
 _LAUNCHER = re.compile(
     r"\s*(?:"
     r"\[(?:rank(?P<rank>[0-9]+)|[A-Za-z_]+[0-9]+)\]:"  # [rank3]: (PyTorch), [default0]: (torchrun)
     r"|[0-9]+:(?= )"  # srun --label
     r"|\[[0-9]+,[0-9]+\]<std(?:out|err)>:"  # mpirun --tag-output
-    r"|\((?:[A-Za-z_]+ )?pid=[0-9]+(?:, ip=(?P<ray>[^\s,()]+))?\)"  # Ray worker (ip: an address or a pod name)
+    # Ray worker (ip: an address or a pod name); vLLM's workers: (VllmWorker rank=6 pid=409), (Worker_TP0 pid=1)
+    r"|\((?:[A-Za-z_][A-Za-z0-9_]* )?(?:rank=(?P<vrank>[0-9]+) )?pid=[0-9]+(?:, ip=(?P<ray>[^\s,()]+))?\)"
     r")\s?")
 #: prefixes only at the very start of a line: a viewer's line number, a pdsh host, the service
 #: column of ``docker compose logs`` (``llm-inference-2-1  | ``)
@@ -49,6 +59,14 @@ _PDSH = re.compile(r"(?P<host>[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[a-z][a-z0-9-]*[0-9]
 _GLOG = re.compile(
     r"\[?(?P<level>[IWEF])(?P<md>[0-9]{3,4}) (?P<hh>[0-9]{2}):(?P<mm>[0-9]{2}):(?P<ss>[0-9]{2})"
     r"(?:\.(?P<frac>[0-9]{1,9}))?(?: +[0-9]+)? (?P<where>[^\s\]]+:[0-9]+)\] ?(?P<msg>.*)", re.S)
+#: Python logging's month-day stamps (see the module docstring): vLLM's level-first
+#: ``ERROR 10-23 09:29:40 [file.py:671] `` and the ``%m/%d %H:%M:%S`` of trainer loggers
+_VLLM_STAMP = re.compile(
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<mo>[0-9]{2})-(?P<d>[0-9]{2}) (?P<hh>[0-9]{2}):(?P<mm>[0-9]{2})"
+    r":(?P<ss>[0-9]{2})(?:\.(?P<frac>[0-9]{1,9}))? \[?[^\s\]]+:[0-9]+\] ?(?P<msg>.*)", re.S)
+_SLASH_STAMP = re.compile(
+    r"\[?(?P<mo>[0-9]{2})/(?P<d>[0-9]{2}) (?P<hh>[0-9]{2}):(?P<mm>[0-9]{2}):(?P<ss>[0-9]{2})"
+    r"(?:[.,](?P<frac>[0-9]{1,9}))?(?:\] ?| )(?P<msg>.*)", re.S)
 _GLOG_NO_TIME = re.compile(r"\[(?P<level>[IWEF]) (?P<where>[^\s\]]+:[0-9]+)\] ?(?P<msg>.*)", re.S)
 #: an ISO date of the job's own logging, at the start or within the first words of a line
 ISO = re.compile(r"(?:^|(?<=[\[\s(]))([0-9]{4})-([0-9]{2})-([0-9]{2})[ T_]([0-9]{2}):([0-9]{2}):([0-9]{2})"
@@ -68,7 +86,8 @@ _CUDA = re.compile(r"CUDA error: ([^\n]*)")
 _CUDA_RUNTIME = re.compile(r"cuda runtime error \(([0-9]+)\) : (.*?)(?: at \S+:[0-9]+)?\s*$")
 _THC = re.compile(r"THCudaCheck FAIL .*?error=([0-9]+) : (.*?)\s*$")
 _NCCL_CUDA = re.compile(r"NCCL WARN Cuda failure (?:[0-9]+ )?'([^']*)'")
-_NCCL_ERROR = re.compile(r"NCCL error in: \S+?(?::[0-9]+)?, ([^\n]*)|NCCL Error [0-9]+: ([^\n]*)")
+_NCCL_ERROR = re.compile(r"NCCL error in: \S+?(?::[0-9]+)?, ([^\n]*)|NCCL Error [0-9]+: ([^\n]*)"
+                         r"|RuntimeError: NCCL error: ([A-Za-z][^\n]*)")  # (vLLM pynccl_wrapper.py)
 _NET_IB = re.compile(r"NCCL WARN NET/IB\s*: Got completion from peer (\S+) with (?:status=|error )([0-9]+)")
 
 
@@ -84,6 +103,7 @@ class Split:
     iso: re.Match[str] | None = None
     prefixed: bool = False
     dated: re.Match[str] | None = None  # a collector's stamp before the prefixes (the record's date)
+    month_day: bool = False  # ``glog`` holds a Python logging month-day stamp, not a glog prefix
 
 
 def fraction_ns(digits: str | None) -> int:
@@ -124,7 +144,7 @@ def _prefixes(text: str) -> tuple[int, str | None, str | None, re.Match[str] | N
         m = _LAUNCHER.match(text, pos)
         if m is None or m.end() == pos:
             return pos, rank, host, dated
-        rank = m.group("rank") or rank
+        rank = m.group("rank") or m.group("vrank") or rank
         host = m.group("ray") or host
         pos = m.end()
 
@@ -144,7 +164,7 @@ def _split_all(text: str) -> Split:
     """:func:`split_line` for any line: colour codes, launcher prefixes, then the stamp."""
     if "\x1b" in text:
         text = _ANSI.sub("", text)
-    if "ESC[" in text:
+    if "ESC[" in text or "^[[" in text:
         text = _ANSI_TEXT.sub("", text)
     pos, rank, host, dated = _prefixes(text)
     prefixed = pos > 0
@@ -160,11 +180,92 @@ def _split_all(text: str) -> Split:
         g = _GLOG_NO_TIME.match(body)
         if g is not None:
             return Split(rank, g.group("msg"), host, glog_untimed=True, prefixed=prefixed, dated=dated)
+    if first in _MONTH_DAY_FIRST:
+        md = month_day_stamp(body)
+        if md is not None:
+            return Split(rank, md[1], host, glog=md[0], prefixed=prefixed, dated=dated, month_day=True)
     iso = ISO.search(body, 0, _ISO_WITHIN) if any(c.isdigit() for c in body[:_ISO_WITHIN]) else None
     if iso is not None:
         return Split(rank, body[iso.end():], host, iso=iso, prefixed=prefixed)
     # no stamp of the record's own: the collector's is its time
     return Split(rank, body, host, iso=dated, prefixed=prefixed)
+
+
+#: first characters of the month-day stamps of :func:`month_day_stamp`
+_MONTH_DAY_FIRST = frozenset("DIWEC[01")
+
+
+def month_day_stamp(body: str) -> tuple[tuple[int, int, int, int, int, int], str] | None:
+    """A Python logging month-day stamp at the start of ``body`` and the message after it.
+
+    Parameters
+    ----------
+    body : str
+        A line with its launcher prefixes removed.
+
+    Returns
+    -------
+    tuple or None
+        ``((month, day, h, m, s, ns), message)`` as :func:`split_line` keeps a glog stamp,
+        ``None`` when ``body`` starts with no such stamp or with no calendar month-day
+        (``26/06 …`` is a day-first date, not read).
+
+    Notes
+    -----
+    vLLM's ``%(levelname)s %(asctime)s [%(fileinfo)s:%(lineno)d]`` with ``%m-%d %H:%M:%S``
+    (``vllm/logger.py``) and ``%m/%d %H:%M:%S`` loggers (``detectron2/utils/logger.py``).
+    """
+    m = (_VLLM_STAMP.match(body) if body[:1] in "DIWEC" else None) or _SLASH_STAMP.match(body)
+    if m is None:
+        return None
+    mon, day, hh, mm = int(m.group("mo")), int(m.group("d")), int(m.group("hh")), int(m.group("mm"))
+    if not (1 <= mon <= 12 and 1 <= day <= 31 and hh <= 23 and mm <= 59):
+        return None
+    return (mon, day, hh, mm, int(m.group("ss")), fraction_ns(m.group("frac"))), m.group("msg")
+
+
+#: what follows a container runtime's stamp: one blank (``docker logs --timestamps``) or the
+#: CRI log-file stream and tag (``stdout F ``; Kubernetes ``pkg/kubelet/kuberuntime/logs/logs.go``)
+_RUNTIME_TAIL = re.compile(r" (?:std(?:out|err) [FP] )?")
+
+
+def runtime_stamped(line: str, part: Split, markers: tuple[str, ...] = ()) -> bool:
+    """Whether ``line`` is a training-log record behind a container runtime's own stamp.
+
+    Parameters
+    ----------
+    line : str
+        One line of a file's head.
+    part : Split
+        ``split_line(line)``.
+    markers : tuple of str
+        Texts only the PyTorch/NCCL/CUDA stack prints: a CRI line (``stdout F``) holding one is
+        a training record too, whatever starts it (a job's own dated logging, a traceback).
+
+    Returns
+    -------
+    bool
+        ``True`` when the line starts with an RFC 3339 stamp with its zone
+        (``2023-12-28T13:17:07.318704498Z``, as ``docker logs --timestamps`` and the CRI log
+        files under ``/var/log/pods`` write it) and what follows it is a record only a training
+        job prints: a PyTorch glog prefix (timed or not), a torchrun/PyTorch rank prefix, or
+        NCCL's ``<host>:<pid>:<tid> [<dev>]``.  A syslog line with the same stamp names its
+        host and tag next, never one of these, nor the CRI stream and tag.
+    """
+    iso = part.iso
+    if iso is None or iso.start() != 0 or not iso.group(8) or line[10:11] != "T":
+        return False
+    tail = _RUNTIME_TAIL.match(line, iso.end())
+    if tail is None:
+        return False
+    rest = line[tail.end():]
+    if tail.end() - iso.end() > 1 and any(marker in rest for marker in markers):
+        return True
+    inner = split_line(rest)
+    if (inner.glog is not None and not inner.month_day) or inner.glog_untimed or inner.rank is not None:
+        return True
+    host, _ = nccl_who(rest)
+    return host is not None and rest.startswith(host + ":") and "NCCL " in rest
 
 
 def nccl_who(msg: str) -> tuple[str | None, str | None]:
@@ -238,10 +339,10 @@ def classify(msg: str) -> Found | None:
         if m is not None:
             return Found("nccl:net_error", "error",
                          f"NET/IB: completion from peer {m.group(1)} with status {m.group(2)}", None, repeat)
-    if "NCCL error in: " in msg or "NCCL Error " in msg:
+    if "NCCL error in: " in msg or "NCCL Error " in msg or "NCCL error: " in msg:
         m = _NCCL_ERROR.search(msg)
         if m is not None:
-            text = (m.group(1) or m.group(2)).strip()
+            text = (m.group(1) or m.group(2) or m.group(3)).strip()
             return Found("nccl:error", "error", f"NCCL error: {text[:500]}", text.split(",")[0].lower(), repeat)
     return None
 

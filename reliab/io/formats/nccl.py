@@ -62,6 +62,7 @@ from reliab.io.formats._nccl_messages import (
     fraction_ns,
     nccl_who,
     rank_in,
+    runtime_stamped,
     split_line,
 )
 from reliab.io.formats._nccl_quiet import iso_second_ns, quiet_line, settle_clock, utc_plus_ns
@@ -153,14 +154,19 @@ _TORCH_PREFIX = re.compile(r"\[(?:default|rank)[0-9]+\]:")
 
 
 def _score_lines(lines: list[str] | tuple[str, ...], hints: _Hints = _ALL) -> float:
-    """The content score of :func:`sniff_nccl`: glog 0.8, failure markers 0.6, PyTorch's
+    """The content score of :func:`sniff_nccl`: a container runtime's stamp before a training
+    record 0.9 (:func:`~reliab.io.formats._nccl_messages.runtime_stamped`), glog 0.8, failure markers 0.6, PyTorch's
     per-rank prefixes 0.5, dated or traceback lines 0.4, a training loop's progress lines at
     least 0.35."""
     score, training = 0.0, 0
     for line in lines:
-        part = split_line(line) if hints.glog or (hints.iso and score < 0.4) else None
-        if part is not None and (part.glog is not None or part.glog_untimed):
+        # (an RFC 3339 line may be a runtime-stamped record at any score: runtime_stamped)
+        part = (split_line(line) if hints.glog or (hints.iso and (score < 0.4 or line[10:11] == "T"))
+                else None)
+        if part is not None and ((part.glog is not None and not part.month_day) or part.glog_untimed):
             return 0.8
+        if part is not None and part.iso is not None and runtime_stamped(line, part, _MARKERS):
+            return 0.9  # above a kernel/syslog sniff of the same RFC 3339 stamps (0.8, 0.85)
         if hints.marker and any(marker in line for marker in _MARKERS):
             score = max(score, 0.6)
         elif line.startswith(("[default", "[rank")) and _TORCH_PREFIX.match(line):
