@@ -188,3 +188,36 @@ def test_empty_sel_is_a_sel_without_events(tmp_path: Path) -> None:
     res = __import__("reliab").ingest(path)
     assert res.sources[path].source == "sel" and len(res.signals) == 0
     assert res.accounting[["lines", "irrelevant"]].values.tolist() == [[1, 1]]
+
+
+def test_freeipmi_comma_separated_output(tmp_path: Path) -> None:
+    """``ipmi-sel --comma-separated-output`` (FreeIPMI ipmi-sel(8)): the header and PostInit
+    record quoted by prometheus-community/ipmi_exporter (collector_sel_events.go), then the
+    check_ipmi_sensor#26 records in that form; headerless (``--no-header-output``, as
+    ipmi_exporter runs it) with and without the State column; commas past the last column
+    belong to the event text."""
+    import reliab
+
+    lines = ["ID,Date,Time,Name,Type,State,Event",
+             "3,PostInit,PostInit,Sensor #211,Memory,Warning,Correctable memory error ; Event Data3 = 34h",
+             "4,Jul-20-2017,10:29:49,Power Supply PS2 Status,Power Supply,Critical,Power Supply Failure detected",
+             "6,Jul-20-2017,10:37:20,Sensor #0,OS Critical Stop,Warning,OS Graceful Shutdown"]
+    path = _write(tmp_path, lines, "n1.txt")
+    res = reliab.ingest(path)
+    assert res.sources[path].source == "sel"
+    sig = res.signals
+    assert sig[["signal", "severity"]].values.tolist() == [["sel:power_supply_failure", "critical"],
+                                                           ["sel:os_graceful_shutdown", "warning"]]
+    assert sig["time"].tolist() == [pd.Timestamp("2017-07-20T10:29:49Z"), pd.Timestamp("2017-07-20T10:37:20Z")]
+    assert res.accounting[["lines", "parsed", "irrelevant", "malformed"]].values.tolist() == [[4, 2, 1, 1]]
+    headerless = ["4,Jul-20-2017,10:29:49,Power Supply PS2 Status,Power Supply,Critical,Power Supply Failure detected",
+                  "7,Jul-21-2017,08:00:00,Chassis Intru,Physical Security,Critical,General Chassis Intrusion, door open"]
+    r = get_parser("sel").read(_write(tmp_path, headerless, "n2.txt"))
+    _check(r)
+    assert r.tables["signals"]["signal"].tolist() == ["sel:power_supply_failure", "sel:other"]
+    assert r.tables["signals"]["severity"].tolist() == ["critical", "critical"]
+    assert "door open" in r.tables["signals"]["message"].iloc[1]
+    stateless = ["9,Jul-22-2017,09:00:00,Sensor #1,OS Critical Stop,Run-time Critical Stop"]
+    r = get_parser("sel").read(_write(tmp_path, stateless, "n3.txt"))
+    assert r.tables["signals"][["signal", "severity"]].values.tolist() == [["sel:os_critical_stop", "critical"]]
+    assert get_parser("sel").sniff(str(tmp_path / "x.txt"), ["a,b,c", "1,2,3"]) == 0.0
