@@ -318,3 +318,23 @@ def test_dcgm_timestamps_out_of_range_are_quarantined(tmp_path: Path) -> None:
     _identity(res)
     assert res.tables["telemetry"]["time"].tolist() == [pd.Timestamp(1717400000000, unit="ms", tz="UTC")]
     assert res.malformed == 2 and all("out of range" in r for r in res.quarantine["reason"])
+
+
+def test_query_gpu_csv_bracketed_nvml_status_cells_are_missing(tmp_path: Path) -> None:
+    """Real cells of nvidia_gpu_exporter's H100 MIG capture (driver 590.48.01): an NVML status
+    in brackets ('[Requested functionality has been deprecated]', NVML_ERROR_DEPRECATED; '[GPU
+    is lost]') where a number belongs is a missing value, never a malformed row; a cell that is
+    text without brackets still is malformed."""
+    import reliab
+    p = tmp_path / "q.csv"
+    p.write_text("timestamp, index, temperature.gpu, power.draw [W], clocks.applications.graphics [MHz], "
+                 "utilization.gpu [%]\n"
+                 "2026/07/14 09:00:44.579, 0, 53, 433.78 W, [Requested functionality has been deprecated], [N/A]\n"
+                 "2026/07/14 09:00:45.579, 0, 54, [GPU is lost], 1980 MHz, 7 %\n"
+                 "2026/07/14 09:00:46.579, 0, 54, deprecated, 1980 MHz, 7 %\n")
+    res = reliab.ingest(p)
+    tel = res.telemetry
+    assert len(tel) == 2 and res.quarantine["lineno"].tolist() == [4]
+    assert tel["clocks_applications_graphics_mhz"].isna().tolist() == [True, False]
+    assert tel["power_w"].isna().tolist() == [False, True] and tel["power_w"].iloc[0] == 433.78
+    assert tel["util_gpu_pct"].isna().tolist() == [True, False]
