@@ -221,3 +221,27 @@ def test_freeipmi_comma_separated_output(tmp_path: Path) -> None:
     r = get_parser("sel").read(_write(tmp_path, stateless, "n3.txt"))
     assert r.tables["signals"][["signal", "severity"]].values.tolist() == [["sel:os_critical_stop", "critical"]]
     assert get_parser("sel").sniff(str(tmp_path / "x.txt"), ["a,b,c", "1,2,3"]) == 0.0
+
+
+def test_freeipmi_event_wordings_take_the_ipmitool_keys(tmp_path: Path) -> None:
+    """FreeIPMI prints its own short strings for the same IPMI sensor offsets (FreeIPMI
+    libfreeipmi/spec/ipmi-sensor-and-event-code-tables-spec.c; the memory wording as in the
+    record ipmi_exporter quotes, 'Correctable memory error ; Event Data3 = 34h'): they take the
+    keys of ipmitool's wordings (include/ipmitool/ipmi_sel.h)."""
+    lines = ["ID,Date,Time,Name,Type,State,Event",
+             "3,Jul-20-2017,10:00:00,Sensor #211,Memory,Warning,Correctable memory error ; Event Data3 = 34h",
+             "4,Jul-20-2017,10:00:01,Sensor #211,Memory,Critical,Uncorrectable memory error ; Event Data3 = 34h",
+             "5,Jul-20-2017,10:00:02,CPU1 Status,Processor,Critical,Machine Check Exception",
+             "6,Jul-20-2017,10:00:03,CPU1 Status,Processor,Warning,Correctable Machine Check Error",
+             "7,Jul-20-2017,10:00:04,PS1 Status,Power Supply,Critical,Power Supply input lost (AC/DC)",
+             "8,Jul-20-2017,10:00:05,PS1 Status,Power Supply,Critical,Power Supply input lost or out-of-range",
+             "9,Jul-20-2017,10:00:06,PS1 Status,Power Supply,Warning,Power Supply input out-of-range, but present",
+             "10,Jul-20-2017,10:00:07,Sensor #1,OS Critical Stop,Critical,Run-time Critical Stop"]
+    r = get_parser("sel").read(_write(tmp_path, lines, "n4.txt"))
+    _check(r)
+    assert r.tables["signals"]["signal"].tolist() == [
+        "sel:memory_correctable_ecc", "sel:memory_uncorrectable_ecc", "sel:processor_mce",
+        "sel:processor_correctable_mce", "sel:power_supply_ac_lost", "sel:power_supply_ac_lost",
+        "sel:power_supply_ac_out_of_range", "sel:os_critical_stop"]
+    assert reliab.io.formats.sel.event_key("Processor #0x02", "Uncorrectable machine check exception") == "processor_mce"
+    assert reliab.io.formats.sel.event_key("Memory #0x01", "Correctable ECC logging limit reached") == "memory_correctable_ecc"

@@ -67,9 +67,13 @@ _STATES = {"critical": "critical", "warning": "warning", "nominal": "info"}
 _MAX_SEEN = 100_000
 _FILE_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".sel", ".log", ".txt", ".out")
 
-#: (sensor type prefix, event substring, key), first match wins; event text per ipmi_sel.h
+#: (sensor type prefix, event substring, key), first match wins; event text per ipmitool
+#: ``ipmi_sel.h`` and per FreeIPMI's short strings (``libfreeipmi/spec/
+#: ipmi-sensor-and-event-code-tables-spec.c``: "Power Supply input lost (AC/DC)", "Machine
+#: Check Exception", "Uncorrectable memory error"), which name the same IPMI sensor offsets
 EVENT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("power supply", "ac lost", "power_supply_ac_lost"),
+    ("power supply", "input lost", "power_supply_ac_lost"),
     ("power supply", "out-of-range", "power_supply_ac_out_of_range"),
     ("power supply", "failure detected", "power_supply_failure"),
     ("power supply", "predictive failure", "power_supply_predictive_failure"),
@@ -78,10 +82,13 @@ EVENT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("processor", "ierr", "processor_ierr"),
     ("processor", "uncorrectable machine check", "processor_mce"),
     ("processor", "correctable machine check", "processor_correctable_mce"),
+    ("processor", "machine check exception", "processor_mce"),
     ("processor", "thermal trip", "processor_thermal_trip"),
     ("processor", "throttled", "processor_throttled"),
     ("memory", "uncorrectable ecc", "memory_uncorrectable_ecc"),
     ("memory", "correctable ecc", "memory_correctable_ecc"),
+    ("memory", "uncorrectable memory error", "memory_uncorrectable_ecc"),
+    ("memory", "correctable memory error", "memory_correctable_ecc"),
     ("critical interrupt", "bus correctable", "critical_interrupt_correctable"),
     ("critical interrupt", "", "critical_interrupt"),
     ("os critical stop", "run-time critical stop", "os_critical_stop"),
