@@ -338,3 +338,32 @@ def test_query_gpu_csv_bracketed_nvml_status_cells_are_missing(tmp_path: Path) -
     assert tel["clocks_applications_graphics_mhz"].isna().tolist() == [True, False]
     assert tel["power_w"].isna().tolist() == [False, True] and tel["power_w"].iloc[0] == 433.78
     assert tel["util_gpu_pct"].isna().tolist() == [True, False]
+
+
+def test_q_610_nested_power_limit(tmp_path: Path) -> None:
+    """Real-shaped (nvidia_gpu_exporter's Windows capture, driver 610.62, RTX 2080 SUPER; the
+    default limit and the memory power set to other numbers so a wrong path shows): the current
+    power limit is nested under 'GPU Ceiling Power Limit'; 'Default Power Limit' and the 'GPU
+    Memory Power Readings ' block (title ending in a blank) are other quantities."""
+    p = tmp_path / "q.txt"
+    p.write_text("==============NVSMI LOG==============\n\n"
+                 "Timestamp                                              : Wed Jun 24 10:17:41 2026\n"
+                 "Driver Version                                         : 610.62\n\n"
+                 "Attached GPUs                                          : 1\n"
+                 "GPU 00000000:0C:00.0\n"
+                 "    GPU Power Readings\n"
+                 "        Average Power Draw                             : N/A\n"
+                 "        Instantaneous Power Draw                       : 37.21 W\n"
+                 "        GPU Ceiling Power Limit\n"
+                 "            Current Power Limit                        : 250.00 W\n"
+                 "            Requested Power Limit                      : 250.00 W\n"
+                 "            Default Power Limit                        : 260.00 W\n"
+                 "        Min Power Limit                                : 105.00 W\n"
+                 "    GPU Memory Power Readings \n"
+                 "        Average Power Draw                             : N/A\n"
+                 "        Instantaneous Power Draw                       : 12.00 W\n")
+    res = read_nvidia_smi_q(str(p))
+    _identity(res)
+    tel = res.tables["telemetry"]
+    assert tel[["gpu", "power_limit_w", "power_instant_w"]].values.tolist() == [["0000:0c:00", 250.0, 37.21]]
+    assert "power_w" not in tel or tel["power_w"].isna().all()  # Average Power Draw: N/A
