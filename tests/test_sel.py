@@ -245,3 +245,21 @@ def test_freeipmi_event_wordings_take_the_ipmitool_keys(tmp_path: Path) -> None:
         "sel:power_supply_ac_out_of_range", "sel:os_critical_stop"]
     assert reliab.io.formats.sel.event_key("Processor #0x02", "Uncorrectable machine check exception") == "processor_mce"
     assert reliab.io.formats.sel.event_key("Memory #0x01", "Correctable ECC logging limit reached") == "memory_correctable_ecc"
+
+
+def test_ipmitool_csv_sel_list_is_not_taken_for_freeipmi(tmp_path: Path) -> None:
+    """Real-shaped 'ipmitool -c sel list' (ipmitool lib/ipmi_sel.c csv_output: the '|' cells
+    with commas, hex record ids, Pre-Init records): read like 'sel list', never as FreeIPMI's
+    columns (its sixth cell is the direction, not an event)."""
+    lines = ["1,09/07/2021,12:12:35,Drive Slot / Bay #0x42,Drive Present,Deasserted",
+             "2,09/07/2021,12:12:36,Drive Slot / Bay #0x42,In Failed Array,Asserted",
+             "e,Pre-Init,0000000093,System ACPI Power State #0xd5,S0/G0: working,Asserted",
+             "1f,09/08/2021,06:34:16,Power Supply #0x3b,Power Supply AC lost,Asserted"]
+    path = _write(tmp_path, lines, "n5.txt")
+    assert get_parser("sel").sniff(path, lines) == 0.9
+    r = get_parser("sel").read(path)
+    _check(r)
+    assert r.tables["signals"]["signal"].tolist() == ["sel:other_deasserted", "sel:other",
+                                                      "sel:power_supply_ac_lost"]
+    assert r.tables["signals"]["time"].iloc[2] == pd.Timestamp("2021-09-08T06:34:16Z")
+    assert r.malformed == 1 and "Pre-Init" in r.quarantine["reason"].iloc[0]

@@ -15,7 +15,9 @@ the sensor type in its own column and dates as ``Jul-20-2017``; its ``State`` co
 ``--comma-separated-output`` the same columns are separated by commas (``ID,Date,Time,Name,
 Type,State,Event``; FreeIPMI ``ipmi-sel(8)``, as Prometheus' ipmi_exporter runs it), with or
 without the header (``--no-header-output``: the layout is then told by the field count and
-the ``State`` word); commas beyond the last column belong to the event text.  Dates, zones and the
+the ``State`` word); commas beyond the last column belong to the event text.  ``ipmitool -c
+sel list`` separates the ``sel list`` cells by commas (hexadecimal id, ``MM/DD/YYYY``,
+``Asserted``/``Deasserted`` in the sixth cell) and is read like them.  Dates, zones and the
 records of a BMC whose clock was not set (``Pre-Init``, ``PostInit``, 01/01/2000): see
 :mod:`reliab.io.formats._sel_time` — such records are quarantined with that reason, never
 dated 2000.  A record printed twice (the same id and text, e.g. where ``head`` and ``tail``
@@ -148,17 +150,29 @@ def _severity(key: str) -> str:
 #: ``--output-event-state``
 _CSV_LAYOUTS = (("id", "date", "time", "name", "type", "event"),
                 ("id", "date", "time", "name", "type", "state", "event"))
-_CSV_DATE = re.compile(r"[A-Za-z]{3}-[0-9]{2}-[0-9]{4}|PostInit|Post-Init|Pre-Init|[0-9]{2}/[0-9]{2}/[0-9]{2,4}")
+#: ``ipmitool -c sel list``: the cells of the ``|`` layout (record, date, time, sensor, event,
+#: direction[, reading]) separated by commas (ipmitool ``lib/ipmi_sel.c``, ``csv_output``)
+IPMITOOL_CSV: tuple[str, ...] = ()
+_FREEIPMI_DATE = re.compile(r"[A-Za-z]{3}-[0-9]{2}-[0-9]{4}|PostInit|Post-Init")
+_IPMITOOL_DATE = re.compile(r"[0-9]{2}/[0-9]{2}/[0-9]{2,4}|Pre-Init")
+_DIRECTIONS = frozenset({"asserted", "deasserted"})
 
 
 def _csv_layout(cells: list[str]) -> tuple[str, ...] | None:
-    """The column layout of a headerless ``ipmi-sel`` comma-separated record, else ``None``.
+    """The column layout of a headerless comma-separated SEL record, else ``None``.
 
-    A record has a decimal id, a FreeIPMI date (``Jul-20-2017``, ``PostInit``) and at least
-    six cells; a seventh cell that is a ``State`` word (``Nominal``, ``Warning``,
-    ``Critical``) means ``--output-event-state`` was given.
+    FreeIPMI (``ipmi-sel --comma-separated-output``): a decimal id, a FreeIPMI date
+    (``Jul-20-2017``, ``PostInit``), at least six cells; a sixth cell that is a ``State`` word
+    (``Nominal``, ``Warning``, ``Critical``) before a seventh means ``--output-event-state``.
+    ipmitool (``ipmitool -c sel list``): a hexadecimal record id, ``MM/DD/YYYY`` or
+    ``Pre-Init``, and ``Asserted``/``Deasserted`` in the sixth cell (:data:`IPMITOOL_CSV`).
     """
-    if len(cells) < 6 or not cells[0].isdigit() or not _CSV_DATE.fullmatch(cells[1]):
+    if len(cells) < 6:
+        return None
+    if re.fullmatch(r"[0-9A-Fa-f]+", cells[0]) and _IPMITOOL_DATE.fullmatch(cells[1]) \
+            and cells[5].lower() in _DIRECTIONS:
+        return IPMITOOL_CSV
+    if not cells[0].isdigit() or not _FREEIPMI_DATE.fullmatch(cells[1]):
         return None
     return _CSV_LAYOUTS[1] if len(cells) >= 7 and cells[5].lower() in _STATES else _CSV_LAYOUTS[0]
 
@@ -176,8 +190,8 @@ def _fields(text: str, ctx: LineContext) -> list[str] | None:
     if "," not in text:
         return None
     cols = ctx.state.get("freeipmi")
-    if cols is not None and ctx.state.get("sep") == ",":
-        return [f.strip() for f in text.split(",", len(cols) - 1)]
+    if ctx.state.get("sep") == ",":
+        return [f.strip() for f in text.split(",", len(cols) - 1 if cols else -1)]
     cells = [f.strip() for f in text.split(",")]
     if _is_csv_header(cells):
         ctx.state["sep"] = ","
@@ -185,8 +199,10 @@ def _fields(text: str, ctx: LineContext) -> list[str] | None:
     layout = _csv_layout(cells)
     if layout is None:
         return None
-    ctx.state["freeipmi"] = {name: i for i, name in enumerate(layout)}
     ctx.state["sep"] = ","
+    if layout == IPMITOOL_CSV:
+        return cells
+    ctx.state["freeipmi"] = {name: i for i, name in enumerate(layout)}
     return [f.strip() for f in text.split(",", len(layout) - 1)]
 
 
