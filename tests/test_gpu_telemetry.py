@@ -367,3 +367,13 @@ def test_q_610_nested_power_limit(tmp_path: Path) -> None:
     tel = res.tables["telemetry"]
     assert tel[["gpu", "power_limit_w", "power_instant_w"]].values.tolist() == [["0000:0c:00", 250.0, 37.21]]
     assert "power_w" not in tel or tel["power_w"].isna().all()  # Average Power Draw: N/A
+
+
+def test_query_gpu_csv_bracketed_number_stays_malformed(tmp_path: Path) -> None:
+    """Only a bracketed NVML status text is a missing value: '[1]' is no status and no number."""
+    import reliab
+    p = tmp_path / "q.csv"
+    p.write_text("timestamp, index, temperature.gpu\n2026/07/14 09:00:44.579, 0, [1]\n"
+                 "2026/07/14 09:00:45.579, 0, [GPU requires reset]\n")
+    res = reliab.ingest(p)
+    assert res.quarantine["lineno"].tolist() == [2] and res.telemetry["temp_c"].isna().tolist() == [True]

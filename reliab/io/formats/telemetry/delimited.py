@@ -89,8 +89,8 @@ _NA = frozenset({"", "nan", "na", "n/a", "[n/a]", "[not supported]", "not suppor
 #: nvidia-smi prints an NVML status in brackets where a value cannot be read: ``[N/A]``,
 #: ``[Not Supported]``, ``[GPU is lost]``, ``[Requested functionality has been deprecated]``
 #: (the ``nvmlErrorString`` texts, nvml.h ``NVML_ERROR_*``, e.g. ``NVML_ERROR_DEPRECATED``):
-#: never a number, always a missing value
-_STATUS_CELL = r"^\[[^\[\]]*\]$"
+#: never a number, always a missing value (a bracketed number, ``[1]``, stays malformed)
+_STATUS_CELL = r"^\[[^\[\]0-9]*[A-Za-z][^\[\]0-9]*\]$"
 _CELL_UNIT = re.compile(r"\s+(?:W|MHz|MiB|GiB|%|C|J|mJ|ms|s|V|A)$")
 
 
