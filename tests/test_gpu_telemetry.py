@@ -318,3 +318,62 @@ def test_dcgm_timestamps_out_of_range_are_quarantined(tmp_path: Path) -> None:
     _identity(res)
     assert res.tables["telemetry"]["time"].tolist() == [pd.Timestamp(1717400000000, unit="ms", tz="UTC")]
     assert res.malformed == 2 and all("out of range" in r for r in res.quarantine["reason"])
+
+
+def test_query_gpu_csv_bracketed_nvml_status_cells_are_missing(tmp_path: Path) -> None:
+    """Real cells of nvidia_gpu_exporter's H100 MIG capture (driver 590.48.01): an NVML status
+    in brackets ('[Requested functionality has been deprecated]', NVML_ERROR_DEPRECATED; '[GPU
+    is lost]') where a number belongs is a missing value, never a malformed row; a cell that is
+    text without brackets still is malformed."""
+    import reliab
+    p = tmp_path / "q.csv"
+    p.write_text("timestamp, index, temperature.gpu, power.draw [W], clocks.applications.graphics [MHz], "
+                 "utilization.gpu [%]\n"
+                 "2026/07/14 09:00:44.579, 0, 53, 433.78 W, [Requested functionality has been deprecated], [N/A]\n"
+                 "2026/07/14 09:00:45.579, 0, 54, [GPU is lost], 1980 MHz, 7 %\n"
+                 "2026/07/14 09:00:46.579, 0, 54, deprecated, 1980 MHz, 7 %\n")
+    res = reliab.ingest(p)
+    tel = res.telemetry
+    assert len(tel) == 2 and res.quarantine["lineno"].tolist() == [4]
+    assert tel["clocks_applications_graphics_mhz"].isna().tolist() == [True, False]
+    assert tel["power_w"].isna().tolist() == [False, True] and tel["power_w"].iloc[0] == 433.78
+    assert tel["util_gpu_pct"].isna().tolist() == [True, False]
+
+
+def test_q_610_nested_power_limit(tmp_path: Path) -> None:
+    """Real-shaped (nvidia_gpu_exporter's Windows capture, driver 610.62, RTX 2080 SUPER; the
+    default limit and the memory power set to other numbers so a wrong path shows): the current
+    power limit is nested under 'GPU Ceiling Power Limit'; 'Default Power Limit' and the 'GPU
+    Memory Power Readings ' block (title ending in a blank) are other quantities."""
+    p = tmp_path / "q.txt"
+    p.write_text("==============NVSMI LOG==============\n\n"
+                 "Timestamp                                              : Wed Jun 24 10:17:41 2026\n"
+                 "Driver Version                                         : 610.62\n\n"
+                 "Attached GPUs                                          : 1\n"
+                 "GPU 00000000:0C:00.0\n"
+                 "    GPU Power Readings\n"
+                 "        Average Power Draw                             : N/A\n"
+                 "        Instantaneous Power Draw                       : 37.21 W\n"
+                 "        GPU Ceiling Power Limit\n"
+                 "            Current Power Limit                        : 250.00 W\n"
+                 "            Requested Power Limit                      : 250.00 W\n"
+                 "            Default Power Limit                        : 260.00 W\n"
+                 "        Min Power Limit                                : 105.00 W\n"
+                 "    GPU Memory Power Readings \n"
+                 "        Average Power Draw                             : N/A\n"
+                 "        Instantaneous Power Draw                       : 12.00 W\n")
+    res = read_nvidia_smi_q(str(p))
+    _identity(res)
+    tel = res.tables["telemetry"]
+    assert tel[["gpu", "power_limit_w", "power_instant_w"]].values.tolist() == [["0000:0c:00", 250.0, 37.21]]
+    assert "power_w" not in tel or tel["power_w"].isna().all()  # Average Power Draw: N/A
+
+
+def test_query_gpu_csv_bracketed_number_stays_malformed(tmp_path: Path) -> None:
+    """Only a bracketed NVML status text is a missing value: '[1]' is no status and no number."""
+    import reliab
+    p = tmp_path / "q.csv"
+    p.write_text("timestamp, index, temperature.gpu\n2026/07/14 09:00:44.579, 0, [1]\n"
+                 "2026/07/14 09:00:45.579, 0, [GPU requires reset]\n")
+    res = reliab.ingest(p)
+    assert res.quarantine["lineno"].tolist() == [2] and res.telemetry["temp_c"].isna().tolist() == [True]

@@ -188,3 +188,78 @@ def test_empty_sel_is_a_sel_without_events(tmp_path: Path) -> None:
     res = __import__("reliab").ingest(path)
     assert res.sources[path].source == "sel" and len(res.signals) == 0
     assert res.accounting[["lines", "irrelevant"]].values.tolist() == [[1, 1]]
+
+
+def test_freeipmi_comma_separated_output(tmp_path: Path) -> None:
+    """``ipmi-sel --comma-separated-output`` (FreeIPMI ipmi-sel(8)): the header and PostInit
+    record quoted by prometheus-community/ipmi_exporter (collector_sel_events.go), then the
+    check_ipmi_sensor#26 records in that form; headerless (``--no-header-output``, as
+    ipmi_exporter runs it) with and without the State column; commas past the last column
+    belong to the event text."""
+    import reliab
+
+    lines = ["ID,Date,Time,Name,Type,State,Event",
+             "3,PostInit,PostInit,Sensor #211,Memory,Warning,Correctable memory error ; Event Data3 = 34h",
+             "4,Jul-20-2017,10:29:49,Power Supply PS2 Status,Power Supply,Critical,Power Supply Failure detected",
+             "6,Jul-20-2017,10:37:20,Sensor #0,OS Critical Stop,Warning,OS Graceful Shutdown"]
+    path = _write(tmp_path, lines, "n1.txt")
+    res = reliab.ingest(path)
+    assert res.sources[path].source == "sel"
+    sig = res.signals
+    assert sig[["signal", "severity"]].values.tolist() == [["sel:power_supply_failure", "critical"],
+                                                           ["sel:os_graceful_shutdown", "warning"]]
+    assert sig["time"].tolist() == [pd.Timestamp("2017-07-20T10:29:49Z"), pd.Timestamp("2017-07-20T10:37:20Z")]
+    assert res.accounting[["lines", "parsed", "irrelevant", "malformed"]].values.tolist() == [[4, 2, 1, 1]]
+    headerless = ["4,Jul-20-2017,10:29:49,Power Supply PS2 Status,Power Supply,Critical,Power Supply Failure detected",
+                  "7,Jul-21-2017,08:00:00,Chassis Intru,Physical Security,Critical,General Chassis Intrusion, door open"]
+    r = get_parser("sel").read(_write(tmp_path, headerless, "n2.txt"))
+    _check(r)
+    assert r.tables["signals"]["signal"].tolist() == ["sel:power_supply_failure", "sel:other"]
+    assert r.tables["signals"]["severity"].tolist() == ["critical", "critical"]
+    assert "door open" in r.tables["signals"]["message"].iloc[1]
+    stateless = ["9,Jul-22-2017,09:00:00,Sensor #1,OS Critical Stop,Run-time Critical Stop"]
+    r = get_parser("sel").read(_write(tmp_path, stateless, "n3.txt"))
+    assert r.tables["signals"][["signal", "severity"]].values.tolist() == [["sel:os_critical_stop", "critical"]]
+    assert get_parser("sel").sniff(str(tmp_path / "x.txt"), ["a,b,c", "1,2,3"]) == 0.0
+
+
+def test_freeipmi_event_wordings_take_the_ipmitool_keys(tmp_path: Path) -> None:
+    """FreeIPMI prints its own short strings for the same IPMI sensor offsets (FreeIPMI
+    libfreeipmi/spec/ipmi-sensor-and-event-code-tables-spec.c; the memory wording as in the
+    record ipmi_exporter quotes, 'Correctable memory error ; Event Data3 = 34h'): they take the
+    keys of ipmitool's wordings (include/ipmitool/ipmi_sel.h)."""
+    lines = ["ID,Date,Time,Name,Type,State,Event",
+             "3,Jul-20-2017,10:00:00,Sensor #211,Memory,Warning,Correctable memory error ; Event Data3 = 34h",
+             "4,Jul-20-2017,10:00:01,Sensor #211,Memory,Critical,Uncorrectable memory error ; Event Data3 = 34h",
+             "5,Jul-20-2017,10:00:02,CPU1 Status,Processor,Critical,Machine Check Exception",
+             "6,Jul-20-2017,10:00:03,CPU1 Status,Processor,Warning,Correctable Machine Check Error",
+             "7,Jul-20-2017,10:00:04,PS1 Status,Power Supply,Critical,Power Supply input lost (AC/DC)",
+             "8,Jul-20-2017,10:00:05,PS1 Status,Power Supply,Critical,Power Supply input lost or out-of-range",
+             "9,Jul-20-2017,10:00:06,PS1 Status,Power Supply,Warning,Power Supply input out-of-range, but present",
+             "10,Jul-20-2017,10:00:07,Sensor #1,OS Critical Stop,Critical,Run-time Critical Stop"]
+    r = get_parser("sel").read(_write(tmp_path, lines, "n4.txt"))
+    _check(r)
+    assert r.tables["signals"]["signal"].tolist() == [
+        "sel:memory_correctable_ecc", "sel:memory_uncorrectable_ecc", "sel:processor_mce",
+        "sel:processor_correctable_mce", "sel:power_supply_ac_lost", "sel:power_supply_ac_lost",
+        "sel:power_supply_ac_out_of_range", "sel:os_critical_stop"]
+    assert reliab.io.formats.sel.event_key("Processor #0x02", "Uncorrectable machine check exception") == "processor_mce"
+    assert reliab.io.formats.sel.event_key("Memory #0x01", "Correctable ECC logging limit reached") == "memory_correctable_ecc"
+
+
+def test_ipmitool_csv_sel_list_is_not_taken_for_freeipmi(tmp_path: Path) -> None:
+    """Real-shaped 'ipmitool -c sel list' (ipmitool lib/ipmi_sel.c csv_output: the '|' cells
+    with commas, hex record ids, Pre-Init records): read like 'sel list', never as FreeIPMI's
+    columns (its sixth cell is the direction, not an event)."""
+    lines = ["1,09/07/2021,12:12:35,Drive Slot / Bay #0x42,Drive Present,Deasserted",
+             "2,09/07/2021,12:12:36,Drive Slot / Bay #0x42,In Failed Array,Asserted",
+             "e,Pre-Init,0000000093,System ACPI Power State #0xd5,S0/G0: working,Asserted",
+             "1f,09/08/2021,06:34:16,Power Supply #0x3b,Power Supply AC lost,Asserted"]
+    path = _write(tmp_path, lines, "n5.txt")
+    assert get_parser("sel").sniff(path, lines) == 0.9
+    r = get_parser("sel").read(path)
+    _check(r)
+    assert r.tables["signals"]["signal"].tolist() == ["sel:other_deasserted", "sel:other",
+                                                      "sel:power_supply_ac_lost"]
+    assert r.tables["signals"]["time"].iloc[2] == pd.Timestamp("2021-09-08T06:34:16Z")
+    assert r.malformed == 1 and "Pre-Init" in r.quarantine["reason"].iloc[0]

@@ -303,3 +303,27 @@ def test_fixed_width_id_cut_by_its_column_is_no_job(tmp_path: Path) -> None:
     assert res.tables["jobs"]["job_id"].tolist() == ["2681683_420", "123+0"]
     assert (res.lines, res.parsed, res.irrelevant, res.malformed) == (5, 2, 3, 0)
     assert any("cut a JobID" in n and "line 4" in n and "--parsable2" in n for n in res.notes)
+
+
+def test_sacct_delimiter_is_told_from_the_first_line(tmp_path: Path) -> None:
+    """Real-shaped: the first nine fields of rows of rug-cit-hpc/slurm-jobinfo test/data/sacct.txt
+    ('sacct --parsable --noheader --delimiter=☃'), trailing delimiter kept: the snowman is recognised
+    without delimiter=, as is a header with ';' (sacct -P --delimiter=';'); '|' stays the
+    default and a fixed-width first line tells no delimiter."""
+    from reliab.io.formats.slurm._delimiter import delimiter_of
+
+    fields = "JobID,JobName,User,Partition,NodeList,NNodes,ncpus,NTasks,State"
+    lines = ["20940996☃4CGN1IHUEDFZL☃user6☃regular☃mycluster2-node205☃1☃1☃☃FAILED☃",
+             "20940996.batch☃batch☃☃☃mycluster2-node205☃1☃1☃1☃FAILED☃",
+             "21085523☃VPQ0☃user13☃gpu☃None assigned☃1☃1☃☃PENDING☃"]
+    path = _write(tmp_path, lines, name="jobs.txt")
+    assert get_parser("sacct").sniff(path, lines) > 0
+    res = __import__("reliab").ingest(path, fields=fields)
+    assert res.jobs[["job_id", "state"]].values.tolist() == [["20940996", "FAILED"], ["21085523", "PENDING"]]
+    assert len(res.quarantine) == 0
+    semi = ["JobID;State;Start;End", "77;TIMEOUT;2024-01-02T03:04:05;2024-01-02T05:04:05"]
+    res = __import__("reliab").ingest(_write(tmp_path, semi, name="semi.txt"))
+    assert res.jobs[["job_id", "state"]].values.tolist() == [["77", "TIMEOUT"]]
+    assert res.jobs["end"].tolist() == [pd.Timestamp("2024-01-02T05:04:05Z")]
+    assert [delimiter_of(x) for x in ("1655360|FAILED|127:0", "       JobID    JobName  State",
+                                      "123.batch☃batch", "hello|world")] == ["|", None, "☃", None]

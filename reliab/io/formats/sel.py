@@ -11,7 +11,13 @@ Fields are record id, date (``MM/DD/YYYY``), time (some BMCs append a zone: ``UT
 
 FreeIPMI ``ipmi-sel`` prints a header (``ID | Date | Time | Name | Type | [State |] Event``),
 the sensor type in its own column and dates as ``Jul-20-2017``; its ``State`` column
-(``Nominal``, ``Warning``, ``Critical``) is the record's severity.  Dates, zones and the
+(``Nominal``, ``Warning``, ``Critical``) is the record's severity.  With
+``--comma-separated-output`` the same columns are separated by commas (``ID,Date,Time,Name,
+Type,State,Event``; FreeIPMI ``ipmi-sel(8)``, as Prometheus' ipmi_exporter runs it), with or
+without the header (``--no-header-output``: the layout is then told by the field count and
+the ``State`` word); commas beyond the last column belong to the event text.  ``ipmitool -c
+sel list`` separates the ``sel list`` cells by commas (hexadecimal id, ``MM/DD/YYYY``,
+``Asserted``/``Deasserted`` in the sixth cell) and is read like them.  Dates, zones and the
 records of a BMC whose clock was not set (``Pre-Init``, ``PostInit``, 01/01/2000): see
 :mod:`reliab.io.formats._sel_time` — such records are quarantined with that reason, never
 dated 2000.  A record printed twice (the same id and text, e.g. where ``head`` and ``tail``
@@ -63,9 +69,13 @@ _STATES = {"critical": "critical", "warning": "warning", "nominal": "info"}
 _MAX_SEEN = 100_000
 _FILE_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".sel", ".log", ".txt", ".out")
 
-#: (sensor type prefix, event substring, key), first match wins; event text per ipmi_sel.h
+#: (sensor type prefix, event substring, key), first match wins; event text per ipmitool
+#: ``ipmi_sel.h`` and per FreeIPMI's short strings (``libfreeipmi/spec/
+#: ipmi-sensor-and-event-code-tables-spec.c``: "Power Supply input lost (AC/DC)", "Machine
+#: Check Exception", "Uncorrectable memory error"), which name the same IPMI sensor offsets
 EVENT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("power supply", "ac lost", "power_supply_ac_lost"),
+    ("power supply", "input lost", "power_supply_ac_lost"),
     ("power supply", "out-of-range", "power_supply_ac_out_of_range"),
     ("power supply", "failure detected", "power_supply_failure"),
     ("power supply", "predictive failure", "power_supply_predictive_failure"),
@@ -74,10 +84,13 @@ EVENT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("processor", "ierr", "processor_ierr"),
     ("processor", "uncorrectable machine check", "processor_mce"),
     ("processor", "correctable machine check", "processor_correctable_mce"),
+    ("processor", "machine check exception", "processor_mce"),
     ("processor", "thermal trip", "processor_thermal_trip"),
     ("processor", "throttled", "processor_throttled"),
     ("memory", "uncorrectable ecc", "memory_uncorrectable_ecc"),
     ("memory", "correctable ecc", "memory_correctable_ecc"),
+    ("memory", "uncorrectable memory error", "memory_uncorrectable_ecc"),
+    ("memory", "correctable memory error", "memory_correctable_ecc"),
     ("critical interrupt", "bus correctable", "critical_interrupt_correctable"),
     ("critical interrupt", "", "critical_interrupt"),
     ("os critical stop", "run-time critical stop", "os_critical_stop"),
@@ -133,6 +146,66 @@ def _severity(key: str) -> str:
     return "warning"
 
 
+#: FreeIPMI ``ipmi-sel --comma-separated-output --no-header-output`` columns, without and with
+#: ``--output-event-state``
+_CSV_LAYOUTS = (("id", "date", "time", "name", "type", "event"),
+                ("id", "date", "time", "name", "type", "state", "event"))
+#: ``ipmitool -c sel list``: the cells of the ``|`` layout (record, date, time, sensor, event,
+#: direction[, reading]) separated by commas (ipmitool ``lib/ipmi_sel.c``, ``csv_output``)
+IPMITOOL_CSV: tuple[str, ...] = ()
+_FREEIPMI_DATE = re.compile(r"[A-Za-z]{3}-[0-9]{2}-[0-9]{4}|PostInit|Post-Init")
+_IPMITOOL_DATE = re.compile(r"[0-9]{2}/[0-9]{2}/[0-9]{2,4}|Pre-Init")
+_DIRECTIONS = frozenset({"asserted", "deasserted"})
+
+
+def _csv_layout(cells: list[str]) -> tuple[str, ...] | None:
+    """The column layout of a headerless comma-separated SEL record, else ``None``.
+
+    FreeIPMI (``ipmi-sel --comma-separated-output``): a decimal id, a FreeIPMI date
+    (``Jul-20-2017``, ``PostInit``), at least six cells; a sixth cell that is a ``State`` word
+    (``Nominal``, ``Warning``, ``Critical``) before a seventh means ``--output-event-state``.
+    ipmitool (``ipmitool -c sel list``): a hexadecimal record id, ``MM/DD/YYYY`` or
+    ``Pre-Init``, and ``Asserted``/``Deasserted`` in the sixth cell (:data:`IPMITOOL_CSV`).
+    """
+    if len(cells) < 6:
+        return None
+    if re.fullmatch(r"[0-9A-Fa-f]+", cells[0]) and _IPMITOOL_DATE.fullmatch(cells[1]) \
+            and cells[5].lower() in _DIRECTIONS:
+        return IPMITOOL_CSV
+    if not cells[0].isdigit() or not _FREEIPMI_DATE.fullmatch(cells[1]):
+        return None
+    return _CSV_LAYOUTS[1] if len(cells) >= 7 and cells[5].lower() in _STATES else _CSV_LAYOUTS[0]
+
+
+def _is_csv_header(cells: list[str]) -> bool:
+    names = [c.lower() for c in cells]
+    return names[:3] == ["id", "date", "time"] and "event" in names
+
+
+def _fields(text: str, ctx: LineContext) -> list[str] | None:
+    """The cells of a record or header line: ``|``-separated (ipmitool, ``ipmi-sel``) or
+    ``ipmi-sel --comma-separated-output``; ``None`` for any other line."""
+    if "|" in text:
+        return [f.strip() for f in text.split("|")]
+    if "," not in text:
+        return None
+    cols = ctx.state.get("freeipmi")
+    if ctx.state.get("sep") == ",":
+        return [f.strip() for f in text.split(",", len(cols) - 1 if cols else -1)]
+    cells = [f.strip() for f in text.split(",")]
+    if _is_csv_header(cells):
+        ctx.state["sep"] = ","
+        return cells
+    layout = _csv_layout(cells)
+    if layout is None:
+        return None
+    ctx.state["sep"] = ","
+    if layout == IPMITOOL_CSV:
+        return cells
+    ctx.state["freeipmi"] = {name: i for i, name in enumerate(layout)}
+    return [f.strip() for f in text.split(",", len(layout) - 1)]
+
+
 def _freeipmi_header(fields: list[str], ctx: LineContext) -> bool:
     """``ID | Date | Time | Name | Type | [State |] Event``: remember the column positions."""
     names = [f.lower() for f in fields]
@@ -166,9 +239,9 @@ def _seen_before(record: str, text: str, ctx: LineContext) -> bool:
 
 def parse_sel_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
     """One ``sel list``/``elist``/``ipmi-sel`` line -> a signal row; ``None`` for non-record lines."""
-    if "|" not in text:
-        return None  # 'SEL has no entries', 'sel info' output, blank lines
-    fields = [f.strip() for f in text.split("|")]
+    fields = _fields(text, ctx)
+    if fields is None:
+        return None  # 'SEL has no entries', 'sel info' output, blank lines, wrapper text
     if _freeipmi_header(fields, ctx):
         return None
     state: str | None = None
@@ -223,6 +296,9 @@ _SNIFF_DATE = re.compile(r"\s*(?:[0-9]{2}/[0-9]{2}/[0-9]{2,4}|[A-Za-z]{3}-[0-9]{
 def _sniff(path: str, lines: Sequence[str]) -> float:
     for line in lines:  # one record or header line decides
         if "|" not in line:
+            cells = [c.strip() for c in line.split(",")]
+            if "," in line and (_is_csv_header(cells) and len(cells) >= 6 or _csv_layout(cells) is not None):
+                return 0.9  # ipmi-sel --comma-separated-output
             continue
         fields = line.split("|")
         if len(fields) >= 5 and _SNIFF_DATE.fullmatch(fields[1]):
@@ -271,7 +347,7 @@ def read_sel(path: str, *, host: str | None = None, tz: str | None = None,
             raise ValueError(f"tz={tz!r} is not an IANA time zone") from exc
     options = {"host": host or host_from_path(path), "tz": zone}
     return scan_lines(path, SOURCE, parse_sel_line, table="signals", options=options,
-                      literals=(b"|",), strict=strict)
+                      literals=(b"|", b","), strict=strict)
 
 
 __all__ = ["read_sel", "parse_sel_line", "parse_sel_time", "event_key", "host_from_path",

@@ -1,7 +1,8 @@
 """Slurm accounting (``sacct``) -> ``jobs`` rows and ``slurm:<state>`` signals.
 
 Format (``sacct(1)``, Slurm 25.11 ``doc/man/man1/sacct.1``): ``-P/--parsable2`` prints fields
-delimited by ``|``, ``-p/--parsable`` adds a trailing ``|``; the first line is a header of
+delimited by ``|`` (or the ``--delimiter=`` characters: the first line tells a one-character
+one), ``-p/--parsable`` adds a trailing ``|``; the first line is a header of
 field names unless ``-n/--noheader`` is given (then pass ``fields=``).  Without ``-p``/``-P``
 sacct prints fixed-width columns under a header and a rule of dashes (``------------
 ----------``), values cut to the column width with a trailing ``+``; the rule gives the
@@ -40,6 +41,7 @@ from reliab.io._lines import LineContext, scan_lines, unexpected
 from reliab.io._quarantine import Quarantine, quarantine_frame
 from reliab.io._registry import FileResult, register_parser
 from reliab.io.formats._timestamps import localize, out_of_range
+from reliab.io.formats.slurm._delimiter import delimiter_of
 from reliab.io.formats.slurm.hostlist import expand_hostlist
 
 SOURCE = "sacct"
@@ -276,9 +278,11 @@ def end_signal(job: dict[str, Any], source: str, origin: str) -> dict[str, Any] 
 
 
 def _parse_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
-    delimiter: str = ctx.options["delimiter"]
     if not text.strip():
         return None
+    delimiter: str | None = ctx.options["delimiter"] or ctx.state.get("delimiter")
+    if delimiter is None:  # not given: told by the first line (|, or sacct --delimiter=X)
+        delimiter = ctx.state["delimiter"] = delimiter_of(text) or "|"
     if set(text.strip()) <= {"-", " "}:
         _fixed_rule(text, ctx)  # the dashed rule under a fixed-width header
         return None
@@ -318,10 +322,12 @@ _JOB_ID = re.compile(r"[0-9]+(?:[_+][0-9]+)?(?:\.[A-Za-z0-9_]+)?")
 
 
 def _headerless_row(line: str) -> bool:
-    """``1655360|FAILED|127:0``: a job id first and a Slurm state in some cell."""
-    if "|" not in line:
+    """``1655360|FAILED|127:0`` (or another ``--delimiter``): a job id first and a Slurm state in
+    some cell."""
+    delimiter = "|" if "|" in line else delimiter_of(line)
+    if delimiter is None:
         return False
-    cells = [c.strip() for c in line.split("|")]
+    cells = [c.strip() for c in line.split(delimiter)]
     if len(cells) < 2 or not _JOB_ID.fullmatch(cells[0]):
         return False
     return any((m := _STATE.match(c)) is not None and m["state"] in _STATE_NAMES for c in cells[1:])
@@ -340,10 +346,12 @@ def _mostly_headerless(rows: Sequence[str]) -> bool:
 
 def _sniff(path: str, lines: Sequence[str]) -> float:
     for line in lines[:3]:
-        if "|" in line and _is_header(line.split("|")):
+        delimiter = "|" if "|" in line else delimiter_of(line)
+        if delimiter is not None and _is_header(line.split(delimiter)):
             return 0.95
     rows = [ln for ln in lines if ln.strip()]
-    if rows and _mostly_headerless(rows):
+    # another --delimiter only where the file starts with a row: a CSV's own header is no sacct
+    if rows and _mostly_headerless(rows) and (any("|" in r for r in rows) or _headerless_row(rows[0])):
         return 0.6  # sacct -n: pass fields= to read it
     for first, second in zip(lines[:3], lines[1:4], strict=False):
         low = first.lower()  # (a word that lower-cases to "jobid" lies in the lower-cased line)
@@ -364,7 +372,7 @@ def read_sacct(
     tz: str = "UTC",
     fields: Sequence[str] | str | None = None,
     gpus_per_node: int | None = None,
-    delimiter: str = "|",
+    delimiter: str | None = None,
     strict: bool = False,
 ) -> FileResult:
     """Slurm ``sacct`` output (``-p``/``-P`` or fixed-width) -> jobs (+ ``slurm:<state>`` signals).
@@ -381,8 +389,10 @@ def read_sacct(
         without Start and End the jobs have no times (said in the file's notes).
     gpus_per_node : int, optional
         GPUs per node, used as ``NNodes * gpus_per_node`` when AllocTRES has no ``gres/gpu``.
-    delimiter : str
-        The ``--delimiter`` of the capture.
+    delimiter : str, optional
+        The ``--delimiter`` of the capture; by default the character after the first field
+        of the first line (``|`` unless sacct was run with ``--delimiter=``), see
+        :func:`reliab.io.formats.slurm._delimiter.delimiter_of`.
     strict : bool
         Raise the first malformed line instead of quarantining it.
 

@@ -9,7 +9,8 @@ Two sources:
 ``nvidia_smi_csv``
     ``nvidia-smi --query-gpu=timestamp,index,... --format=csv [-lms N]``: header
     ``timestamp, index, temperature.gpu, power.draw [W], ...``, units inside the cells
-    (``104.70 W``, ``1725 MHz``, ``32 %``), ``[N/A]``/``[Not Supported]`` for missing values,
+    (``104.70 W``, ``1725 MHz``, ``32 %``), ``[N/A]``, ``[Not Supported]`` or another bracketed
+    NVML status (``[Requested functionality has been deprecated]``) for missing values,
     timestamps ``2026/11/30 01:25:20.280`` in the host's local time
     (``nvidia-smi --help-query-gpu`` lists the fields).
 
@@ -85,6 +86,11 @@ _UNIT_SUFFIX = {"w": "_w", "mhz": "_mhz", "%": "_pct", "mib": "_mib", "gib": "_g
                 "j": "_j", "mj": "_mj", "ms": "_ms", "s": "_s", "v": "_v", "a": "_a"}
 _NA = frozenset({"", "nan", "na", "n/a", "[n/a]", "[not supported]", "not supported", "none",
                  "[unknown error]", "[insufficient permissions]", "[gpu lost]", "[gpu requires reset]"})
+#: nvidia-smi prints an NVML status in brackets where a value cannot be read: ``[N/A]``,
+#: ``[Not Supported]``, ``[GPU is lost]``, ``[Requested functionality has been deprecated]``
+#: (the ``nvmlErrorString`` texts, nvml.h ``NVML_ERROR_*``, e.g. ``NVML_ERROR_DEPRECATED``):
+#: never a number, always a missing value (a bracketed number, ``[1]``, stays malformed)
+_STATUS_CELL = r"^\[[^\[\]0-9]*[A-Za-z][^\[\]0-9]*\]$"
 _CELL_UNIT = re.compile(r"\s+(?:W|MHz|MiB|GiB|%|C|J|mJ|ms|s|V|A)$")
 
 
@@ -241,7 +247,7 @@ def _to_number(values: pd.Series, *, strip_units: bool, hex_ok: bool,
         text = text.str.replace(r"^[Pp](?=\d)", "", regex=True)
     if strip_units:
         text = text.str.replace(_CELL_UNIT, "", regex=True)
-    missing = text.str.lower().isin(_NA) | text.isna()
+    missing = text.str.lower().isin(_NA) | text.isna() | text.str.match(_STATUS_CELL).fillna(False).astype(bool)
     if hex_ok and text.str.startswith("0x").any():
         ishex = text.str.match(r"^0[xX][0-9a-fA-F]+$").fillna(False).astype(bool)
         number = pd.to_numeric(text.where(~ishex), errors="coerce").astype("float64")

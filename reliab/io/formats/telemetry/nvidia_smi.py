@@ -99,6 +99,9 @@ _Q_ALIASES = {
     "Power Readings/Power Draw": "power_w",
     "GPU Power Readings/Instantaneous Power Draw": "power_instant_w",
     "GPU Power Readings/Current Power Limit": "power_limit_w",
+    # driver 610 nests the limits: "GPU Power Readings / GPU Ceiling Power Limit / Current Power
+    # Limit" (nvidia_gpu_exporter's captures of 610.57.04 and 610.62)
+    "GPU Power Readings/GPU Ceiling Power Limit/Current Power Limit": "power_limit_w",
     "Clocks/SM": "sm_clock_mhz",
     "Clocks/Memory": "mem_clock_mhz",
     "Clocks/Graphics": "graphics_clock_mhz",
