@@ -8,11 +8,15 @@ what a user of ``reliab.ingest`` / ``reliab report`` sees.
 from __future__ import annotations
 
 import shutil
+import tarfile
 import warnings
 from pathlib import Path
 
+import pytest
+
 import reliab
 from reliab import analyze_environment
+from reliab.errors import UnknownFormatError
 
 CORPUS = Path(__file__).parent / "reference" / "real_world"
 SMI_Q_H100 = CORPUS / "nvidia_smi" / "gpud-nvidia-smi-q-535-h100x8.txt"
@@ -39,3 +43,29 @@ def test_environment_on_one_nvidia_smi_snapshot_says_why(tmp_path: Path) -> None
     skipped = dict(study.skipped)
     assert "one power sample per series" in skipped["power_swings"]
     assert "8 series" in skipped["power_swings"]
+
+
+def _tar(archive: Path, members: dict[str, Path], mode: str) -> None:
+    with tarfile.open(archive, mode) as tar:
+        for name, src in members.items():
+            tar.add(src, arcname=name)
+
+
+@pytest.mark.parametrize("name, mode", [("extra-logs.tar.gz", "w:gz"), ("extra-logs.tar", "w")])
+def test_tar_archive_is_accounted_as_an_archive(tmp_path: Path, name: str, mode: str) -> None:
+    """A tar of logs in a hand-over is one stream of member headers and texts glued
+    together: it used to be sniffed as a training log (the NCCL lines of one member won)
+    and read as 5 lines, the kernel member's Xid lost.  It is a binary row naming tar."""
+    root = tmp_path / "handover"
+    root.mkdir()
+    _tar(root / name, {"node-6/dmesg-T.log": CORPUS / "kernel" / "mcelog-91-mce-dmesg-T.log",
+                       "node-6/train.log": CORPUS / "pytorch" / "verl-1309-ray-dated-ip-failure-detected.log"},
+         mode)
+    res = reliab.ingest(root)
+    row = res.accounting.set_index("path").loc[str(root / name)]
+    assert row["source"] == "binary"
+    assert row["reason"].startswith("tar archive: its members are not read")
+    assert row["parsed"] == 0 and row["lines"] == row["irrelevant"]
+    assert res.signals.empty
+    with pytest.raises(UnknownFormatError, match="tar archive"):
+        reliab.ingest(root, strict=True)
