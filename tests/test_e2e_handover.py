@@ -69,3 +69,27 @@ def test_tar_archive_is_accounted_as_an_archive(tmp_path: Path, name: str, mode:
     assert res.signals.empty
     with pytest.raises(UnknownFormatError, match="tar archive"):
         reliab.ingest(root, strict=True)
+
+
+def test_per_host_folders_name_the_host(tmp_path: Path) -> None:
+    """``node-1/dmesg.log``, ``node-2/dmesg.log``: the host is the folder.  The signals of
+    both nodes used to carry host 'dmesg' (one lemon instead of two nodes), a
+    ``node-3/dmesg-T.log`` host 'dmesg-T' and ``node-1/sel.txt`` host 'sel'."""
+    root = _place(tmp_path / "handover", {
+        "node-1/dmesg.log": CORPUS / "kernel" / "gpud-sxid-readme-xid79-sxid20034-raw.log",
+        "node-2/dmesg.log": CORPUS / "kernel" / "bumblebee-677-xid32-31-raw.log",
+        "node-3/dmesg-T.log": CORPUS / "kernel" / "akash-support-209-xid79-dmesg-T.log",
+        "node-1/sel.txt": CORPUS / "sel" / "gcm-sel-list-voltage-bus-fatal.log",
+        "bmc/node-2.sel": CORPUS / "sel" / "sosreport-2015-sel-elist.log",
+        "syslog/node-4/kern.log.1": CORPUS / "kernel" / "gcm-syslog-lost-carrier.log",
+    })
+    res = reliab.ingest(root, boot_time="2024-06-01T00:00:00Z")
+    s = res.signals
+    hosts = dict(zip(s["origin"].str.replace(str(root) + "/", "", regex=False), s["host"], strict=True))
+    assert hosts["node-1/dmesg.log:3"] == "node-1"  # xid:79
+    assert hosts["node-2/dmesg.log:1"] == "node-2"  # xid:32
+    assert hosts["node-3/dmesg-T.log:3"] == "node-3"
+    assert hosts["node-1/sel.txt:2"] == "node-1"
+    assert hosts["bmc/node-2.sel:1"] == "node-2"  # one folder per source: the file name
+    assert hosts["syslog/node-4/kern.log.1:1"] == "at7tj000004"  # the line's own host wins
+    assert not set(s["host"]) & {"dmesg", "dmesg-T", "sel"}
