@@ -7,6 +7,7 @@ what a user of ``reliab.ingest`` / ``reliab report`` sees.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tarfile
 import warnings
@@ -93,3 +94,25 @@ def test_per_host_folders_name_the_host(tmp_path: Path) -> None:
     assert hosts["bmc/node-2.sel:1"] == "node-2"  # one folder per source: the file name
     assert hosts["syslog/node-4/kern.log.1:1"] == "at7tj000004"  # the line's own host wins
     assert not set(s["host"]) & {"dmesg", "dmesg-T", "sel"}
+
+
+def test_link_to_a_file_of_the_handover_is_read_once(tmp_path: Path) -> None:
+    """``latest-dmesg.log -> node-3/dmesg-T.log`` beside its target: the Xid 79 used to be
+    read twice (two signals, two hosts) and its lines counted twice.  The link gets a
+    ``duplicate`` row naming the file read, which is the target, not the link."""
+    root = _place(tmp_path / "handover", {
+        "node-3/dmesg-T.log": CORPUS / "kernel" / "akash-support-209-xid79-dmesg-T.log"})
+    (root / "latest-dmesg.log").symlink_to("node-3/dmesg-T.log")
+    os.link(root / "node-3" / "dmesg-T.log", root / "node-3" / "dmesg-T.log.bak")
+    res = reliab.ingest(root)
+    assert list(res.signals["signal"]) == ["xid:79"]
+    assert res.signals["origin"].iloc[0] == f"{root}/node-3/dmesg-T.log:3"
+    acc = res.accounting.set_index("path")
+    assert acc.loc[str(root / "node-3" / "dmesg-T.log"), "source"] == "kernel"
+    for name, kind in (("latest-dmesg.log", "symbolic"), ("node-3/dmesg-T.log.bak", "hard")):
+        row = acc.loc[str(root / name)]
+        assert row["source"] == "duplicate" and row["lines"] == 0
+        assert row["reason"].startswith(f"a {kind} link to {root}/node-3/dmesg-T.log, read there")
+    assert res.accounting["lines"].sum() == 7
+    assert any("skipped by name, or as another path of a file read (2 duplicate)" in n for n in res.notes)
+    assert res.not_read().empty
