@@ -18,6 +18,8 @@ import pytest
 import reliab
 from reliab import analyze_environment
 from reliab.errors import UnknownFormatError
+from reliab.report.document import Table
+from reliab.report.quality import quality_section
 
 CORPUS = Path(__file__).parent / "reference" / "real_world"
 SMI_Q_H100 = CORPUS / "nvidia_smi" / "gpud-nvidia-smi-q-535-h100x8.txt"
@@ -116,3 +118,18 @@ def test_link_to_a_file_of_the_handover_is_read_once(tmp_path: Path) -> None:
     assert res.accounting["lines"].sum() == 7
     assert any("skipped by name, or as another path of a file read (2 duplicate)" in n for n in res.notes)
     assert res.not_read().empty
+
+
+def test_accounting_table_names_the_file_beside_one_with_malformed_lines(tmp_path: Path) -> None:
+    """``ipmi/gpu-a01.sel`` (read) beside ``ipmi/gpu-a02.sel`` (records of an unset BMC clock,
+    quarantined): the data-quality table used to label both rows 'ipmi/gpu-a02.sel'."""
+    root = _place(tmp_path / "handover", {
+        "ipmi/gpu-a01.sel": CORPUS / "sel" / "ipmitool-385-elist-two-digit-year-cet.log",
+        "ipmi/gpu-a02.sel": CORPUS / "sel" / "op-build-594-sel-list-unset-clock-2000.log",
+        "node-1/dmesg.log": CORPUS / "kernel" / "gpud-dmesg-iso-xid48-63-94.log"})
+    section = quality_section(reliab.ingest(root))
+    table = next(b for b in section.blocks if isinstance(b, Table) and b.title.startswith("Line accounting"))
+    rows = {(r["Files"], r["Malformed"]) for r in table.data.to_dict("records")}
+    assert ("ipmi/gpu-a01.sel", "0") in rows
+    assert ("ipmi/gpu-a02.sel", "12") in rows
+    assert list(table.data["Files"]).count("ipmi/gpu-a02.sel") == 1
