@@ -133,3 +133,15 @@ def test_accounting_table_names_the_file_beside_one_with_malformed_lines(tmp_pat
     assert ("ipmi/gpu-a01.sel", "0") in rows
     assert ("ipmi/gpu-a02.sel", "12") in rows
     assert list(table.data["Files"]).count("ipmi/gpu-a02.sel") == 1
+
+
+def test_training_run_policy_without_job_records_names_no_run(tmp_path: Path) -> None:
+    """Kernel and SEL captures without sacct under ``policy="training-run"``: the note used to
+    read "Training run '' (no Slurm job records)", an empty run name."""
+    root = _place(tmp_path / "handover", {
+        "gpu-a01/dmesg.log": CORPUS / "kernel" / "gpud-dmesg-iso-xid48-63-94.log",
+        "ipmi/gpu-a01.sel": CORPUS / "sel" / "ipmitool-385-elist-two-digit-year-cet.log"})
+    res = reliab.ingest(root, policy="training-run")
+    run_notes = [n for n in res.notes if "raining run" in n and "(no Slurm job records)" in n]
+    assert run_notes == ["No training run (no Slurm job records): 0 ended allocation(s), 0 interruption(s)."]
+    assert not any("''" in n for n in res.notes)
