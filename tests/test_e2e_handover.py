@@ -145,3 +145,24 @@ def test_training_run_policy_without_job_records_names_no_run(tmp_path: Path) ->
     run_notes = [n for n in res.notes if "raining run" in n and "(no Slurm job records)" in n]
     assert run_notes == ["No training run (no Slurm job records): 0 ended allocation(s), 0 interruption(s)."]
     assert not any("''" in n for n in res.notes)
+
+
+def test_file_in_a_legacy_encoding_says_so(tmp_path: Path) -> None:
+    """A journal excerpt saved in GB18030 (its '6月' month is not UTF-8): the lines are
+    quarantined for their timestamp, and the file's reason (``res.sources``, ``reliab ingest
+    --files --why``) now says the bytes are not UTF-8 and how to convert them (it used to
+    say nothing about the encoding)."""
+    text = (CORPUS / "kernel" / "threestones-blog-bug-report-grep-cjk-month-journal-and-raw-xid79.log").read_text()
+    path = tmp_path / "node-5" / "journal.log"
+    path.parent.mkdir()
+    path.write_bytes(text.encode("gb18030"))
+    res = reliab.ingest(tmp_path)
+    reason = res.sources[str(path)].reason
+    assert "2 malformed line(s) hold bytes that are not UTF-8 (shown as U+FFFD; first: line 1)" in reason
+    assert "iconv" in reason
+    utf8 = tmp_path / "node-6" / "journal.log"
+    utf8.parent.mkdir()
+    utf8.write_text(text)
+    clean = reliab.ingest(utf8.parent)
+    assert clean.accounting["malformed"].iloc[0] == 1  # the raw dmesg line without a boot time
+    assert "not UTF-8" not in clean.sources[str(utf8)].reason

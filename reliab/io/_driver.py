@@ -62,6 +62,7 @@ from reliab.io._unread import (
     TAR_REASON,
     UNRECOGNIZED,
     binary_kind,
+    encoding_note,
     magic_kind,
     not_read,
 )
@@ -252,7 +253,7 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
     kwargs = options_for(parser.read, {**(options or {}), "strict": strict})
     try:
         with quarantine_limit((options or {}).get("quarantine_limit")):
-            return parser.read(name, **kwargs)
+            return encoding_note(parser.read(name, **kwargs))
     except ParseError as exc:
         if strict:
             if exc.origin is None:

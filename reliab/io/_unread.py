@@ -8,6 +8,7 @@ lines only.  Such a file is not an error: it gets an accounting row (source ``em
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from reliab.io._files import open_binary
@@ -90,4 +91,24 @@ def not_read(path: str, source: str, reason: str) -> FileResult:
                       reason=reason + remark)
 
 
-__all__ = ["binary_kind", "magic_kind", "TAR_REASON", "count_lines", "not_read", "EMPTY", "BINARY", "UNRECOGNIZED", "OPENED_NOT_READ"]
+def encoding_note(result: FileResult) -> FileResult:
+    """``result`` with a note when its malformed lines hold bytes that are not UTF-8.
+
+    Lines are decoded as UTF-8 with U+FFFD for each invalid byte (the codec's
+    ``errors="replace"``, Python ``codecs``); a capture saved in a legacy encoding
+    (GB18030, Latin-1) then fails to parse where the bytes matter (a localized month).  The
+    note names the first such line and says how to convert the file.
+    """
+    q = result.quarantine
+    if q is None or not len(q) or "text" not in q.columns:
+        return result
+    bad = q[q["text"].astype("string").str.contains("\ufffd", regex=False).fillna(False).to_numpy(dtype=bool)]
+    if bad.empty:
+        return result
+    note = (f"{len(bad):,} malformed line(s) hold bytes that are not UTF-8 (shown as U+FFFD; first:"
+            f" line {int(bad['lineno'].iloc[0])}): the file may be in another encoding; convert it"
+            " (iconv -f <encoding> -t UTF-8) and read it again")
+    return dataclasses.replace(result, notes=(*result.notes, note))
+
+
+__all__ = ["encoding_note", "binary_kind", "magic_kind", "TAR_REASON", "count_lines", "not_read", "EMPTY", "BINARY", "UNRECOGNIZED", "OPENED_NOT_READ"]
