@@ -13,10 +13,12 @@ import tarfile
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import reliab
 from reliab import analyze_environment
+from reliab._result import NotAvailable
 from reliab.errors import UnknownFormatError
 from reliab.report.document import Table
 from reliab.report.quality import quality_section
@@ -166,3 +168,20 @@ def test_file_in_a_legacy_encoding_says_so(tmp_path: Path) -> None:
     clean = reliab.ingest(utf8.parent)
     assert clean.accounting["malformed"].iloc[0] == 1  # the raw dmesg line without a boot time
     assert "not UTF-8" not in clean.sources[str(utf8)].reason
+
+
+def test_checkpoint_plan_without_checkpoint_lines_says_why(tmp_path: Path) -> None:
+    """Real sacct records (a REQUEUED run) and no checkpoint-save lines: the plan used to be
+    'not available: the data do not fit this analysis: checkpoint_write_h must be finite,
+    got nan'; it now says the logs never timed a checkpoint write."""
+    root = _place(tmp_path / "handover", {
+        "slurm/sacct.txt": CORPUS / "sacct" / "gcm-sacct-P-jobid-state-start-end.log"})
+    res = reliab.ingest(root, policy="training-run")
+    assert len(res.interruptions) == 1
+    fleet = reliab.fleet_facts(jobs=res.jobs, signals=res.signals, gpus=64,
+                               window=("2021-04-04T00:00:00Z", "2021-04-08T00:00:00Z"))
+    results = reliab.analyze(res, fleet)
+    assert np.isnan(results["job_costs"].checkpoint_write_h)
+    plan = results["plan"]
+    assert isinstance(plan, NotAvailable)
+    assert plan.reason.startswith("no checkpoint write time: the training logs hold no checkpoint-save lines")
