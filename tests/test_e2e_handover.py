@@ -185,3 +185,17 @@ def test_checkpoint_plan_without_checkpoint_lines_says_why(tmp_path: Path) -> No
     plan = results["plan"]
     assert isinstance(plan, NotAvailable)
     assert plan.reason.startswith("no checkpoint write time: the training logs hold no checkpoint-save lines")
+
+
+def test_cost_of_a_run_without_gpu_counts_warns_nothing(tmp_path: Path) -> None:
+    """``sacct -P --format=JobID,State,Start,End`` has no GPU counts: the run's median GPU
+    count is NaN, without NumPy's 'Mean of empty slice' RuntimeWarning on the terminal of
+    ``reliab report`` (it used to print one)."""
+    root = _place(tmp_path / "handover", {
+        "slurm/sacct.txt": CORPUS / "sacct" / "gcm-sacct-P-jobid-state-start-end.log"})
+    res = reliab.ingest(root, policy="training-run")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cost = reliab.failure_cost(res.interruptions, res.jobs, res.signals, end="2021-04-08T00:00:00Z")
+    assert np.isnan(cost.n_gpus)
+    assert cost.n == 1

@@ -194,6 +194,13 @@ def _interruption_of(seg: pd.DataFrame, inter: pd.DataFrame) -> np.ndarray:
     return rows.reindex(seg_key).fillna(-1).to_numpy(dtype=int)
 
 
+def _median_gpus(ngpus: pd.Series) -> float:
+    """Median GPU count of the run's allocations; NaN, without NumPy's empty-slice warning,
+    when no record gives one (``sacct`` without ``AllocTRES``/``ReqTRES``)."""
+    known = ngpus.dropna()
+    return float(known.median()) if len(known) else math.nan
+
+
 def _observed_policy(a: pd.DataFrame, signals: pd.DataFrame | None) -> tuple[float, float]:
     """Median training hours between checkpoints and median write hours, from the logs."""
     saves, _ = progress_events(signals)
@@ -300,7 +307,7 @@ def failure_cost(
     return FailureCostResult(
         ettr=breakdown["productive"] / wall, wall_h=wall, breakdown=breakdown,
         lost_gpu_hours=float(inter["lost_gpu_hours"].sum()), job_name=chain,
-        n_gpus=float(seg["ngpus"].median()), start=pd.Timestamp(t0, tz="UTC"),
+        n_gpus=_median_gpus(seg["ngpus"]), start=pd.Timestamp(t0, tz="UTC"),
         end=pd.Timestamp(t1, tz="UTC"), checkpoint_interval_h=interval, checkpoint_write_h=write,
         n=len(inter), interruptions=inter, segments=seg, first_critical=_first_critical(signals),
         notes=tuple(notes))
