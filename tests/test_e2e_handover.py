@@ -20,8 +20,9 @@ import reliab
 from reliab import analyze_environment
 from reliab._result import NotAvailable
 from reliab.errors import UnknownFormatError
-from reliab.report.document import Table
+from reliab.report.document import Callout, Table
 from reliab.report.quality import quality_section
+from reliab.report.summary import summary_section
 
 CORPUS = Path(__file__).parent / "reference" / "real_world"
 SMI_Q_H100 = CORPUS / "nvidia_smi" / "gpud-nvidia-smi-q-535-h100x8.txt"
@@ -199,3 +200,20 @@ def test_cost_of_a_run_without_gpu_counts_warns_nothing(tmp_path: Path) -> None:
         cost = reliab.failure_cost(res.interruptions, res.jobs, res.signals, end="2021-04-08T00:00:00Z")
     assert np.isnan(cost.n_gpus)
     assert cost.n == 1
+
+
+def test_lost_gpu_hours_unknown_is_not_zero(tmp_path: Path) -> None:
+    """A REQUEUED run from sacct without GPU counts: the report's summary tile used to read
+    'Lost GPU-hours 0' (the sum of unknowns); the total is now NaN and the tile says why."""
+    root = _place(tmp_path / "handover", {
+        "slurm/sacct.txt": CORPUS / "sacct" / "gcm-sacct-P-jobid-state-start-end.log"})
+    res = reliab.ingest(root, policy="training-run")
+    fleet = reliab.fleet_facts(jobs=res.jobs, signals=res.signals, gpus=64,
+                               window=("2021-04-04T00:00:00Z", "2021-04-08T00:00:00Z"))
+    results = reliab.analyze(res, fleet)
+    cost = results["job_costs"]
+    assert cost.n == 1 and cost.interruptions["lost_gpu_hours"].isna().all()
+    assert np.isnan(cost.lost_gpu_hours)
+    tiles = {b.label: b for b in summary_section(results).blocks if isinstance(b, Callout)}
+    assert tiles["Lost GPU-hours"].value == "—"
+    assert tiles["Lost GPU-hours"].detail.startswith("not known: no interruption has a GPU count")

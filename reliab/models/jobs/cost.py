@@ -194,6 +194,12 @@ def _interruption_of(seg: pd.DataFrame, inter: pd.DataFrame) -> np.ndarray:
     return rows.reindex(seg_key).fillna(-1).to_numpy(dtype=int)
 
 
+def _total_lost(lost: pd.Series) -> float:
+    """Lost GPU-hours of the run: the sum of the known ones; NaN when interruptions exist but
+    none is known (no GPU count, no downtime), never a 0 that reads as "nothing lost"."""
+    return float(lost.sum(min_count=1)) if len(lost) else 0.0
+
+
 def _median_gpus(ngpus: pd.Series) -> float:
     """Median GPU count of the run's allocations; NaN, without NumPy's empty-slice warning,
     when no record gives one (``sacct`` without ``AllocTRES``/``ReqTRES``)."""
@@ -306,7 +312,7 @@ def failure_cost(
         notes.append("the run changed size: lost GPU-hours use each allocation's own GPU count")
     return FailureCostResult(
         ettr=breakdown["productive"] / wall, wall_h=wall, breakdown=breakdown,
-        lost_gpu_hours=float(inter["lost_gpu_hours"].sum()), job_name=chain,
+        lost_gpu_hours=_total_lost(inter["lost_gpu_hours"]), job_name=chain,
         n_gpus=_median_gpus(seg["ngpus"]), start=pd.Timestamp(t0, tz="UTC"),
         end=pd.Timestamp(t1, tz="UTC"), checkpoint_interval_h=interval, checkpoint_write_h=write,
         n=len(inter), interruptions=inter, segments=seg, first_critical=_first_critical(signals),
