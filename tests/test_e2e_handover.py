@@ -217,3 +217,18 @@ def test_lost_gpu_hours_unknown_is_not_zero(tmp_path: Path) -> None:
     tiles = {b.label: b for b in summary_section(results).blocks if isinstance(b, Callout)}
     assert tiles["Lost GPU-hours"].value == "—"
     assert tiles["Lost GPU-hours"].detail.startswith("not known: no interruption has a GPU count")
+
+
+def test_job_survival_of_a_run_without_job_names(tmp_path: Path) -> None:
+    """``sacct -P --format=JobID,State,Start,End`` has no JobName: the training run is the
+    requeued job id.  Its survival used to be 'not available: no units given' (the run was
+    looked up by name only); its allocation is now the unit, ended by the interruption."""
+    root = _place(tmp_path / "handover", {
+        "slurm/sacct.txt": CORPUS / "sacct" / "gcm-sacct-P-jobid-state-start-end.log"})
+    res = reliab.ingest(root, policy="training-run")
+    fleet = reliab.fleet_facts(jobs=res.jobs, signals=res.signals, gpus=64,
+                               window=("2021-04-04T00:00:00Z", "2021-04-08T00:00:00Z"))
+    km = reliab.analyze(res, fleet)["job_km"]
+    assert not isinstance(km, NotAvailable), km
+    assert km.n == 1 and km.n_failures == 1  # 38872175: 2021-04-04T23:59:03 to 04-07T23:55:39, REQUEUED
+    assert abs(float(km.summary()["time"].iloc[0]) - 71.943) < 1e-3

@@ -63,7 +63,8 @@ def _job_lifetimes(jobs: pd.DataFrame, interruptions: pd.DataFrame, policy: str
     j = jobs.dropna(subset=["start", "end"]).drop_duplicates("job_id", keep="last")
     if policy == "training-run" and len(interruptions):
         names = set(jobs.loc[jobs["job_id"].isin(interruptions["job_id"]), "name"].dropna())
-        j = j[j["name"].isin(names)]
+        # a run without job names is its job ids (the policy's requeue chain)
+        j = j[j["name"].isin(names) | j["job_id"].isin(interruptions["job_id"])]
     dur = ((j["end"] - j["start"]) / pd.Timedelta(hours=1)).to_numpy(dtype=float)
     cause = j["job_id"].map(_unexpected(interruptions).drop_duplicates("job_id")
                             .set_index("job_id")["component"])
