@@ -232,3 +232,15 @@ def test_job_survival_of_a_run_without_job_names(tmp_path: Path) -> None:
     assert not isinstance(km, NotAvailable), km
     assert km.n == 1 and km.n_failures == 1  # 38872175: 2021-04-04T23:59:03 to 04-07T23:55:39, REQUEUED
     assert abs(float(km.summary()["time"].iloc[0]) - 71.943) < 1e-3
+
+
+def test_cost_plot_without_gpu_count_is_labelled_in_hours(tmp_path: Path) -> None:
+    """Without a GPU count the bars are hours (scale 1), yet the axis used to read 'lost
+    GPU-hours'."""
+    root = _place(tmp_path / "handover", {
+        "slurm/sacct.txt": CORPUS / "sacct" / "gcm-sacct-P-jobid-state-start-end.log"})
+    res = reliab.ingest(root, policy="training-run")
+    cost = reliab.failure_cost(res.interruptions, res.jobs, res.signals, end="2021-04-08T00:00:00Z")
+    ax = cost.plot().axes[0]
+    assert ax.get_xlabel() == "lost hours (GPU count unknown)"
+    assert abs(sum(p.get_width() for p in ax.patches) - 0.5) < 1e-9  # 30 min of lost work, in hours

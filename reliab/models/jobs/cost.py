@@ -106,7 +106,8 @@ class FailureCostResult(ResultMixin):
         return meta
 
     def plot(self, ax: Any = None, *, by: ByLike = "category") -> Any:
-        """Stacked bars of lost GPU-hours per group: lost work, downtime, restart."""
+        """Stacked bars of lost GPU-hours per group: lost work, downtime, restart (hours,
+        and an axis that says so, when the job records give no GPU count)."""
         from matplotlib.figure import Figure
 
         table = self.summary(by=by)
@@ -121,7 +122,8 @@ class FailureCostResult(ResultMixin):
             width = table[col].fillna(0).to_numpy() * scale
             ax.barh(table[by].astype(str), width, left=left, color=colour, label=label)
             left += width
-        ax.set(xlabel="lost GPU-hours", title=f"Cost of interruptions (ETTR {self.ettr:.3f})")
+        unit = "lost GPU-hours" if math.isfinite(self.n_gpus) else "lost hours (GPU count unknown)"
+        ax.set(xlabel=unit, title=f"Cost of interruptions (ETTR {self.ettr:.3f})")
         ax.legend(fontsize="small")
         return fig
 
