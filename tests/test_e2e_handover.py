@@ -14,6 +14,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import reliab
@@ -244,3 +245,18 @@ def test_cost_plot_without_gpu_count_is_labelled_in_hours(tmp_path: Path) -> Non
     ax = cost.plot().axes[0]
     assert ax.get_xlabel() == "lost hours (GPU count unknown)"
     assert abs(sum(p.get_width() for p in ax.patches) - 0.5) < 1e-9  # 30 min of lost work, in hours
+
+
+def test_manifest_takes_toml_datetimes_for_every_time_option(tmp_path: Path) -> None:
+    """``boot_time = 2024-06-01T00:00:00Z`` is a TOML date-time in the README's manifest; the
+    same spelling for the scrape time of a dcgm-exporter ``/metrics`` capture used to stop
+    the run: "key 'time' must be a string (str | None), got datetime"."""
+    root = _place(tmp_path / "handover", {
+        "metrics/gpu-node-01.prom": CORPUS / "dcgm" / "cncf-kops-l4-full-scrape.prom"})
+    (root / "reliab.toml").write_text('[[files]]\nglob = "metrics/*.prom"\ntime = 2024-06-03T12:00:00Z\n')
+    res = reliab.ingest(root)
+    tel = res.telemetry
+    assert len(tel) == 1
+    assert tel["time"].iloc[0] == pd.Timestamp("2024-06-03T12:00:00Z")
+    (root / "reliab.toml").write_text('[[files]]\nglob = "metrics/*.prom"\ntime = 2024-06-03T14:00:00+02:00\n')
+    assert reliab.ingest(root).telemetry["time"].iloc[0] == pd.Timestamp("2024-06-03T12:00:00Z")
