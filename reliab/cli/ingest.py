@@ -173,7 +173,11 @@ def _files_line(result: Any, roots: list[str]) -> str:
         named = [f"{relative(str(p), roots)} ({s})" for p, s in zip(unread["path"], unread["source"], strict=True)]
         more = len(named) - _NAMED
         text += ": " + ", ".join(named[:_NAMED]) + (f" and {more:,} more (--files lists them)" if more > 0 else "")
-    return printable(text + f"; {len(skipped):,} skipped by name" + (" (--files lists them)" if len(skipped) else ""))
+    links = int((skipped["source"] == "duplicate").sum()) if len(skipped) else 0
+    text += f"; {len(skipped) - links:,} skipped by name"
+    if links:
+        text += f", {links:,} link(s) to a file read"
+    return printable(text + (" (--files lists them)" if len(skipped) else ""))
 
 
 def _counts_line(result: Any, store: Path | None) -> str:

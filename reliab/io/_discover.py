@@ -15,6 +15,7 @@ special       a FIFO, socket or device: only regular files are opened (opening a
 unreadable    a folder that cannot be listed, a broken symbolic link, a file that
               cannot be stat'ed
 manifest      the hand-over manifest itself (applied, not read as a log)
+duplicate     a second path to a file already read (a symbolic or hard link to it)
 ============  =======================================================================
 
 Files named explicitly are always read (unless special).  The driver adds, per file it
@@ -40,6 +41,7 @@ SKIPPED = "skipped"
 SPECIAL = "special"
 UNREADABLE = "unreadable"
 MANIFEST = "manifest"
+DUPLICATE = "duplicate"
 #: documentation that sits beside logs: one of these words (any case), alone or followed by
 #: ``-``/``_``/``.`` and more (``LICENSE-Apache-2.0.txt``), with no extension or a
 #: documentation extension; ``license-server.log`` or ``notice.log`` are logs and are read
@@ -207,8 +209,42 @@ def walk(paths: Iterable[str | os.PathLike[str]], *, recursive: bool = True,
             found = [Entry(str(p), set_aside(str(p), kind, reason))]
         for entry in found:
             out.setdefault(entry.path, entry)
-    return list(out.values())
+    return _once_per_file(list(out.values()))
+
+
+def _file_key(path: str) -> tuple[int, int] | None:
+    """``(device, inode)`` of the file ``path`` names (links followed), ``None`` if unknown."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _once_per_file(entries: list[Entry]) -> list[Entry]:
+    """Entries with every file read once: a second path to the same file (a symbolic link
+    such as ``latest.log`` beside its target, a hard link) is set aside as ``duplicate``.
+
+    The path kept is the first that is not a symbolic link (the file where it lives), else
+    the first found; reading both would count every line and signal twice.
+    """
+    paths: dict[tuple[int, int], list[int]] = {}
+    for i, entry in enumerate(entries):
+        if entry.result is None and not entry.url and (key := _file_key(entry.path)) is not None:
+            paths.setdefault(key, []).append(i)
+    out = list(entries)
+    for same in paths.values():
+        if len(same) < 2:
+            continue
+        kept = next((i for i in same if not os.path.islink(entries[i].path)), same[0])
+        for i in same:
+            if i != kept:
+                path = entries[i].path
+                link = "a symbolic link" if os.path.islink(path) else "a hard link"
+                out[i] = Entry(path, set_aside(path, DUPLICATE, f"{link} to {entries[kept].path}, read there"
+                                                                " (each file is read once)"))
+    return out
 
 
 __all__ = ["Entry", "walk", "set_aside", "doc_file", "special_reason", "SKIPPED", "SPECIAL", "UNREADABLE",
-           "MANIFEST", "DOC_STEMS", "DOC_EXTENSIONS"]
+           "MANIFEST", "DUPLICATE", "DOC_STEMS", "DOC_EXTENSIONS"]

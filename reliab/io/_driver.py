@@ -55,7 +55,17 @@ from reliab.io._rowtable import (
     pending_part,
 )
 from reliab.io._rowtable import conformed as _conformed
-from reliab.io._unread import BINARY, EMPTY, OPENED_NOT_READ, UNRECOGNIZED, binary_kind, not_read
+from reliab.io._unread import (
+    BINARY,
+    EMPTY,
+    OPENED_NOT_READ,
+    TAR_REASON,
+    UNRECOGNIZED,
+    binary_kind,
+    encoding_note,
+    magic_kind,
+    not_read,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -102,6 +112,9 @@ def _sniff(path: Path, strict: bool = False) -> SourceChoice:
     first = read_start(path, _SNIFF_LINES)
     if not first:
         return SourceChoice(EMPTY, 0.0, "empty file: nothing to read")
+    container = magic_kind(first.data)
+    if container is not None:
+        return _binary(path, container, strict)
     scores: list[tuple[float, int, Parser]] = []
     name = str(path)
     for i, parser in enumerate(parsers()):
@@ -123,15 +136,20 @@ def _no_reader(path: Path, strict: bool) -> SourceChoice:
     """The ``binary`` or ``unrecognized`` choice of a file no sniffer claims (strict: raise)."""
     kind = binary_kind(read_head(path, 8192))
     if kind is not None:
-        reason = f"{kind}: no reader takes binary content"
-        source = BINARY
-    else:
-        reason = (f"no reader recognises this file (tried {', '.join(p.name for p in parsers())});"
-                  " pass source= or name its source in reliab.toml")
-        source = UNRECOGNIZED
+        return _binary(path, kind, strict)
+    reason = (f"no reader recognises this file (tried {', '.join(p.name for p in parsers())});"
+              " pass source= or name its source in reliab.toml")
     if strict:
         raise UnknownFormatError(f"{path}: {reason}")
-    return SourceChoice(source, 0.0, reason)
+    return SourceChoice(UNRECOGNIZED, 0.0, reason)
+
+
+def _binary(path: Path, kind: str, strict: bool) -> SourceChoice:
+    """The ``binary`` choice of a file of binary content ``kind`` (strict: raise)."""
+    reason = TAR_REASON if kind == "tar archive" else f"{kind}: no reader takes binary content"
+    if strict:
+        raise UnknownFormatError(f"{path}: {reason}")
+    return SourceChoice(BINARY, 0.0, reason)
 
 
 def _check_options(options: dict[str, Any]) -> None:
@@ -235,7 +253,7 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
     kwargs = options_for(parser.read, {**(options or {}), "strict": strict})
     try:
         with quarantine_limit((options or {}).get("quarantine_limit")):
-            return parser.read(name, **kwargs)
+            return encoding_note(parser.read(name, **kwargs))
     except ParseError as exc:
         if strict:
             if exc.origin is None:

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from reliab.errors import ReliabError
-from reliab.io._options import OptionSpec, reader_options, value_problem
+from reliab.io._options import OptionSpec, reader_options, toml_time_text, value_problem
 from reliab.io._quarantine import check_limit
 from reliab.io._registry import get_parser, parsers
 
@@ -233,7 +233,7 @@ class _Loader:
                 problem = f"must be a non-negative integer, got {value!r}"
         if problem:
             raise self.fail(key, problem, entry)
-        return value
+        return toml_time_text(spec, value)
 
     def source(self, value: Any, entry: int | None) -> str:
         if not isinstance(value, str):

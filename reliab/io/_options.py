@@ -107,6 +107,26 @@ def accepted_by(source: str) -> frozenset[str]:
     return frozenset(name for name, spec in reader_options().items() if source in spec.sources)
 
 
+#: options that are instants whatever their annotation (``time=`` of a dcgm-exporter scrape or
+#: an ``nvidia-smi -q`` snapshot, ``start=``/``end=`` of a window or of a clockless sample loop)
+_TIME_OPTIONS = frozenset({"time", "start", "end"})
+
+
+def takes_time(spec: OptionSpec) -> bool:
+    """Whether option ``spec`` is an instant, so a TOML date-time (``time = 2024-06-03T12:00:00Z``,
+    TOML v1.0.0 "Offset Date-Time"/"Local Date-Time") is a valid manifest value for it."""
+    return spec.name in _TIME_OPTIONS or bool(re.search(r"datetime|Timestamp|Moment", spec.annotation))
+
+
+def toml_time_text(spec: OptionSpec, value: Any) -> Any:
+    """A TOML date-time given to a string-only time option as ISO 8601 text (what the
+    reader parses: ``2024-06-03T12:00:00+00:00``; a local date-time stays without offset,
+    so the reader's ``tz`` applies); any other value unchanged."""
+    if isinstance(value, _dt.datetime | _dt.date) and not re.search(r"datetime|Timestamp|Moment", spec.annotation):
+        return value.isoformat()
+    return value
+
+
 def value_problem(spec: OptionSpec, value: Any) -> str | None:
     """Why ``value`` (from TOML) does not suit ``spec``; ``None`` if it does."""
     kind = spec.kind
@@ -114,8 +134,7 @@ def value_problem(spec: OptionSpec, value: Any) -> str | None:
         "int": isinstance(value, int) and not isinstance(value, bool),
         "float": isinstance(value, int | float) and not isinstance(value, bool),
         "bool": isinstance(value, bool),
-        "str": isinstance(value, str) or (isinstance(value, _dt.datetime | _dt.date)
-                                          and bool(re.search(r"datetime|Timestamp", spec.annotation))),
+        "str": isinstance(value, str) or (isinstance(value, _dt.datetime | _dt.date) and takes_time(spec)),
         "list": isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)),
         "mapping": isinstance(value, Mapping) and all(isinstance(k, str) and isinstance(v, str)
                                                       for k, v in value.items()),

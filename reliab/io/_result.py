@@ -16,7 +16,7 @@ from reliab import schema
 PARQUET_TABLES = ("signals", "interruptions", "accounting", "quarantine", "jobs", "telemetry",
                   "user_failures")
 #: accounting sources of inputs left out by design (not counted among the files not read)
-SKIPPED_SOURCES = ("skipped", "manifest")
+SKIPPED_SOURCES = ("skipped", "manifest", "duplicate")
 
 
 def set_aside(accounting: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -42,7 +42,8 @@ def not_read_notes(accounting: pd.DataFrame) -> tuple[str, ...]:
         notes.append(f"{len(unread):,} file(s) not read ({_counts(unread)}); IngestResult.not_read() lists"
                      " them with the reason")
     if len(skipped):
-        notes.append(f"{len(skipped):,} input(s) skipped by name ({_counts(skipped)})")
+        how = "by name, or as another path of a file read" if (skipped["source"] == "duplicate").any() else "by name"
+        notes.append(f"{len(skipped):,} input(s) skipped {how} ({_counts(skipped)})")
     return tuple(notes)
 
 

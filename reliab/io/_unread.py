@@ -8,6 +8,7 @@ lines only.  Such a file is not an error: it gets an accounting row (source ``em
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from reliab.io._files import open_binary
@@ -27,11 +28,32 @@ _CONTROL_SHARE = 0.10
 _TEXT_CONTROLS = frozenset(b"\t\n\r\x0c\x1b\x08")
 
 
-def binary_kind(head: bytes) -> str | None:
-    """What binary content ``head`` (the first decompressed bytes) is, or ``None`` for text."""
+#: where a tar header block holds its magic (``ustar``: POSIX.1-1988 ustar, pax and GNU tar)
+_TAR_MAGIC_AT = 257
+TAR_REASON = ("tar archive: its members are not read (unpack it, e.g. tar -xf, into the hand-over"
+              " folder, and each member gets its own row)")
+
+
+def magic_kind(head: bytes) -> str | None:
+    """The container or document format ``head`` (first decompressed bytes) starts with.
+
+    Only formats no reader takes (images, archives, documents, executables): checked
+    before sniffing, since a tar of text logs holds lines a log sniffer would claim.  The
+    tar magic ``ustar`` sits at byte 257 of the first header block (POSIX.1-2017, pax
+    "ustar Interchange Format"; GNU tar writes ``ustar  ``).
+    """
     for magic, label in _MAGIC:
         if head.startswith(magic):
             return label
+    if head[_TAR_MAGIC_AT:_TAR_MAGIC_AT + 5] == b"ustar":
+        return "tar archive"
+    return None
+
+
+def binary_kind(head: bytes) -> str | None:
+    """What binary content ``head`` (the first decompressed bytes) is, or ``None`` for text."""
+    if (label := magic_kind(head)) is not None:
+        return label
     if not head:
         return None
     if b"\x00" in head:
@@ -69,4 +91,24 @@ def not_read(path: str, source: str, reason: str) -> FileResult:
                       reason=reason + remark)
 
 
-__all__ = ["binary_kind", "count_lines", "not_read", "EMPTY", "BINARY", "UNRECOGNIZED", "OPENED_NOT_READ"]
+def encoding_note(result: FileResult) -> FileResult:
+    """``result`` with a note when its malformed lines hold bytes that are not UTF-8.
+
+    Lines are decoded as UTF-8 with U+FFFD for each invalid byte (the codec's
+    ``errors="replace"``, Python ``codecs``); a capture saved in a legacy encoding
+    (GB18030, Latin-1) then fails to parse where the bytes matter (a localized month).  The
+    note names the first such line and says how to convert the file.
+    """
+    q = result.quarantine
+    if q is None or not len(q) or "text" not in q.columns:
+        return result
+    bad = q[q["text"].astype("string").str.contains("\ufffd", regex=False).fillna(False).to_numpy(dtype=bool)]
+    if bad.empty:
+        return result
+    note = (f"{len(bad):,} malformed line(s) hold bytes that are not UTF-8 (shown as U+FFFD; first:"
+            f" line {int(bad['lineno'].iloc[0])}): the file may be in another encoding; convert it"
+            " (iconv -f <encoding> -t UTF-8) and read it again")
+    return dataclasses.replace(result, notes=(*result.notes, note))
+
+
+__all__ = ["encoding_note", "binary_kind", "magic_kind", "TAR_REASON", "count_lines", "not_read", "EMPTY", "BINARY", "UNRECOGNIZED", "OPENED_NOT_READ"]

@@ -24,7 +24,8 @@ def _accounting_groups(acc: pd.DataFrame, nums: pd.DataFrame, diff: Any) -> pd.D
                   zip(g["folder"], g["alone"], g["files"], strict=True)]
     single = (g["files"] == 1) & ~g["alone"]
     if single.any():  # a folder with one file of that format: name the file itself
-        names = {(os.path.dirname(r) or ".", s): r for r, s in zip(rel, frame["source"], strict=True)}
+        names = {(os.path.dirname(r) or ".", s): r for r, s, a in zip(rel, frame["source"], alone, strict=True)
+                 if not a}  # a file listed alone (malformed lines) is not its folder's other file
         g.loc[single, "label"] = [names.get((f, s), f) for f, s in zip(g.loc[single, "folder"], g.loc[single, "source"], strict=True)]
     return g
 

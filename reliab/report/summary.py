@@ -15,7 +15,16 @@ import pandas as pd
 
 from reliab._result import NotAvailable
 from reliab.report.document import Block, Callout, Figure, RowKind, Section, Table, Text
-from reliab.report.formatting import DASH, fmt_hours, fmt_int, fmt_interval, fmt_num, fmt_p, fmt_pct
+from reliab.report.formatting import (
+    DASH,
+    finite,
+    fmt_hours,
+    fmt_int,
+    fmt_interval,
+    fmt_num,
+    fmt_p,
+    fmt_pct,
+)
 
 TOTAL = "Total"
 
@@ -41,6 +50,15 @@ def _interval_callout(label: str, row: pd.Series, col: str, unit: str, conf: flo
     return Callout(label, value, detail)
 
 
+def _lost_callout(cost: Any | None) -> Callout:
+    """The lost GPU-hours tile: the cost model's total, or why there is none."""
+    if cost is None:
+        return Callout("Lost GPU-hours", DASH, "needs the job-level cost model")
+    if not finite(cost.lost_gpu_hours):
+        return Callout("Lost GPU-hours", DASH, "not known: no interruption has a GPU count and a known downtime")
+    return Callout("Lost GPU-hours", fmt_num(cost.lost_gpu_hours), "work, downtime, restarts")
+
+
 def summary_section(results: Mapping[str, Any]) -> Section:
     """Section ``summary``: headline numbers and what they mean."""
     rates = _ok(results, "rates")
@@ -62,9 +80,7 @@ def summary_section(results: Mapping[str, Any]) -> Section:
     cost = _with_attr(results, "ettr")
     blocks.append(Callout("Effective training time", f"{100 * cost.ettr:.1f}%", "productive / wall time")
                   if cost is not None else Callout("Effective training time", DASH, "needs the job-level cost model"))
-    lost = _with_attr(results, "lost_gpu_hours")
-    blocks.append(Callout("Lost GPU-hours", fmt_num(lost.lost_gpu_hours), "work, downtime, restarts")
-                  if lost is not None else Callout("Lost GPU-hours", DASH, "needs the job-level cost model"))
+    blocks.append(_lost_callout(_with_attr(results, "lost_gpu_hours")))
     body = rates.summary()
     body = body[~body[list(rates.by)].astype(str).eq(TOTAL).all(axis=1)].sort_values(
         "count", ascending=False, kind="stable")

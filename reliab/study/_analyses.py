@@ -63,7 +63,8 @@ def _job_lifetimes(jobs: pd.DataFrame, interruptions: pd.DataFrame, policy: str
     j = jobs.dropna(subset=["start", "end"]).drop_duplicates("job_id", keep="last")
     if policy == "training-run" and len(interruptions):
         names = set(jobs.loc[jobs["job_id"].isin(interruptions["job_id"]), "name"].dropna())
-        j = j[j["name"].isin(names)]
+        # a run without job names is its job ids (the policy's requeue chain)
+        j = j[j["name"].isin(names) | j["job_id"].isin(interruptions["job_id"])]
     dur = ((j["end"] - j["start"]) / pd.Timedelta(hours=1)).to_numpy(dtype=float)
     cause = j["job_id"].map(_unexpected(interruptions).drop_duplicates("job_id")
                             .set_index("job_id")["component"])
@@ -212,7 +213,21 @@ def _job_level(out: dict[str, Any], ingest: Any, f: Fleet, missing: NotAvailable
     put("plan", "checkpoint interval plan", lambda: plan_checkpoints(
         checkpoint_write_h=max(out["job_costs"].checkpoint_write_h, 1 / 60),
         node_failure_rate_per_day={"this run": out["job_mttf"].rate_per_node_day, **PUBLISHED_RATES},
-        gpus_per_node=f.gpus_per_node, simulate=False), need("job_costs", "job_mttf"))
+        gpus_per_node=f.gpus_per_node, simulate=False), need("job_costs", "job_mttf") or _no_write_time(out))
+
+
+def _no_write_time(out: dict[str, Any]) -> NotAvailable | None:
+    """Why the checkpoint plan cannot run: the logs never timed a checkpoint write, else ``None``.
+
+    Young's and Daly's optimum (Young 1974, Daly 2006) is ``sqrt(2 * write * MTTI)``: without
+    a write time there is no optimum to state, so none is invented.
+    """
+    write = out["job_costs"].checkpoint_write_h
+    if write is not None and np.isfinite(write):
+        return None
+    return NotAvailable("checkpoint interval plan",
+                        "no checkpoint write time: the training logs hold no checkpoint-save lines to time"
+                        " it (reliab plan --checkpoint-write gives the plan for a write time you know)")
 
 
 def _environment(out: dict[str, Any], ingest: Any, fleet: Fleet | NotAvailable,

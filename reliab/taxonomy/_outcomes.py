@@ -106,7 +106,8 @@ def policy_notes(outcomes: pd.DataFrame, policy: str, run: str | None, how: str,
     o = outcomes
     counted = o[o["outcome"] == INTERRUPTION]
     if policy == "training-run":
-        notes.append(f"Training run {run!r} ({how}): {int((o['outcome'] != OUTSIDE_RUN).sum()):,} "
+        name = f"Training run {run!r}" if run else "No training run"  # no job records: no run name
+        notes.append(f"{name} ({how}): {int((o['outcome'] != OUTSIDE_RUN).sum()):,} "
                      f"ended allocation(s), {len(counted):,} interruption(s)"
                      + (f" ({_by_state(counted)})" if len(counted) else "") + ".")
         outside = int((o["outcome"] == OUTSIDE_RUN).sum())

@@ -38,13 +38,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import tzinfo
-from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext, scan_lines
 from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._hostpath import host_from_path as path_host
 from reliab.io.formats._sel_time import parse_sel_time, unset_clock
 
 SOURCE = "sel"
@@ -278,15 +278,8 @@ def parse_sel_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
 
 
 def host_from_path(path: str) -> str:
-    """``ipmi/node0421.sel`` (or ``.sel.gz``, ``.log``) -> ``node0421``."""
-    name = Path(path).name
-    stripped = True
-    while stripped:
-        stripped = False
-        for suffix in _FILE_SUFFIXES:
-            if name.lower().endswith(suffix) and len(name) > len(suffix):
-                name, stripped = name[: -len(suffix)], True
-    return name
+    """``ipmi/node0421.sel`` (or ``.sel.gz``, ``.log``) and ``node0421/sel.txt`` -> ``node0421``."""
+    return path_host(path, _FILE_SUFFIXES)
 
 
 #: the date cell of an ``ipmitool sel list`` record (an unset BMC clock reads Pre-Init)

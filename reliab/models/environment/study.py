@@ -164,7 +164,7 @@ def analyze_environment(
         _hourly(cluster, tput, temp, freq), throughput="throughput", temperature="temperature",
         conf_level=conf_level), no_tput or (None if temp else "no cluster temperature column"))
     power, power_note = _power_series(cluster, nodes)
-    why = ("no power column" if power is None else
+    why = ((power_note or "no power column") if power is None else
            "min_step_w not given" if min_step_w is None else None)
     r.run("power_swings", lambda: analyze_power_swings(
         power, min_step_w=float(min_step_w), jobs=jobs, interruptions=interruptions,
@@ -180,7 +180,7 @@ def analyze_environment(
           "no interruptions table" if interruptions is None else
           None if len(nodes) and _first(list(nodes.columns), ("temp_c", "gpu_temp_c"))
           else "no node-level temperature")
-    notes = [power_note] if power_note else []
+    notes = [power_note] if power_note and power is not None else []
     if tput and idle:
         notes.append(f"{idle:,} cluster sample(s) with zero throughput (not training) are left "
                      "out of the diurnal cycle and the throughput regression")
@@ -194,7 +194,8 @@ def _power_series(cluster: pd.DataFrame, nodes: pd.DataFrame) -> tuple[pd.Series
     Series sampled at different instants are put on a common grid (the median sampling
     interval, whole seconds): each series' mean in a bin, summed over series
     (:func:`reliab.windows.telemetry_windows` at cluster level); bins where not every
-    series reported are left out and counted.
+    series reported are left out and counted.  Every series with one sample only (a
+    one-off ``nvidia-smi -q`` per node) has no sampling interval: ``(None, why)``.
     """
     from reliab.windows import telemetry_windows
 
@@ -204,7 +205,11 @@ def _power_series(cluster: pd.DataFrame, nodes: pd.DataFrame) -> tuple[pd.Series
         return None, ""
     use = nodes.dropna(subset=["power_w"])
     t = use.sort_values("time").groupby(["host", "gpu"], dropna=False, observed=True)["time"]
-    step = float(np.nanmedian(t.diff().dt.total_seconds())) if len(use) > 1 else 1.0
+    gaps = t.diff().dt.total_seconds().dropna()
+    if gaps.empty:
+        return None, (f"one power sample per series ({len(use):,} series, e.g. an nvidia-smi -q "
+                      "snapshot): no sampling interval, so no cluster power series")
+    step = float(np.median(gaps))
     freq = f"{max(1, int(round(step)))}s"
     win = telemetry_windows(use, freq=freq, level="cluster", columns=["power_w"],
                             sum_columns=["power_w"])

@@ -106,7 +106,8 @@ class FailureCostResult(ResultMixin):
         return meta
 
     def plot(self, ax: Any = None, *, by: ByLike = "category") -> Any:
-        """Stacked bars of lost GPU-hours per group: lost work, downtime, restart."""
+        """Stacked bars of lost GPU-hours per group: lost work, downtime, restart (hours,
+        and an axis that says so, when the job records give no GPU count)."""
         from matplotlib.figure import Figure
 
         table = self.summary(by=by)
@@ -121,7 +122,8 @@ class FailureCostResult(ResultMixin):
             width = table[col].fillna(0).to_numpy() * scale
             ax.barh(table[by].astype(str), width, left=left, color=colour, label=label)
             left += width
-        ax.set(xlabel="lost GPU-hours", title=f"Cost of interruptions (ETTR {self.ettr:.3f})")
+        unit = "lost GPU-hours" if math.isfinite(self.n_gpus) else "lost hours (GPU count unknown)"
+        ax.set(xlabel=unit, title=f"Cost of interruptions (ETTR {self.ettr:.3f})")
         ax.legend(fontsize="small")
         return fig
 
@@ -192,6 +194,19 @@ def _interruption_of(seg: pd.DataFrame, inter: pd.DataFrame) -> np.ndarray:
     seg_key = pd.MultiIndex.from_arrays([seg["job_id"].astype(str).to_numpy(),
                                          seg["end"].to_numpy(dtype=np.int64)])
     return rows.reindex(seg_key).fillna(-1).to_numpy(dtype=int)
+
+
+def _total_lost(lost: pd.Series) -> float:
+    """Lost GPU-hours of the run: the sum of the known ones; NaN when interruptions exist but
+    none is known (no GPU count, no downtime), never a 0 that reads as "nothing lost"."""
+    return float(lost.sum(min_count=1)) if len(lost) else 0.0
+
+
+def _median_gpus(ngpus: pd.Series) -> float:
+    """Median GPU count of the run's allocations; NaN, without NumPy's empty-slice warning,
+    when no record gives one (``sacct`` without ``AllocTRES``/``ReqTRES``)."""
+    known = ngpus.dropna()
+    return float(known.median()) if len(known) else math.nan
 
 
 def _observed_policy(a: pd.DataFrame, signals: pd.DataFrame | None) -> tuple[float, float]:
@@ -299,8 +314,8 @@ def failure_cost(
         notes.append("the run changed size: lost GPU-hours use each allocation's own GPU count")
     return FailureCostResult(
         ettr=breakdown["productive"] / wall, wall_h=wall, breakdown=breakdown,
-        lost_gpu_hours=float(inter["lost_gpu_hours"].sum()), job_name=chain,
-        n_gpus=float(seg["ngpus"].median()), start=pd.Timestamp(t0, tz="UTC"),
+        lost_gpu_hours=_total_lost(inter["lost_gpu_hours"]), job_name=chain,
+        n_gpus=_median_gpus(seg["ngpus"]), start=pd.Timestamp(t0, tz="UTC"),
         end=pd.Timestamp(t1, tz="UTC"), checkpoint_interval_h=interval, checkpoint_write_h=write,
         n=len(inter), interruptions=inter, segments=seg, first_critical=_first_critical(signals),
         notes=tuple(notes))

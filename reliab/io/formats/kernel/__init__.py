@@ -48,7 +48,6 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from datetime import datetime, tzinfo
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -57,6 +56,7 @@ from reliab.errors import InputFileError, ParseError
 from reliab.io._files import head_lines
 from reliab.io._lines import LineContext, Row, scan_lines
 from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._hostpath import host_from_path as path_host
 from reliab.io.formats._timestamps import STYLE_WEIGHT, Header, parse_header, resolve_tz
 from reliab.io.formats.kernel._clock import (
     ANCHOR,
@@ -79,15 +79,9 @@ _STEM_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zstd", ".log", ".txt", ".out",
 
 
 def host_from_path(path: str) -> str:
-    """Host name implied by a per-host capture's file name (``dmesg/node0421.log`` -> node0421)."""
-    name = Path(path).name
-    changed = True
-    while changed:
-        changed = False
-        for suffix in _STEM_SUFFIXES:
-            if name.lower().endswith(suffix) and len(name) > len(suffix):
-                name, changed = name[: -len(suffix)], True
-    return name
+    """Host name implied by a per-host capture's path (``dmesg/node0421.log`` and
+    ``node0421/dmesg.log`` -> node0421; :func:`reliab.io.formats._hostpath.host_from_path`)."""
+    return path_host(path, _STEM_SUFFIXES)
 
 
 #: timestamp styles whose lines carry a HOSTNAME field (RFC 3164 §4.1.2, rsyslog RFC 3339)
