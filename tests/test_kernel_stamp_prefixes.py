@@ -9,23 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
+from test_kernel_shapes import _read, _ts
 
 from reliab.io.formats._timestamps import parse_header
-from reliab.io.formats.kernel import read_kernel, sniff_kernel
-
-
-def _ts(text: str) -> pd.Timestamp:
-    return pd.Timestamp(text, tz="UTC")
-
-
-def _read(tmp_path: Path, text: str, name: str = "node7.log", **options):
-    path = tmp_path / name
-    path.write_text(text)
-    res = read_kernel(str(path), **options)
-    assert res.lines == res.parsed + res.irrelevant + res.malformed == text.count("\n")
-    return res, res.tables["signals"]
-
+from reliab.io.formats.kernel import sniff_kernel
 
 # --- console logger: "[YYYY-MM-DD HH:MM:SS.ffffff][printk seconds] msg" (lkml, Shuai Xue 2023-08-28)
 

@@ -147,6 +147,22 @@ def test_empty_folder(tmp_path: Path) -> None:
     assert "not available: no window was given" in html or "Not computed, and why" in html
 
 
+def test_report_strict_fails_on_a_file_not_read(tmp_path: Path) -> None:
+    """A hand-over with a PNG: the report is written and its data quality lists the PNG; with
+    --strict the run stops with one line naming the file, and writes no report."""
+    folder = _kernel_only(tmp_path)
+    (folder / "dashboard.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    out = tmp_path / "out"
+    proc = _cli("report", str(folder), "--out", str(out), "-q", "--no-pdf")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "dashboard.png" in (out / "report.html").read_text()
+    strict_out = tmp_path / "strict"
+    proc = _cli("report", str(folder), "--out", str(strict_out), "-q", "--no-pdf", "--strict")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "dashboard.png" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert not (strict_out / "report.html").exists()
+
+
 @pytest.mark.slow
 def test_sample_without_its_metadata(tmp_path: Path) -> None:
     """No cluster.json, no --gpus: GPU-days come from the job records and the report says so;

@@ -27,6 +27,7 @@ def report(
     label: Annotated[str | None, typer.Option(help="Name of the period, e.g. '2024 Q2'.")] = None,
     pdf: Annotated[bool, typer.Option(help="Also render report.pdf.")] = True,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Fail on the first malformed line or file not read.")] = False,
 ) -> None:
     """Ingest LOGS, run every analysis and write the report (HTML and PDF), results.json and tables.
 
@@ -53,6 +54,8 @@ def report(
             opts["gpus_per_node"] = gpus_per_node
         if not pdf:
             opts["pdf"] = False
+        if strict:
+            opts["strict"] = True
         if not logs:
             raise typer.BadParameter("give LOGS (files or folders) or --config FILE")
         if opts.get("gpus") is not None and opts.get("inventory") is not None:

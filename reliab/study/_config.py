@@ -27,7 +27,7 @@ from reliab.errors import InputFileError
 
 KEYS = {"logs": list, "out": str, "label": str, "title": str, "subtitle": str, "gpus": int,
         "inventory": str, "gpus_per_node": int, "window": list, "policy": str, "job_name": str,
-        "compare": str, "previous": str, "conf_level": float, "pdf": bool}
+        "compare": str, "previous": str, "conf_level": float, "pdf": bool, "strict": bool}
 PATHS = ("out", "inventory", "previous")
 
 

@@ -123,6 +123,7 @@ def run_report(
     progress: bool = False,
     config_text: str | None = None,
     data_label: str | None = None,
+    strict: bool = False,
 ) -> ReportRun:
     """Ingest logs, run every analysis and write the report, the archive and the tables.
 
@@ -157,6 +158,9 @@ def run_report(
         The configuration file's text, quoted in the report's methods.
     data_label : str, optional
         How the report names the input (default: the folder names given).
+    strict : bool
+        Fail on the first malformed line or file not read (:func:`reliab.ingest`), instead of
+        reporting them in the data-quality section.
 
     Returns
     -------
@@ -175,7 +179,7 @@ def run_report(
     inv = read_inventory(inventory) if inventory is not None else None
 
     t0 = time.perf_counter()
-    res = reliab.ingest(plist, progress=progress, policy=policy, job_name=job_name)
+    res = reliab.ingest(plist, progress=progress, policy=policy, job_name=job_name, strict=strict)
     timings["ingest"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()

@@ -302,8 +302,9 @@ def _rfc3164(m: re.Match[str], mon: int, line: str, tail: bool) -> Header:
     return _syslog_tail("rfc3164", m.group(7), None, partial=partial, error=error, fraction=fraction)
 
 
-def _logread_time(m: re.Match[str], tz: tzinfo) -> tuple[datetime | None, str | None]:
-    """The UTC time of a ``logread`` stamp and ``None``, or ``None`` and why it cannot be read."""
+def _ctime_time(m: re.Match[str], tz: tzinfo, what: str) -> tuple[datetime | None, str | None]:
+    """The UTC time of a ``%b %e %T %Y`` stamp (groups 1-6: month, day, h, m, s, year) and
+    ``None``, or ``None`` and why it cannot be read (``what`` names the style)."""
     mon = month_number(m.group(1))
     try:
         if mon is None:
@@ -311,7 +312,7 @@ def _logread_time(m: re.Match[str], tz: tzinfo) -> tuple[datetime | None, str | 
         when = _aware(datetime(int(m.group(6)), mon, int(m.group(2)), int(m.group(3)),
                                int(m.group(4)), int(m.group(5))), tz)
     except (ValueError, OverflowError) as exc:
-        return None, f"unreadable logread timestamp ({exc})"
+        return None, f"unreadable {what} timestamp ({exc})"
     except ParseError as exc:  # a local time skipped by a DST change
         return None, exc.message
     error = out_of_range(when)
@@ -325,7 +326,7 @@ def _logread(m: re.Match[str], tz: tzinfo, tail: bool) -> Header:
     (local time), the host only when configured, then ``facility.level`` and the tag.
     """
     rest, host = m.group(8), m.group(7)
-    when, error = _logread_time(m, tz)
+    when, error = _ctime_time(m, tz, "logread")
     if not tail:
         return Header("logread", rest, rest, when, host=host, error=error)
     header = _syslog_tail("logread", rest, when, error=error)
@@ -345,18 +346,8 @@ def _bracketed(line: str, tz: tzinfo) -> Header:
         return Header("console_iso", msg, m.group(3), when, monotonic=mono, error=error)
     m = _CTIME.match(line)
     if m is not None:
-        mon = month_number(m.group(1))
-        try:
-            if mon is None:
-                raise ValueError(f"unknown month {m.group(1)!r}")
-            when = _aware(datetime(int(m.group(6)), mon, int(m.group(2)), int(m.group(3)),
-                                   int(m.group(4)), int(m.group(5))), tz)
-        except (ValueError, OverflowError) as exc:
-            return Header("dmesg_ctime", m.group(7), m.group(7), error=f"unreadable dmesg -T timestamp ({exc})")
-        except ParseError as exc:  # a local time skipped by a DST change
-            return Header("dmesg_ctime", m.group(7), m.group(7), error=exc.message)
-        error = out_of_range(when)
-        return Header("dmesg_ctime", m.group(7), m.group(7), None if error else when, error=error)
+        when, error = _ctime_time(m, tz, "dmesg -T")
+        return Header("dmesg_ctime", m.group(7), m.group(7), when, error=error)
     m = _REL_DELTA.match(line)
     if m is not None:
         return Header("dmesg_reltime", m.group(3), m.group(3), delta=float(f"{m.group(1)}.{m.group(2)}"))
