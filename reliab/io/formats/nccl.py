@@ -110,14 +110,18 @@ class _Hints:
     iso: bool
     marker: bool
     training: bool
+    #: a record behind a container runtime's stamp is possible: :func:`runtime_stamped` needs a
+    #: glog prefix, a marker, a rank prefix (``[rank3]:``, ``rank=3``) or an NCCL debug line
+    runtime: bool = True
 
     @classmethod
     def of(cls, text: str) -> _Hints:
         odd = "\x1b" in text  # (colour codes are removed before a line is taken apart)
-        return cls(glog=odd or any(hint.search(text) is not None for hint in _GLOG_HINTS),
-                   iso=odd or _ISO_HINT.search(text) is not None,
-                   marker=any(marker in text for marker in _MARKERS),
-                   training=_training_hint(text))
+        glog = odd or any(hint.search(text) is not None for hint in _GLOG_HINTS)
+        marker = any(marker in text for marker in _MARKERS)
+        return cls(glog=glog, iso=odd or _ISO_HINT.search(text) is not None, marker=marker,
+                   training=_training_hint(text),
+                   runtime=glog or marker or "NCCL " in text or "rank" in text)
 
 
 #: every match of ``_TRAINING`` (case-insensitive) holds one of these, lower-cased
@@ -161,11 +165,11 @@ def _score_lines(lines: list[str] | tuple[str, ...], hints: _Hints = _ALL) -> fl
     score, training = 0.0, 0
     for line in lines:
         # (an RFC 3339 line may be a runtime-stamped record at any score: runtime_stamped)
-        part = (split_line(line) if hints.glog or (hints.iso and (score < 0.4 or line[10:11] == "T"))
+        part = (split_line(line) if hints.glog or (hints.iso and (score < 0.4 or (hints.runtime and line[10:11] == "T")))
                 else None)
         if part is not None and ((part.glog is not None and not part.month_day) or part.glog_untimed):
             return 0.8
-        if part is not None and part.iso is not None and runtime_stamped(line, part, _MARKERS):
+        if hints.runtime and part is not None and part.iso is not None and runtime_stamped(line, part, _MARKERS):
             return 0.9  # above a kernel/syslog sniff of the same RFC 3339 stamps (0.8, 0.85)
         if hints.marker and any(marker in line for marker in _MARKERS):
             score = max(score, 0.6)

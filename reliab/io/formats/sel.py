@@ -286,11 +286,17 @@ def host_from_path(path: str) -> str:
 _SNIFF_DATE = re.compile(r"\s*(?:[0-9]{2}/[0-9]{2}/[0-9]{2,4}|[A-Za-z]{3}-[0-9]{2}-[0-9]{4}|Pre-Init|PostInit)\s*")
 
 
+#: the first cell of every comma-separated SEL line: the header's ``ID`` or a record id
+_CSV_FIRST = re.compile(r"\s*(?:[Ii][Dd]|[0-9A-Fa-f]+)\s*,")
+
+
 def _sniff(path: str, lines: Sequence[str]) -> float:
     for line in lines:  # one record or header line decides
         if "|" not in line:
+            if _CSV_FIRST.match(line) is None:  # (no other line can be a comma-separated record or header)
+                continue
             cells = [c.strip() for c in line.split(",")]
-            if "," in line and (_is_csv_header(cells) and len(cells) >= 6 or _csv_layout(cells) is not None):
+            if _is_csv_header(cells) and len(cells) >= 6 or _csv_layout(cells) is not None:
                 return 0.9  # ipmi-sel --comma-separated-output
             continue
         fields = line.split("|")

@@ -319,11 +319,15 @@ def _parse_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
 _STATE_NAMES = frozenset(STATE_CODES.values()) | {"REQUEUE_HOLD", "REQUEUE_FED", "SPECIAL_EXIT",
                                                    "LAUNCH_FAILED", "STOPPED"}
 _JOB_ID = re.compile(r"[0-9]+(?:[_+][0-9]+)?(?:\.[A-Za-z0-9_]+)?")
+#: every headerless row holds one of the state names (one search rules out any other line)
+_ANY_STATE = re.compile("|".join(sorted(_STATE_NAMES, key=len, reverse=True)))
 
 
 def _headerless_row(line: str) -> bool:
     """``1655360|FAILED|127:0`` (or another ``--delimiter``): a job id first and a Slurm state in
     some cell."""
+    if _ANY_STATE.search(line) is None:
+        return False
     delimiter = "|" if "|" in line else delimiter_of(line)
     if delimiter is None:
         return False
