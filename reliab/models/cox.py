@@ -250,8 +250,8 @@ class CoxFit(ResultMixin):
         tb = self.table
         fig, ax = new_figure(ax, (6, 0.5 * len(tb) + 1.5))
         y = np.arange(len(tb))[::-1]
-        ax.errorbar(tb["hazard_ratio"], y, xerr=[tb["hazard_ratio"] - tb["hr_low"],
-                                                 tb["hr_high"] - tb["hazard_ratio"]],
+        hr = tb["hazard_ratio"].to_numpy(float)  # (arrays: matplotlib calls float() on a 1-row Series)
+        ax.errorbar(hr, y, xerr=[hr - tb["hr_low"].to_numpy(float), tb["hr_high"].to_numpy(float) - hr],
                     fmt="o", color="C0", capsize=3)
         ax.axvline(1.0, color="grey", lw=1, ls="--")
         ax.set_xscale("log")
