@@ -44,8 +44,8 @@ from reliab.io.formats.kernel._bulk_shapes import (
     _KINDS,
     _N,
     _P,
+    _STAMP,
     _WORD,
-    _YEAR,
     _g,
     _Plan,
 )
@@ -58,9 +58,7 @@ from reliab.io.formats.kernel._triggers import with_mask
 
 #: the whole accepted shape, without captures so that Rust can match it with a DFA
 _SHAPE = (
-    rf"^{_YEAR}-[0-9]{{2}}-[0-9]{{2}}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
-    r"(?:\.[0-9]{1,6})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9]) "
-    rf"{_WORD}+ {_WORD}+(?:\[[0-9]+\])?: ?"
+    rf"^{_STAMP} {_WORD}+ {_WORD}+(?:\[[0-9]+\])?: ?"
     r"NVRM: Xid \( *(?:PCI:)?[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])? *\):? *"
     r"[0-9]{1,9}(?:,[ -~]*| *)$"
 )

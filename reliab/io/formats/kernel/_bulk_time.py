@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from reliab.io.formats.kernel._bulk_shapes import _YEAR
+from reliab.io.formats.kernel._bulk_shapes import _STAMP
 
 #: the stamp of the bulk shapes' rsyslog prefix (``_bulk_shapes._HEAD``), as a whole word
-STAMP = (rf"^{_YEAR}-[0-9]{{2}}-[0-9]{{2}}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
-         r"(?:\.[0-9]{1,6})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$")
+STAMP = rf"^{_STAMP}$"
 
 
 def reference_time(stamp: pl.Expr) -> pl.Expr:
