@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# a published number that breaks an invariant its result declares fails the test that made it
+# (reliab._checks.verify raises instead of hiding the result, as it does in a user's run)
+os.environ.setdefault("RELIAB_STRICT_CHECKS", "1")
 
 
 @pytest.fixture(scope="session")

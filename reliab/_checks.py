@@ -1,0 +1,167 @@
+"""Invariants of published numbers: what every result declares must hold before it is shown.
+
+A result class declares its invariants with a method ``invariants() -> tuple[Check, ...]``
+(ETTR in [0, 1], counts conserved across categories, an interval containing its estimate,
+costs of the same sign as the ETTR change ...).  :func:`verify` runs them on a mapping of
+results before anything is rendered: a result with a failed check is replaced by a
+:class:`~reliab.NotAvailable` whose reason names the check ("not shown: failed check
+<name>: <detail>"), and the failures are returned so the data-quality section can list them.
+A failed check is a bug in reliab, never a property of the data; under test
+(``RELIAB_STRICT_CHECKS=1``, set by the test suite) it raises :class:`InvariantError`.
+
+The helpers below build :class:`Check` values; none of them raises on a violated invariant.
+This module sits below ``models`` and ``report`` so that both can use it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from reliab._result import NotAvailable
+
+#: environment variable that turns a failed check into an exception (the test suite sets it)
+STRICT_ENV = "RELIAB_STRICT_CHECKS"
+
+
+class InvariantError(AssertionError):
+    """A published number broke an invariant its result declares (a bug in reliab)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """One invariant and whether it held.
+
+    Attributes
+    ----------
+    name : str
+        Short identifier, e.g. ``"ettr_in_unit_interval"``; shown as "failed check <name>".
+    ok : bool
+        Whether the invariant held.
+    detail : str
+        What was checked and the values found, in words a reader can act on.
+    """
+
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+def _values(value: Any) -> np.ndarray:
+    if np.isscalar(value) or value is None:
+        value = [value]
+    arr = np.asarray(list(value) if not isinstance(value, np.ndarray) else value, dtype=object)
+    return np.array([np.nan if v is None else v for v in arr.ravel()], dtype=float)
+
+
+def finite(name: str, value: Any) -> Check:
+    """Every value is a finite number (no NaN, no infinity)."""
+    v = _values(value)
+    bad = ~np.isfinite(v)
+    return Check(name, not bad.any(), f"{int(bad.sum())} of {v.size} value(s) not finite" if bad.any()
+                 else f"{v.size} finite value(s)")
+
+
+def in_range(name: str, value: Any, lo: float = -math.inf, hi: float = math.inf, *,
+             allow_nan: bool = False, tol: float = 1e-9) -> Check:
+    """Every value lies in ``[lo, hi]`` (within ``tol``); NaN fails unless ``allow_nan``."""
+    v = _values(value)
+    nan = np.isnan(v)
+    out = (~nan) & ((v < lo - tol) | (v > hi + tol))
+    bad = out | (nan & (not allow_nan))
+    if not bad.any():
+        return Check(name, True, f"{v.size} value(s) in [{lo:g}, {hi:g}]")
+    first = v[bad][0]
+    return Check(name, False, f"{int(bad.sum())} of {v.size} value(s) outside [{lo:g}, {hi:g}] "
+                              f"(first: {first!r})")
+
+
+def contains(name: str, lower: Any, estimate: Any, upper: Any, *, tol: float = 1e-9) -> Check:
+    """Each interval ``[lower, upper]`` contains its estimate (NaN bounds are not checked)."""
+    lo, est, hi = _values(lower), _values(estimate), _values(upper)
+    scale = np.maximum(1.0, np.abs(est))
+    with np.errstate(invalid="ignore"):
+        bad = ((lo > est + tol * scale) | (hi < est - tol * scale)) & np.isfinite(est)
+    if not bad.any():
+        return Check(name, True, f"{est.size} interval(s) contain their estimate")
+    i = int(np.flatnonzero(bad)[0])
+    return Check(name, False, f"{int(bad.sum())} interval(s) miss their estimate "
+                              f"(first: {est[i]!r} not in [{lo[i]!r}, {hi[i]!r}])")
+
+
+def equal(name: str, a: Any, b: Any, *, rtol: float = 1e-9, atol: float = 1e-9,
+          what: str = "") -> Check:
+    """``a`` equals ``b`` within tolerance (conservation: a total and the sum of its parts)."""
+    x, y = _values(a), _values(b)
+    ok = x.shape == y.shape and bool(np.allclose(x, y, rtol=rtol, atol=atol, equal_nan=True))
+    label = f"{what}: " if what else ""
+    return Check(name, ok, f"{label}{a!r} {'==' if ok else '!='} {b!r}")
+
+
+def same_sign(name: str, a: float, b: float, *, tol: float = 1e-9) -> Check:
+    """``a`` and ``b`` have the same sign (either may be zero within ``tol``)."""
+    ok = not ((a > tol and b < -tol) or (a < -tol and b > tol)) and not (
+        math.isnan(a) or math.isnan(b))
+    return Check(name, ok, f"{a!r} and {b!r} {'agree' if ok else 'differ'} in sign")
+
+
+def checks_of(result: Any) -> tuple[Check, ...]:
+    """The checks a result declares (``()`` for a result without ``invariants``)."""
+    fn = getattr(result, "invariants", None)
+    if not callable(fn) or isinstance(result, NotAvailable):
+        return ()
+    return tuple(fn())
+
+
+def strict() -> bool:
+    """Whether a failed check raises (``RELIAB_STRICT_CHECKS=1``: the test suite)."""
+    return os.environ.get(STRICT_ENV, "") not in ("", "0")
+
+
+def failures(result: Any) -> tuple[Check, ...]:
+    """The checks of ``result`` that failed."""
+    return tuple(c for c in checks_of(result) if not c.ok)
+
+
+def hidden(what: str, failed: Iterable[Check]) -> NotAvailable:
+    """The stand-in shown where a result failed a check."""
+    names = "; ".join(f"{c.name}: {c.detail}" for c in failed)
+    return NotAvailable(what, f"not shown: failed check {names}")
+
+
+def verify(results: Mapping[str, Any], *, raise_on_failure: bool | None = None
+           ) -> tuple[dict[str, Any], tuple[tuple[str, Check], ...]]:
+    """Check every result's invariants; hide each result that fails one.
+
+    Parameters
+    ----------
+    results : mapping of str to result
+        Results by name (NotAvailable and objects without ``invariants`` pass unchanged).
+    raise_on_failure : bool, optional
+        Raise :class:`InvariantError` on the first failure; default :func:`strict`.
+
+    Returns
+    -------
+    (dict, tuple)
+        The results with every failing one replaced by :func:`hidden`, and the pairs
+        ``(name, check)`` of every failed check, for the data-quality section.
+    """
+    raise_on_failure = strict() if raise_on_failure is None else raise_on_failure
+    out: dict[str, Any] = {}
+    failed: list[tuple[str, Check]] = []
+    for key, result in results.items():
+        bad = failures(result)
+        if bad and raise_on_failure:
+            raise InvariantError(f"{key}: " + "; ".join(f"{c.name}: {c.detail}" for c in bad))
+        failed += [(key, c) for c in bad]
+        out[key] = hidden(key, bad) if bad else result
+    return out, tuple(failed)
+
+
+__all__ = ["Check", "InvariantError", "checks_of", "contains", "equal", "failures", "finite",
+           "hidden", "in_range", "same_sign", "strict", "verify"]
