@@ -34,6 +34,7 @@ from reliab.io._lines import quarantine_frame
 from reliab.io._options import reader_options
 from reliab.io._plan import RunPlan, prepare
 from reliab.io._quarantine import check_limit, quarantine_limit
+from reliab.io._redact import hide_password
 from reliab.io._registry import (
     FileResult,
     Parser,
@@ -624,7 +625,9 @@ def read_url(url: str, options: dict[str, Any], strict: bool) -> list[tuple[File
     except Exception as exc:  # noqa: BLE001 - a failing chunk is its row, not the run's end
         if strict:
             raise
-        results = [_failed_file(url, f"{scheme}://", f"source failed ({type(exc).__name__}: {exc})")]
+        shown = hide_password(url)  # the location's password is for its server only
+        results = [_failed_file(shown, f"{scheme}://",
+                                hide_password(f"source failed ({type(exc).__name__}: {exc})"))]
     return [(r, SourceChoice(r.source, 1.0, why)) for r in results]
 
 

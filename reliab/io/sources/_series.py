@@ -11,7 +11,8 @@ second scrape job, a pod relabelled): the first is kept, the others counted irre
 
 Each sample is one accounting "line", numbered 1.. in the order of the answer (series in
 the server's order, then time): it is parsed, irrelevant (a duplicate) or malformed
-(a series with no host label, or an infinite value; quarantined with that number).
+(a series with no host label, an infinite value, or a last-XID value that is no Xid
+number; quarantined with that number).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from reliab import schema
-from reliab.io.formats.kernel._kmsg import CRITICAL_XIDS, WARNING_XIDS
+from reliab.io.formats.kernel._kmsg import CRITICAL_XIDS, MAX_CODE_DIGITS, WARNING_XIDS
 from reliab.io.formats.telemetry.dcgm_fields import dcgm_column
 from reliab.io.formats.telemetry.nvidia_smi import normalize_pci
 
@@ -160,6 +161,8 @@ def add_answer(samples: Samples, result: list[dict[str, Any]], chunk: int,
             bad += [(int(p), "infinite value", f"{text} {v} @{s / 1000:g}")
                     for p, v, s in zip(pos[inf], x[inf], t[inf], strict=True)]
             t, x, pos = t[~inf], x[~inf], pos[~inf]
+        if column == XID_COLUMN:
+            t, x, pos = _xid_codes(t, x, pos, text, bad)
         key = samples.key_of(column, host, gpu_of(labels), labels)
         new = np.zeros(len(t), dtype=bool)
         new[np.unique(t, return_index=True)[1]] = True  # a time twice in one series: first kept
@@ -175,6 +178,21 @@ def add_answer(samples: Samples, result: list[dict[str, Any]], chunk: int,
             samples.key.append(np.full(int(new.sum()), key, dtype=np.int64))
             samples.chunk.append(np.full(int(new.sum()), chunk, dtype=np.int64))
     return AnswerCount(lines, parsed, irrelevant, bad)
+
+
+def _xid_codes(t: np.ndarray, x: np.ndarray, pos: np.ndarray, text: str,
+               bad: list[tuple[int, str, str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Samples of the last-XID gauge that hold an Xid number; the others go to ``bad``.
+
+    An Xid is a non-negative integer of at most :data:`MAX_CODE_DIGITS` digits, as the
+    kernel reader requires of ``NVRM: Xid (PCI:…): <code>``; ``NaN`` (no value) stays.
+    """
+    wrong = ~np.isnan(x) & ((x < 0) | (x != np.floor(x)) | (x >= 10.0 ** MAX_CODE_DIGITS))
+    if not wrong.any():
+        return t, x, pos
+    bad += [(int(p), f"not an Xid code (a whole number from 0 to {10 ** MAX_CODE_DIGITS - 1:,})",
+             f"{text} {v:g} @{s / 1000:g}") for p, v, s in zip(pos[wrong], x[wrong], t[wrong], strict=True)]
+    return t[~wrong], x[~wrong], pos[~wrong]
 
 
 def _parts(series: Any) -> tuple[dict[str, str], list[Any]] | None:

@@ -5,7 +5,8 @@
 or ``metrics=``) and builds the ``telemetry`` table (``time``, ``host``, ``gpu`` and one column
 per metric, named as the DCGM file readers name them: ``temp_c``, ``power_w``…); changes of
 ``DCGM_FI_DEV_XID_ERRORS`` become ``xid:<code>`` signals.  ``prometheus+https://`` speaks
-HTTPS, ``user:password@`` in the URL is sent as basic authentication, and a path after the
+HTTPS, ``user:password@`` in the URL is sent as basic authentication (to that server only:
+redirects are refused, and the URL is always shown as ``user:***@``), and a path after the
 port is the server's prefix (``prometheus://host/prom``).
 
 Values are what Prometheus evaluates at ``start, start + step, …``: the latest sample at or
@@ -30,9 +31,10 @@ import pandas as pd
 
 from reliab.errors import SourceError
 from reliab.io._lines import quarantine_frame
+from reliab.io._redact import hide_password
 from reliab.io._registry import FileResult
 from reliab.io.sources import register_source
-from reliab.io.sources._http import ApiError, basic_auth, get_json
+from reliab.io.sources._http import MAX_BYTES, ApiError, basic_auth, get_json
 from reliab.io.sources._series import (
     Samples,
     add_answer,
@@ -78,6 +80,7 @@ def server_of(location: str, given: dict[str, object]) -> tuple[Server, dict[str
         No host, an unknown transport or query key, or a key given twice.
     """
     parts = urlsplit(location)
+    location = hide_password(location)
     scheme = parts.scheme.lower()
     transport = {"prometheus": "http", "prometheus+http": "http", "prometheus+https": "https"}.get(scheme)
     if transport is None:
@@ -133,13 +136,13 @@ def _queries(metrics: Sequence[str] | Mapping[str, str] | None,
 
 
 def _fetch(server: Server, query: str, a: pd.Timestamp, n: int, step_s: float,
-           timeout_s: float) -> list[dict]:
+           timeout_s: float, max_bytes: int) -> list[dict]:
     """One ``query_range`` over ``n`` steps from ``a`` (both ends included)."""
     end = a + pd.Timedelta(seconds=step_s * (n - 1))
     doc = get_json(f"{server.base}/api/v1/query_range",
                    {"query": query, "start": f"{a.timestamp():.3f}", "end": f"{end.timestamp():.3f}",
                     "step": f"{step_s:g}"}, location=server.display, timeout_s=timeout_s,
-                   headers=server.headers)
+                   headers=server.headers, max_bytes=max_bytes)
     data = doc.get("data")
     if not isinstance(data, dict) or data.get("resultType") != "matrix" or not isinstance(data.get("result"), list):
         raise SourceError(f"{server.display}: the answer to query_range is not a matrix (is this a Prometheus API?)")
@@ -157,6 +160,7 @@ def read_prometheus(
     selector: str | None = None,
     max_points: int = MAX_POINTS,
     timeout_s: float = 60.0,
+    max_bytes: int = MAX_BYTES,
     strict: bool = False,
 ) -> list[FileResult]:
     """Prometheus ``query_range`` (``prometheus://host:port``): dcgm-exporter telemetry and XID signals.
@@ -177,7 +181,10 @@ def read_prometheus(
     max_points : int
         Steps per query (at most Prometheus' 11,000).
     timeout_s : float
-        Longest wait for one answer.
+        Longest wait for one answer, from sending the query to its last byte (a total
+        deadline, not a limit per read).
+    max_bytes : int
+        Largest answer accepted (default 512 MiB); a larger one is an error naming the limit.
     strict : bool
         Raise on the first malformed sample instead of quarantining it.
 
@@ -204,6 +211,8 @@ def read_prometheus(
     step_s = duration(opts["step"], "step").total_seconds()  # type: ignore[arg-type]
     if not 1 <= int(max_points) <= MAX_POINTS:
         raise ValueError(f"max_points={max_points} must be between 1 and {MAX_POINTS}")
+    if int(max_bytes) < 1:
+        raise ValueError(f"max_bytes={max_bytes} must be a positive number of bytes")
     queries, asked = _queries(opts["metrics"], selector)  # type: ignore[arg-type]
     total = int((b - a).total_seconds() // step_s) + 1
     samples = Samples()
@@ -216,7 +225,7 @@ def read_prometheus(
             n = min(size, total - done)
             lo = a + pd.Timedelta(seconds=step_s * done)
             try:
-                answer = _fetch(server, query, lo, n, step_s, timeout_s)
+                answer = _fetch(server, query, lo, n, step_s, timeout_s, int(max_bytes))
             except ApiError as exc:
                 if n > 1 and any(s in exc.error for s in _TOO_BIG):
                     size = max(1, n // 2)
