@@ -29,7 +29,8 @@ from reliab.io._lines import quarantine_frame
 from reliab.io._registry import FileResult
 from reliab.io.formats.kernel import read_kernel
 from reliab.io.sources import register_source, relabel
-from reliab.io.sources._command import command_of, run
+from reliab.io.sources._command import argv, command_of, run
+from reliab.io.sources._http import MAX_BYTES
 from reliab.io.sources._window import Moment, utc
 
 _INSTALL = "install systemd (journalctl) or pass journalctl_command="
@@ -82,6 +83,7 @@ def read_journald(
     end: Moment | None = None,
     journalctl_command: str | Sequence[str] = "journalctl",
     timeout_s: float = 600.0,
+    max_bytes: int = MAX_BYTES,
     strict: bool = False,
 ) -> list[FileResult]:
     """systemd journal (``journald://[/path]``): kernel messages through the kernel reader.
@@ -94,9 +96,13 @@ def read_journald(
     start, end : str or datetime, optional
         The window (UTC when naive); default the whole journal.
     journalctl_command : str or list of str
-        How to run journalctl, e.g. ``"ssh node7 journalctl"``.
+        How to run journalctl, e.g. ``"ssh node7 journalctl"`` (the arguments added are
+        then quoted for the remote shell).
     timeout_s : float
-        Longest wait for journalctl.
+        Longest wait for journalctl (a total deadline: it is killed past it).
+    max_bytes : int
+        Most output read from journalctl (default 512 MiB); past it journalctl is killed
+        and the read fails naming the limit.
     strict : bool
         Raise on the first malformed entry instead of quarantining it.
 
@@ -122,9 +128,10 @@ def read_journald(
         window.append(f"--since={utc(start, 'start'):%Y-%m-%d %H:%M:%S} UTC")
     if end is not None:
         window.append(f"--until={utc(end, 'end'):%Y-%m-%d %H:%M:%S} UTC")
-    args = [*command_of(journalctl_command, "journalctl_command"), "--output=json", "--no-pager",
-            "--quiet", *select, *window, "_TRANSPORT=kernel"]
-    raw = run(args, display, "journalctl", env={"TZ": "UTC"}, timeout_s=timeout_s, install_hint=_INSTALL)
+    args = argv(command_of(journalctl_command, "journalctl_command"), "--output=json", "--no-pager",
+                "--quiet", *select, *window, "_TRANSPORT=kernel")
+    raw = run(args, display, "journalctl", env={"TZ": "UTC"}, timeout_s=timeout_s, install_hint=_INSTALL,
+              max_bytes=max_bytes)
     lines = raw.decode("utf-8", errors="replace").splitlines()
     converted, bad = [], []
     for n, line in enumerate(lines, 1):

@@ -49,7 +49,8 @@ from reliab.io._registry import FileResult
 from reliab.io._repeats import job_record_key
 from reliab.io.formats.slurm import parse_slurm_time, read_sacct, read_sacct_json
 from reliab.io.sources import register_source, relabel
-from reliab.io.sources._command import command_of, run
+from reliab.io.sources._command import argv, command_of, run
+from reliab.io.sources._http import MAX_BYTES
 from reliab.io.sources._window import Moment, chunks, duration, iso, window
 
 #: sacct fields requested with --parsable2, those the client knows (order kept)
@@ -62,6 +63,10 @@ _INSTALL = "install the Slurm client (Debian/Ubuntu: apt-get install slurm-clien
 _ENV = {"TZ": "UTC", "SLURM_TIME_FORMAT": "standard"}
 _EVENT_FIELDS = ("NodeName", "Start", "End", "State", "Reason", "User")
 _URL_KEYS = ("start", "end", "partition", "user")
+#: a cluster, partition or user name: the portable filename character set (IEEE Std
+#: 1003.1-2017, 3.282), of which portable user names are made (3.437), and ``@`` of domain
+#: users (``user@domain``); nothing a shell would read as code
+_NAME = re.compile(r"[A-Za-z0-9._@-]+")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,7 +83,8 @@ class Client:
         return self.version[:2] >= JSON_SINCE
 
 
-def probe(command: Sequence[str], location: str, env: dict[str, str], timeout_s: float) -> Client:
+def probe(command: Sequence[str], location: str, env: dict[str, str], timeout_s: float,
+          max_bytes: int = MAX_BYTES) -> Client:
     """Ask ``sacct`` for its version and field list.
 
     Raises
@@ -86,13 +92,14 @@ def probe(command: Sequence[str], location: str, env: dict[str, str], timeout_s:
     SourceError
         ``sacct`` is missing or fails, or prints no version.
     """
-    text = run([*command, "--version"], location, "sacct", env=env, timeout_s=timeout_s,
-               install_hint=_INSTALL).decode("utf-8", "replace")
+    text = run(argv(command, "--version"), location, "sacct", env=env, timeout_s=timeout_s,
+               install_hint=_INSTALL, max_bytes=max_bytes).decode("utf-8", "replace")
     m = re.search(r"(\d+)\.(\d+)\.(\d+)", text)
     if m is None:
         raise SourceError(f"{location}: sacct --version printed no version ({text.strip()[:80]!r})")
     version = (int(m[1]), int(m[2]), int(m[3]))
-    known = run([*command, "--helpformat"], location, "sacct", env=env, timeout_s=timeout_s)
+    known = run(argv(command, "--helpformat"), location, "sacct", env=env, timeout_s=timeout_s,
+                max_bytes=max_bytes)
     names = {w.lower() for w in known.decode("utf-8", "replace").split()}
     return Client(tuple(command), version, tuple(f for f in SACCT_FIELDS if f.lower() in names))
 
@@ -101,9 +108,17 @@ def _joined(value: str | Sequence[str] | None, name: str) -> str | None:
     if value is None:
         return None
     text = value if isinstance(value, str) else ",".join(map(str, value))
-    if not text.strip() or any(c in text for c in "\n\r\0"):
+    if not text.strip():
         raise ValueError(f"{name}={value!r} is not a name or a comma-separated list of names")
-    return text.strip()
+    return _names(text.strip(), name)
+
+
+def _names(text: str, name: str) -> str:
+    """``text`` if each of its comma-separated items is a Slurm name, else ``ValueError``."""
+    for item in text.split(","):
+        if not _NAME.fullmatch(item):
+            raise ValueError(f"{name}={text!r}: {item!r} is not a Slurm name (letters, digits and . _ - @)")
+    return text
 
 
 def _url_options(location: str, given: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
@@ -115,7 +130,7 @@ def _url_options(location: str, given: dict[str, Any]) -> tuple[str | None, dict
         An unknown query key, or a key given both in the URL and as an argument.
     """
     parts = urlsplit(location)
-    cluster = parts.hostname or None
+    cluster = _names(parts.hostname, "cluster") if parts.hostname else None
     merged = dict(given)
     for key, value in parse_qsl(parts.query, keep_blank_values=True):
         if key not in _URL_KEYS:
@@ -136,7 +151,7 @@ def chunk_url(cluster: str | None, a: pd.Timestamp, b: pd.Timestamp, partition: 
 
 def _sacct_args(client: Client, a: pd.Timestamp, b: pd.Timestamp, fmt: str, *, cluster: str | None,
                 partition: str | None, user: str | None, duplicates: bool, steps: bool) -> list[str]:
-    args = [*client.command, "--json" if fmt == "json" else "--parsable2",
+    args = ["--json" if fmt == "json" else "--parsable2",
             f"--starttime={iso(a)}", f"--endtime={iso(b)}",
             f"--user={user}" if user else "--allusers"]
     if fmt != "json":
@@ -149,7 +164,7 @@ def _sacct_args(client: Client, a: pd.Timestamp, b: pd.Timestamp, fmt: str, *, c
         args.append(f"--partition={partition}")
     if cluster:
         args.append(f"--clusters={cluster}")
-    return args
+    return argv(client.command, *args)
 
 
 def drop_repeats(results: list[FileResult]) -> list[FileResult]:
@@ -234,15 +249,15 @@ def node_events(text: str, url: str) -> FileResult:
 
 
 def _events(client: Client, a: pd.Timestamp, b: pd.Timestamp, url: str, cluster: str | None,
-            env: dict[str, str], timeout_s: float, capture: Path) -> FileResult | None:
+            env: dict[str, str], timeout_s: float, capture: Path, max_bytes: int) -> FileResult | None:
     """Node events of one chunk, or ``None`` when no ``sacctmgr`` sits beside ``sacct``."""
     program = client.command[-1]
     if not program.endswith("sacct"):
         return None
     cmd = [*client.command[:-1], program + "mgr"]
-    args = [*cmd, "--parsable2", "--noheader", "show", "event", f"Start={iso(a)}", f"End={iso(b)}",
-            "Event=Node", f"Format={','.join(_EVENT_FIELDS)}", *([f"Clusters={cluster}"] if cluster else [])]
-    raw = run(args, url, "sacctmgr", env=env, timeout_s=timeout_s)
+    args = argv(cmd, "--parsable2", "--noheader", "show", "event", f"Start={iso(a)}", f"End={iso(b)}",
+                "Event=Node", f"Format={','.join(_EVENT_FIELDS)}", *([f"Clusters={cluster}"] if cluster else []))
+    raw = run(args, url, "sacctmgr", env=env, timeout_s=timeout_s, max_bytes=max_bytes)
     path = capture / f"sacctmgr_events_{iso(a)}_{iso(b)}.txt".replace(":", "-")
     path.write_bytes(raw)
     return node_events(raw.decode("utf-8", "replace"), url + "#node-events")
@@ -282,6 +297,7 @@ def read_slurm(
     slurm_conf: str | Path | None = None,
     raw_dir: str | Path | None = None,
     timeout_s: float = 600.0,
+    max_bytes: int = MAX_BYTES,
     gpus_per_node: int | None = None,
     strict: bool = False,
 ) -> list[FileResult]:
@@ -309,14 +325,18 @@ def read_slurm(
     sacct_format : {"auto", "json", "parsable2"}
         ``auto``: ``--json`` on Slurm >= 23.02, else ``--parsable2``.
     sacct_command : str or list of str
-        How to run sacct, e.g. ``"ssh login1 sacct"``.
+        How to run sacct, e.g. ``"ssh login1 sacct"`` (the arguments added are then quoted
+        for the remote shell; cluster, partition and user names must be Slurm names).
     slurm_conf : path, optional
         ``SLURM_CONF`` for the client (another cluster's configuration).
     raw_dir : path, optional
         Keep every captured answer here (``sacct_<start>_<end>.txt`` …), written only when the
         whole read succeeded.
     timeout_s : float
-        Longest wait for one client call.
+        Longest wait for one client call (a total deadline: the client is killed past it).
+    max_bytes : int
+        Most output read from one client call (default 512 MiB); past it the client is
+        killed and the read fails naming the limit.
     gpus_per_node : int, optional
         Passed to the sacct readers (GPUs when AllocTRES has no ``gres/gpu``).
     strict : bool
@@ -348,7 +368,7 @@ def read_slurm(
     users = _joined(opts["user"], "user")
     size = duration(chunk, "chunk")
     env = {**_ENV, **({"SLURM_CONF": str(slurm_conf)} if slurm_conf is not None else {})}
-    client = probe(command_of(sacct_command, "sacct_command"), location, env, timeout_s)
+    client = probe(command_of(sacct_command, "sacct_command"), location, env, timeout_s, max_bytes)
     fmt = ("json" if client.full_json else "parsable2") if sacct_format == "auto" else sacct_format
     capture = Path(tempfile.mkdtemp(prefix="reliab-sacct-"))
     try:
@@ -356,14 +376,15 @@ def read_slurm(
         for lo, hi in chunks(a, b, size):
             url = chunk_url(cluster, lo, hi, parts, users)
             raw = run(_sacct_args(client, lo, hi, fmt, cluster=cluster, partition=parts, user=users,
-                                  duplicates=duplicates, steps=steps), url, "sacct", env=env, timeout_s=timeout_s)
+                                  duplicates=duplicates, steps=steps), url, "sacct", env=env, timeout_s=timeout_s,
+                      max_bytes=max_bytes)
             path = capture / f"sacct_{iso(lo)}_{iso(hi)}.{'json' if fmt == 'json' else 'txt'}".replace(":", "-")
             path.write_bytes(raw)
             read = (read_sacct_json(str(path), gpus_per_node=gpus_per_node, strict=strict) if fmt == "json"
                     else read_sacct(str(path), tz="UTC", gpus_per_node=gpus_per_node, strict=strict))
             jobs.append(relabel(read, url))
             if events:
-                got = _events(client, lo, hi, url, cluster, env, timeout_s, capture)
+                got = _events(client, lo, hi, url, cluster, env, timeout_s, capture, max_bytes)
                 node += [got] if got is not None else []
         jobs = drop_repeats(jobs)
         if not sum(len(r.tables["jobs"]) for r in jobs):
