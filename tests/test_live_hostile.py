@@ -73,6 +73,13 @@ class _Handler(BaseHTTPRequestHandler):
         elif kind == "nested":
             self._send(b'{"status":"success","data":{"resultType":"matrix","result":'
                        + b"[" * 200_000 + b"]" * 200_000 + b"}}")
+        elif kind == "escape":
+            body = json.dumps({"status": "error", "errorType": "bad_data",
+                               "error": "\x1b]52;c;cHduZWQ=\x07 bad \x9b2J query"}).encode()
+            self.send_response(400)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
         elif kind == "negxid":
             self._send(_matrix("n1", xid=-79))
         else:
@@ -193,3 +200,9 @@ def test_a_negative_xid_is_quarantined(fakes):
     assert not res.signals["signal"].str.startswith("xid:").any()
     assert res.accounting["malformed"].sum() == 1
     assert "-79" in res.quarantine["text"].iloc[0]
+
+
+def test_a_server_message_cannot_drive_the_terminal(fakes, tmp_path):
+    code, printed = _cli(tmp_path, fakes["url"] + "/escape")
+    assert code == 1 and "\\x1b]52;c;cHduZWQ=\\x07 bad \\x9b2J query" in printed, printed
+    assert not any(c in printed for c in "\x1b\x07\x9b")

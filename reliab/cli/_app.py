@@ -45,22 +45,29 @@ def _root(
 
 
 def one_line(exc: BaseException) -> str:
-    """``reliab: error: …`` on one printable line; the exception type unless it is a ReliabError."""
+    """``reliab: error: …`` on one printable line; the exception type unless it is a ReliabError.
+
+    A message of several lines (a schema error and the checks that failed) is joined into
+    one, its reasons separated by ``;``.
+    """
+    from reliab.cli._render import printable
     from reliab.errors import ReliabError
 
-    text = str(exc).strip()
-    message = text.splitlines()[0] if text else ""
+    lines = [ln.strip().removeprefix("- ") for ln in str(exc).strip().splitlines() if ln.strip()]
+    message = " ".join(lines[:1] + ["; ".join(lines[1:])]).strip()
     if not isinstance(exc, ReliabError | FileNotFoundError | ValueError | TypeError | KeyError) or not message:
         message = f"{type(exc).__name__}: {message}".rstrip(": ") + " (run `reliab --debug …` for the traceback)"
     if isinstance(exc, KeyError) and message.startswith(("'", '"')):
         message = message[1:-1]
-    return "reliab: error: " + message.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return printable("reliab: error: " + message)
 
 
 def _fail(exc: BaseException) -> None:
     if _STATE["debug"]:
         raise exc
-    typer.echo(one_line(exc), err=True)
+    from reliab.cli._render import echo
+
+    echo(one_line(exc), err=True)
     raise typer.Exit(code=1)
 
 
@@ -72,6 +79,8 @@ def main() -> None:
     Importing ``reliab`` has already set polars' allocator option
     (:data:`reliab._allocator.ALLOCATOR_ENV`) unless the user set the variable.
     """
+    from reliab.cli._render import echo
+
     try:  # typer >= 0.22 vendors click as typer._click; earlier versions use click itself
         from typer._click import exceptions as click
     except ImportError:  # pragma: no cover - older typer
@@ -80,19 +89,19 @@ def main() -> None:
     try:
         code = app(standalone_mode=False)
     except KeyboardInterrupt:  # pragma: no cover - interactive
-        typer.echo("reliab: interrupted", err=True)
+        echo("reliab: interrupted", err=True)
         sys.exit(130)
     except click.NoArgsIsHelpError as exc:  # `reliab` alone: the help, as click shows it
         exc.show()
         sys.exit(exc.exit_code)
     except click.ClickException as exc:  # bad usage: one line too, naming where help is
         command = exc.ctx.command_path if getattr(exc, "ctx", None) is not None else "reliab"
-        typer.echo(f"reliab: error: {exc.format_message()} (see `{command} --help`)", err=True)
+        echo(f"reliab: error: {exc.format_message()} (see `{command} --help`)", err=True)
         sys.exit(1)
     except Exception as exc:  # noqa: BLE001 - the promise: one line, no traceback
         if _STATE["debug"]:
             raise
-        typer.echo(one_line(exc), err=True)
+        echo(one_line(exc), err=True)
         sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)
 

@@ -1,21 +1,46 @@
 """Plain-text output of the CLI: readable piped, narrow or in a log file (no markup, no boxes).
 
 Paths are shown relative to the folder the user gave, and text that cannot be printed
-(file names of non-UTF-8 bytes) is shown with backslash escapes, never an encoding error.
+(file names of non-UTF-8 bytes, control characters) is shown with backslash escapes, never
+an encoding error or a terminal control sequence: every line goes through :func:`echo`.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import typer
+
+from reliab.io._redact import hide_password
 from reliab.io._registry import url_scheme
+
+#: C0 controls but tab and newline, DEL and the C1 controls (ECMA-48 sections 5.2 and 5.3;
+#: ESC and CSI start the sequences that move the cursor, retitle the window or, with xterm's
+#: OSC 52, write the clipboard)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _visible(match: re.Match[str]) -> str:
+    return f"\\x{ord(match[0]):02x}"
 
 
 def printable(text: object) -> str:
-    """``text`` safe for any stream: lone surrogates and undecodable bytes as ``\\xNN``."""
-    return str(text).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    """``text`` safe for any stream and terminal, the one filter of everything the CLI prints.
+
+    Lone surrogates and undecodable bytes become ``\\xNN``; control characters other than
+    newline and tab become visible ``\\xNN`` escapes (a file name, log line or server message
+    cannot drive the terminal); a ``scheme://user:password@`` shows ``user:***@``.
+    """
+    shown = str(text).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return hide_password(_CONTROLS.sub(_visible, shown))
+
+
+def echo(text: object = "", *, err: bool = False) -> None:
+    """Print one message of the CLI through :func:`printable` (stderr with ``err``)."""
+    typer.echo(printable(text), err=err)
 
 
 def relative(path: str, roots: Sequence[str]) -> str:
@@ -57,4 +82,4 @@ def table(header: Sequence[str], rows: Iterable[Sequence[object]], numeric: Iter
     return "\n".join([line(header), *(line(r) for r in cells)])
 
 
-__all__ = ["printable", "relative", "folder_of", "table"]
+__all__ = ["printable", "echo", "relative", "folder_of", "table"]

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from reliab.cli._app import _fail, app
+from reliab.cli._render import echo
 
 
 @app.command()
@@ -17,7 +18,7 @@ def sources() -> None:
     from reliab.io import available_sources
 
     rows = sorted(available_sources().itertuples(index=False), key=lambda r: str(r.name))
-    typer.echo(table(["name", "table", "summary"], [(r.name, r.table, str(r.summary).replace("``", "")) for r in rows]))
+    echo(table(["name", "table", "summary"], [(r.name, r.table, str(r.summary).replace("``", "")) for r in rows]))
 
 
 @app.command()
@@ -38,10 +39,10 @@ def explain(
         _fail(exc)
     if explanation.rule_id is None and not explanation.key_only and not explanation.catalog:
         near = near_signals(signal, loaded)
-        typer.echo(f"Unknown signal {signal!r}: no taxonomy rule and no catalog entry knows it, so it would be"
+        echo(f"Unknown signal {signal!r}: no taxonomy rule and no catalog entry knows it, so it would be"
                    " 'Unclassified'." + (f" Near matches: {', '.join(near)}." if near else ""))
         return
-    typer.echo(str(explanation))
+    echo(str(explanation))
 
 
 def near_signals(signal: str, rules: object = None, n: int = 5) -> list[str]:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from reliab.cli._app import _fail, app
+from reliab.cli._render import echo
 
 
 @app.command()
@@ -26,5 +27,5 @@ def demo(
     except (ReliabError, FileNotFoundError, ValueError) as exc:
         _fail(exc)
     for name, path in result.files.items():
-        typer.echo(f"{name:>22}  {path}")
-    typer.echo(result.headline())
+        echo(f"{name:>22}  {path}")
+    echo(result.headline())

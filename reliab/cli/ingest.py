@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from reliab.cli._app import _fail, app
-from reliab.cli._render import folder_of, printable, relative, table
+from reliab.cli._render import echo, folder_of, printable, relative, table
 
 #: CLI switches of this command (reader options of these names are not offered as flags)
 _FIXED = ("paths", "source", "out", "store", "rebuild", "strict", "manifest", "no_manifest", "files", "why",
@@ -241,28 +241,28 @@ def _ingest(**values: Any) -> None:
     except Exception as exc:  # noqa: BLE001 - one line, exit 1 (see reliab.cli._app)
         _fail(exc)
     roots = _roots(paths)
-    typer.echo(_per_file(result, roots, values["why"]) if values["files"] or values["why"] else _rollup(result, roots))
-    typer.echo("")
+    echo(_per_file(result, roots, values["why"]) if values["files"] or values["why"] else _rollup(result, roots))
+    echo("")
     acc = result.accounting
     if "status" in acc.columns:
         counts = acc["status"].value_counts()
-        typer.echo("files: " + ", ".join(f"{int(counts.get(s, 0)):,} {s}" for s in
+        echo("files: " + ", ".join(f"{int(counts.get(s, 0)):,} {s}" for s in
                                          ("new", "appended", "rotated", "rewritten", "unchanged")))
-    typer.echo(_files_line(result, roots))
-    typer.echo(_counts_line(result, values["store"]))
+    echo(_files_line(result, roots))
+    echo(_counts_line(result, values["store"]))
     if len(result.interruptions):
         top = result.interruptions["category"].value_counts().head(8)
-        typer.echo("interruptions by category: " + ", ".join(f"{k} {v:,}" for k, v in top.items()))
+        echo("interruptions by category: " + ", ".join(f"{k} {v:,}" for k, v in top.items()))
     for note in result.notes:  # evidence-coverage warnings are never silent; nor are manifests and repairs
         if note.startswith("Warning: "):
-            typer.echo(printable(note))
+            echo(printable(note))
         elif note.startswith(("hand-over manifest", "store ")):
-            typer.echo(printable(f"note: {note}"))
+            echo(printable(f"note: {note}"))
     if partitioned:
-        typer.echo(f"wrote {printable(str(values['out']))}: tables partitioned by source and date, and a manifest")
+        echo(f"wrote {printable(str(values['out']))}: tables partitioned by source and date, and a manifest")
     elif values["out"] is not None:
         for path in result.write_parquet(values["out"]).values():
-            typer.echo(f"wrote {printable(path)}")
+            echo(f"wrote {printable(path)}")
 
 
 def _limit(values: dict[str, Any]) -> dict[str, int]:

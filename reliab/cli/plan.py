@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from reliab.cli._app import _fail, app
+from reliab.cli._render import echo, printable
 
 
 @app.command()
@@ -42,7 +43,7 @@ def plan(
         fig.savefig(out, bbox_inches="tight")
     except (ReliabError, ValueError) as exc:
         _fail(exc)
-    typer.echo(f"wrote {out}")
+    echo(f"wrote {out}")
 
 
 def _rates(source: Path | None, rate: float | None) -> dict[str, float] | None:
@@ -57,7 +58,7 @@ def _rates(source: Path | None, rate: float | None) -> dict[str, float] | None:
         return None
     tables = read_tables(source, ("jobs", "interruptions"))
     obs = observed_node_rate(tables["interruptions"], tables["jobs"])
-    typer.echo(f"{source}: {obs['count']} unexpected interruptions in {obs['node_days']:,.1f} node-days "
+    echo(f"{source}: {obs['count']} unexpected interruptions in {obs['node_days']:,.1f} node-days "
                f"= {1000 * obs['rate']:.3f} per 1000 node-days "
                f"(95% {1000 * obs['low']:.3f}-{1000 * obs['high']:.3f})")
     return {f"from {source.name}": obs["rate"]}
@@ -76,6 +77,7 @@ def _plan(rates, sizes, gpus, write, restart, per_node, non_blocking, runs):
 def _print(result, gpus: int, restart: str) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from reliab.models.jobs._durations import to_hours
 
@@ -89,13 +91,13 @@ def _print(result, gpus: int, restart: str) -> None:
         table.add_column(c, justify="left" if c == "scenario" else "right")
     for row in opt.itertuples(index=False):
         sim = getattr(row, "simulated_h", float("nan"))
-        table.add_row(row.scenario, f"{1000 * row.node_failure_rate_per_day:.3f}", f"{row.mtti_h:.2f}",
+        table.add_row(Text(printable(row.scenario)), f"{1000 * row.node_failure_rate_per_day:.3f}", f"{row.mtti_h:.2f}",
                       f"{60 * row.young_h:.1f}", f"{60 * row.daly_h:.1f}", f"{60 * sim:.1f}",
                       f"{row.ettr_daly:.3f}", f"{getattr(row, 'ettr_simulated', float('nan')):.3f}")
     console.print(table)
     for scenario in opt["scenario"]:
         pivot = result.what_if(scenario=scenario, n_gpus=gpus)
-        what = Table(title=f"expected ETTR, {scenario}: interval (rows) x restart (columns), min")
+        what = Table(title=Text(f"expected ETTR, {printable(scenario)}: interval (rows) x restart (columns), min"))
         what.add_column("interval")
         for c in pivot.columns:
             what.add_column(f"{c:g}", justify="right")

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from reliab.cli._app import _fail, app
+from reliab.cli._render import echo, printable
 
 
 @app.command()
@@ -50,23 +51,24 @@ def replay(
         res.plot().savefig(out, bbox_inches="tight")
     except (ReliabError, ValueError) as exc:
         _fail(exc)
-    typer.echo(f"wrote {out}")
+    echo(f"wrote {out}")
 
 
 def _print(cost, res) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = Console()
-    typer.echo(f"run {cost.job_name!r}: {cost.start:%Y-%m-%d %H:%M} -> {cost.end:%Y-%m-%d %H:%M} UTC, "
+    echo(f"run {cost.job_name!r}: {cost.start:%Y-%m-%d %H:%M} -> {cost.end:%Y-%m-%d %H:%M} UTC, "
                f"{cost.n} interruptions, ETTR {cost.ettr:.3f}, lost {cost.lost_gpu_hours:,.0f} GPU-hours")
-    typer.echo("wall clock: " + ", ".join(f"{k.replace('_', ' ')} {v:,.1f} h"
+    echo("wall clock: " + ", ".join(f"{k.replace('_', ' ')} {v:,.1f} h"
                                           for k, v in cost.breakdown.items()))
     by_cat = Table(title="cost of interruptions by category")
     for c in ("category", "interruptions", "lost work h", "downtime h", "restart h", "lost GPU-hours", "share %"):
         by_cat.add_column(c, justify="left" if c == "category" else "right")
     for r in cost.summary().itertuples(index=False):
-        by_cat.add_row(str(r.category), f"{r.interruptions:,.0f}", f"{r.lost_work_h:,.1f}",
+        by_cat.add_row(Text(printable(r.category)), f"{r.interruptions:,.0f}", f"{r.lost_work_h:,.1f}",
                        f"{r.downtime_h:,.1f}", f"{r.restart_h:,.1f}", f"{r.lost_gpu_hours:,.0f}",
                        f"{r.share_pct:.1f}")
     console.print(by_cat)
@@ -75,9 +77,9 @@ def _print(cost, res) -> None:
               "ckpt writes GPU-h"):
         table.add_column(c, justify="left" if c == "scenario" else "right")
     for r in res.table.itertuples(index=False):
-        table.add_row(r.scenario, f"{r.interruptions}", f"{r.ettr:.3f}", f"{r.ettr_change_pp:+.2f}",
+        table.add_row(Text(printable(r.scenario)), f"{r.interruptions}", f"{r.ettr:.3f}", f"{r.ettr_change_pp:+.2f}",
                       f"{r.lost_gpu_hours:,.0f}", f"{r.saved_gpu_hours:,.0f}",
                       f"{r.checkpoint_gpu_hours:,.0f}")
     console.print(table)
     for note in res.notes:
-        typer.echo(f"note: {note}")
+        echo(f"note: {note}")

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from reliab.cli._app import _fail, app
+from reliab.cli._render import echo
 
 
 @app.command()
@@ -66,5 +67,5 @@ def report(
         _fail(exc)
     for name, path in result.files.items():
         if not name.endswith(".parquet"):
-            typer.echo(f"{name:>14}  {path}")
-    typer.echo(result.headline())
+            echo(f"{name:>14}  {path}")
+    echo(result.headline())
