@@ -180,6 +180,13 @@ def test_errors_on_the_location_hide_the_password(location, tmp_path):
     assert code == 1 and "admin:***@" in printed, printed
 
 
+def test_report_errors_on_a_location_hide_the_password(tmp_path):
+    result = CliRunner().invoke(app, ["report", f"prometheus://admin:{PASSWORD}@127.0.0.1:9/x", "--gpus", "8",
+                                      "--out", str(tmp_path / "rep"), "--no-pdf", "--quiet"])
+    printed = result.stdout + result.stderr
+    assert result.exit_code == 1 and PASSWORD not in printed and "admin:***@" in printed, printed
+
+
 def test_a_failing_source_row_hides_the_password(monkeypatch):
     from reliab.io import _driver
 

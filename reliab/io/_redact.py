@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 
 #: the user-info part of a URL: everything between ``scheme://`` and the last ``@`` of the
-#: authority (an authority ends at the first ``/``, ``?``, ``#`` or blank, RFC 3986 section 3.2)
-_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^/?#\s]*)@")
+#: authority (an authority ends at the first ``/``, ``?``, ``#`` or blank, RFC 3986 section 3.2);
+#: ``scheme:/`` too, the form a URL takes once a path library has collapsed its ``//``
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*:/{1,2})(?P<info>[^/?#\s]*)@")
 
 
 def _masked(match: re.Match[str]) -> str:
@@ -24,6 +25,8 @@ def hide_password(text: str) -> str:
 
     >>> hide_password("prometheus://ops:s3cret@prom:9090/x failed")
     'prometheus://ops:***@prom:9090/x failed'
+    >>> hide_password("/tmp/prometheus:/ops:s3cret@prom:9090: no such file")
+    '/tmp/prometheus:/ops:***@prom:9090: no such file'
     """
     return _USERINFO.sub(_masked, text) if "@" in text else text
 
