@@ -131,18 +131,17 @@ class _Watchdog:
         return [type("Http", (Tracked, HTTPHandler), {})(), type("Https", (Tracked, HTTPSHandler), {})(), _Refuse()]
 
 
-def _read(response: Any, limit: int, too_big: str) -> bytes:
+def _read(response: Any, limit: int, too_big: str) -> bytearray:
     """The body of ``response``, at most ``limit`` bytes (else ``SourceError(too_big)``)."""
     length = response.headers.get("Content-Length", "")
     if length.isdigit() and int(length) > limit:
         raise SourceError(too_big)
-    pieces, size = [], 0
+    body = bytearray()  # grown in place: no second copy when the answer is complete
     while piece := response.read1(_PIECE):
-        size += len(piece)
-        if size > limit:
+        body += piece
+        if len(body) > limit:
             raise SourceError(too_big)
-        pieces.append(piece)
-    return b"".join(pieces)
+    return body
 
 
 def get_json(url: str, params: dict[str, Any], *, location: str, timeout_s: float,
@@ -204,7 +203,7 @@ def _unreachable(exc: Exception, location: str, url: str, timeout_s: float) -> E
     return exc
 
 
-def _decoded(body: bytes, location: str, url: str) -> dict[str, Any]:
+def _decoded(body: bytes | bytearray, location: str, url: str) -> dict[str, Any]:
     """The JSON object of an answer, or a source error saying why not."""
     try:
         doc = json.loads(body)
