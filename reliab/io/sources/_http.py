@@ -11,8 +11,8 @@ An answer is untrusted input, and the credentials of a location are for its serv
 
 * redirects are refused, not followed: ``urllib`` would send the ``Authorization`` header
   on to whatever host the ``Location`` names and the answer from there would be taken as
-  the server's (RFC 9110 section 15.4 leaves following to the client; Prometheus itself
-  never redirects an API call), so a redirect is an error naming where it pointed;
+  the server's (RFC 9110 section 15.4 leaves following a redirect to the client), so a
+  redirect is an error naming where it pointed: give the final address instead;
 * one request has a total deadline, ``timeout_s`` from the first byte sent to the last
   byte read (a watchdog shuts the socket down when it passes, so a server sending one
   byte at a time cannot hold the run), and an answer larger than ``max_bytes`` is refused;
