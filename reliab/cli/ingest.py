@@ -19,7 +19,12 @@ from typing import Annotated, Any
 import typer
 
 from reliab.cli._app import _fail, app
-from reliab.cli._readeropts import given_options, manifest_parameters, manifest_value, reading_parameters
+from reliab.cli._readeropts import (
+    given_options,
+    manifest_parameters,
+    manifest_value,
+    reading_parameters,
+)
 from reliab.cli._render import folder_of, printable, relative, table
 
 #: CLI switches of this command (reader options of these names are not offered as flags)

@@ -15,7 +15,12 @@ from typing import Annotated, Any
 import typer
 
 from reliab.cli._app import _fail, app
-from reliab.cli._readeropts import given_options, manifest_parameters, manifest_value, reading_parameters
+from reliab.cli._readeropts import (
+    given_options,
+    manifest_parameters,
+    manifest_value,
+    reading_parameters,
+)
 
 
 def _own_parameters() -> list[inspect.Parameter]:
