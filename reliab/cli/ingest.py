@@ -43,7 +43,7 @@ def _fixed_parameters() -> list[inspect.Parameter]:
 
     return [
         inspect.Parameter("paths", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Annotated[
-            list[str], typer.Argument(help="Files, folders or scheme:// sources to read.", show_default=False)]),
+            list[str], typer.Argument(metavar="PATHS", help="Files, folders or scheme:// sources to read.", show_default=False)]),
         opt("source", Annotated[str | None, typer.Option(help="Force a format (see `reliab sources`).")], None),
         opt("out", Annotated[Path | None, typer.Option("--out", "-o", help="Write the canonical tables as Parquet here.")],
             None),

@@ -12,7 +12,7 @@ from reliab.cli._app import _fail, app
 
 @app.command()
 def replay(
-    folder: Annotated[Path, typer.Argument(help="An ingest output folder (reliab ingest --out).")],
+    folder: Annotated[Path, typer.Argument(metavar="FOLDER", help="An ingest output folder (reliab ingest --out).")],
     checkpoint_interval: Annotated[str | None, typer.Option(
         "--checkpoint-interval", help="Replay with this checkpoint interval, e.g. 10min.")] = None,
     checkpoint_write: Annotated[str | None, typer.Option(

@@ -31,7 +31,7 @@ def _own_parameters() -> list[inspect.Parameter]:
 
     return [
         inspect.Parameter("logs", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=Annotated[
-            list[Path] | None, typer.Argument(help="Log files or folders (every file is accounted for).",
+            list[Path] | None, typer.Argument(metavar="LOGS", help="Log files or folders (every file is accounted for).",
                                               show_default=False)]),
         opt("out", Annotated[Path | None, typer.Option(
             "--out", "-o", help="Output folder for report.html, report.pdf, results.json and tables.")]),

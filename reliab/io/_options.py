@@ -63,13 +63,15 @@ def _doc_lines(fn: Callable[..., Any]) -> dict[str, str]:
     out: dict[str, str] = {}
     name = None
     for line in match.group(1).splitlines():
-        head = re.match(r"^(\w+)\s*:", line) or re.match(r"^(\w+(?:, \w+)+)\s*$", line)
+        head = re.match(r"^(\w+(?:, \w+)*)\s*(?::|$)", line)
         if head:
             name = head.group(1)
             out[name] = ""
         elif name and line.startswith(" ") and line.strip():
             out[name] = (out[name] + " " + line.strip()).strip()
-    first = {k: re.split(r"(?<=[.;])\s", v, maxsplit=1)[0].rstrip(".;") for k, v in out.items()}
+    # the first sentence: up to a full stop or semicolon, not the one of an abbreviation (e.g., i.e.)
+    first = {k: re.split(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[.;])\s", v, maxsplit=1)[0].rstrip(".;")
+             for k, v in out.items()}
     plain = {k: re.sub(r":\w+:`~?([^`]+)`", r"\1", v).replace("``", "") for k, v in first.items()}
     return {name.strip(): v for k, v in plain.items() for name in k.split(",")}
 
