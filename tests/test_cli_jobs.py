@@ -74,3 +74,12 @@ def test_errors_are_one_line(folder, args):
     assert res.exit_code == 1
     lines = res.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("reliab: error:"), res.output
+
+
+def test_replay_writes_a_figure_only_when_asked(folder, tmp_path, monkeypatch):
+    """Issue 20 item 8: without --out, replay prints its tables and writes no file."""
+    monkeypatch.chdir(tmp_path)
+    res = _invoke("replay", str(folder), "--end", str(fx.at(10)))
+    assert res.exit_code == 0, res.output
+    assert "ETTR" in res.output and "wrote" not in res.output
+    assert list(tmp_path.iterdir()) == []

@@ -158,9 +158,9 @@ def test_a_new_reader_option_reaches_manifest_and_cli_without_edits(tmp_path: Pa
         (tmp_path / "reliab.toml").write_text('[[files]]\nglob = "*.widget"\nwidget_scale = 2.5\n')
         res = ingest(tmp_path)
         assert "scale 2.5" in res.sources[str(tmp_path / "a.widget")].reason
-        from reliab.cli.ingest import _generated_parameters
+        from reliab.cli._readeropts import reading_parameters
 
-        params, _ = _generated_parameters()
+        params, _ = reading_parameters(())
         assert "widget_scale" in [p.name for p in params]
     finally:
         _registry._PARSERS.pop("test_widget")

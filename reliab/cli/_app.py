@@ -23,6 +23,28 @@ app = typer.Typer(
 )
 
 
+def _flags_read_as_flags() -> None:
+    """Show no value type beside an on/off flag in ``--help`` (``--strict``, not ``--strict <bool>``).
+
+    Typer's rich help prints every option's type, a flag's too, which reads as if the flag took
+    a value; an option that takes one keeps its type or metavar.
+    """
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+    if getattr(shown, "_reliab", False):
+        return
+
+    def display_type_rich(self: TyperOption, ctx: object) -> str | None:
+        return None if self.is_flag else shown(self, ctx)  # type: ignore[arg-type]
+
+    display_type_rich._reliab = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_flags_read_as_flags()
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"reliab {__version__}")

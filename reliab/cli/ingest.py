@@ -19,6 +19,12 @@ from typing import Annotated, Any
 import typer
 
 from reliab.cli._app import _fail, app
+from reliab.cli._readeropts import (
+    given_options,
+    manifest_parameters,
+    manifest_value,
+    reading_parameters,
+)
 from reliab.cli._render import echo, folder_of, printable, relative, table
 
 #: CLI switches of this command (reader options of these names are not offered as flags)
@@ -27,16 +33,6 @@ _FIXED = ("paths", "source", "out", "store", "rebuild", "strict", "manifest", "n
 _NUMBERS = ("files", "lines", "parsed", "irrelevant", "malformed")
 #: how many files not read the summary names before "and N more"
 _NAMED = 5
-#: help of run settings whose docstring's first sentence says too little on a command line
-_RUN_HELP = {
-    "policy": "What counts as an interruption: fleet (default; NODE_FAIL, or FAILED with infrastructure "
-              "evidence) or training-run (every end of one run, as Llama 3 counted).",
-    "job_name": "The training run for --policy training-run (default: the job name with the most GPU-hours).",
-}
-
-
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
 
 
 def _fixed_parameters() -> list[inspect.Parameter]:
@@ -47,7 +43,7 @@ def _fixed_parameters() -> list[inspect.Parameter]:
 
     return [
         inspect.Parameter("paths", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Annotated[
-            list[str], typer.Argument(help="Files, folders or scheme:// sources to read.", show_default=False)]),
+            list[str], typer.Argument(metavar="PATHS", help="Files, folders or scheme:// sources to read.", show_default=False)]),
         opt("source", Annotated[str | None, typer.Option(help="Force a format (see `reliab sources`).")], None),
         opt("out", Annotated[Path | None, typer.Option("--out", "-o", help="Write the canonical tables as Parquet here.")],
             None),
@@ -57,9 +53,7 @@ def _fixed_parameters() -> list[inspect.Parameter]:
             "--rebuild", help="With --store: discard the store and read every file afresh.")], False),
         opt("strict", Annotated[bool, typer.Option(
             "--strict", help="Fail on the first malformed line or file not read.")], False),
-        opt("manifest", Annotated[Path | None, typer.Option(
-            help="Hand-over manifest to apply (default: reliab.toml in each folder given).")], None),
-        opt("no_manifest", Annotated[bool, typer.Option("--no-manifest", help="Ignore reliab.toml files.")], False),
+        *manifest_parameters(),
         opt("files", Annotated[bool, typer.Option("--files", help="One row per file instead of per folder.")], False),
         opt("why", Annotated[bool, typer.Option("--why", help="With each file, why its format was chosen.")], False),
         opt("quiet", Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")], False),
@@ -81,53 +75,6 @@ def _fixed_parameters() -> list[inspect.Parameter]:
             help="With --engine dask and no --scheduler: worker processes of the local cluster (default:"
                  " one per core).", rich_help_panel="Scale-out")], None),
     ]
-
-
-def _generated_parameters() -> tuple[list[inspect.Parameter], dict[str, Any]]:
-    """Run-level keywords of ``reliab.ingest`` and every reader option, as text options."""
-    from reliab.io._driver import run_keys
-    from reliab.io._options import reader_options
-
-    kw = inspect.Parameter.KEYWORD_ONLY
-    params, specs = [], {}
-    from reliab.io import ingest as api
-    from reliab.io._options import _doc_lines
-
-    docs = _doc_lines(api)
-    for name in run_keys():
-        if name in _FIXED:
-            continue
-        about = _RUN_HELP.get(name) or docs.get(name) or f"{name}= of reliab.ingest"
-        params.append(inspect.Parameter(name, kw, default=None, annotation=Annotated[str | None, typer.Option(
-            _flag(name), help=f"{about} (also a reliab.toml key).", rich_help_panel="Run settings")]))
-        specs[name] = None
-    for name, spec in reader_options().items():
-        if name in _FIXED or name in specs:
-            continue
-        many = spec.kind == "mapping"
-        annotation = list[str] | None if many else str | None
-        help_text = (spec.doc or name) + f" [{', '.join(spec.sources)}]"
-        params.append(inspect.Parameter(name, kw, default=None, annotation=Annotated[annotation, typer.Option(
-            _flag(name), help=help_text + (" (THEIR=OURS, repeatable)" if many else ""),
-            rich_help_panel="Per-source options", show_default=False)]))
-        specs[name] = spec
-    return params, specs
-
-
-def _options(values: dict[str, Any], specs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(run keywords, reader options) given on the command line, converted."""
-    from reliab.io._options import convert_text
-
-    run, readers = {}, {}
-    for name, spec in specs.items():
-        value = values.get(name)
-        if value is None or value == []:
-            continue
-        if spec is None:
-            run[name] = value
-        else:
-            readers[name] = convert_text(spec, value)
-    return run, readers
 
 
 def _roots(paths: list[str]) -> list[str]:
@@ -180,6 +127,27 @@ def _files_line(result: Any, roots: list[str]) -> str:
     return printable(text + (" (--files lists them)" if len(skipped) else ""))
 
 
+def _inferred_line(result: Any, roots: list[str]) -> str | None:
+    """"times inferred: FILE (the parser's note)…" for the files whose times were not all read."""
+    from reliab.io._result import inferred_times
+
+    found = inferred_times(result.sources)
+    if not found:
+        return None
+    named = [f"{relative(str(p), roots)} ({note})" for p, note in found]
+    more = len(named) - _NAMED
+    return printable("times inferred: " + "; ".join(named[:_NAMED])
+                     + (f"; and {more:,} more (--why lists them)" if more > 0 else ""))
+
+
+def reading_lines(result: Any, paths: list[str]) -> list[str]:
+    """What a run did not read, as ``reliab ingest`` says it: the files not read (with why), the
+    quarantined lines and the times inferred; ``reliab report`` prints the same lines."""
+    roots = _roots(paths)
+    inferred = _inferred_line(result, roots)
+    return [_files_line(result, roots), _quarantined(result.quarantine), *([inferred] if inferred else [])]
+
+
 def _counts_line(result: Any, store: Path | None) -> str:
     inter = result.interruptions
     planned = int(inter["planned"].sum()) if len(inter) else 0
@@ -220,11 +188,11 @@ def _ingest(**values: Any) -> None:
     """
     from reliab.io import ingest as run_ingest
 
-    run, readers = _options(values, _SPECS)
     paths: list[str] = values["paths"]
-    manifest: Any = False if values["no_manifest"] else (values["manifest"] or True)
     engine, dask = values["engine"], values["engine"] == "dask"
     try:
+        run, readers = given_options(values, _SPECS)
+        manifest = manifest_value(values)
         if engine not in ("local", "dask"):
             raise ValueError(f"--engine must be local or dask, got {engine!r}")
         if not dask and (values["scheduler"] or values["workers"]):
@@ -250,6 +218,9 @@ def _ingest(**values: Any) -> None:
                                          ("new", "appended", "rotated", "rewritten", "unchanged")))
     echo(_files_line(result, roots))
     echo(_counts_line(result, values["store"]))
+    inferred = _inferred_line(result, roots)
+    if inferred:
+        echo(inferred)
     if len(result.interruptions):
         top = result.interruptions["category"].value_counts().head(8)
         echo("interruptions by category: " + ", ".join(f"{k} {v:,}" for k, v in top.items()))
@@ -281,6 +252,6 @@ def _cluster(values: dict[str, Any]) -> Any:
     return dask_client(scheduler=values["scheduler"], workers=values["workers"])
 
 
-_GENERATED, _SPECS = _generated_parameters()
+_GENERATED, _SPECS = reading_parameters(_FIXED)
 _ingest.__signature__ = inspect.Signature([*_fixed_parameters(), *_GENERATED])  # type: ignore[attr-defined]
 app.command("ingest")(_ingest)

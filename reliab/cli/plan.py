@@ -23,11 +23,13 @@ def plan(
     restart: Annotated[str, typer.Option("--restart", help="Restart overhead per interruption, e.g. 5min.")] = "5min",
     gpus_per_node: Annotated[int, typer.Option(help="GPUs per node.")] = 8,
     non_blocking: Annotated[bool, typer.Option("--non-blocking", help="Checkpoint writes do not pause training.")] = False,
-    runs: Annotated[int, typer.Option(help="Monte-Carlo runs per point for the simulated optimum (0: none).")] = 400,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Heat-map figure (PNG, SVG or PDF).")] = Path("plan.png"),
+    runs: Annotated[int, typer.Option(
+        min=0, help="Monte-Carlo runs per point for the simulated optimum (0: none).")] = 400,
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Write the heat-map figure here (PNG, SVG or PDF); none without it.")] = None,
 ) -> None:
     """Print MTTF, expected ETTR and the Young / Daly / simulated checkpoint optimum for a job,
-    with a what-if table over checkpoint interval x restart time; write the heat-map.
+    with a what-if table over checkpoint interval x restart time; with --out, the heat-map.
 
     Without --from or --node-failure-rate the published rates are used (Llama 3 Table 5,
     Meta RSC-1 and RSC-2).
@@ -39,11 +41,12 @@ def plan(
         sizes = sorted({4096, 8192, 16384, 32768, 65536, 131072, gpus})
         result = _plan(rates, sizes, gpus, checkpoint_write, restart, gpus_per_node, non_blocking, runs)
         _print(result, gpus, restart)
-        fig = result.plot()
-        fig.savefig(out, bbox_inches="tight")
+        if out is not None:
+            result.plot().savefig(out, bbox_inches="tight")
     except (ReliabError, ValueError) as exc:
         _fail(exc)
-    echo(f"wrote {out}")
+    if out is not None:
+        echo(f"wrote {out}")
 
 
 def _rates(source: Path | None, rate: float | None) -> dict[str, float] | None:

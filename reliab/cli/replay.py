@@ -13,7 +13,7 @@ from reliab.cli._render import echo, printable
 
 @app.command()
 def replay(
-    folder: Annotated[Path, typer.Argument(help="An ingest output folder (reliab ingest --out).")],
+    folder: Annotated[Path, typer.Argument(metavar="FOLDER", help="An ingest output folder (reliab ingest --out).")],
     checkpoint_interval: Annotated[str | None, typer.Option(
         "--checkpoint-interval", help="Replay with this checkpoint interval, e.g. 10min.")] = None,
     checkpoint_write: Annotated[str | None, typer.Option(
@@ -27,7 +27,8 @@ def replay(
     job_name: Annotated[str | None, typer.Option(help="The run (job name); default the largest.")] = None,
     start: Annotated[str | None, typer.Option(help="Window start (ISO time); default the first job start.")] = None,
     end: Annotated[str | None, typer.Option(help="Window end (ISO time); default the last log line.")] = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Figure of ETTR per scenario.")] = Path("replay.png"),
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Write the figure of ETTR per scenario here (PNG, SVG or PDF); none without it.")] = None,
 ) -> None:
     """Print the run's ETTR, its lost GPU-hours per category, and the replay table.
 
@@ -48,10 +49,12 @@ def replay(
                                  blocking_writes=False if non_blocking else None,
                                  drain_after_first_critical=drain, lemons=hosts)
         _print(cost, res)
-        res.plot().savefig(out, bbox_inches="tight")
+        if out is not None:
+            res.plot().savefig(out, bbox_inches="tight")
     except (ReliabError, ValueError) as exc:
         _fail(exc)
-    echo(f"wrote {out}")
+    if out is not None:
+        echo(f"wrote {out}")
 
 
 def _print(cost, res) -> None:

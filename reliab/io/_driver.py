@@ -682,7 +682,8 @@ def sources_of(results: list[FileResult],
     for r in results:
         choice = choices.get(r.path) or SourceChoice(r.source, 0.0, r.reason or "")
         if r.notes:
-            choice = SourceChoice(choice.source, choice.confidence, f"{choice.reason}; {'; '.join(r.notes)}")
+            choice = SourceChoice(choice.source, choice.confidence, f"{choice.reason}; {'; '.join(r.notes)}",
+                                  tuple(r.notes))
         sources[r.path] = choice
     return sources
 

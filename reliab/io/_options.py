@@ -63,13 +63,15 @@ def _doc_lines(fn: Callable[..., Any]) -> dict[str, str]:
     out: dict[str, str] = {}
     name = None
     for line in match.group(1).splitlines():
-        head = re.match(r"^(\w+)\s*:", line) or re.match(r"^(\w+(?:, \w+)+)\s*$", line)
+        head = re.match(r"^(\w+(?:, \w+)*)\s*(?::|$)", line)
         if head:
             name = head.group(1)
             out[name] = ""
         elif name and line.startswith(" ") and line.strip():
             out[name] = (out[name] + " " + line.strip()).strip()
-    first = {k: re.split(r"(?<=[.;])\s", v, maxsplit=1)[0].rstrip(".;") for k, v in out.items()}
+    # the first sentence: up to a full stop or semicolon, not the one of an abbreviation (e.g., i.e.)
+    first = {k: re.split(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[.;])\s", v, maxsplit=1)[0].rstrip(".;")
+             for k, v in out.items()}
     plain = {k: re.sub(r":\w+:`~?([^`]+)`", r"\1", v).replace("``", "") for k, v in first.items()}
     return {name.strip(): v for k, v in plain.items() for name in k.split(",")}
 
@@ -139,11 +141,32 @@ def value_problem(spec: OptionSpec, value: Any) -> str | None:
         "mapping": isinstance(value, Mapping) and all(isinstance(k, str) and isinstance(v, str)
                                                       for k, v in value.items()),
     }[kind]
+    if ok and kind == "str" and isinstance(value, str):
+        try:
+            _check_text(spec, value)
+        except ValueError as exc:
+            return f"cannot read {value!r} ({exc})"
     if ok:
         return None
     want = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "a string",
             "list": "a string or a list of strings", "mapping": "a table of strings"}[kind]
     return f"must be {want} ({spec.annotation}), got {type(value).__name__} {value!r}"
+
+
+def _check_text(spec: OptionSpec, text: str) -> None:
+    """``ValueError`` for a zone that does not exist (``tz``) or an instant that does not parse
+    (``boot_time``, ``start``…): the readers would set aside every line they read with it."""
+    if spec.name == "tz":
+        from reliab.io._localtime import resolve_tz
+
+        resolve_tz(text)
+    elif spec.name == "boot_time" or takes_time(spec):
+        import pandas as pd
+
+        try:
+            pd.Timestamp(text)
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise ValueError(f"not a date or time ({exc})") from None
 
 
 def convert_text(spec: OptionSpec, text: str | list[str]) -> Any:
@@ -171,6 +194,8 @@ def convert_text(spec: OptionSpec, text: str | list[str]) -> Any:
             return float(text)  # type: ignore[arg-type]
         if kind == "bool":
             return str(text).lower() in ("1", "true", "yes", "on")
+        if kind == "str" and isinstance(text, str):
+            _check_text(spec, text)
     except ValueError as exc:
         raise ValueError(f"option --{spec.name.replace('_', '-')}: cannot read {text!r} ({exc})") from None
     return text

@@ -47,6 +47,16 @@ def not_read_notes(accounting: pd.DataFrame) -> tuple[str, ...]:
     return tuple(notes)
 
 
+#: the word a parser's note uses for a time it did not read but derived (a year or a time taken
+#: from the file's modification time)
+INFERRED = "inferred"
+
+
+def inferred_times(sources: Mapping[str, SourceChoice]) -> tuple[tuple[str, str], ...]:
+    """``(path, note)`` for every parser note saying a time or a year of that file was inferred."""
+    return tuple((path, note) for path, choice in sources.items() for note in choice.notes if INFERRED in note)
+
+
 @dataclass(frozen=True)
 class SourceChoice:
     """Which parser read a file, and why.
@@ -58,6 +68,8 @@ class SourceChoice:
     source: str
     confidence: float
     reason: str
+    #: the parser's own notes about the file (also at the end of ``reason``)
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,7 @@ def assemble(
     for spec in SECTIONS:
         placed = by_section.get(spec.key, [])
         if spec.key == "summary":
-            sec = summary_section(flat) if "rates" in flat else None
+            sec = summary_section(flat, ingest) if "rates" in flat else None
         elif spec.key == "taxonomy":
             sec = taxonomy_section(flat, reference)
         elif spec.key == "data-quality":

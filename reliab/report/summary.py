@@ -17,6 +17,7 @@ from reliab._result import NotAvailable
 from reliab.report.document import Block, Callout, Figure, RowKind, Section, Table, Text
 from reliab.report.formatting import (
     DASH,
+    clean_text,
     finite,
     fmt_hours,
     fmt_int,
@@ -59,14 +60,55 @@ def _lost_callout(cost: Any | None) -> Callout:
     return Callout("Lost GPU-hours", fmt_num(cost.lost_gpu_hours), "work, downtime, restarts")
 
 
-def summary_section(results: Mapping[str, Any]) -> Section:
-    """Section ``summary``: headline numbers and what they mean."""
+#: files named in the summary's reading line before "and N more"
+_NAMED = 5
+
+
+def _named(items: list[str]) -> str:
+    more = len(items) - _NAMED
+    return ", ".join(items[:_NAMED]) + (f" and {more:,} more" if more > 0 else "")
+
+
+def reading_text(ingest: Any) -> Text | None:
+    """What the run did not read, as the command line says it: the files not read and why, the
+    quarantined lines and the times inferred (a year or a time taken from a file's modification
+    time), read from the ingest result's accounting, quarantine and parser notes."""
+    from reliab.io._quarantine import quarantined_lines
+    from reliab.io._result import inferred_times, set_aside
+    from reliab.report.quality import relative_paths
+
+    acc = getattr(ingest, "accounting", None)
+    if acc is None or not len(acc):
+        return None
+    unread, _ = set_aside(acc)
+    quarantine = getattr(ingest, "quarantine", None)
+    lines = quarantined_lines(quarantine) if quarantine is not None and len(quarantine) else 0
+    inferred = inferred_times(getattr(ingest, "sources", {}) or {})
+    names = relative_paths(unread["path"], acc) if len(unread) else []
+    parts = [f"{len(acc) - len(unread):,} of {len(acc):,} input file(s) read",
+             f"{len(unread):,} file(s) not read" + (": " + _named(
+                 [f"{clean_text(n, 60)} ({s})" for n, s in zip(names, unread["source"].astype(str), strict=True)])
+                 if len(unread) else ""),
+             f"{lines:,} line(s) quarantined"]
+    text = "What was read: " + "; ".join(parts) + " (the data-quality section lists them)."
+    if inferred:
+        where = relative_paths([p for p, _ in inferred], acc)
+        text += " Times inferred, not read: " + "; ".join(
+            f"{clean_text(w, 60)}: {clean_text(n, 200)}" for w, (_, n) in zip(where, inferred, strict=True)) + "."
+    return Text(text, kind="note" if len(unread) or lines or inferred else "paragraph")
+
+
+def summary_section(results: Mapping[str, Any], ingest: Any = None) -> Section:
+    """Section ``summary``: headline numbers and what they mean; with ``ingest``, what was not
+    read (:func:`reading_text`)."""
     rates = _ok(results, "rates")
     if rates is None:
         why = results["rates"].reason if isinstance(results.get("rates"), NotAvailable) else \
             "no rates result was given"
+        reading = reading_text(ingest) if ingest is not None else None
         return Section("Executive summary", (Text(f"Interruption counts and rates: not available: "
-                                                  f"{why}", kind="note"),), key="summary")
+                                                  f"{why}", kind="note"), *([reading] if reading else [])),
+                       key="summary")
     tot = _total(rates)
     conf = float(rates.conf_level)
     nu, npl = int(tot["count"]), int(rates.n_planned)
@@ -92,6 +134,9 @@ def summary_section(results: Mapping[str, Any]) -> Section:
             f"{conf:.0%} interval).")
     blocks.append(Text(text + (" Top causes: " + "; ".join(top) + "." if top else "")))
     blocks.append(_change_text(results))
+    reading = reading_text(ingest) if ingest is not None else None
+    if reading is not None:
+        blocks.append(reading)
     return Section("Executive summary", tuple(blocks), key="summary")
 
 

@@ -13,7 +13,11 @@ Example (``analyses/quarterly/2024Q2.toml``)::
 
 Keys: ``logs`` (required), ``out``, ``label``, ``title``, ``subtitle``, ``gpus``,
 ``inventory``, ``gpus_per_node``, ``window``, ``policy``, ``job_name``, ``compare``
-(``"llama3"``), ``previous``, ``conf_level``, ``pdf``.  Unknown keys are an error naming the key.
+(``"llama3"``), ``previous``, ``conf_level``, ``pdf``, ``strict``; and how the logs are read,
+as ``reliab ingest`` reads them: ``manifest`` (a path, or ``false`` for none), ``source``,
+``quarantine_limit``, ``rules``, ``before``, ``after`` and every reader option (``boot_time``,
+``tz``, ``year``, ``host``, ``fields``…, :func:`reliab.io._options.reader_options`).  Unknown
+keys are an error naming the key.
 """
 
 from __future__ import annotations
@@ -24,11 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from reliab.errors import InputFileError
+from reliab.io._options import reader_options, toml_time_text, value_problem
 
 KEYS = {"logs": list, "out": str, "label": str, "title": str, "subtitle": str, "gpus": int,
         "inventory": str, "gpus_per_node": int, "window": list, "policy": str, "job_name": str,
         "compare": str, "previous": str, "conf_level": float, "pdf": bool, "strict": bool}
-PATHS = ("out", "inventory", "previous")
+#: keys of reliab.ingest (the reader options are looked up in the registry)
+READING = {"manifest": (str, bool), "source": str, "quarantine_limit": int, "rules": str, "before": str,
+           "after": str}
+PATHS = ("out", "inventory", "previous", "rules")
 
 
 @dataclass(frozen=True)
@@ -57,20 +65,31 @@ def load_config(path: str | Path) -> ReportConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputFileError(f"{p}: invalid TOML ({exc})") from None
-    unknown = sorted(set(data) - set(KEYS))
+    readers = reader_options()
+    unknown = sorted(set(data) - set(KEYS) - set(READING) - set(readers))
     if unknown:
-        raise InputFileError(f"{p}: unknown key(s) {unknown}; known keys: {', '.join(sorted(KEYS))}")
+        raise InputFileError(f"{p}: unknown key(s) {unknown}; known keys: {', '.join(sorted(KEYS))},"
+                             f" {', '.join(sorted(READING))} and the reader options of `reliab ingest --help`")
     for key, value in data.items():
-        want = KEYS[key]
+        if key in readers and key not in KEYS:
+            problem = value_problem(readers[key], value)
+            if problem:
+                raise InputFileError(f"{p}: {key} {problem}")
+            data[key] = toml_time_text(readers[key], value)
+            continue
+        want = KEYS.get(key) or READING[key]
         ok = isinstance(value, want) or (want is float and isinstance(value, int))
         if not ok or (want is int and isinstance(value, bool)):
-            raise InputFileError(f"{p}: {key} must be a {want.__name__}, got {value!r}")
+            name = want.__name__ if isinstance(want, type) else " or ".join(w.__name__ for w in want)
+            raise InputFileError(f"{p}: {key} must be a {name}, got {value!r}")
     if "logs" not in data or not data["logs"]:
         raise InputFileError(f"{p}: 'logs' is required (a list of log folders or files)")
     if "window" in data and len(data["window"]) != 2:
         raise InputFileError(f"{p}: window must be [start, end], got {data['window']!r}")
     base = p.resolve().parent
     opts = {k: v for k, v in data.items() if k != "logs"}
+    if isinstance(opts.get("manifest"), str):
+        opts["manifest"] = (base / opts["manifest"]).resolve()
     for key in PATHS:
         if key in opts:
             opts[key] = (base / opts[key]).resolve()

@@ -21,6 +21,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from reliab._result import NotAvailable
+from reliab.errors import InputFileError
 from reliab.study._analyses import analyze
 from reliab.study._archive import archive, load_archive, write_archive
 from reliab.study._fleet import Fleet, fleet_facts, read_inventory
@@ -124,6 +125,9 @@ def run_report(
     config_text: str | None = None,
     data_label: str | None = None,
     strict: bool = False,
+    manifest: bool | str | os.PathLike[str] = True,
+    source: str | None = None,
+    **options: Any,
 ) -> ReportRun:
     """Ingest logs, run every analysis and write the report, the archive and the tables.
 
@@ -161,6 +165,13 @@ def run_report(
     strict : bool
         Fail on the first malformed line or file not read (:func:`reliab.ingest`), instead of
         reporting them in the data-quality section.
+    manifest, source : optional
+        The hand-over manifest and a forced format, as :func:`reliab.ingest` takes them.
+    **options
+        Every other keyword of :func:`reliab.ingest` (``rules``, ``before``, ``after``,
+        ``quarantine_limit``) and every reader option (``boot_time``, ``tz``, ``year``,
+        ``host``, ``fields``…, :func:`reliab.io._options.reader_options`): the logs are read
+        exactly as ``reliab.ingest`` reads them.
 
     Returns
     -------
@@ -173,13 +184,16 @@ def run_report(
         raise ValueError(f"conf_level must be in (0, 1), got {conf_level}")
     plist = [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InputFileError(f"{out}: is a file; the report's output (out=, --out) must be a folder")
     out.mkdir(parents=True, exist_ok=True)
     timings: dict[str, float] = {}
     prev = load_archive(previous) if previous is not None else None  # fail early on a bad path
     inv = read_inventory(inventory) if inventory is not None else None
 
     t0 = time.perf_counter()
-    res = reliab.ingest(plist, progress=progress, policy=policy, job_name=job_name, strict=strict)
+    res = reliab.ingest(plist, progress=progress, policy=policy, job_name=job_name, strict=strict,
+                        manifest=manifest, source=source, **options)
     timings["ingest"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()

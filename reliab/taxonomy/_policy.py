@@ -172,6 +172,12 @@ def select_run(jobs: pd.DataFrame,
         if not wanted or not all(isinstance(n, str) and n for n in wanted):
             raise ValueError(f"job_name={job_name!r} must be a job name or a list of job names")
         named = names.isin(wanted).fillna(False).to_numpy(dtype=bool)
+        if len(jobs) and not named.any():
+            present = names.dropna().value_counts()
+            listed = ", ".join(repr(n) for n in present.index[:10]) or "none (no job record has a name)"
+            more = f" and {len(present) - 10:,} more" if len(present) > 10 else ""
+            raise ValueError(f"job_name={job_name!r} matches no job; the job names present (most jobs"
+                             f" first): {listed}{more}")
         how = f"job_name={job_name!r}"
         label = ", ".join(wanted)
     elif names.notna().any():

@@ -214,6 +214,11 @@ def read_nvidia_smi_q(path: str, *, host: str | None = None, tz: str = "UTC", ti
     """``nvidia-smi -q`` report → one telemetry row per GPU (ECC, remapped rows, power, clocks).
 
     ``time`` dates a report without its ``Timestamp`` line (naive times are in ``tz``).
+
+    Parameters
+    ----------
+    time : str, optional
+        Time of a report or scrape that carries none (naive times are in ``tz``).
     """
     return scan_lines(path, "nvidia_smi_q", _parse_q_line, table="telemetry", strict=strict,
                       options={"host": host, "tz": tz, "time": time}, finish=_q_finish)
