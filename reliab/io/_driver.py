@@ -473,7 +473,7 @@ def ingest(
     """
     check_arguments(source, options)
     plan = prepare(paths, source=source, recursive=recursive, strict=strict, manifest=manifest,
-                   options=options, run_keys=run_keys())
+                   options=options, run_keys=run_keys(), exclude=(store, output))
     attribution = plan.run_values({"policy": policy, "job_name": job_name, "rules": rules, "before": before,
                                    "after": after, "job_filter": job_filter}, _defaults())
     if engine not in ("local", "dask"):

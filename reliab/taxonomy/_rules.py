@@ -24,6 +24,7 @@ from importlib import resources
 import pandas as pd
 
 from reliab.errors import InputFileError, Origin, ParseError
+from reliab.io._files import check_regular
 from reliab.schema import COMPONENTS
 from reliab.taxonomy.vocabulary import COMPONENT_OF
 
@@ -37,6 +38,8 @@ _TRUE = ("true", "1", "yes")
 _FALSE = ("false", "0", "no")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 _SHIPPED = "rules.csv"
+#: largest user rules file read (the shipped one is ~40 KB)
+MAX_RULES_BYTES = 4 << 20
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,8 +138,8 @@ def _read_rows(text: str, name: str) -> tuple[list[dict[str, str]], list[tuple[O
     header = next(reader, None)
     if header is None or tuple(h.strip() for h in header) != RULE_COLUMNS:
         got = "nothing" if header is None else ",".join(header)
-        origin = Origin(name, 1, got)
-        return [], [(origin, f"header must be {','.join(RULE_COLUMNS)} (got {got})")]
+        origin = Origin(name, 1, got[:80])
+        return [], [(origin, f"header must be {','.join(RULE_COLUMNS)}")]
     rows: list[dict[str, str]] = []
     problems: list[tuple[Origin, str]] = []
     seen: dict[str, int] = {}
@@ -232,11 +235,18 @@ def load_rules(path: str | os.PathLike[str] | None = None) -> Rules:
     if path is None:
         return _default()
     name = os.fspath(path)
+    check_regular(name)  # a FIFO blocks, /dev/zero never ends, /proc is not a rules file
     try:
-        with open(name, encoding="utf-8") as fh:
-            text = fh.read()
+        with open(name, "rb") as fh:
+            data = fh.read(MAX_RULES_BYTES + 1)
     except OSError as exc:
         raise InputFileError(f"cannot read taxonomy rules {name!r}: {exc}") from exc
+    if len(data) > MAX_RULES_BYTES:
+        raise InputFileError(f"taxonomy rules {name!r}: larger than {MAX_RULES_BYTES:,} bytes; not a rules file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputFileError(f"taxonomy rules {name!r}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     user, problems = _read_rows(text, name)
     if problems:
         _raise(problems)
