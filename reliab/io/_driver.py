@@ -15,6 +15,7 @@ the imports below fix the registration order used to break sniffing ties.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 from collections.abc import Callable, Iterable
@@ -27,6 +28,7 @@ import pandas as pd
 import reliab.io.formats  # noqa: F401
 import reliab.io.sources  # noqa: F401  (registers slurm://, prometheus://, journald://)
 from reliab import schema
+from reliab._hostnames import canonical_tables
 from reliab.errors import InputFileError, ParseError, ReliabError, UnknownFormatError
 from reliab.io._discover import Entry
 from reliab.io._files import read_head, read_start
@@ -253,7 +255,7 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
     kwargs = options_for(parser.read, {**(options or {}), "strict": strict})
     try:
         with quarantine_limit((options or {}).get("quarantine_limit")):
-            return encoding_note(parser.read(name, **kwargs))
+            return canonical_result(encoding_note(parser.read(name, **kwargs)))
     except ParseError as exc:
         if strict:
             if exc.origin is None:
@@ -269,6 +271,12 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
             raise InputFileError(f"{name}: unreadable ({type(exc).__name__}: {exc})") from exc
         kind = "unreadable" if isinstance(exc, _BROKEN_STREAM) else "reader failed"
         return _failed_file(name, choice.source, f"{kind} ({type(exc).__name__}: {exc})")
+
+
+def canonical_result(result: FileResult) -> FileResult:
+    """``result`` with its host names made canonical (:mod:`reliab._hostnames`)."""
+    tables = canonical_tables(result.tables)
+    return result if tables is None else dataclasses.replace(result, tables=tables)
 
 
 def _broken_stream_errors() -> tuple[type[BaseException], ...]:
@@ -625,7 +633,7 @@ def read_url(url: str, options: dict[str, Any], strict: bool) -> list[tuple[File
         if strict:
             raise
         results = [_failed_file(url, f"{scheme}://", f"source failed ({type(exc).__name__}: {exc})")]
-    return [(r, SourceChoice(r.source, 1.0, why)) for r in results]
+    return [(canonical_result(r), SourceChoice(r.source, 1.0, why)) for r in results]
 
 
 _EXCLUDED_RUN_KEYS = frozenset({"paths", "source", "recursive", "strict", "manifest", "store", "rebuild",
