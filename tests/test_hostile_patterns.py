@@ -117,3 +117,26 @@ def test_user_rules_keep_their_meaning(tmp_path: Path) -> None:
     assert loaded.matching("xid:48")[0] == pos and not loaded.matching("xid:480")
     assert loaded.message_matches(pos, "GPU has fallen off the bus")
     assert not loaded.message_matches(pos, "GPU has fallenoff the bus")
+
+
+def test_the_regex_and_the_automaton_agree() -> None:
+    """Globs of at most two wildcards are answered by Python's regex engine, the others by
+    the automaton: both must give the .gitignore answer, so each is checked against the
+    other on every pattern and path of the rule tables here and in test_manifest."""
+    patterns = ["truth/", "/truth/", "*.png", "syslog/*", "**/node[0-9]*.sel", "dmesg/**/*.log", "notes-?.txt",
+                "[!a]x", "[a-c]?.log", "logs/**", "**", "a/**/b", "*", "a*b*c", "x.[ch]", "[]]x", "*a*b", "a/b/"]
+    paths = ["truth/a.csv", "truth/x/y.csv", "a/truth/b.csv", "truthy/a", "truth.csv", "a.png", "x/y/a.png",
+             "a.png.log", "syslog/messages", "syslog/a/messages", "ipmi/node1.sel", "node7.sel", "ipmi/nodeA.sel",
+             "dmesg/a.log", "dmesg/x/y/a.log", "a.log", "notes-1.txt", "notes-12.txt", "bx", "ax", "d/bx",
+             "b1.log", "b/.log", "logs", "logs/a", "a/b", "a/x/b", "aXbYc", "acb", "x.c", "x.ch", "]x", "a/b/c",
+             "z/a/b/c", "", "a\nb"]
+    for pattern in patterns:
+        m = glob_regex(pattern)
+        for path in paths:
+            assert m.automaton(path) == m.fullmatch(path), (pattern, path)
+
+
+def test_a_name_that_is_not_utf8_is_matched() -> None:
+    name = os.fsdecode(b"logs/caf\xe9.log")  # a lone surrogate, as the walk hands it over
+    assert glob_regex("logs/*.log").fullmatch(name)
+    assert glob_regex("**a" * 3 + ".log").automaton(name) is False
