@@ -189,3 +189,25 @@ def test_quarantined_text_in_the_report_is_cut_and_marked_untrusted() -> None:
     table = next(b for b in section.blocks if getattr(b, "title", "") == "Quarantined lines")
     assert all(len(t) <= 200 for t in table.data["Text"])
     assert "untrusted" in table.caption.lower()
+
+
+def test_a_manifest_that_links_out_of_the_folder_is_not_applied(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere.toml"
+    elsewhere.write_text(f'skip = ["*.log"]\n# {FILE_SECRET}\n')
+    root = tmp_path / "h"
+    root.mkdir()
+    (root / "a.log").write_text("2024-06-01T01:20:46+00:00 node1 kernel: NVRM: Xid (PCI:0000:3a:00): 79,"
+                                " pid=1, name=x, GPU has fallen off the bus.\n")
+    (root / "reliab.toml").symlink_to(elsewhere)
+    res = reliab.ingest(root)
+    acc = res.accounting.set_index("path")
+    assert acc.loc[str(root / "reliab.toml"), "source"] == "outside"
+    assert acc.loc[str(root / "a.log"), "source"] == "kernel" and len(res.signals) == 1
+
+
+def test_a_huge_manifest_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    manifest = tmp_path / "reliab.toml"
+    with open(manifest, "wb") as fh:  # sparse: 8 GiB of nothing
+        fh.truncate(8 << 30)
+    with pytest.raises(ManifestError, match="larger than"):
+        load_manifest(manifest)

@@ -52,6 +52,8 @@ from reliab.io._registry import get_parser, parsers
 
 #: file name looked for in every folder given to ``ingest``
 MANIFEST_NAME = "reliab.toml"
+#: largest manifest read (a real one is a few hundred bytes)
+MAX_MANIFEST_BYTES = 1 << 20
 #: manifest keys that are neither reader options nor run-level ingest keywords
 _OWN_KEYS = ("skip", "files", "source")
 
@@ -319,7 +321,13 @@ def load_manifest(path: str | os.PathLike[str], *, run_keys: Iterable[str] = ())
     """
     p = Path(path)
     try:
-        text = p.read_bytes().decode("utf-8")
+        if not stat.S_ISREG(os.stat(p).st_mode):
+            raise ManifestError(f"{p}: not a regular file (a FIFO, socket or device): not read")
+        with open(p, "rb") as fh:
+            data = fh.read(MAX_MANIFEST_BYTES + 1)
+        if len(data) > MAX_MANIFEST_BYTES:
+            raise ManifestError(f"{p}: larger than {MAX_MANIFEST_BYTES:,} bytes: not a manifest")
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ManifestError(f"{p}: cannot read the manifest ({exc})") from None
     try:
@@ -330,9 +338,14 @@ def load_manifest(path: str | os.PathLike[str], *, run_keys: Iterable[str] = ())
 
 
 def find_manifest(folder: Path) -> Path | None:
-    """``folder/reliab.toml`` if it is a regular file."""
+    """``folder/reliab.toml`` if it is a regular file inside ``folder`` (a link leading out of
+    the folder is no manifest: the walk lists it as an ``outside`` row)."""
     candidate = folder / MANIFEST_NAME
-    return candidate if candidate.is_file() else None
+    if not candidate.is_file():
+        return None
+    if candidate.is_symlink() and not inside(real(candidate), real(folder)):
+        return None
+    return candidate
 
 
 __all__ = ["Manifest", "FileRule", "ManifestError", "load_manifest", "find_manifest", "glob_regex",
