@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reliab._hostnames import HOST_COLUMNS, canonical_hosts
 from reliab.errors import SchemaError
 
 UTC = "datetime64[ns, UTC]"
@@ -204,6 +205,8 @@ def conform(df: pd.DataFrame, table: str) -> pd.DataFrame:
             out[col.name] = s.astype(UTC)
         elif s.dtype != dtype:
             out[col.name] = _as_string(s) if col.dtype == "string" else s.astype(dtype)
+        if col.name in HOST_COLUMNS:  # untrusted text: one machine, one name (bidi, zero-width, NFKC)
+            out[col.name] = canonical_hosts(out[col.name])
     names = [c.name for c in TABLES[table]]
     return out[[n for n in names if n in out.columns] + [c for c in out.columns if c not in names]]
 

@@ -62,8 +62,8 @@ def _handover(root: Path) -> dict[str, str]:
     (extra / ODD_NAME).write_text(f"2023-01-05T10:00:00.000000+00:00 node0421 kernel: {XID}\n")
     (extra / "locked.log").write_text(f"2023-01-05T10:00:01.000000+00:00 node0421 kernel: {XID}\n")
     (extra / "locked.log").chmod(0)
-    (extra / "io-error.log").symlink_to("/proc/self/mem")  # opens, but every read fails (EIO)
-    return {"dashboard.png": "binary", "empty.log": "empty", "pipe.log": "special", "io-error.log": "unreadable"}
+    (extra / "io-error.log").symlink_to("/proc/self/mem")  # a link out of the folder, to /proc: never opened
+    return {"dashboard.png": "binary", "empty.log": "empty", "pipe.log": "special", "io-error.log": "outside"}
 
 
 @pytest.fixture(scope="module")

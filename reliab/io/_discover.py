@@ -9,9 +9,12 @@ source        set aside because
 ============  =======================================================================
 skipped       a hidden file or folder, a documentation file of an exact name
               (:data:`DOC_NAMES`), a Python cache folder, or a ``skip`` glob of the
-              hand-over manifest; a sub-folder when ``recursive=False``
+              hand-over manifest; a sub-folder when ``recursive=False``; the run's own
+              store or output folder
 special       a FIFO, socket or device: only regular files are opened (opening a FIFO
-              blocks until a writer appears)
+              blocks until a writer appears); a file of ``/proc``, ``/sys`` or ``/dev``
+outside       a symbolic link whose target (resolved) lies outside the folder given, or
+              on a kernel pseudo-filesystem: never opened (:mod:`reliab.io._contain`)
 unreadable    a folder that cannot be listed, a broken symbolic link, a file that
               cannot be stat'ed
 manifest      the hand-over manifest itself (applied, not read as a log)
@@ -34,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reliab.errors import InputFileError
+from reliab.io._contain import OUTSIDE, outside_reason, pseudo_device, pseudo_reason, real
 from reliab.io._manifest import MANIFEST_NAME, Manifest
 from reliab.io._registry import FileResult, url_scheme
 
@@ -95,41 +99,56 @@ def _oserror(exc: OSError) -> str:
 
 
 class _Walker:
-    """Depth-first walk in sorted order; symbolic links followed once (loops reported)."""
+    """Depth-first walk in sorted order, without recursion (a folder nested thousands deep
+    is walked like any other); symbolic links followed once (loops reported) and only while
+    they stay inside the root they were found under (:mod:`reliab.io._contain`)."""
 
     def __init__(self, recursive: bool, manifest_for: Callable[[Path], Manifest | None],
-                 on_folder: Callable[[Path], None]) -> None:
+                 on_folder: Callable[[Path], None], exclude: Iterable[str] = ()) -> None:
         self.recursive = recursive
         self.manifest_for = manifest_for
         self.on_folder = on_folder
         self.seen: set[tuple[int, int]] = set()
+        self.exclude = frozenset(exclude)
+        self.root = ""
+        self.pseudo = False
 
-    def folder(self, root: Path) -> Iterator[Entry]:
+    def folder(self, top: Path) -> Iterator[Entry]:
+        """Every entry under ``top`` (a root given by the user), folders before their content."""
+        self.root = real(top)
+        self.pseudo = pseudo_reason(self.root) is not None
+        stack = [top]
+        while stack:
+            entries, subfolders = self._one(stack.pop())
+            yield from entries
+            stack.extend(reversed(subfolders))
+
+    def _one(self, root: Path) -> tuple[list[Entry], list[Path]]:
+        """The entries of one folder and its sub-folders to walk, in sorted order."""
         try:
             st = root.stat()
             key = (st.st_dev, st.st_ino)
             if key in self.seen:
-                yield Entry(str(root), set_aside(str(root), SKIPPED, "folder already walked (symbolic link loop)"))
-                return
+                return [Entry(str(root), set_aside(str(root), SKIPPED,
+                                                   "folder already walked (symbolic link loop)"))], []
             self.seen.add(key)
             with os.scandir(root) as it:
                 entries = sorted(it, key=lambda e: e.name)
             self.on_folder(root)
         except OSError as exc:
-            yield Entry(str(root), set_aside(str(root), UNREADABLE, f"folder cannot be listed ({_oserror(exc)})"))
-            return
-        folders = []
+            return [Entry(str(root), set_aside(str(root), UNREADABLE,
+                                               f"folder cannot be listed ({_oserror(exc)})"))], []
+        out, folders = [], []
         manifest = self.manifest_for(root)
         for e in entries:
             kind, reason = self.classify(e, manifest)
             if kind == "folder":
-                folders.append(e)
+                folders.append(Path(e.path))
             elif kind == "file":
-                yield Entry(e.path)
+                out.append(Entry(e.path))
             else:
-                yield Entry(e.path, set_aside(e.path, kind, reason))
-        for e in folders:
-            yield from self.folder(Path(e.path))
+                out.append(Entry(e.path, set_aside(e.path, kind, reason)))
+        return out, folders
 
     def classify(self, e: os.DirEntry[str], manifest: Manifest | None) -> tuple[str, str]:
         """("file" | "folder" | a set-aside source, reason) for one entry of a folder governed
@@ -142,6 +161,12 @@ class _Walker:
             return UNREADABLE, f"cannot stat ({_oserror(exc)})"
         if name.startswith("."):
             return SKIPPED, "hidden folder: not walked" if is_dir else "hidden file"
+        if e.is_symlink() and (why := outside_reason(e.path, self.root)) is not None:
+            return OUTSIDE, why
+        if is_dir and self.exclude and real(e.path) in self.exclude:
+            return SKIPPED, "this run's own store or output folder: not read as input"
+        if is_file and (why := self.pseudo_file(e)):
+            return SPECIAL, why
         if is_dir:
             if name in TOOL_FOLDERS:
                 return SKIPPED, "Python cache folder: not walked"
@@ -157,6 +182,16 @@ class _Walker:
         if is_file:
             return ("file", "") if not doc_file(name) else (SKIPPED, "documentation file (README, LICENSE, SOURCE…)")
         return self.other(e.path)
+
+    def pseudo_file(self, e: os.DirEntry[str]) -> str | None:
+        """Why the regular file ``e`` lies on a pseudo-filesystem (never opened), else ``None``."""
+        try:
+            dev = e.stat().st_dev
+        except OSError:
+            return None
+        if not (self.pseudo or pseudo_device(dev)):
+            return None
+        return pseudo_reason(e.path, dev) or "a file of a kernel pseudo-filesystem: never read"
 
     @staticmethod
     def other(path: str) -> tuple[str, str]:
@@ -177,20 +212,23 @@ def _given(item: str | os.PathLike[str]) -> str:
 
 def walk(paths: Iterable[str | os.PathLike[str]], *, recursive: bool = True,
          manifest_for: Callable[[Path], Manifest | None] | None = None,
-         on_folder: Callable[[Path], None] | None = None) -> list[Entry]:
+         on_folder: Callable[[Path], None] | None = None,
+         exclude: Iterable[str | os.PathLike[str]] = ()) -> list[Entry]:
     """Every input of a run, in order: folders walked (sorted), explicit files, URLs.
 
     Each path appears once (the first time it is found).  ``on_folder(folder)`` is called
     as each folder is entered, before its entries are classified (the driver loads a
     manifest found there); ``manifest_for(folder)`` gives the hand-over manifest that
-    governs a folder (its ``skip`` globs), if any.
+    governs a folder (its ``skip`` globs), if any.  Folders in ``exclude`` (the run's own
+    store or output) are set aside as ``skipped`` where a walk meets them.
 
     Raises
     ------
     InputFileError
         A path given does not exist.
     """
-    walker = _Walker(recursive, manifest_for or (lambda _: None), on_folder or (lambda _: None))
+    walker = _Walker(recursive, manifest_for or (lambda _: None), on_folder or (lambda _: None),
+                     {real(x) for x in exclude})
     out: dict[str, Entry] = {}
     for item in paths:
         name = _given(item)
@@ -202,6 +240,8 @@ def walk(paths: Iterable[str | os.PathLike[str]], *, recursive: bool = True,
             raise InputFileError(f"{p}: no such file or directory")
         if p.is_dir():
             found: Iterable[Entry] = walker.folder(p)
+        elif p.is_file() and (why := pseudo_reason(p)) is not None:
+            found = [Entry(str(p), set_aside(str(p), SPECIAL, why))]
         elif p.is_file():
             found = [Entry(str(p))]
         else:
@@ -246,5 +286,8 @@ def _once_per_file(entries: list[Entry]) -> list[Entry]:
     return out
 
 
+#: sources of rows for inputs never opened (their content is not part of the run)
+NOT_OPENED = (SKIPPED, SPECIAL, UNREADABLE, DUPLICATE, OUTSIDE)
+
 __all__ = ["Entry", "walk", "set_aside", "doc_file", "special_reason", "SKIPPED", "SPECIAL", "UNREADABLE",
-           "MANIFEST", "DUPLICATE", "DOC_STEMS", "DOC_EXTENSIONS"]
+           "MANIFEST", "DUPLICATE", "OUTSIDE", "NOT_OPENED", "DOC_STEMS", "DOC_EXTENSIONS"]

@@ -15,6 +15,7 @@ the imports below fix the registration order used to break sniffing ties.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 from collections.abc import Callable, Iterable
@@ -27,6 +28,7 @@ import pandas as pd
 import reliab.io.formats  # noqa: F401
 import reliab.io.sources  # noqa: F401  (registers slurm://, prometheus://, journald://)
 from reliab import schema
+from reliab._hostnames import canonical_tables
 from reliab.errors import InputFileError, ParseError, ReliabError, UnknownFormatError
 from reliab.io._discover import Entry
 from reliab.io._files import read_head, read_start
@@ -254,7 +256,7 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
     kwargs = options_for(parser.read, {**(options or {}), "strict": strict})
     try:
         with quarantine_limit((options or {}).get("quarantine_limit")):
-            return encoding_note(parser.read(name, **kwargs))
+            return canonical_result(encoding_note(parser.read(name, **kwargs)))
     except ParseError as exc:
         if strict:
             if exc.origin is None:
@@ -270,6 +272,12 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
             raise InputFileError(f"{name}: unreadable ({type(exc).__name__}: {exc})") from exc
         kind = "unreadable" if isinstance(exc, _BROKEN_STREAM) else "reader failed"
         return _failed_file(name, choice.source, f"{kind} ({type(exc).__name__}: {exc})")
+
+
+def canonical_result(result: FileResult) -> FileResult:
+    """``result`` with its host names made canonical (:mod:`reliab._hostnames`)."""
+    tables = canonical_tables(result.tables)
+    return result if tables is None else dataclasses.replace(result, tables=tables)
 
 
 def _broken_stream_errors() -> tuple[type[BaseException], ...]:
@@ -474,7 +482,7 @@ def ingest(
     """
     check_arguments(source, options)
     plan = prepare(paths, source=source, recursive=recursive, strict=strict, manifest=manifest,
-                   options=options, run_keys=run_keys())
+                   options=options, run_keys=run_keys(), exclude=(store, output))
     attribution = plan.run_values({"policy": policy, "job_name": job_name, "rules": rules, "before": before,
                                    "after": after, "job_filter": job_filter}, _defaults())
     if engine not in ("local", "dask"):
@@ -628,7 +636,7 @@ def read_url(url: str, options: dict[str, Any], strict: bool) -> list[tuple[File
         shown = hide_password(url)  # the location's password is for its server only
         results = [_failed_file(shown, f"{scheme}://",
                                 hide_password(f"source failed ({type(exc).__name__}: {exc})"))]
-    return [(r, SourceChoice(r.source, 1.0, why)) for r in results]
+    return [(canonical_result(r), SourceChoice(r.source, 1.0, why)) for r in results]
 
 
 _EXCLUDED_RUN_KEYS = frozenset({"paths", "source", "recursive", "strict", "manifest", "store", "rebuild",

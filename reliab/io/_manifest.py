@@ -36,6 +36,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import stat
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -43,12 +44,16 @@ from pathlib import Path
 from typing import Any
 
 from reliab.errors import ReliabError
+from reliab.io._contain import inside, pseudo_device, real
+from reliab.io._glob import Glob
 from reliab.io._options import OptionSpec, reader_options, toml_time_text, value_problem
 from reliab.io._quarantine import check_limit
 from reliab.io._registry import get_parser, parsers
 
 #: file name looked for in every folder given to ``ingest``
 MANIFEST_NAME = "reliab.toml"
+#: largest manifest read (a real one is a few hundred bytes)
+MAX_MANIFEST_BYTES = 1 << 20
 #: manifest keys that are neither reader options nor run-level ingest keywords
 _OWN_KEYS = ("skip", "files", "source")
 
@@ -57,42 +62,14 @@ class ManifestError(ReliabError):
     """A hand-over manifest that cannot be used; the message names file, line and key."""
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a manifest glob (``.gitignore`` rules, see the module doc) to a regex.
+def glob_regex(pattern: str) -> Glob:
+    """Compile a manifest glob (``.gitignore`` rules, see the module doc) to a matcher.
 
-    The regex is matched against a path relative to the manifest folder, with ``/``.
+    The matcher's ``fullmatch`` takes a path relative to the manifest folder, with ``/``,
+    in time linear in the path (:class:`reliab.io._glob.Glob`: a hand-over's glob is
+    untrusted and a backtracking regex could be made to run for ever).
     """
-    pat = pattern.strip()
-    anchored = "/" in pat.rstrip("/")
-    if pat.endswith("/"):
-        pat += "**"
-    pat = pat.lstrip("/")
-    out, i = [], 0
-    while i < len(pat):
-        c = pat[i]
-        if pat.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pat.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[" and pat.find("]", i + 2) > 0:
-            end = pat.find("]", i + 2)
-            body = pat[i + 1:end].replace("\\", "\\\\")
-            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
-            i = end + 1
-            continue
-        else:
-            out.append(re.escape(c))
-        i += 1
-    body = "".join(out)
-    return re.compile(body if anchored else f"(?:.*/)?{body}", re.S)
+    return Glob(pattern)
 
 
 @dataclass(frozen=True)
@@ -102,7 +79,7 @@ class FileRule:
     glob: str
     options: Mapping[str, Any]
     line: int
-    regex: re.Pattern[str] = field(repr=False, compare=False)
+    regex: Glob = field(repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -112,7 +89,7 @@ class Manifest:
     path: Path
     run: Mapping[str, Any]
     defaults: Mapping[str, Any]
-    skip: tuple[tuple[str, re.Pattern[str]], ...]
+    skip: tuple[tuple[str, Glob], ...]
     files: tuple[FileRule, ...]
 
     @property
@@ -225,6 +202,8 @@ class _Loader:
         if source is not None and source not in spec.sources:
             raise self.fail(key, f"is not an option of source {source!r} (taken by {', '.join(spec.sources)})",
                             entry)
+        if "Path" in spec.annotation and isinstance(value, str):  # a path: contained like rules =
+            value = self.contained(key, value, entry, folder=True)
         problem = value_problem(spec, value)
         if problem is None and key == "quarantine_limit":
             try:
@@ -246,13 +225,13 @@ class _Loader:
                             f"{', '.join(sorted(names))}", entry) from None
         return value
 
-    def globs(self, key: str, value: Any, entry: int | None) -> list[tuple[str, re.Pattern[str]]]:
+    def globs(self, key: str, value: Any, entry: int | None) -> list[tuple[str, Glob]]:
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(v, str) and v.strip() for v in items):
             raise self.fail(key, "must be a glob or a list of globs", entry)
         try:
             return [(g, glob_regex(g)) for g in items]
-        except (re.error, ValueError) as exc:
+        except ValueError as exc:
             raise self.fail(key, f"holds a bad glob ({exc})", entry) from None
 
     def entry(self, i: int, raw: Any) -> FileRule:
@@ -268,7 +247,7 @@ class _Loader:
                 options[key] = self.option(key, value, i, source)
         return FileRule(pattern, options, self.where.line("glob", i), regex)
 
-    def _one_glob(self, value: Any, i: int) -> list[tuple[str, re.Pattern[str]]]:
+    def _one_glob(self, value: Any, i: int) -> list[tuple[str, Glob]]:
         if not isinstance(value, str):
             raise self.fail("glob", "must be a string", i)
         return self.globs("glob", value, i)
@@ -276,7 +255,7 @@ class _Loader:
     def load(self, data: dict[str, Any]) -> Manifest:
         run: dict[str, Any] = {}
         defaults: dict[str, Any] = {}
-        skip: list[tuple[str, re.Pattern[str]]] = []
+        skip: list[tuple[str, Glob]] = []
         files: list[FileRule] = []
         for key, value in data.items():
             if key == "files":
@@ -297,8 +276,30 @@ class _Loader:
         if isinstance(value, dict | list):
             raise self.fail(key, "must be a single value")
         if key == "rules" and isinstance(value, str):  # a rules file beside the manifest
-            return str(self.path.parent / value)
+            return self.contained(key, value, None, folder=False)
         return value
+
+    def contained(self, key: str, value: str, entry: int | None, *, folder: bool) -> str:
+        """``value`` (a path relative to the manifest's folder) checked to resolve inside that
+        folder and to name a regular file (or a folder); the error shows the path given, never
+        what it names."""
+        root = real(self.path.parent)
+        target = real(self.path.parent / value)
+        if not inside(target, root):
+            raise self.fail(key, f"names {value!r}, which resolves outside the manifest's folder {root}: "
+                            "a hand-over manifest may only name files inside its own folder", entry)
+        try:
+            st = os.stat(target)
+        except OSError as exc:
+            if folder:
+                return target
+            raise self.fail(key, f"names {value!r}, which cannot be read ({exc.strerror or exc})", entry) from None
+        if folder and stat.S_ISDIR(st.st_mode):
+            return target
+        if not stat.S_ISREG(st.st_mode) or pseudo_device(st.st_dev):
+            raise self.fail(key, f"names {value!r}, which is not a regular file (FIFO, socket or device):"
+                            " not read", entry)
+        return target
 
 
 def load_manifest(path: str | os.PathLike[str], *, run_keys: Iterable[str] = ()) -> Manifest:
@@ -320,7 +321,13 @@ def load_manifest(path: str | os.PathLike[str], *, run_keys: Iterable[str] = ())
     """
     p = Path(path)
     try:
-        text = p.read_bytes().decode("utf-8")
+        if not stat.S_ISREG(os.stat(p).st_mode):
+            raise ManifestError(f"{p}: not a regular file (a FIFO, socket or device): not read")
+        with open(p, "rb") as fh:
+            data = fh.read(MAX_MANIFEST_BYTES + 1)
+        if len(data) > MAX_MANIFEST_BYTES:
+            raise ManifestError(f"{p}: larger than {MAX_MANIFEST_BYTES:,} bytes: not a manifest")
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ManifestError(f"{p}: cannot read the manifest ({exc})") from None
     try:
@@ -331,9 +338,14 @@ def load_manifest(path: str | os.PathLike[str], *, run_keys: Iterable[str] = ())
 
 
 def find_manifest(folder: Path) -> Path | None:
-    """``folder/reliab.toml`` if it is a regular file."""
+    """``folder/reliab.toml`` if it is a regular file inside ``folder`` (a link leading out of
+    the folder is no manifest: the walk lists it as an ``outside`` row)."""
     candidate = folder / MANIFEST_NAME
-    return candidate if candidate.is_file() else None
+    if not candidate.is_file():
+        return None
+    if candidate.is_symlink() and not inside(real(candidate), real(folder)):
+        return None
+    return candidate
 
 
 __all__ = ["Manifest", "FileRule", "ManifestError", "load_manifest", "find_manifest", "glob_regex",

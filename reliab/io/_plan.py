@@ -94,7 +94,7 @@ def _items(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> 
 def prepare(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
             source: str | None = None, recursive: bool = True, strict: bool = False,
             manifest: bool | str | os.PathLike[str] = True, options: Mapping[str, Any] | None = None,
-            run_keys: Iterable[str] = ()) -> RunPlan:
+            run_keys: Iterable[str] = (), exclude: Iterable[str | os.PathLike[str]] = ()) -> RunPlan:
     """Find the inputs of a run and the manifests that govern them.
 
     Parameters
@@ -111,6 +111,9 @@ def prepare(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
         Reader options the caller passed (they override the manifest).
     run_keys : iterable of str
         Run-level keywords a manifest may set.
+    exclude : iterable of path
+        The run's own store and output folders: where a walk meets one, it is a ``skipped``
+        row, never read as input.
 
     Raises
     ------
@@ -134,7 +137,8 @@ def prepare(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
             manifests[folder] = load_manifest(found, run_keys=keys)
 
     plan = RunPlan([], manifests, explicit, dict(options or {}), source)
-    entries = walk(items, recursive=recursive, manifest_for=plan.manifest_for, on_folder=enter)
+    entries = walk(items, recursive=recursive, manifest_for=plan.manifest_for, on_folder=enter,
+                   exclude=[x for x in exclude if x is not None])
     for e in entries:
         if e.url:
             try:

@@ -113,7 +113,14 @@ def fmt_hours(h: Any, unit: str = "h") -> str:
     return f"{fmt_num(v)} {unit}"
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: control characters, and the invisible ones that reorder or hide text (bidi controls,
+#: zero-width characters: Unicode TR 9 and the "Trojan Source" attack, CVE-2021-42574)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+
+
+def _escaped(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def clean_text(text: Any, limit: int = 160) -> str:
@@ -123,7 +130,7 @@ def clean_text(text: Any, limit: int = 160) -> str:
     """
     if text is None or (not isinstance(text, str) and pd.isna(text)):
         return ""
-    s = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text)).replace("\t", "  ")
+    s = _CONTROL.sub(_escaped, str(text)).replace("\t", "  ")
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 

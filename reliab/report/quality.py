@@ -45,6 +45,8 @@ def _provenance_block(acc: pd.DataFrame, tables: dict[str, pd.DataFrame | None] 
 
 
 #: evidence kinds of the ``interruptions`` table and how the report names them
+#: characters of a quarantined line shown in the report (the full line is in quarantine.parquet)
+QUARANTINE_TEXT = 160
 _KINDS = (("hardware", "Hardware evidence"), ("other", "Other evidence only"),
           ("nccl", "NCCL evidence only"), ("none", "No evidence"))
 
@@ -223,15 +225,16 @@ def quality_section(ingest: Any, max_quarantine: int = 20) -> Section:
                     str(s) if pd.notna(s) else DASH for s in head.get("source", [None] * len(head))
                 ],
                 "Reason": [clean_text(r, 80) for r in head["reason"]],
-                "Text": [clean_text(t) for t in head["text"]],
+                "Text": [clean_text(t, QUARANTINE_TEXT) for t in head["text"]],
             }
         )
         blocks.append(
             Table(
                 "Quarantined lines",
                 data,
-                f"The first {len(head):,} of {len(q):,} quarantined line(s), as read (control "
-                "characters shown as \\xNN, long lines cut at 160 characters).",
+                f"The first {len(head):,} of {len(q):,} quarantined line(s): untrusted text copied from"
+                " the input files, not written by reliab (control characters shown as \\xNN, long"
+                f" lines cut at {QUARANTINE_TEXT} characters).",
                 monospace=("Line", "Text"),
             )
         )

@@ -22,6 +22,7 @@ import pandas as pd
 
 from reliab._result import NotAvailable
 from reliab.errors import InputFileError
+from reliab.io._discover import NOT_OPENED
 from reliab.study._analyses import analyze
 from reliab.study._archive import archive, load_archive, write_archive
 from reliab.study._fleet import Fleet, fleet_facts, read_inventory
@@ -84,12 +85,17 @@ def _common_root(paths: Sequence[Path]) -> Path | None:
 
 
 def input_digests(accounting: pd.DataFrame, root: Path | None) -> pd.DataFrame:
-    """SHA-256 and size of every input file of the accounting, paths relative to ``root``."""
+    """SHA-256 and size of every input file the run read, paths relative to ``root``.
+
+    Rows of files never opened (skipped, special, unreadable, duplicate, outside: a 200 GB
+    hidden core dump, a link leading out of the folder) are listed without a digest.
+    """
     rows = []
-    for path in accounting["path"].astype(str) if len(accounting) else []:
+    sources = accounting["source"].astype(str) if "source" in accounting else [""] * len(accounting)
+    for path, source in zip(accounting["path"].astype(str), sources, strict=True) if len(accounting) else []:
         p = Path(path)
         rel = os.path.relpath(path, root) if root is not None and p.is_absolute() else path
-        if "://" in path or not p.is_file():
+        if "://" in path or source in NOT_OPENED or not p.is_file():
             rows.append({"path": rel, "bytes": None, "sha256": None})
             continue
         h = hashlib.sha256()

@@ -57,13 +57,13 @@ def _message_rows(
     return out
 
 
-def _search(rx: re.Pattern[str], texts: np.ndarray) -> np.ndarray:
+def _search(rx: Any, texts: np.ndarray) -> np.ndarray:
     """Boolean mask: ``rx.search`` finds the pattern in each text (polars for large sets)."""
     if len(texts) >= _POLARS_MIN:
         try:
             import polars as pl
 
-            flags = "(?i)" if rx.flags & re.IGNORECASE else ""
+            flags = "(?i)" if getattr(rx, "flags", 0) & re.IGNORECASE else ""  # RE2: inline (?i)
             found = pl.Series(texts, dtype=pl.String).str.contains(flags + rx.pattern)
             return found.fill_null(False).to_numpy().astype(bool)
         except Exception:  # a pattern the Rust regex engine rejects: use Python's re

@@ -20,10 +20,12 @@ import os
 import re
 from dataclasses import dataclass, field
 from importlib import resources
+from typing import Any
 
 import pandas as pd
 
 from reliab.errors import InputFileError, Origin, ParseError
+from reliab.io._files import check_regular
 from reliab.schema import COMPONENTS
 from reliab.taxonomy.vocabulary import COMPONENT_OF
 
@@ -37,6 +39,35 @@ _TRUE = ("true", "1", "yes")
 _FALSE = ("false", "0", "no")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 _SHIPPED = "rules.csv"
+#: largest user rules file read (the shipped one is ~40 KB)
+MAX_RULES_BYTES = 4 << 20
+
+
+def user_pattern(pattern: str, ignore_case: bool) -> Any:
+    """A user's (untrusted) pattern compiled with RE2, whose matching time is linear in the
+    text whatever the pattern (Cox, "Regular Expression Matching Can Be Simple And Fast",
+    2007; github.com/google/re2/wiki/Syntax).
+
+    ``(a+)+$`` cannot hang a run; what only a backtracking engine can do (backreferences
+    such as ``\\1``, lookahead and lookbehind) is refused.  The result has ``search``,
+    ``fullmatch`` and ``pattern`` (``(?i)`` in front for a case-insensitive one).
+
+    Raises
+    ------
+    ValueError
+        The pattern is not valid RE2 syntax.
+    """
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    text = f"(?i){pattern}" if ignore_case else pattern
+    try:
+        return re2.compile(text, options)
+    except re2.error as exc:
+        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else exc
+        raise ValueError(f"{reason}; user rules are matched in linear time (RE2): no backreferences,"
+                         " lookahead or lookbehind") from None
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,8 +86,8 @@ class Rules:
 
     table: pd.DataFrame
     sources: tuple[str, ...]
-    _signal_re: tuple[re.Pattern[str], ...] = field(repr=False)
-    _message_re: tuple[re.Pattern[str] | None, ...] = field(repr=False)
+    _signal_re: tuple[Any, ...] = field(repr=False)  # re.Pattern, or RE2 for a user's rows
+    _message_re: tuple[Any | None, ...] = field(repr=False)
 
     def __len__(self) -> int:
         return len(self.table)
@@ -80,7 +111,7 @@ class Rules:
         """Positions of the rules whose signal pattern fully matches ``signal``, in order."""
         return [i for i, rx in enumerate(self._signal_re) if rx.fullmatch(signal)]
 
-    def message_pattern(self, position: int) -> re.Pattern[str] | None:
+    def message_pattern(self, position: int) -> Any | None:
         """Compiled message pattern of the rule at ``position`` (``None``: any message)."""
         return self._message_re[position]
 
@@ -95,8 +126,9 @@ def _flag(value: str) -> bool | None:
     return True if v in _TRUE else False if v in _FALSE else None
 
 
-def _check_row(row: dict[str, str]) -> list[str]:
-    """Every problem of one raw rules row (empty list if it is valid)."""
+def _check_row(row: dict[str, str], user: bool = False) -> list[str]:
+    """Every problem of one raw rules row (empty list if it is valid); a ``user`` row's
+    patterns must compile with the linear-time engine (:func:`user_pattern`)."""
     problems = []
     if not _ID.fullmatch(row["id"]):
         problems.append(f"id {row['id']!r} is empty or not a plain identifier")
@@ -105,8 +137,8 @@ def _check_row(row: dict[str, str]) -> list[str]:
             problems.append("signal pattern is empty")
             continue
         try:
-            re.compile(row[col], flags)
-        except re.error as exc:
+            user_pattern(row[col], bool(flags)) if user else re.compile(row[col], flags)
+        except (re.error, ValueError) as exc:
             problems.append(f"{col} pattern {row[col]!r} is not a valid regex ({exc})")
     category, component = row["category"], row["component"]
     if category not in COMPONENT_OF:
@@ -129,14 +161,14 @@ def _check_row(row: dict[str, str]) -> list[str]:
     return problems
 
 
-def _read_rows(text: str, name: str) -> tuple[list[dict[str, str]], list[tuple[Origin, str]]]:
+def _read_rows(text: str, name: str, user: bool = False) -> tuple[list[dict[str, str]], list[tuple[Origin, str]]]:
     """Parse rules CSV text into raw rows (with ``origin``) and a list of problems."""
     reader = csv.reader(io.StringIO(text))
     header = next(reader, None)
     if header is None or tuple(h.strip() for h in header) != RULE_COLUMNS:
         got = "nothing" if header is None else ",".join(header)
-        origin = Origin(name, 1, got)
-        return [], [(origin, f"header must be {','.join(RULE_COLUMNS)} (got {got})")]
+        origin = Origin(name, 1, got[:80])
+        return [], [(origin, f"header must be {','.join(RULE_COLUMNS)}")]
     rows: list[dict[str, str]] = []
     problems: list[tuple[Origin, str]] = []
     seen: dict[str, int] = {}
@@ -150,7 +182,7 @@ def _read_rows(text: str, name: str) -> tuple[list[dict[str, str]], list[tuple[O
             problems.append((origin, f"expected {len(RULE_COLUMNS)} fields, got {len(values)}"))
             continue
         row = {c: v.strip() for c, v in zip(RULE_COLUMNS, values, strict=True)}
-        problems.extend((origin, p) for p in _check_row(row))
+        problems.extend((origin, p) for p in _check_row(row, user))
         if row["id"] in seen:
             problems.append((origin, f"duplicate id {row['id']!r} (first on line {seen[row['id']]})"))
         seen.setdefault(row["id"], lineno)
@@ -167,7 +199,9 @@ def _raise(problems: list[tuple[Origin, str]]) -> None:
     raise ParseError("\n".join(lines))
 
 
-def _build(rows: list[dict[str, str]], sources: tuple[str, ...]) -> Rules:
+def _build(rows: list[dict[str, str]], sources: tuple[str, ...], user: int = 0) -> Rules:
+    """Rules of ``rows`` in match order; the first ``user`` rows (a user's file) are compiled
+    with the linear-time engine."""
     table = pd.DataFrame(rows, columns=[*RULE_COLUMNS, "origin"])
     for col in ("planned", "root_cause"):
         table[col] = table[col].map(_flag).astype(bool)
@@ -175,8 +209,10 @@ def _build(rows: list[dict[str, str]], sources: tuple[str, ...]) -> Rules:
     for col in ("id", "signal", "message", "category", "component", "confidence", "note",
                 "origin"):
         table[col] = table[col].astype("string")
-    signal_re = tuple(re.compile(p) for p in table["signal"])
-    message_re = tuple(re.compile(p, re.IGNORECASE) if p else None for p in table["message"])
+    signal_re = tuple(user_pattern(p, False) if i < user else re.compile(p)
+                      for i, p in enumerate(table["signal"]))
+    message_re = tuple((user_pattern(p, True) if i < user else re.compile(p, re.IGNORECASE)) if p else None
+                       for i, p in enumerate(table["message"]))
     return Rules(table, sources, signal_re, message_re)
 
 
@@ -233,17 +269,27 @@ def load_rules(path: str | os.PathLike[str] | None = None) -> Rules:
         return _default()
     name = os.fspath(path)
     try:
-        with open(name, encoding="utf-8") as fh:
-            text = fh.read()
+        check_regular(name)  # a FIFO blocks, /dev/zero never ends, /proc is not a rules file
+    except InputFileError as exc:
+        raise InputFileError(f"cannot read taxonomy rules {name!r}: {exc}") from None
+    try:
+        with open(name, "rb") as fh:
+            data = fh.read(MAX_RULES_BYTES + 1)
     except OSError as exc:
         raise InputFileError(f"cannot read taxonomy rules {name!r}: {exc}") from exc
-    user, problems = _read_rows(text, name)
+    if len(data) > MAX_RULES_BYTES:
+        raise InputFileError(f"taxonomy rules {name!r}: larger than {MAX_RULES_BYTES:,} bytes; not a rules file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputFileError(f"taxonomy rules {name!r}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    user, problems = _read_rows(text, name, user=True)
     if problems:
         _raise(problems)
     shipped, shipped_name = _shipped()
     user_ids = {r["id"] for r in user}
     rows = user + [r for r in shipped if r["id"] not in user_ids]
-    return _build(rows, (name, shipped_name))
+    return _build(rows, (name, shipped_name), user=len(user))
 
 
 def as_rules(rules: Rules | str | os.PathLike[str] | None) -> Rules:
