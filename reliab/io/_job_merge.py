@@ -42,29 +42,36 @@ def _file_of(jobs: pd.DataFrame) -> np.ndarray:
     return origin.str.rsplit(":", n=1).str[0].to_numpy(dtype=object)
 
 
-def _run_of(ids: pd.Series, start: pd.Series, end: pd.Series) -> np.ndarray:
-    """A run label per row: its start, or the run a startless copy joins (see module notes)."""
-    label = start.astype("string").to_numpy(dtype=object)
-    missing = np.flatnonzero(start.isna().to_numpy())
+_NO_RUN = np.iinfo(np.int64).min  # NaT's integer value: a run of copies that all lack a start
+
+
+def _ns(stamps: pd.Series) -> np.ndarray:
+    return stamps.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy("datetime64[ns]").view(np.int64)
+
+
+def _run_of(ids: np.ndarray, start: pd.Series, end: pd.Series) -> np.ndarray:
+    """A run label per row (its start in ns), or the run a startless copy joins (module notes)."""
+    label, end_ns = _ns(start).copy(), _ns(end)
+    missing = np.flatnonzero(label == _NO_RUN)
     if not missing.size:
         return label
-    known = pd.DataFrame({"id": ids, "start": start, "end": end})[start.notna()]
-    starts = known.groupby("id", sort=False)["start"].unique()
-    by_end = known.dropna(subset=["end"]).drop_duplicates(["id", "end", "start"])
+    known = pd.DataFrame({"id": ids, "start": label, "end": end_ns})[label != _NO_RUN]
+    pairs = known.drop_duplicates(["id", "start"])
+    n_runs = pairs["id"].value_counts()
+    single = pairs[pairs["id"].map(n_runs).to_numpy() == 1]
+    only = dict(zip(single["id"], single["start"], strict=True))
+    by_end = known[known["end"].to_numpy() != _NO_RUN].drop_duplicates(["id", "end", "start"])
     by_end = by_end.drop_duplicates(["id", "end"], keep=False)  # an end two runs share tells nothing
-    end_run = dict(zip(zip(by_end["id"], by_end["end"], strict=True), by_end["start"].astype("string"),
-                       strict=True))
+    end_run = dict(zip(zip(by_end["id"], by_end["end"], strict=True), by_end["start"], strict=True))
+    unmatched = -1  # labels no start can have (before 1970 by nanoseconds): one per copy
     for i in missing:
-        job, when = ids.iat[i], end.iat[i]
-        runs = starts.get(job, ())
-        if pd.notna(when) and (job, when) in end_run:
+        job, when = ids[i], int(end_ns[i])
+        if when != _NO_RUN and (job, when) in end_run:
             label[i] = end_run[(job, when)]
-        elif len(runs) == 1:
-            label[i] = str(pd.Timestamp(runs[0]))
-        elif len(runs) == 0:
-            label[i] = ""
-        else:
-            label[i] = f"unmatched:{i}"
+        elif job in only:
+            label[i] = only[job]
+        elif job in n_runs.index:
+            label[i], unmatched = unmatched, unmatched - 1
     return label
 
 
@@ -78,30 +85,35 @@ def _uncut(frame: pd.DataFrame, group: np.ndarray) -> pd.DataFrame:
         cut = text.str.endswith("+").fillna(False).to_numpy(dtype=bool)
         if not cut.any():
             continue
+        wanted = set(group[cut].tolist())
+        full: dict[int, list[str]] = {}
+        for g, value in zip(group[~cut], text[~cut], strict=True):
+            if g in wanted and value is not pd.NA:
+                full.setdefault(int(g), []).append(str(value))
         blank = np.zeros(len(frame), dtype=bool)
         for i in np.flatnonzero(cut):
             stem = text.iat[i][:-1]
-            peers = text[(group == group[i]) & ~cut]
-            blank[i] = bool(peers.str.startswith(stem).fillna(False).any())
+            blank[i] = any(v.startswith(stem) for v in full.get(int(group[i]), ()))
         if blank.any():
             out = out.copy() if out is frame else out
             out.loc[blank, col] = pd.NA
     return out
 
 
-def _conflicts(copies: pd.DataFrame, group: np.ndarray) -> list[str]:
-    """``job <id>: <field> a / b`` for fields whose ended copies disagree."""
-    ended = copies[copies["end"].notna().to_numpy()]
-    g = group[copies["end"].notna().to_numpy()]
-    found: list[str] = []
-    for _, rows in ended.groupby(g, sort=False):
-        if len(rows) < 2:
-            continue
-        parts = [f"{col} {' / '.join(map(str, rows[col].dropna().unique()))}" for col in _COMPARED
-                 if col in rows and rows[col].dropna().nunique() > 1]
-        if parts:
-            found.append(f"job {rows['job_id'].iat[0]}: {'; '.join(parts)}")
-    return found
+def _conflicts(copies: pd.DataFrame, group: np.ndarray) -> tuple[int, list[str]]:
+    """How many runs have ended copies that disagree, and ``job <id>: <field> a / b`` for the
+    first few."""
+    ended = copies["end"].notna().to_numpy()
+    cols = [c for c in _COMPARED if c in copies]
+    rows = copies.loc[ended, cols].set_axis(group[ended])
+    counts = rows.groupby(level=0, sort=False).nunique()
+    bad = counts.index[(counts > 1).any(axis=1).to_numpy()]
+    listed: list[str] = []
+    for g in bad[:_MAX_LISTED]:
+        mine = rows[rows.index == g]
+        parts = [f"{c} {' / '.join(map(str, mine[c].dropna().unique()))}" for c in cols if counts.at[g, c] > 1]
+        listed.append(f"job {copies['job_id'].to_numpy()[group == g][0]}: {'; '.join(parts)}")
+    return len(bad), listed
 
 
 def _like(frame: pd.DataFrame, model: pd.DataFrame) -> pd.DataFrame:
@@ -146,7 +158,7 @@ def merge_job_copies(jobs: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[
     sub = jobs[shared]
     start = pd.to_datetime(sub["start"], utc=True)
     end = pd.to_datetime(sub["end"], utc=True)
-    run = _run_of(ids[shared].reset_index(drop=True), start.reset_index(drop=True), end.reset_index(drop=True))
+    run = _run_of(ids[shared].to_numpy(dtype=object), start, end)
     keys = pd.DataFrame({"id": ids[shared].to_numpy(), "run": run, "file": file[shared]})
     keys["occ"] = keys.groupby(["id", "run", "file"], sort=False).cumcount()
     group = keys.groupby(["id", "run", "occ"], sort=False).ngroup().to_numpy()
@@ -158,7 +170,7 @@ def merge_job_copies(jobs: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[
     best: dict[Hashable, int] = {}
     for g, p in zip(group[order], pos[order], strict=True):
         best.setdefault(g, int(p))
-    notes = _conflicts(copies, group[order])
+    n_conflicts, listed = _conflicts(copies, group[order])
     at = np.array([best[g] for g in merged.index], dtype=np.int64)
     keep = ~shared
     keep[at] = True
@@ -166,7 +178,7 @@ def merge_job_copies(jobs: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[
     merged.index = at
     rest = jobs[~shared].set_axis(np.flatnonzero(~shared))
     out = pd.concat([rest, _like(merged[list(jobs.columns)], jobs)]).sort_index().reset_index(drop=True)
-    listed = notes[:_MAX_LISTED] + ([f"and {len(notes) - _MAX_LISTED} more"] if len(notes) > _MAX_LISTED else [])
-    text = [f"{len(notes)} job(s) whose copies in different inputs disagree (the ended copy with the latest"
-            f" end kept): {', '.join(listed)}"] if notes else []
+    more = [f"and {n_conflicts - len(listed)} more"] if n_conflicts > len(listed) else []
+    text = [f"{n_conflicts} job run(s) whose ended copies in different inputs disagree (the copy with the latest"
+            f" end kept): {', '.join(listed + more)}"] if n_conflicts else []
     return out, gone, text
