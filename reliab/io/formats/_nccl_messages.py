@@ -30,7 +30,9 @@ A line of a distributed training job's output is, from the outside in:
 :func:`split_line` peels 1 and 2; :func:`classify` reads 3 (texts from
 ``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp``, ``c10/cuda/CUDAException.h``, the THC
 ``THCudaCheck`` of PyTorch 1.x, NCCL ``src/include/checks.h`` and ``net_ib.cc``, vLLM's
-``RuntimeError(f"NCCL error: {error_str}")`` of ``pynccl_wrapper.py``, ``NCCL_CHECK``).
+``RuntimeError(f"NCCL error: {error_str}")`` of ``pynccl_wrapper.py``, ``NCCL_CHECK``), and
+the last line of a Python traceback of a program error (:func:`python_exception`,
+``python:exception``).
 """
 
 from __future__ import annotations
