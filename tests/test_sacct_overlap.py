@@ -7,6 +7,7 @@ torchx and gcm written in three column sets, with and without Submit, ``--parsab
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -20,9 +21,12 @@ from reliab.schema import conform
 CAPTURES = Path(__file__).parent / "reference" / "sacct_overlap"
 
 
+CAPTURE_NAMES = ("daily-sacct-parsable.txt", "adhoc-sacct-P-no-submit.txt", "fixed-width-no-submit.txt")
+
+
 def _folder(tmp_path: Path) -> Path:
     tmp_path.mkdir(exist_ok=True)
-    for name in ("daily-sacct-parsable.txt", "adhoc-sacct-P-no-submit.txt", "fixed-width-no-submit.txt"):
+    for name in CAPTURE_NAMES:
         shutil.copy(CAPTURES / name, tmp_path / name)
     return tmp_path
 
@@ -50,6 +54,18 @@ def test_node_fail_once_under_fleet_policy(tmp_path: Path, written: bool) -> Non
     res = reliab.ingest(_folder(tmp_path / "in") if written else _folder(tmp_path), policy="fleet", **out)
     assert res.interruptions["job_id"].tolist() == ["123"]
     assert res.user_failures["job_id"].tolist() == ["20940996"]
+
+
+def test_node_fail_once_under_training_run_policy(tmp_path: Path) -> None:
+    # job 123 has no name in any capture: alone in the captures, the run is its job id
+    for name in CAPTURE_NAMES:
+        lines = (CAPTURES / name).read_text().splitlines(keepends=True)
+        head = 2 if name.startswith("fixed") else 1  # header (and the fixed-width rule of dashes)
+        keep = lines[:head] + [ln for ln in lines[head:] if re.search(r"(?:^|\|)123(?:\.0)?[|\s]", ln)]
+        (tmp_path / name).write_text("".join(keep))
+    res = reliab.ingest(tmp_path, policy="training-run")
+    assert sorted(res.jobs["job_id"]) == ["123"]
+    assert res.interruptions["job_id"].tolist() == ["123"]
 
 
 def test_failed_run_once_under_training_run_policy(tmp_path: Path) -> None:
