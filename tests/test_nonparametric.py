@@ -97,3 +97,35 @@ def test_validation_and_insufficient_data():
         estimate_kaplan_meier([1.0, np.nan], [1, 1])
     with pytest.raises(InsufficientDataError, match="no units"):
         estimate_kaplan_meier([], [])
+
+
+def test_kaplan_meier_median_at_an_exact_half_plateau_is_the_midpoint():
+    """Reference (by hand): four failures at 1..4 give S = 3/4, 1/2, 1/4, 0; S = 1/2 exactly
+    on [2, 3), so R's midpoint rule (``quantile.survfit``) gives (2 + 3) / 2 = 2.5.  Twelve
+    failures at 1..12 give S(6) = 6/12 exactly (stored with rounding by the product), median
+    (6 + 7) / 2 = 6.5."""
+    assert estimate_kaplan_meier([1, 2, 3, 4], None).median() == pytest.approx(2.5)
+    assert estimate_kaplan_meier(np.arange(1, 13), None).median() == pytest.approx(6.5)
+
+
+def test_kaplan_meier_quantiles_with_censoring_by_hand():
+    """Reference (by hand): times 1 (censored), 2, 3, 4, 5 (failures).  At risk 4, 3, 2, 1 at the
+    failures: S(2) = 3/4, S(3) = 3/4 * 2/3 = 1/2, S(4) = 1/4, S(5) = 0.  The 0.25, 0.5 and 0.75
+    quantiles fall on exact plateaus -> midpoints 2.5, 3.5, 4.5; the 0.6 quantile is the first
+    time with S <= 0.4, which is 4."""
+    km = estimate_kaplan_meier([1, 2, 3, 4, 5], [0, 1, 1, 1, 1])
+    assert km.median() == pytest.approx(3.5)
+    assert km.quantile(0.25) == pytest.approx(2.5)
+    assert km.quantile(0.75) == pytest.approx(4.5)
+    assert km.quantile(0.6) == pytest.approx(4.0)
+
+
+def test_kaplan_meier_quantile_plateau_to_the_end_and_never_reached():
+    """Reference (by hand): failures at 1, 2 and censoring at 3, 4: S = 3/4, 1/2, 1/2, 1/2 stays
+    at 1/2 to the last time 4, so the median is (2 + 4) / 2 = 3 (R's rule for a flat at the end of
+    the curve); S never reaches 1/4, so the 0.75 quantile is inf."""
+    km = estimate_kaplan_meier([1, 2, 3, 4], [1, 1, 0, 0])
+    assert km.median() == pytest.approx(3.0)
+    assert km.quantile(0.75) == float("inf")
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        km.quantile(1.5)

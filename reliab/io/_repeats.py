@@ -1,20 +1,24 @@
-"""Job records that several inputs repeat, kept once.
+"""Job records that several inputs repeat, kept once (merged by :mod:`reliab.io._job_merge`).
 
 Scheduler exports overlap: daily ``sacct`` dumps each list a job that spans midnight, a
 hand-over holds both a weekly and a daily capture, and a live window is read in chunks.
-A job record is identified by its job id, submit time and start time (Slurm keeps the job
-id when it requeues a job and gives each run a new start; ``sacct --duplicates`` lists
-every run, see ``sacct(1)``).  Of the copies of one record the one that knows most is
-kept: an ended copy over a still-running one, the latest end, and among equals the copy
-read last.  Only copies from *other* inputs are dropped: records repeated within one file
-are that file's business (its reader keeps them as written).  Counting a record repeated
-by another export twice would count one interruption twice.
+A job record is identified by its job id and its run (Slurm keeps the job id when it
+requeues a job and gives each run a new start; ``sacct --duplicates`` lists every run, see
+``sacct(1)``): copies with the same start, or without a start but with the same end, or
+the only run of that id.  The copies of one run become one record, its fields taken first
+from the copy that knows most (an ended copy over a still-running one, the latest end,
+and among equals the copy read last), empty ones filled from the others.  Only copies from
+*other* inputs are merged: records repeated within one file are that file's business (its
+reader keeps them as written).  Counting a record repeated by another export twice would
+count one interruption twice.  (:func:`job_record_key`, job id, submit and start, is the
+key of the live Slurm source's chunks, which all print the same columns.)
 """
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
+
+from reliab.io._job_merge import merge_job_copies
 
 __all__ = ["job_record_key", "drop_repeated_jobs"]
 
@@ -43,24 +47,14 @@ def drop_repeated_jobs(jobs: pd.DataFrame, signals: pd.DataFrame
     """
     if len(jobs) < 2:
         return jobs, signals, None
-    key = job_record_key(jobs)
-    if not key.duplicated().any():
+    kept, gone, conflicts = merge_job_copies(jobs)
+    if not gone:
         return jobs, signals, None
-    end = pd.to_datetime(jobs["end"], utc=True)
-    order = pd.DataFrame({"key": key.to_numpy(), "ended": end.notna().to_numpy(),
-                          "end": end.fillna(pd.Timestamp.min.tz_localize("UTC")).to_numpy(),
-                          "pos": np.arange(len(jobs))})
-    best = order.sort_values(["key", "ended", "end", "pos"]).groupby("key", sort=False)["pos"].last()
-    source = jobs["origin"].astype("string").fillna("").str.rsplit(":", n=1).str[0].to_numpy(dtype=object)
-    best_pos = best.reindex(order["key"]).to_numpy()
-    keep = source == source[best_pos]  # the kept copy and its own file's rows stay
-    if keep.all():
-        return jobs, signals, None
-    gone = set(jobs.loc[~keep, "origin"].astype(str))
-    drop = (signals["origin"].astype(str).isin(gone)
+    drop = (signals["origin"].astype(str).isin(set(gone))
             & signals["signal"].astype(str).str.startswith("slurm:")).to_numpy(dtype=bool)
-    n = int((~keep).sum())
-    note = (f"{n} job record(s) repeated by another input (same job id, submit and start) "
-            "counted once: the ended copy with the latest end kept")
+    note = (f"{len(gone)} job record(s) repeated by another input (same job id and run: the same start, or"
+            " the same end where a capture has no start) merged into one record per run, the fields of"
+            " the ended copy with the latest end first, empty ones filled from the other copies")
+    note = "; ".join([note, *conflicts])
     kept_signals = signals.loc[~drop].reset_index(drop=True) if drop.any() else signals
-    return jobs.loc[keep].reset_index(drop=True), kept_signals, note
+    return kept, kept_signals, note

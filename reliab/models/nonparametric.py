@@ -139,10 +139,36 @@ class KaplanMeierResult(ResultMixin):
         return _step_lookup(self.table["time"].to_numpy(), self.table["survival"].to_numpy(), t, 1.0)
 
     def median(self) -> float:
-        """Median survival time: the smallest time with survival <= 0.5 (inf if never reached)."""
-        s = self.table["survival"].to_numpy()
-        hit = np.flatnonzero(s <= 0.5)
-        return float(self.table["time"].iloc[hit[0]]) if hit.size else float("inf")
+        """Median survival time: ``quantile(0.5)`` (inf if the curve never reaches 0.5)."""
+        return self.quantile(0.5)
+
+    def quantile(self, p: float) -> float:
+        """Time by which a fraction ``p`` of units has failed: where ``1 - S`` crosses ``p``.
+
+        Parameters
+        ----------
+        p
+            Probability strictly between 0 and 1.
+
+        Returns
+        -------
+        float
+            The first time with ``S(t) <= 1 - p``; when the curve sits exactly at ``1 - p``
+            (within ``sqrt(machine epsilon)``, since a product of ratios is not stored
+            exactly) the midpoint of that flat and the next drop, or of the flat and the last
+            time when the curve stays flat to the end; inf if ``S`` never reaches ``1 - p``.
+
+        Notes
+        -----
+        The midpoint at a flat is the convention of R's ``survival::quantile.survfit``
+        (Therneau, *A Package for Survival Analysis in R*) and of Brookmeyer, R. and
+        Crowley, J. (1982), A confidence interval for the median survival time, Biometrics
+        38, 29–41, which makes the median of an uncensored sample its ordinary median.
+        """
+        if not 0.0 < p < 1.0:
+            raise ValueError(f"quantile probability must be between 0 and 1, got {p!r}")
+        return _km_quantile(self.table["time"].to_numpy(float),
+                            self.table["survival"].to_numpy(float), float(p))
 
     def plot(self, ax: Any = None) -> Figure:
         """Step plot of the survival curve with its pointwise interval band."""
@@ -196,6 +222,23 @@ class NelsonAalenResult(ResultMixin):
         tb = self.table
         return _step_figure(tb["time"].to_numpy(), tb["cumhaz"].to_numpy(), tb["low"].to_numpy(),
                             tb["high"].to_numpy(), 0.0, "cumulative hazard", "Nelson-Aalen", ax)
+
+
+_QUANTILE_TOL = math.sqrt(np.finfo(float).eps)
+
+
+def _km_quantile(times: NDArray[np.float64], surv: NDArray[np.float64], p: float) -> float:
+    """``p``-quantile of a Kaplan–Meier step curve with the midpoint rule at an exact flat."""
+    failed = 1.0 - surv
+    reached = np.flatnonzero(failed >= p - _QUANTILE_TOL)
+    if not reached.size:
+        return float("inf")
+    first = int(reached[0])
+    if failed[first] > p + _QUANTILE_TOL:
+        return float(times[first])
+    beyond = np.flatnonzero(failed > p + _QUANTILE_TOL)
+    end = float(times[beyond[0]]) if beyond.size else float(times[-1])
+    return (float(times[first]) + end) / 2.0
 
 
 def _base_table(rt: RiskTable) -> dict[str, NDArray[np.float64]]:

@@ -30,7 +30,9 @@ A line of a distributed training job's output is, from the outside in:
 :func:`split_line` peels 1 and 2; :func:`classify` reads 3 (texts from
 ``torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp``, ``c10/cuda/CUDAException.h``, the THC
 ``THCudaCheck`` of PyTorch 1.x, NCCL ``src/include/checks.h`` and ``net_ib.cc``, vLLM's
-``RuntimeError(f"NCCL error: {error_str}")`` of ``pynccl_wrapper.py``, ``NCCL_CHECK``).
+``RuntimeError(f"NCCL error: {error_str}")`` of ``pynccl_wrapper.py``, ``NCCL_CHECK``), and
+the last line of a Python traceback of a program error (:func:`python_exception`,
+``python:exception``).
 """
 
 from __future__ import annotations
@@ -324,7 +326,7 @@ def classify(msg: str) -> Found | None:
         found = _watchdog(msg, repeat)
         if found is not None:
             return found
-    if "CUDA error: " in msg:
+    if "CUDA error: " in msg:  # also a RuntimeError's last traceback line: CUDA evidence, not python:exception
         return _cuda(_CUDA.search(msg).group(1).strip(), repeat)  # type: ignore[union-attr]
     for pattern in (_CUDA_RUNTIME, _THC):
         m = pattern.search(msg) if ("cuda runtime error" in msg or "THCudaCheck" in msg) else None
@@ -344,10 +346,60 @@ def classify(msg: str) -> Found | None:
         if m is not None:
             text = (m.group(1) or m.group(2) or m.group(3)).strip()
             return Found("nccl:error", "error", f"NCCL error: {text[:500]}", text.split(",")[0].lower(), repeat)
-    return None
+    return python_exception(msg) if "rror: " in msg or msg.endswith("rror") else None
 
 
 def rank_in(msg: str) -> str | None:
     """The rank a message names (``[Rank 3]``, ``[PG ID 0 PG GUID 0 Rank 3]``)."""
     m = _RANK.search(msg)
     return None if m is None else m.group(1)
+
+
+#: the last line of a Python traceback: ``ValueError: …``, ``torch.OutOfMemoryError: …``
+_PY_EXCEPTION = re.compile(r"(?P<type>(?:[A-Za-z_][A-Za-z0-9_]*\.)*(?P<name>[A-Za-z_][A-Za-z0-9_]*Error))"
+                           r"(?::[ ]?(?P<text>.*))?$", re.S)
+#: exception types that end a job because of the program: Python's programming errors and the
+#: framework's out-of-memory error (``torch.OutOfMemoryError``, ``torch.cuda.OutOfMemoryError``)
+PROGRAM_ERRORS = frozenset({
+    "ValueError", "KeyError", "IndexError", "TypeError", "AttributeError", "NameError",
+    "UnboundLocalError", "AssertionError", "ZeroDivisionError", "NotImplementedError",
+    "RecursionError", "ImportError", "ModuleNotFoundError", "RuntimeError", "OutOfMemoryError"})
+#: a RuntimeError naming the GPU stack or the collectives is CUDA/NCCL evidence, read (or not)
+#: by the patterns above, never a program error
+_STACK_WORDS = re.compile(r"CUDA error|CUDA driver|CUDA kernel|NCCL|nccl|CUDNN_STATUS|cuDNN error|CUBLAS_STATUS|c10d|"
+                          r"ProcessGroup|DistBackend|Gloo|gloo|[Ww]atchdog|NVML|uncorrectable ECC|Xid")
+
+
+def python_exception(msg: str) -> Found | None:
+    """``python:exception`` for the last line of a traceback of a program error, else ``None``.
+
+    Parameters
+    ----------
+    msg : str
+        A message without its launcher and time prefixes (:func:`split_line`).
+
+    Returns
+    -------
+    Found or None
+        The exception (type and text) when ``msg`` starts with a type of
+        :data:`PROGRAM_ERRORS` followed by ``:`` (or nothing): the form Python's
+        ``traceback.format_exception_only`` gives the last line.  A ``RuntimeError`` about
+        CUDA, NCCL or the process group is not one (the GPU stack's own evidence), except the
+        framework's out-of-memory error; wrappers such as torchrun's ``ChildFailedError``
+        and ``DistBackendError`` are not program errors and give ``None``.  Repeats of the same
+        type by the same rank within the repeat window are one failure (a DataLoader worker's
+        ``ValueError`` is printed again inside ``Caught ValueError in DataLoader worker``).
+
+    References
+    ----------
+    Python Language Reference, ``traceback`` module (``format_exception_only``); PyTorch
+    ``torch/utils/data/_utils/worker.py`` (``ExceptionWrapper``) and ``torch.OutOfMemoryError``.
+    """
+    m = _PY_EXCEPTION.match(msg)
+    if m is None or m.group("name") not in PROGRAM_ERRORS:
+        return None
+    kind, text = m.group("type"), (m.group("text") or "").strip()
+    if m.group("name") == "RuntimeError" and _STACK_WORDS.search(text) and "out of memory" not in text:
+        return None
+    line = f"{kind}: {text[:480]}" if text else kind
+    return Found("python:exception", "error", line, m.group("name"), True)
