@@ -59,6 +59,62 @@ def _lost_callout(cost: Any | None) -> Callout:
     return Callout("Lost GPU-hours", fmt_num(cost.lost_gpu_hours), "work, downtime, restarts")
 
 
+def _rate(row: pd.Series) -> str:
+    """``rate [low, high]`` per 1,000 GPU-days of one rates row."""
+    c = "rate_per_1k_gpu_days"
+    return fmt_interval(row[c], row[f"{c}_low"], row[f"{c}_high"])
+
+
+def _trend_callout(results: Mapping[str, Any]) -> Callout:
+    """The one verdict on the interruption rate (falling, flat, rising)."""
+    verdict = next((r for r in results.values() if type(r).__name__ == "TrendVerdict"), None)
+    if verdict is None:
+        why = results.get("trend_verdict")
+        return Callout("Interruption rate trend", DASH, why.reason[:80] if isinstance(why, NotAvailable)
+                       else "needs the trend tests")
+    ev = verdict.evidence.set_index("evidence")
+    detail = "point-process tests and Crow-AMSAA"
+    if "Crow-AMSAA beta" in ev.index:
+        b = ev.loc["Crow-AMSAA beta"]
+        detail = f"Crow-AMSAA beta {fmt_interval(b['estimate'], b['low'], b['high'])}"
+    tone = {"rising": "bad", "falling": "good"}.get(verdict.verdict, "neutral")
+    return Callout("Interruption rate trend", verdict.verdict.capitalize(), detail, tone)
+
+
+def _lemon_callout(results: Mapping[str, Any]) -> Callout:
+    """How many nodes the excess-failure test flags, of how many."""
+    lemons = _ok(results, "lemons")
+    if lemons is None:
+        why = results.get("lemons")
+        return Callout("Lemon nodes", DASH, why.reason[:80] if isinstance(why, NotAvailable)
+                       else "needs the lemon analysis")
+    n = len(lemons.lemons)
+    return Callout("Lemon nodes", fmt_int(n), f"of {lemons.n_nodes:,} nodes, FDR {lemons.fdr:.0%}",
+                   "warn" if n else "good")
+
+
+def _component_table(results: Mapping[str, Any]) -> Table | None:
+    """Rates per component class with exact intervals, largest first (the top of the rates
+    section, on the first page)."""
+    rates = _ok(results, "rates_by_component")
+    if rates is None or "component" not in rates.by:
+        return None
+    s = rates.summary()
+    s = s[s["component"].astype(str) != TOTAL].sort_values("count", ascending=False, kind="stable")
+    conf = float(rates.conf_level)
+    data = pd.DataFrame({
+        "Component": s["component"].astype(str).to_numpy(),
+        "Count": [fmt_int(v) for v in s["count"]],
+        "Share %": [fmt_pct(v) for v in s["share_pct"]],
+        "Rate per 1,000 GPU-days": [_rate(r) for _, r in s.iterrows()],
+        "MTTI (h)": [fmt_interval(r["mtti_job_hours"], r["mtti_job_hours_low"], r["mtti_job_hours_high"])
+                     for _, r in s.iterrows()]})
+    return Table("Interruption rates per component class", data,
+                 f"Unexpected interruptions per 1,000 GPU-days with exact Poisson {conf:.0%} "
+                 "intervals; MTTI: hours between interruptions of a job on the whole fleet.",
+                 numeric=("Count", "Share %", "Rate per 1,000 GPU-days", "MTTI (h)"))
+
+
 def summary_section(results: Mapping[str, Any]) -> Section:
     """Section ``summary``: headline numbers and what they mean."""
     rates = _ok(results, "rates")
@@ -81,16 +137,24 @@ def summary_section(results: Mapping[str, Any]) -> Section:
     blocks.append(Callout("Effective training time", f"{100 * cost.ettr:.1f}%", "productive / wall time")
                   if cost is not None else Callout("Effective training time", DASH, "needs the job-level cost model"))
     blocks.append(_lost_callout(_with_attr(results, "lost_gpu_hours")))
+    blocks += [_trend_callout(results), _lemon_callout(results)]
     body = rates.summary()
     body = body[~body[list(rates.by)].astype(str).eq(TOTAL).all(axis=1)].sort_values(
         "count", ascending=False, kind="stable")
     key = rates.by[-1]
-    top = [f"{r[key]} ({int(r['count']):,}, {r['share_pct']:.1f}%)" for _, r in body.head(3).iterrows()]
+    top = [f"{r[key]} ({int(r['count']):,} interruptions, {r['share_pct']:.1f}%; "
+           f"{_rate(r)} per 1,000 GPU-days)" for _, r in body.head(3).iterrows()]
     text = (f"{nu:,} unexpected interruptions in {rates.gpu_days:,.0f} GPU-days: one every "
             f"{fmt_hours(tot['mtti_job_hours'])} for a job on the whole fleet "
             f"({fmt_interval(tot['mtti_job_hours'], tot['mtti_job_hours_low'], tot['mtti_job_hours_high'])} h, "
             f"{conf:.0%} interval).")
     blocks.append(Text(text + (" Top causes: " + "; ".join(top) + "." if top else "")))
+    verdict = next((r for r in results.values() if type(r).__name__ == "TrendVerdict"), None)
+    if verdict is not None:
+        blocks.append(Text(verdict.statement, items=verdict.disagreements[:1]))
+    table = _component_table(results)
+    if table is not None:
+        blocks.append(table)
     blocks.append(_change_text(results))
     return Section("Executive summary", tuple(blocks), key="summary")
 

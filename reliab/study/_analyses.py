@@ -126,7 +126,8 @@ def analyze(
     dict of str to result or NotAvailable
         In report order: ``rates``, ``rates_by_component``, ``tbi_weibull``,
         ``tbi_distributions``, ``job_km``, ``job_cif``, ``node_mcf``, ``crow_amsaa``,
-        ``trend_laplace``, ``trend_mil_hdbk_189``, ``trend_reverse_arrangement``, ``lemons``,
+        ``trend_laplace``, ``trend_mil_hdbk_189``, ``trend_reverse_arrangement``,
+        ``trend_verdict`` (the one answer to "falling, flat or rising?"), ``lemons``,
         the job-level results, ``environment``, then (with ``previous``)
         ``period_comparison`` and ``period_rates``.
     """
@@ -173,6 +174,10 @@ def analyze(
     for method in ("laplace", "mil-hdbk-189", "reverse-arrangement"):
         gate(f"trend_{method.replace('-', '_')}", f"{method} trend test", lambda m=method: reliab.trend_test(
             hours(), end=f.hours, method=m, conf_level=conf_level), no_jobs, no_fleet)
+    gate("trend_verdict", "verdict on the interruption rate", lambda: reliab.trend_verdict(
+        tests=[out[f"trend_{m}"] for m in ("laplace", "mil_hdbk_189", "reverse_arrangement")],
+        crow=out["crow_amsaa"], weibull=out["tbi_weibull"], distributions=out["tbi_distributions"],
+        conf_level=conf_level), no_jobs, no_fleet)
     gate("lemons", "lemon nodes", lambda: reliab.find_lemons(
         ingest.signals, inter, node_hours=hosts, jobs=jobs, conf_level=conf_level),
         no_jobs, no_hosts)
