@@ -92,7 +92,7 @@ class RatesResult(ResultMixin):
         ax.barh(tb[key].astype(str), tb["count"].to_numpy(), color=colours)
         for y, (v, share) in enumerate(zip(tb["count"], tb["share_pct"], strict=True)):
             ax.text(v, y, f" {int(v):,} ({share:.1f}%)", va="center", fontsize=8)
-        ax.set_xlabel("unexpected interruptions")
+        ax.set_xlabel("unexpected interruptions (count)")
         ax.margins(x=0.2)
         return fig
 

@@ -167,7 +167,7 @@ class JobMTTFResult(ResultMixin):
             err = np.vstack([e["mttf_h"] - e["mttf_low_h"], e["mttf_high_h"] - e["mttf_h"]])
             ax.errorbar(mid, e["mttf_h"], yerr=np.where(np.isfinite(err), err, 0), fmt="o",
                         color="#c0392b", label="measured (job records)")
-        ax.set(xscale="log", yscale="log", xlabel="GPUs in the job", ylabel="MTTF (hours)",
+        ax.set(xscale="log", yscale="log", xlabel="job size (GPUs)", ylabel="MTTF (hours)",
                title="Job mean time to failure vs size")
         ax.legend(fontsize="small")
         return fig
