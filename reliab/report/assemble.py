@@ -18,7 +18,7 @@ import pandas as pd
 from reliab import plots
 from reliab._result import NotAvailable
 from reliab._version import __version__
-from reliab.report.catalog import SECTIONS, Entry, place, reading
+from reliab.report.catalog import RATE_COLUMNS, SECTIONS, Entry, place, reading
 from reliab.report.document import Block, Figure, Report, Section, Text
 from reliab.report.generic import frame_table, result_blocks
 from reliab.report.methods import methods_section
@@ -86,6 +86,12 @@ def _trend_lead(placed: list[tuple[str, str, str, tuple[str, ...], Any]], ingest
     return blocks
 
 
+def _covered(results: Mapping[str, Any]) -> bool:
+    """Whether the exposure covers enough of the fleet for GPU-level MTBF (or is not judged)."""
+    cov = results.get("exposure_coverage")
+    return cov is None or isinstance(cov, NotAvailable) or bool(cov.adequate)
+
+
 def _tbi_lead(verdict: Any) -> tuple[Block, ...]:
     """The Weibull section reads the renewal fit against the one verdict, never on its own."""
     return (Text("Is the interruption rate falling, flat or rising? " + verdict.statement
@@ -135,6 +141,8 @@ def assemble(
     flat: dict[str, Any] = {}
     for key, value in _expand(results).items():
         section, rtitle, caption, columns, result = place(key, value)
+        if key in ("rates", "rates_by_component") and not _covered(results):
+            columns = tuple(c for c in (columns or RATE_COLUMNS) if not c.startswith("mtbf_gpu"))
         by_section.setdefault(section, []).append((key, rtitle, caption, columns, result))
         titles[key], flat[key] = rtitle, result
     sections: list[Section] = []

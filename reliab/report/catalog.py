@@ -93,6 +93,7 @@ BY_KEY: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
                            "few events, not a high rate.", RATE_COLUMNS),
     "rates": ("rates", "Rates per category", "Rate per 1,000 GPU-days per category (log scale).",
               RATE_COLUMNS),
+    "exposure_coverage": ("rates", "Exposure against the fleet", "", ()),
     "tbi_weibull": ("tbi", "Weibull fit", "Weibull probability plot: points near the line mean "
                     "the Weibull model fits.", ()),
     "tbi_distributions": ("tbi", "Which distribution fits best", "AIC difference to the best "
@@ -193,6 +194,15 @@ def _comparison(r: Any) -> str:
             "No category changed significantly after adjusting for the number of categories.")
 
 
+def _coverage(r: Any) -> str:
+    if not r.adequate:
+        return f"GPU-level MTBF and job MTTF are not shown: {r.reason}."
+    if r.coverage != r.coverage:  # NaN: no host names
+        return "No host names in the input: whether the exposure covers the fleet is not known."
+    return (f"The exposure is {100 * r.coverage:,.0f}% of the GPU-time of the {r.n:,} hosts seen "
+            "in the logs: GPU-level results are shown.")
+
+
 def _distributions(r: Any) -> str:
     return f"Best by AIC: {r.best.distribution}."
 
@@ -201,7 +211,7 @@ def _distributions(r: Any) -> str:
 READINGS: dict[str, Callable[[Any], str]] = {
     "WeibullFit": _weibull, "CrowAMSAAResult": _crow, "TrendTestResult": _trend,
     "LemonsResult": _lemons, "KaplanMeierResult": _km, "PeriodComparison": _comparison,
-    "DistributionComparison": _distributions,
+    "DistributionComparison": _distributions, "ExposureCoverage": _coverage,
 }
 
 

@@ -59,6 +59,15 @@ def _lost_callout(cost: Any | None) -> Callout:
     return Callout("Lost GPU-hours", fmt_num(cost.lost_gpu_hours), "work, downtime, restarts")
 
 
+def _mtbf_callout(results: Mapping[str, Any], tot: pd.Series, conf: float) -> Callout:
+    """GPU-level MTBF, unless the exposure covers too little of the fleet to divide by."""
+    cov = results.get("exposure_coverage")
+    if cov is not None and not isinstance(cov, NotAvailable) and not cov.adequate:
+        return Callout("GPU-level MTBF", DASH, f"not shown: the exposure is {100 * cov.coverage:.2g}% "
+                       "of the fleet's GPU-time (Rates and MTBF)")
+    return _interval_callout("GPU-level MTBF", tot, "mtbf_gpu_hours", "GPU-h", conf)
+
+
 def _rate(row: pd.Series) -> str:
     """``rate [low, high]`` per 1,000 GPU-days of one rates row."""
     c = "rate_per_1k_gpu_days"
@@ -131,7 +140,7 @@ def summary_section(results: Mapping[str, Any]) -> Section:
         Callout("Unexpected", fmt_int(nu), f"{100 * nu / (nu + npl):.1f}% of all" if nu + npl else "",
                 "bad" if nu else "good"),
         _interval_callout("Mean time to interruption", tot, "mtti_job_hours", "h", conf),
-        _interval_callout("GPU-level MTBF", tot, "mtbf_gpu_hours", "GPU-h", conf),
+        _mtbf_callout(results, tot, conf),
     ]
     cost = _with_attr(results, "ettr")
     blocks.append(Callout("Effective training time", f"{100 * cost.ettr:.1f}%", "productive / wall time")
