@@ -3,7 +3,7 @@
 The report is built from the bundled sample's analyses, as ``reliab demo`` builds it.  An
 axis is checked when it shows numbers: its label must be non-empty and hold a unit in
 parentheses or brackets ("time (h)", "rate (per 1,000 GPU-days)", "count (interruptions)",
-"shape (dimensionless)").  An axis is categorical, and exempt, when its tick labels name
+"shape (dimensionless)"), and no column name ("rate_per_1k_gpu_days").  An axis is categorical, and exempt, when its tick labels name
 things (categories, nodes, components) rather than numbers; an axis with no tick labels
 shown is exempt too, and a twin axes shares the label of its twin.  Regression test.
 """
@@ -19,6 +19,8 @@ import reliab
 from reliab.report.document import Figure
 
 UNIT = re.compile(r"\([^()]*[^\s()][^()]*\)|\[[^\[\]]+\]")
+#: a column name shown as a label ("rate_per_1k_gpu_days") is not a unit
+RAW = re.compile(r"\b[a-z0-9]+_[a-z0-9_]+\b")
 NUMBER = re.compile(r"^[\s\u2212+\-−]*[\d.,]+(?:[eE][+\-−]?\d+)?\s*%?$|^\$.*\$$")
 
 
@@ -60,7 +62,7 @@ def _problems(name: str, fig) -> list[str]:
             shared = ax.get_shared_x_axes() if which == "x" else ax.get_shared_y_axes()
             labels = [label] + [(a.get_xlabel() if which == "x" else a.get_ylabel())
                                 for a in shared.get_siblings(ax)]  # a twin axes shares its label
-            if not any(UNIT.search(text or "") for text in labels):
+            if not any(UNIT.search(text or "") for text in labels) or RAW.search(label or ""):
                 out.append(f"{name} [axes {i}] {which}: {label!r}")
     return out
 
@@ -76,6 +78,8 @@ def test_unit_check_catches_a_bare_label() -> None:
     assert _problems("bare", fig) == ["bare [axes 0] x: 'interruptions'"]
     ax.set_xlabel("interruptions (count)")
     assert _problems("unit", fig) == []
+    ax.set_xlabel("rate_per_1k_gpu_days (95% interval)")
+    assert len(_problems("raw", fig)) == 1
 
 
 @pytest.mark.slow

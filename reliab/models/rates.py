@@ -73,7 +73,8 @@ class RatesResult(ResultMixin):
         ax.plot(np.where(est > 0, est, np.nan), y, "o", color="black", ms=4)
         ax.set_yticks(y, labels)
         ax.set_xscale("log")
-        ax.set_xlabel(f"{measure} ({self.conf_level:.0%} exact Poisson interval)")
+        ax.set_xlabel(f"{MEASURES.get(measure, measure)}; {self.conf_level:.0%} exact Poisson "
+                      "interval")
         return fig
 
 
@@ -95,6 +96,15 @@ class RatesResult(ResultMixin):
         ax.set_xlabel("unexpected interruptions (count)")
         ax.margins(x=0.2)
         return fig
+
+
+#: axis label of each measure of the rate table, with its unit
+MEASURES = {
+    "rate_per_1k_gpu_days": "rate (interruptions per 1,000 GPU-days)",
+    "rate_per_1k_node_days": "rate (interruptions per 1,000 node-days)",
+    "mtbf_gpu_hours": "MTBF (GPU-hours)", "mtbf_node_hours": "MTBF (node-hours)",
+    "mtti_job_hours": "MTTI (hours)", "afr_pct": "annualized failure rate (%)",
+}
 
 
 def _poisson_bounds(counts: np.ndarray, conf_level: float) -> tuple[np.ndarray, np.ndarray]:
