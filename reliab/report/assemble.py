@@ -66,6 +66,10 @@ def _trend_lead(placed: list[tuple[str, str, str, tuple[str, ...], Any]], ingest
                                   caption="Trend tests: statistic and two-sided p-value; Crow-AMSAA "
                                   "beta and Weibull shape: estimate and interval (1 = constant "
                                   "rate, Poisson gaps)."))
+        blocks.append(Figure("", verdict.plot(), "Crow-AMSAA beta (does the rate change over the "
+                             "window?) and the Weibull shape of the gaps (how spread are they?) "
+                             "against 1. Method: " + verdict.method + ".",
+                             alt="Shape parameters of the verdict's evidence against 1"))
     elif tests:
         verdicts = {r.trend for r in tests}
         if verdicts == {"none"}:
