@@ -102,6 +102,7 @@ class TrendVerdict(ResultMixin):
         ax.errorbar(est, y, xerr=err, fmt="o", color="C0", capsize=3)
         ax.axvline(1.0, color="grey", ls="--", lw=0.8)
         ax.set_yticks(y, [f"{e} ({r})" for e, r in zip(ev["evidence"], ev["role"], strict=True)])
+        ax.set_ylim(-0.6, len(ev) - 0.4)
         ax.set_xlabel("shape parameter (dimensionless; dashed: 1 = constant rate)")
         ax.set_title(f"Interruption rate: {self.verdict}")
         return fig
@@ -176,10 +177,14 @@ def _renewal_rows(weibull: Any, distributions: Any) -> list[dict[str, Any]]:
     if distributions is not None:
         tb = distributions.summary()
         best = str(tb["distribution"].iloc[0])
-        second = float(tb["delta_aic"].iloc[1]) if len(tb) > 1 else math.nan
+        # how far behind the Weibull (whose shape is read above) falls; else the runner-up
+        ref = "weibull" if "weibull" in set(tb["distribution"]) and best != "weibull" else None
+        row = tb[tb["distribution"] == ref] if ref else tb.iloc[1:2]
+        delta = float(row["delta_aic"].iloc[0]) if len(row) else math.nan
+        other = str(row["distribution"].iloc[0]) if len(row) else "none"
         rows.append({"evidence": f"best distribution by AIC: {best}", "role": "renewal fit",
-                     "estimate": second, "low": math.nan, "high": math.nan, "pvalue": math.nan,
-                     "reads": f"ΔAIC to the next: {_fmt(second)}"})
+                     "estimate": delta, "low": math.nan, "high": math.nan, "pvalue": math.nan,
+                     "reads": f"ΔAIC of {other}: {_fmt(delta)}"})
     return rows
 
 
