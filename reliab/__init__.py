@@ -73,6 +73,7 @@ _EXPORTS: dict[str, str] = {
     "fit_crow_amsaa": "reliab.models",
     "crow_amsaa": "reliab.models",  # deprecated alias of fit_crow_amsaa
     "trend_test": "reliab.models",
+    "trend_verdict": "reliab.models",
     "find_lemons": "reliab.models",
     # environment: alignment, windows, power, throughput, diurnal cycle, failures
     "align_asof": "reliab.align",
@@ -115,6 +116,7 @@ _EXPORTS: dict[str, str] = {
     "MCFComparison": "reliab.models",
     "CrowAMSAAResult": "reliab.models",
     "TrendTestResult": "reliab.models",
+    "TrendVerdict": "reliab.models",
     "LemonsResult": "reliab.models",
     "TicketSuggestions": "reliab.taxonomy.suggest",
     # models: quarter over quarter

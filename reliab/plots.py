@@ -293,7 +293,7 @@ def plot_daily_counts(
         ax.yaxis.get_major_locator().set_params(integer=True)
         ax.grid(axis="y")
         ax.set_axisbelow(True)
-        ax.set_ylabel("Interruptions per day")
+        ax.set_ylabel("Interruptions (per day)")
         handles, _ = ax.get_legend_handles_labels()
         _legend(ax, handles, owned=owned)
     return fig
@@ -398,8 +398,8 @@ def plot_rates(
         ax.set_axisbelow(True)
         ax.tick_params(axis="y", length=0)
         ax.spines["left"].set_visible(False)
-        label = measure.replace("rate_per_1k_gpu_days", "Interruptions per 1,000 GPU-days").replace(
-            "rate_per_1k_node_days", "Interruptions per 1,000 node-days"
+        label = measure.replace("rate_per_1k_gpu_days", "Interruptions (per 1,000 GPU-days)").replace(
+            "rate_per_1k_node_days", "Interruptions (per 1,000 node-days)"
         )
         if conf_level is not None:
             label += f"  (point and {conf_level:.0%} interval, log scale)"
@@ -474,7 +474,7 @@ def plot_category_bars(
         ax.spines["left"].set_visible(False)
         ax.grid(axis="x")
         ax.set_axisbelow(True)
-        ax.set_xlabel("Unexpected interruptions")
+        ax.set_xlabel("Unexpected interruptions (count)")
         total = float(order["count"].sum()) or 1.0
         shares = order.groupby("component")["count"].sum() / total
         handles: list[Patch | Line2D] = [

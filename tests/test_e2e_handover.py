@@ -243,7 +243,7 @@ def test_cost_plot_without_gpu_count_is_labelled_in_hours(tmp_path: Path) -> Non
     res = reliab.ingest(root, policy="training-run")
     cost = reliab.failure_cost(res.interruptions, res.jobs, res.signals, end="2021-04-08T00:00:00Z")
     ax = cost.plot().axes[0]
-    assert ax.get_xlabel() == "lost hours (GPU count unknown)"
+    assert ax.get_xlabel() == "lost work (hours; GPU count unknown)"
     assert abs(sum(p.get_width() for p in ax.patches) - 0.5) < 1e-9  # 30 min of lost work, in hours
 
 

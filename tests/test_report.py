@@ -189,7 +189,9 @@ def test_interval_cells_and_bars(report: Report) -> None:
 
 def test_shape_meaning_and_trend_verdict(report: Report) -> None:
     tbi = " ".join(b.body for b in report.section("tbi").blocks if isinstance(b, Text))
-    assert "Shape" in tbi and ("random" in tbi or "burn-in" in tbi or "wear-out" in tbi)
+    # a renewal fit of the gaps reads their spread, never a trend on its own (issue 20 item 4)
+    assert "Shape" in tbi and "as a renewal fit" in tbi and "trend verdict" in tbi
+    assert "wear-out (increasing hazard)" not in tbi and "burn-in / infant" not in tbi
     assert "B10 life" in tbi
     trends = report.section("trends").blocks[0].body
     assert trends.startswith(("Neither", "Wearing out", "Burning in", "The tests disagree"))

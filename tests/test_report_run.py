@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import reliab
-from reliab.report.formatting import fmt_hours, fmt_int
+from reliab.report.formatting import fmt_hours, fmt_int, fmt_num
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -76,6 +76,24 @@ def test_demo_pdf_text_has_the_api_numbers(demo: reliab.ReportRun) -> None:
     body = text.split("Methods, versions and inputs")[-2]  # all but the methods' own wording
     for pattern in RAW:
         assert not pattern.search(body), (pattern.pattern, pattern.search(body))
+
+
+def test_demo_first_page_has_verdict_lemons_and_component_rates(demo: reliab.ReportRun) -> None:
+    """Regression (issue 20 item 6): page 1 of the PDF carries the trend verdict, the lemon
+    count and the top component classes' rates with intervals, each with its unit."""
+    if not shutil.which("pdftotext"):
+        pytest.skip("poppler-utils not installed")
+    page1 = subprocess.run(["pdftotext", "-f", "1", "-l", "1", str(demo.files["report.pdf"]), "-"],
+                           capture_output=True, text=True, check=True).stdout
+    verdict = demo.results["trend_verdict"]
+    assert "INTERRUPTION RATE TREND" in page1 and verdict.verdict.capitalize() in page1
+    assert "Interruption rate flat" in page1 and "Crow-AMSAA beta" in page1
+    lemons = demo.results["lemons"]
+    assert "LEMON NODES" in page1 and f"of {lemons.n_nodes:,} nodes" in page1
+    assert "Interruption rates of the top component classes" in page1
+    assert "Rate per 1,000 GPU-days" in page1 and "MTTI (h)" in page1
+    gpu = demo.results["rates_by_component"].summary().set_index("component").loc["GPU"]
+    assert fmt_num(gpu["rate_per_1k_gpu_days"]) in page1
 
 
 def test_demo_pdf_pages_are_not_near_empty(demo: reliab.ReportRun, tmp_path: Path) -> None:

@@ -171,6 +171,11 @@ CASES: dict[str, Case] = {
                             lambda _: reliab.fit_crow_amsaa([], end=320.0)),
     "TrendTestResult": Case(lambda _: reliab.trend_test(TIMES, end=320.0),
                             lambda _: reliab.trend_test([], end=320.0)),
+    "TrendVerdict": Case(
+        lambda _: reliab.trend_verdict(tests=[reliab.trend_test(TIMES, end=320.0)],
+                                       crow=reliab.fit_crow_amsaa(TIMES, end=320.0),
+                                       weibull=reliab.fit_weibull(DUR, OBS)),
+        lambda _: reliab.trend_verdict(tests=[])),
     "LemonsResult": Case(
         lambda _: reliab.find_lemons(_signals(i := _interruptions(60)), i, node_hours=720.0),
         lambda _: reliab.find_lemons(schema.empty("signals"), schema.empty("interruptions"),

@@ -223,3 +223,47 @@ def test_input_validation():
         fit_weibull([1.0, 2.0, 3.0], [1, 1, 1], conf_level=95)
     with pytest.raises(ValueError, match="zero"):
         fit_weibull([0.0, 2.0, 3.0], [1, 1, 1])
+
+
+# ------------------------------------------------------------- the probability plot (paper)
+def test_johnson_adjusted_ranks_by_hand() -> None:
+    """Reference: Abernethy (2006) §2.15, adjusted rank = (reverse rank x previous + (N + 1))
+    / (reverse rank + 1), worked by hand for failures at 5100, 9500, 22000, 40000 and a
+    suspension at 15000 (N = 5): ranks 1, 2, 10/3, 14/3."""
+    from reliab.models._probplot import johnson_ranks
+
+    t, r = johnson_ranks([22000, 5100, 15000, 40000, 9500], [1, 1, 0, 1, 1])
+    np.testing.assert_allclose(t, [5100, 9500, 22000, 40000])
+    np.testing.assert_allclose(r, [1, 2, 10 / 3, 14 / 3], rtol=1e-12)
+
+
+def test_complete_data_plot_at_benard_median_ranks() -> None:
+    """Reference: complete data sit at Benard's (i - 0.3) / (n + 0.4) on Weibull paper."""
+    dur = np.array([16.0, 34.0, 53.0, 75.0, 93.0, 120.0])
+    fit = fit_weibull(dur, None)
+    fig = fit.plot()
+    ax = fig.axes[0]
+    pts = ax.collections[0].get_offsets()
+    f = (np.arange(1, 7) - 0.3) / 6.4
+    np.testing.assert_allclose(pts[:, 0], dur)
+    np.testing.assert_allclose(pts[:, 1], np.log(-np.log1p(-f)), rtol=1e-12)
+
+
+def test_weibull_plot_is_probability_paper_with_bounds() -> None:
+    """Regression (issue 20 item 6): x log time with its unit, y labelled in percent
+    unreliability, the fitted line straight with slope = shape, bounds around it."""
+    dur = np.array([54.0, 187.0, 216.0, 240.0, 244.0, 335.0, 361.0, 373.0, 375.0, 386.0, 500.0, 500.0])
+    fit = fit_weibull(dur, [1] * 10 + [0, 0])
+    ax = fit.plot().axes[0]
+    assert ax.get_xscale() == "log"
+    assert ax.get_xlabel() == "time (h)" and "(%)" in ax.get_ylabel()
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert "10" in labels and "63.2" in labels and "90" in labels
+    line, low, high = ax.get_lines()[:3]
+    x, y = line.get_xdata(), line.get_ydata()
+    slope = np.polyfit(np.log(x), y, 1)[0]
+    assert slope == pytest.approx(fit.shape, rel=1e-9)
+    assert np.all(low.get_ydata() <= y + 1e-12) and np.all(high.get_ydata() >= y - 1e-12)
+    # the band is narrowest near the centre of the data, wider at the ends
+    width = high.get_ydata() - low.get_ydata()
+    assert width[0] > width.min() and width[-1] > width.min()

@@ -30,6 +30,8 @@ _EXPORTS: dict[str, str] = {
     "fit_crow_amsaa": "reliab.models.growth",
     "crow_amsaa": "reliab.models.growth",  # deprecated alias
     "trend_test": "reliab.models.trend",
+    "trend_verdict": "reliab.models.verdict",
+    "TrendVerdict": "reliab.models.verdict",
     "find_lemons": "reliab.models.lemons",
     # environment (reliab.models.environment)
     "detect_power_swings": "reliab.models.environment",

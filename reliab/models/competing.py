@@ -116,8 +116,8 @@ class CumulativeIncidenceResult(ResultMixin):
             ax.fill_between(times, base, base + cif, step="post", color=f"C{i}", alpha=0.7,
                             label=str(cause))
             base = base + cif
-        ax.set_xlabel("time")
-        ax.set_ylabel("cumulative incidence")
+        ax.set_xlabel("time (h)")
+        ax.set_ylabel("cumulative incidence (probability, 0-1)")
         ax.set_title("Cumulative incidence by cause (stacked)")
         ax.legend(loc="upper left")
         return fig

@@ -117,7 +117,7 @@ class CrowAMSAAResult(ResultMixin):
         ax.step(self.times, np.arange(1, self.n + 1), where="post", label="observed")
         grid = np.geomspace(self.times[0], self.end, 200)
         ax.plot(grid, self.at(grid)["expected_failures"], label=f"λ t^β, β = {self.beta:.3g}")
-        ax.set(xscale="log", yscale="log", xlabel="time", ylabel="cumulative failures",
+        ax.set(xscale="log", yscale="log", xlabel="time (h)", ylabel="cumulative failures (count)",
                title="Crow–AMSAA")
         ax.legend()
         return fig

@@ -143,7 +143,7 @@ class MCFResult(ResultMixin):
                            ("high", {"lw": 0.8, "ls": "--", "color": "grey"})):
             y = np.concatenate([[0.0], tb[col].to_numpy(), [tb[col].iloc[-1] if len(tb) else 0]])
             ax.step(x, y, where="post", **style)
-        ax.set(xlabel="time", ylabel="mean cumulative events per unit",
+        ax.set(xlabel="time (h)", ylabel="mean cumulative events (per unit)",
                title=f"Nelson MCF ({self.conf_level:.0%} two-sided bounds)")
         ax.legend()
         return fig
@@ -286,7 +286,7 @@ class MCFComparison(ResultMixin):
         ax.step(tb["time"], tb["diff"], where="post", label=f"{self.labels[0]} − {self.labels[1]}")
         ax.fill_between(tb["time"], tb["low"], tb["high"], step="post", alpha=0.25)
         ax.axhline(0.0, color="grey", lw=0.8)
-        ax.set(xlabel="time", ylabel="MCF difference")
+        ax.set(xlabel="time (h)", ylabel="MCF difference (events per unit)")
         ax.legend()
         return fig
 

@@ -106,7 +106,7 @@ def _step_figure(times: NDArray[np.float64], est: NDArray[np.float64], low: NDAr
     ax.step(x, np.r_[start, est], where="post", color="C0", label="estimate")
     ax.fill_between(x, np.r_[start, low], np.r_[start, high], step="post", alpha=0.25,
                     color="C0", label="pointwise interval")
-    ax.set_xlabel("time")
+    ax.set_xlabel("time (h)")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(loc="best")
@@ -174,7 +174,7 @@ class KaplanMeierResult(ResultMixin):
         """Step plot of the survival curve with its pointwise interval band."""
         tb = self.table
         return _step_figure(tb["time"].to_numpy(), tb["survival"].to_numpy(), tb["low"].to_numpy(),
-                            tb["high"].to_numpy(), 1.0, "survival probability", "Kaplan-Meier", ax)
+                            tb["high"].to_numpy(), 1.0, "survival probability (0-1)", "Kaplan-Meier", ax)
 
 
 @dataclass(frozen=True)

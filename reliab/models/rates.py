@@ -73,7 +73,8 @@ class RatesResult(ResultMixin):
         ax.plot(np.where(est > 0, est, np.nan), y, "o", color="black", ms=4)
         ax.set_yticks(y, labels)
         ax.set_xscale("log")
-        ax.set_xlabel(f"{measure} ({self.conf_level:.0%} exact Poisson interval)")
+        ax.set_xlabel(f"{MEASURES.get(measure, measure)}; {self.conf_level:.0%} exact Poisson "
+                      "interval")
         return fig
 
 
@@ -92,9 +93,18 @@ class RatesResult(ResultMixin):
         ax.barh(tb[key].astype(str), tb["count"].to_numpy(), color=colours)
         for y, (v, share) in enumerate(zip(tb["count"], tb["share_pct"], strict=True)):
             ax.text(v, y, f" {int(v):,} ({share:.1f}%)", va="center", fontsize=8)
-        ax.set_xlabel("unexpected interruptions")
+        ax.set_xlabel("unexpected interruptions (count)")
         ax.margins(x=0.2)
         return fig
+
+
+#: axis label of each measure of the rate table, with its unit
+MEASURES = {
+    "rate_per_1k_gpu_days": "rate (interruptions per 1,000 GPU-days)",
+    "rate_per_1k_node_days": "rate (interruptions per 1,000 node-days)",
+    "mtbf_gpu_hours": "MTBF (GPU-hours)", "mtbf_node_hours": "MTBF (node-hours)",
+    "mtti_job_hours": "MTTI (hours)", "afr_pct": "annualized failure rate (%)",
+}
 
 
 def _poisson_bounds(counts: np.ndarray, conf_level: float) -> tuple[np.ndarray, np.ndarray]:

@@ -77,7 +77,7 @@ class TrendTestResult(ResultMixin):
         ax.step(np.r_[0.0, t, self.end], np.r_[0, np.arange(1, t.size + 1), t.size], where="post",
                 label="observed")
         ax.plot([0.0, self.end], [0.0, t.size], ls="--", color="grey", label="no trend (HPP)")
-        ax.set(xlabel="time", ylabel="cumulative failures",
+        ax.set(xlabel="time (h)", ylabel="cumulative failures (count)",
                title=f"{self.method}: {self.trend} (p = {self.pvalue:.2g})")
         ax.legend()
         return fig

@@ -342,11 +342,28 @@ class WeibullFit(ResultMixin):
         h = self._hazard(t)
         return float(h) if h.ndim == 0 else h
 
-    def plot(self, ax: Any = None) -> Figure:
-        """Weibull probability plot (KM-midpoint plotting positions) with the fitted line."""
+    def band(self, t: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Pointwise bounds of ``F(t)``: Fisher-matrix (Wald) bounds of ``u = ln(-ln(1 - F))``.
+
+        ``u = beta (ln t - ln alpha)`` with ``Var(u) = beta^2 V_aa - 2 beta u V_ab + u^2 V_bb``
+        from the covariance of ``(ln alpha, ln beta)`` (delta method; Meeker & Escobar 1998,
+        §8.4.3), so the bounds are hyperbolas about the fitted line on Weibull paper.
+        """
+        tt = np.asarray(t, dtype=float)
+        u = self.shape * (np.log(tt) - math.log(self.scale))
+        v = self.cov_log
+        var = self.shape**2 * v[0, 0] - 2 * self.shape * u * v[0, 1] + u * u * v[1, 1]
+        half = float(stats.norm.ppf(0.5 + self.conf_level / 2)) * np.sqrt(np.maximum(var, 0.0))
+        with np.errstate(over="ignore"):
+            return -np.expm1(-np.exp(u - half)), -np.expm1(-np.exp(u + half))
+
+    def plot(self, ax: Any = None, *, time_unit: str = "h") -> Figure:
+        """Weibull probability paper: median-rank positions (Benard, Johnson's adjusted ranks
+        for censored data), the fitted line and its pointwise Fisher-matrix bounds."""
         return probability_plot(self._data, lambda g: 1.0 - self._sf(g), "weibull",
-                                f"Weibull plot: scale {self.scale:.4g}, shape {self.shape:.4g}",
-                                ax=ax)
+                                f"Weibull plot: scale {self.scale:.4g} {time_unit}, shape "
+                                f"{self.shape:.4g}", ax=ax, band=self.band, time_unit=time_unit,
+                                conf_level=self.conf_level)
 
 
 def _wald(cov: NDArray[np.float64], beta: float, name: str, estimate: float,

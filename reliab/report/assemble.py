@@ -18,33 +18,59 @@ import pandas as pd
 from reliab import plots
 from reliab._result import NotAvailable
 from reliab._version import __version__
-from reliab.report.catalog import SECTIONS, Entry, place, reading
+from reliab.report.catalog import RATE_COLUMNS, SECTIONS, Entry, place, reading
 from reliab.report.document import Block, Figure, Report, Section, Text
-from reliab.report.generic import result_blocks
+from reliab.report.generic import frame_table, result_blocks
 from reliab.report.methods import methods_section
 from reliab.report.quality import quality_section
 from reliab.report.summary import summary_section, taxonomy_section
 
 #: result types whose figures show the same data whatever the method (one figure is enough)
 SAME_FIGURE = frozenset({"TrendTestResult"})
+#: result types the section lead shows (not repeated as a generic block)
+LEAD_ONLY = frozenset({"TrendVerdict"})
 
 
-def _generic(spec: Any, placed: list[tuple[str, str, str, tuple[str, ...], Any]]) -> Section | None:
-    blocks: list[Block] = []
+def _generic(spec: Any, placed: list[tuple[str, str, str, tuple[str, ...], Any]],
+             lead: tuple[Block, ...] = ()) -> Section | None:
+    blocks: list[Block] = list(lead)
     drawn: set[str] = set()
     for _key, title, caption, columns, result in placed:
         kind = type(result).__name__
+        if kind in LEAD_ONLY:
+            continue
         blocks += result_blocks(result, title, caption=caption, reading=reading(result),
                                 columns=columns, figure=kind not in drawn or kind not in SAME_FIGURE)
         drawn.add(kind)
     return Section(spec.title, tuple(blocks), key=spec.key, intro=spec.intro) if blocks else None
 
 
+def _verdict(results: Mapping[str, Any]) -> Any | None:
+    """The one verdict on the interruption rate (:func:`reliab.trend_verdict`), if given."""
+    return next((r for r in results.values() if type(r).__name__ == "TrendVerdict"), None)
+
+
 def _trend_lead(placed: list[tuple[str, str, str, tuple[str, ...], Any]], ingest: Any) -> list[Block]:
-    """The answer first: the trend tests' verdicts in one sentence, and the timeline."""
+    """The answer first: the one verdict with its evidence (else the trend tests' verdicts in
+    one sentence), and the timeline."""
+    verdict = next((r for *_, r in placed if type(r).__name__ == "TrendVerdict"), None)
     tests = [r for *_, r in placed if type(r).__name__ == "TrendTestResult"]
     blocks: list[Block] = []
-    if tests:
+    if verdict is not None:
+        blocks.append(Text(verdict.statement, items=verdict.disagreements))
+        blocks.append(Text("The times between interruptions of a repairable fleet are analysed "
+                           "as a point process first (the trend tests and Crow-AMSAA below: does "
+                           "the rate change over the window?) and as a renewal process second (the "
+                           "Weibull and distribution fits of the gaps: how spread are the gaps?)."))
+        blocks.append(frame_table(verdict.summary(), "Evidence for the verdict",
+                                  caption="Trend tests: statistic and two-sided p-value; Crow-AMSAA "
+                                  "beta and Weibull shape: estimate and interval (1 = constant "
+                                  "rate, Poisson gaps)."))
+        blocks.append(Figure("", verdict.plot(), "Crow-AMSAA beta (does the rate change over the "
+                             "window?) and the Weibull shape of the gaps (how spread are they?) "
+                             "against 1. Method: " + verdict.method + ".",
+                             alt="Shape parameters of the verdict's evidence against 1"))
+    elif tests:
         verdicts = {r.trend for r in tests}
         if verdicts == {"none"}:
             answer = "Neither: no test finds a trend, so a constant rate describes the window."
@@ -62,6 +88,20 @@ def _trend_lead(placed: list[tuple[str, str, str, tuple[str, ...], Any]], ingest
                              "the component class, grey planned work.",
                              alt="Event plot of interruptions per category over time"))
     return blocks
+
+
+def _covered(results: Mapping[str, Any]) -> bool:
+    """Whether the exposure covers enough of the fleet for GPU-level MTBF (or is not judged)."""
+    cov = results.get("exposure_coverage")
+    return cov is None or isinstance(cov, NotAvailable) or bool(cov.adequate)
+
+
+def _tbi_lead(verdict: Any) -> tuple[Block, ...]:
+    """The Weibull section reads the renewal fit against the one verdict, never on its own."""
+    return (Text("Is the interruption rate falling, flat or rising? " + verdict.statement
+                 + " The fits below are renewal fits of the gaps, second to that verdict: they "
+                 "say how spread the gaps are, not whether the rate changes.",
+                 items=verdict.disagreements, kind="note"),)
 
 
 def _expand(results: Mapping[str, Any]) -> dict[str, Any]:
@@ -105,6 +145,8 @@ def assemble(
     flat: dict[str, Any] = {}
     for key, value in _expand(results).items():
         section, rtitle, caption, columns, result = place(key, value)
+        if key in ("rates", "rates_by_component") and not _covered(results):
+            columns = tuple(c for c in (columns or RATE_COLUMNS) if not c.startswith("mtbf_gpu"))
         by_section.setdefault(section, []).append((key, rtitle, caption, columns, result))
         titles[key], flat[key] = rtitle, result
     sections: list[Section] = []
@@ -119,6 +161,8 @@ def assemble(
         elif spec.key == "methods":
             sec = methods_section(flat, titles, fleet=fleet, ingest=ingest, reference=reference,
                                   inputs=inputs, config=config)
+        elif spec.key == "tbi" and placed and _verdict(flat) is not None:
+            sec = _generic(spec, placed, lead=_tbi_lead(_verdict(flat)))
         elif spec.key == "trends" and placed:
             base = _generic(spec, placed)
             lead = _trend_lead(placed, ingest)

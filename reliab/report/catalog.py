@@ -57,8 +57,10 @@ SECTIONS: tuple[SectionSpec, ...] = (
                 "wall-clock hours between interruptions of a job spanning the whole fleet."),
     SectionSpec("tbi", "Time between interruptions",
                 "Gaps between consecutive unexpected interruptions of the fleet (the last gap, "
-                "to the end of the window, is censored). A Weibull shape below 1 means gaps "
-                "get longer (burn-in), near 1 a constant rate, above 1 wear-out."),
+                "to the end of the window, is censored), fitted as a renewal process: the "
+                "Weibull shape says how spread the gaps are (below 1: bursts; 1: Poisson; above "
+                "1: more regular than Poisson). Whether the rate falls or rises over the window "
+                "is a question for the point process (Trends), not for this fit."),
     SectionSpec("survival", "Survival of job allocations",
                 "How long a job allocation runs before an unexpected interruption ends it; "
                 "allocations that ended otherwise are censored."),
@@ -91,6 +93,7 @@ BY_KEY: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
                            "few events, not a high rate.", RATE_COLUMNS),
     "rates": ("rates", "Rates per category", "Rate per 1,000 GPU-days per category (log scale).",
               RATE_COLUMNS),
+    "exposure_coverage": ("rates", "Exposure against the fleet", "", ()),
     "tbi_weibull": ("tbi", "Weibull fit", "Weibull probability plot: points near the line mean "
                     "the Weibull model fits.", ()),
     "tbi_distributions": ("tbi", "Which distribution fits best", "AIC difference to the best "
@@ -102,6 +105,7 @@ BY_KEY: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
                    "(log-log); a straight line is the power law, its slope is beta.", ()),
     "node_mcf": ("trends", "Mean cumulative function per node", "Mean number of hardware "
                  "interruptions per node by time in the window, with pointwise bounds.", ()),
+    "trend_verdict": ("trends", "Verdict: is the interruption rate falling, flat or rising?", "", ()),
     "trend_laplace": ("trends", "Laplace test", "", ()),
     "trend_mil_hdbk_189": ("trends", "MIL-HDBK-189 test", "", ()),
     "trend_reverse_arrangement": ("trends", "Reverse arrangement test", "", ()),
@@ -132,7 +136,7 @@ BY_TYPE: dict[str, str] = {
     "WeibullFit": "tbi", "ParametricFit": "tbi", "DistributionComparison": "tbi",
     "KaplanMeierResult": "survival", "NelsonAalenResult": "survival", "CoxFit": "survival",
     "CumulativeIncidenceResult": "competing", "MCFResult": "trends", "MCFComparison": "trends",
-    "CrowAMSAAResult": "trends", "TrendTestResult": "trends", "LemonsResult": "lemons",
+    "CrowAMSAAResult": "trends", "TrendTestResult": "trends", "TrendVerdict": "trends", "LemonsResult": "lemons",
     "PeriodComparison": "change", "PeriodRatesResult": "change",
     "FailureCost": "downtime", "MitigationReplay": "jobs", "JobMTTF": "jobs",
     "CheckpointPlan": "jobs", "EnvironmentStudy": "environment",
@@ -144,9 +148,21 @@ def _interval(result: Any, name: str) -> str:
     return fmt_interval(row["estimate"], row["low"], row["high"])
 
 
+def _gap_spread(r: Any) -> str:
+    """What the shape says about the gaps as a renewal fit (never a trend: Ascher & Feingold
+    1984 — a hazard fitted to a repairable system's gaps is no evidence of wear-out)."""
+    lo, hi = r.params.loc["shape", ["low", "high"]]
+    if lo > 1.0:
+        return "as a renewal fit, the gaps are more regular than Poisson gaps"
+    if hi < 1.0:
+        return "as a renewal fit, the gaps come in bursts (more clustered than Poisson gaps)"
+    return "as a renewal fit, the gaps are consistent with Poisson (exponential) gaps"
+
+
 def _weibull(r: Any) -> str:
     b10 = r.quantities.loc["b10_life"]
-    return (f"Shape {_interval(r, 'shape')}: {r.shape_meaning}. Scale {fmt_hours(r.scale)}; "
+    return (f"Shape {_interval(r, 'shape')}: {_gap_spread(r)}; whether the rate rises or falls "
+            f"is the trend verdict's question. Scale {fmt_hours(r.scale)}; "
             f"B10 life (10% of gaps are shorter) {fmt_hours(b10['estimate'])} "
             f"[{fmt_hours(b10['low'])}, {fmt_hours(b10['high'])}].")
 
@@ -178,6 +194,15 @@ def _comparison(r: Any) -> str:
             "No category changed significantly after adjusting for the number of categories.")
 
 
+def _coverage(r: Any) -> str:
+    if not r.adequate:
+        return f"GPU-level MTBF and job MTTF are not shown: {r.reason}."
+    if r.coverage != r.coverage:  # NaN: no host names
+        return "No host names in the input: whether the exposure covers the fleet is not known."
+    return (f"The exposure is {100 * r.coverage:,.0f}% of the GPU-time of the {r.n:,} hosts seen "
+            "in the logs: GPU-level results are shown.")
+
+
 def _distributions(r: Any) -> str:
     return f"Best by AIC: {r.best.distribution}."
 
@@ -186,7 +211,7 @@ def _distributions(r: Any) -> str:
 READINGS: dict[str, Callable[[Any], str]] = {
     "WeibullFit": _weibull, "CrowAMSAAResult": _crow, "TrendTestResult": _trend,
     "LemonsResult": _lemons, "KaplanMeierResult": _km, "PeriodComparison": _comparison,
-    "DistributionComparison": _distributions,
+    "DistributionComparison": _distributions, "ExposureCoverage": _coverage,
 }
 
 

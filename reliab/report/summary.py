@@ -28,6 +28,8 @@ from reliab.report.formatting import (
 )
 
 TOTAL = "Total"
+#: component classes in the executive summary's rate table
+TOP = 3
 
 
 def _ok(results: Mapping[str, Any], key: str) -> Any | None:
@@ -98,6 +100,73 @@ def reading_text(ingest: Any) -> Text | None:
     return Text(text, kind="note" if len(unread) or lines or inferred else "paragraph")
 
 
+def _mtbf_callout(results: Mapping[str, Any], tot: pd.Series, conf: float) -> Callout:
+    """GPU-level MTBF, unless the exposure covers too little of the fleet to divide by."""
+    cov = results.get("exposure_coverage")
+    if cov is not None and not isinstance(cov, NotAvailable) and not cov.adequate:
+        return Callout("GPU-level MTBF", DASH, f"not shown: the exposure is {100 * cov.coverage:.2g}% "
+                       "of the fleet's GPU-time (Rates and MTBF)")
+    return _interval_callout("GPU-level MTBF", tot, "mtbf_gpu_hours", "GPU-h", conf)
+
+
+def _rate(row: pd.Series) -> str:
+    """``rate [low, high]`` per 1,000 GPU-days of one rates row."""
+    c = "rate_per_1k_gpu_days"
+    return fmt_interval(row[c], row[f"{c}_low"], row[f"{c}_high"])
+
+
+def _trend_callout(results: Mapping[str, Any]) -> Callout:
+    """The one verdict on the interruption rate (falling, flat, rising)."""
+    verdict = next((r for r in results.values() if type(r).__name__ == "TrendVerdict"), None)
+    if verdict is None:
+        why = results.get("trend_verdict")
+        return Callout("Interruption rate trend", DASH, why.reason[:80] if isinstance(why, NotAvailable)
+                       else "needs the trend tests")
+    ev = verdict.evidence.set_index("evidence")
+    detail = "point-process tests and Crow-AMSAA"
+    if "Crow-AMSAA beta" in ev.index:
+        b = ev.loc["Crow-AMSAA beta"]
+        detail = f"Crow-AMSAA beta {fmt_interval(b['estimate'], b['low'], b['high'])}"
+    tone = {"rising": "bad", "falling": "good"}.get(verdict.verdict, "neutral")
+    return Callout("Interruption rate trend", verdict.verdict.capitalize(), detail, tone)
+
+
+def _lemon_callout(results: Mapping[str, Any]) -> Callout:
+    """How many nodes the excess-failure test flags, of how many."""
+    lemons = _ok(results, "lemons")
+    if lemons is None:
+        why = results.get("lemons")
+        return Callout("Lemon nodes", DASH, why.reason[:80] if isinstance(why, NotAvailable)
+                       else "needs the lemon analysis")
+    n = len(lemons.lemons)
+    return Callout("Lemon nodes", fmt_int(n), f"of {lemons.n_nodes:,} nodes, FDR {lemons.fdr:.0%}",
+                   "warn" if n else "good")
+
+
+def _component_table(results: Mapping[str, Any]) -> Table | None:
+    """Rates per component class with exact intervals, largest first (the top of the rates
+    section, on the first page)."""
+    rates = _ok(results, "rates_by_component")
+    if rates is None or "component" not in rates.by:
+        return None
+    s = rates.summary()
+    s = s[s["component"].astype(str) != TOTAL].sort_values("count", ascending=False, kind="stable")
+    n_all, s = len(s), s.head(TOP)
+    conf = float(rates.conf_level)
+    data = pd.DataFrame({
+        "Component": s["component"].astype(str).to_numpy(),
+        "Count": [fmt_int(v) for v in s["count"]],
+        "Share %": [fmt_pct(v) for v in s["share_pct"]],
+        "Rate per 1,000 GPU-days": [_rate(r) for _, r in s.iterrows()],
+        "MTTI (h)": [fmt_interval(r["mtti_job_hours"], r["mtti_job_hours_low"], r["mtti_job_hours_high"])
+                     for _, r in s.iterrows()]})
+    more = f" The top {len(s)} of {n_all} classes; all in Rates and MTBF." if n_all > len(s) else ""
+    return Table("Interruption rates of the top component classes", data,
+                 f"Unexpected interruptions per 1,000 GPU-days with exact Poisson {conf:.0%} "
+                 "intervals; MTTI: hours between interruptions of a job on the whole fleet." + more,
+                 numeric=("Count", "Share %", "Rate per 1,000 GPU-days", "MTTI (h)"))
+
+
 def summary_section(results: Mapping[str, Any], ingest: Any = None) -> Section:
     """Section ``summary``: headline numbers and what they mean; with ``ingest``, what was not
     read (:func:`reading_text`)."""
@@ -117,22 +186,32 @@ def summary_section(results: Mapping[str, Any], ingest: Any = None) -> Section:
         Callout("Unexpected", fmt_int(nu), f"{100 * nu / (nu + npl):.1f}% of all" if nu + npl else "",
                 "bad" if nu else "good"),
         _interval_callout("Mean time to interruption", tot, "mtti_job_hours", "h", conf),
-        _interval_callout("GPU-level MTBF", tot, "mtbf_gpu_hours", "GPU-h", conf),
+        _mtbf_callout(results, tot, conf),
     ]
     cost = _with_attr(results, "ettr")
     blocks.append(Callout("Effective training time", f"{100 * cost.ettr:.1f}%", "productive / wall time")
                   if cost is not None else Callout("Effective training time", DASH, "needs the job-level cost model"))
     blocks.append(_lost_callout(_with_attr(results, "lost_gpu_hours")))
+    blocks += [_trend_callout(results), _lemon_callout(results)]
     body = rates.summary()
     body = body[~body[list(rates.by)].astype(str).eq(TOTAL).all(axis=1)].sort_values(
         "count", ascending=False, kind="stable")
     key = rates.by[-1]
-    top = [f"{r[key]} ({int(r['count']):,}, {r['share_pct']:.1f}%)" for _, r in body.head(3).iterrows()]
+    top = [f"{r[key]} ({int(r['count']):,} interruptions, {r['share_pct']:.1f}%; "
+           f"{_rate(r)} per 1,000 GPU-days)" for _, r in body.head(3).iterrows()]
     text = (f"{nu:,} unexpected interruptions in {rates.gpu_days:,.0f} GPU-days: one every "
             f"{fmt_hours(tot['mtti_job_hours'])} for a job on the whole fleet "
             f"({fmt_interval(tot['mtti_job_hours'], tot['mtti_job_hours_low'], tot['mtti_job_hours_high'])} h, "
             f"{conf:.0%} interval).")
     blocks.append(Text(text + (" Top causes: " + "; ".join(top) + "." if top else "")))
+    verdict = next((r for r in results.values() if type(r).__name__ == "TrendVerdict"), None)
+    if verdict is not None:
+        blocks.append(Text(verdict.statement + (
+            " The renewal fit of the gaps reads otherwise at first sight; why it does not change "
+            "the verdict: Trends." if verdict.disagreements else "")))
+    table = _component_table(results)
+    if table is not None:
+        blocks.append(table)
     blocks.append(_change_text(results))
     reading = reading_text(ingest) if ingest is not None else None
     if reading is not None:

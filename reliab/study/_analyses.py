@@ -17,6 +17,7 @@ import pandas as pd
 
 from reliab._result import NotAvailable
 from reliab.errors import InsufficientDataError, ReliabWarning
+from reliab.study._coverage import exposure_blocker, exposure_coverage
 from reliab.study._fleet import Fleet
 
 #: component classes whose interruptions count as node (hardware) failures
@@ -124,9 +125,11 @@ def analyze(
     Returns
     -------
     dict of str to result or NotAvailable
-        In report order: ``rates``, ``rates_by_component``, ``tbi_weibull``,
+        In report order: ``rates``, ``rates_by_component``, ``exposure_coverage`` (whether
+        the exposure covers the fleet: GPU-level MTBF and job MTTF need it), ``tbi_weibull``,
         ``tbi_distributions``, ``job_km``, ``job_cif``, ``node_mcf``, ``crow_amsaa``,
-        ``trend_laplace``, ``trend_mil_hdbk_189``, ``trend_reverse_arrangement``, ``lemons``,
+        ``trend_laplace``, ``trend_mil_hdbk_189``, ``trend_reverse_arrangement``,
+        ``trend_verdict`` (the one answer to "falling, flat or rising?"), ``lemons``,
         the job-level results, ``environment``, then (with ``previous``)
         ``period_comparison`` and ``period_rates``.
     """
@@ -149,6 +152,8 @@ def analyze(
     gate("rates_by_component", "rates and MTBF per component", lambda: reliab.estimate_rates(
         inter, by="component", gpu_days=f.gpu_days, gpus_per_node=f.gpus_per_node,
         job_hours=f.hours, conf_level=conf_level), no_jobs, no_fleet)
+    gate("exposure_coverage", "exposure against the fleet", lambda: exposure_coverage(f, ingest),
+         no_fleet)
     def hours() -> np.ndarray:
         return _hours_since(_unexpected(inter)["time"], f)
 
@@ -173,6 +178,10 @@ def analyze(
     for method in ("laplace", "mil-hdbk-189", "reverse-arrangement"):
         gate(f"trend_{method.replace('-', '_')}", f"{method} trend test", lambda m=method: reliab.trend_test(
             hours(), end=f.hours, method=m, conf_level=conf_level), no_jobs, no_fleet)
+    gate("trend_verdict", "verdict on the interruption rate", lambda: reliab.trend_verdict(
+        tests=[out[f"trend_{m}"] for m in ("laplace", "mil_hdbk_189", "reverse_arrangement")],
+        crow=out["crow_amsaa"], weibull=out["tbi_weibull"], distributions=out["tbi_distributions"],
+        conf_level=conf_level), no_jobs, no_fleet)
     gate("lemons", "lemon nodes", lambda: reliab.find_lemons(
         ingest.signals, inter, node_hours=hosts, jobs=jobs, conf_level=conf_level),
         no_jobs, no_hosts)
@@ -209,7 +218,8 @@ def _job_level(out: dict[str, Any], ingest: Any, f: Fleet, missing: NotAvailable
     put("replay", "replay of mitigations", lambda: replay_mitigations(out["job_costs"]), need("job_costs"))
     put("job_mttf", "job MTTF against job size", lambda: estimate_job_mttf(
         out["rates"], gpus_per_node=f.gpus_per_node, jobs=jobs.dropna(subset=["end"]),
-        interruptions=ingest.interruptions), need("rates"))
+        interruptions=ingest.interruptions), need("rates") or exposure_blocker(
+            out.get("exposure_coverage"), "job MTTF against job size"))
     put("plan", "checkpoint interval plan", lambda: plan_checkpoints(
         checkpoint_write_h=max(out["job_costs"].checkpoint_write_h, 1 / 60),
         node_failure_rate_per_day={"this run": out["job_mttf"].rate_per_node_day, **PUBLISHED_RATES},

@@ -102,7 +102,7 @@ def clock_event_figure(result: Any, ax: Any = None) -> Figure:
     y = np.arange(len(tb))[::-1]
     ax.barh(y, 100 * tb["share_active"], color="#0072B2")
     ax.set_yticks(y, [f"{r.reason} ({r.clock_change_mhz:+.0f} MHz)" for r in tb.itertuples()])
-    ax.set_xlabel("% of samples active")
+    ax.set_xlabel("samples active (%)")
     ax.set_title("Clock-event reasons (NVML)")
     return fig
 
@@ -129,7 +129,7 @@ def throughput_figure(result: Any, ax: Any = None) -> Figure:
     ax.plot(grid, yc * np.exp(tot["pct_per_c"] / 100 * (grid - tc)), color="#D55E00",
             label=f"total {tot['pct_per_c']:+.3g} %/°C")
     ax.set_xlabel("temperature (°C)")
-    ax.set_ylabel("throughput")
+    ax.set_ylabel("throughput (unit of the input)")
     ax.yaxis.set_major_formatter(EngFormatter())  # 2.72 M, not an offset "1e6" in the corner
     ax.legend(fontsize=7, frameon=False)
     ax.set_title("Throughput against temperature")

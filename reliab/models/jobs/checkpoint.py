@@ -171,9 +171,9 @@ class PlanResult(ResultMixin):
                       label="Daly optimum")
             axis.set(title=f"restart {60 * restart:g} min", xlabel="checkpoint interval (min)")
         for axis in axes[:: (2 if len(axes) > 1 and ax is None else 1)]:
-            axis.set_ylabel("GPUs")
+            axis.set_ylabel("job size (GPUs)")
         if mesh is not None:
-            fig.colorbar(mesh, ax=list(axes), label="expected ETTR")
+            fig.colorbar(mesh, ax=list(axes), label="expected ETTR (fraction of wall time)")
         return fig
 
 

@@ -122,7 +122,8 @@ class FailureCostResult(ResultMixin):
             width = table[col].fillna(0).to_numpy() * scale
             ax.barh(table[by].astype(str), width, left=left, color=colour, label=label)
             left += width
-        unit = "lost GPU-hours" if math.isfinite(self.n_gpus) else "lost hours (GPU count unknown)"
+        unit = ("lost work (GPU-hours)" if math.isfinite(self.n_gpus)
+                else "lost work (hours; GPU count unknown)")
         ax.set(xlabel=unit, title=f"Cost of interruptions (ETTR {self.ettr:.3f})")
         ax.legend(fontsize="small")
         return fig

@@ -125,7 +125,9 @@ def job_mttf(n_gpus: int, *, node_failure_rate_per_day: float | None = None, rat
 class JobMTTFResult(ResultMixin):
     """Model MTTF against job size with intervals, and the measured MTTF per size bucket.
 
-    ``curve``: ``n_gpus``, ``n_nodes``, ``mttf_h``, ``mttf_low_h``, ``mttf_high_h``.
+    ``curve``: ``n_gpus``, ``n_nodes``, ``mttf_h``, ``mttf_low_h``, ``mttf_high_h`` and
+    ``extrapolated`` (the size lies outside ``observed_gpus``, the smallest and largest job in
+    the records; every size when no job records were given).
     ``empirical`` (when job records were given): ``bucket``, ``min_gpus``, ``max_gpus``,
     ``mean_gpus`` (hour-weighted), ``jobs``, ``job_hours``, ``failures``, ``mttf_h`` with its exact Poisson interval, and
     ``model_mttf_h`` (the series model for the same jobs) and ``ratio`` measured / model.
@@ -140,6 +142,7 @@ class JobMTTFResult(ResultMixin):
     node_days: float
     gpus_per_node: int
     conf_level: float
+    observed_gpus: tuple[float, float] = (math.nan, math.nan)
     method: str = "series system: MTTF = 1 / (N_nodes * sum of per-node rates); Fay-Feuer gamma interval"
     notes: tuple[str, ...] = ()
 
@@ -160,14 +163,23 @@ class JobMTTFResult(ResultMixin):
         ax = ax if ax is not None else fig.add_subplot()
         c = self.curve
         ax.fill_between(c["n_gpus"], c["mttf_low_h"], c["mttf_high_h"], alpha=0.25, color="#2c7fb8")
-        ax.plot(c["n_gpus"], c["mttf_h"], color="#2c7fb8", label="series model 1/(N r)")
+        ax.plot(c["n_gpus"], c["mttf_h"], color="#2c7fb8", ls="--", lw=1.0,
+                label="series model 1/(N r), extrapolated")
+        lo, hi = self.observed_gpus
+        inside = c[~c["extrapolated"].astype(bool)]
+        if len(inside):
+            ax.plot(inside["n_gpus"], inside["mttf_h"], color="#2c7fb8", lw=2.0,
+                    label="series model 1/(N r), observed job sizes")
+        if math.isfinite(hi):
+            ax.axvspan(hi, float(c["n_gpus"].max()) * 1.05, color="#999999", alpha=0.15, lw=0,
+                       label="beyond the largest observed job")
         e = self.empirical
         if e is not None and len(e):
             mid = e["mean_gpus"]
             err = np.vstack([e["mttf_h"] - e["mttf_low_h"], e["mttf_high_h"] - e["mttf_h"]])
             ax.errorbar(mid, e["mttf_h"], yerr=np.where(np.isfinite(err), err, 0), fmt="o",
                         color="#c0392b", label="measured (job records)")
-        ax.set(xscale="log", yscale="log", xlabel="GPUs in the job", ylabel="MTTF (hours)",
+        ax.set(xscale="log", yscale="log", xlabel="job size (GPUs)", ylabel="MTTF (hours)",
                title="Job mean time to failure vs size")
         ax.legend(fontsize="small")
         return fig
@@ -208,6 +220,18 @@ def _empirical(jobs: pd.DataFrame, interruptions: pd.DataFrame, rate: float, gpu
             "model_mttf_h": g["job_hours"].to_numpy() / g["expected"].to_numpy()})
     out["ratio"] = out["mttf_h"] / out["model_mttf_h"]
     return out.reset_index(drop=True)
+
+
+def _observed_sizes(jobs: pd.DataFrame, gpus_per_node: int) -> tuple[float, float]:
+    """Smallest and largest GPU count of the recorded jobs (from the node count where the GPU
+    count is missing; NaN, NaN when neither is known)."""
+    def col(name: str) -> pd.Series:
+        return pd.to_numeric(jobs[name], errors="coerce").astype(float) if name in jobs.columns \
+            else pd.Series(np.nan, index=jobs.index)
+
+    g = col("ngpus").fillna(col("nnodes") * gpus_per_node)
+    g = g[np.isfinite(g) & (g > 0)]
+    return (float(g.min()), float(g.max())) if len(g) else (math.nan, math.nan)
 
 
 def estimate_job_mttf(
@@ -264,15 +288,26 @@ def estimate_job_mttf(
     notes = [f"{int(counts.sum())} failures over {float(np.nanmax(comp['node_days'])):,.0f} node-days; "
              "every category scales with the job's node count (constant hazard per node)"]
     empirical = None
+    observed = (math.nan, math.nan)
     if jobs is not None:
         if interruptions is None:
             raise ValueError("give interruptions together with jobs for the measured MTTF")
         empirical = _empirical(jobs, interruptions, rate, per_node, conf)
         notes.append("measured MTTF = job hours / unexpected interruptions per power-of-two "
                      "GPU bucket; exact Poisson interval")
+        observed = _observed_sizes(jobs, per_node)
+    curve["extrapolated"] = ~((sizes >= observed[0]) & (sizes <= observed[1]))
+    if curve["extrapolated"].all():
+        notes.append("every size of the curve lies outside the job sizes in the records (or "
+                     "there are none): the whole curve is the series model's extrapolation")
+    elif curve["extrapolated"].any():
+        notes.append(f"sizes beyond the observed jobs ({observed[0]:,.0f} to {observed[1]:,.0f} "
+                     "GPUs) are the series model's extrapolation (column extrapolated; dashed "
+                     "and shaded in the figure)")
     return JobMTTFResult(curve=curve, empirical=empirical, rate_per_node_day=rate, rate_low=lo,
                          rate_high=hi, n=int(counts.sum()), node_days=float(np.nanmax(comp["node_days"])),
-                         gpus_per_node=per_node, conf_level=conf, notes=tuple(notes))
+                         gpus_per_node=per_node, conf_level=conf, observed_gpus=observed,
+                         notes=tuple(notes))
 
 
 def observed_node_rate(interruptions: pd.DataFrame, jobs: pd.DataFrame, *, end: Any = None,

@@ -97,7 +97,7 @@ class ReplayResult(ResultMixin):
         ax.barh(t["scenario"], t["ettr"], color=np.where(t["ettr"] > self.observed_ettr + 1e-12,
                                                          "#27ae60", "#95a5a6"))
         ax.axvline(self.observed_ettr, color="#c0392b", linestyle="--", label="observed")
-        ax.set(xlabel="ETTR", xlim=(min(0.5, float(t["ettr"].min()) - 0.05), 1.0),
+        ax.set(xlabel="ETTR (fraction of wall time)", xlim=(min(0.5, float(t["ettr"].min()) - 0.05), 1.0),
                title="What each mitigation would have given")
         ax.legend(fontsize="small")
         return fig
