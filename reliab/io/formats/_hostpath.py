@@ -61,3 +61,13 @@ def host_from_path(path: str, suffixes: Iterable[str]) -> str:
 
 
 __all__ = ["host_from_path", "generic_capture_name", "strip_suffixes"]
+
+
+def named_for(path: str, word: str) -> bool:
+    """Whether the file or the folder holding it names ``word`` (case-insensitive).
+
+    A folder higher up says nothing about the file: ``/work/sacct/train/run.log`` is a training
+    log, whatever the checkout is called.
+    """
+    parts = path.replace("\\", "/").lower().rstrip("/").split("/")
+    return any(word in part for part in parts[-2:])

@@ -32,6 +32,7 @@ from reliab.io._localtime import localize, noting
 from reliab.io._prefilter import MAX_LINE_BYTES, Terminators, all_lines
 from reliab.io._quarantine import Quarantine
 from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._hostpath import named_for
 
 SOURCE = "tickets"
 TIME_COLUMNS = ("incident_time", "opened_at")
@@ -87,7 +88,7 @@ def _sniff(path: str, lines: Sequence[str]) -> float:
     header = {c.strip().strip('"').lower() for c in lines[0].split(",")}
     if "ticket_id" in header and header & set(TIME_COLUMNS):
         return 0.95
-    if "ticket" in path.lower() and header & set(TIME_COLUMNS):
+    if named_for(path, "ticket") and header & set(TIME_COLUMNS):
         return 0.6
     return 0.0
 

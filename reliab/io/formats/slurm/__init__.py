@@ -40,6 +40,7 @@ from reliab.io._files import open_binary
 from reliab.io._lines import LineContext, scan_lines, unexpected
 from reliab.io._quarantine import Quarantine, quarantine_frame
 from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._hostpath import named_for
 from reliab.io.formats._timestamps import localize, out_of_range
 from reliab.io.formats.slurm._delimiter import delimiter_of
 from reliab.io.formats.slurm.hostlist import expand_hostlist
@@ -364,7 +365,7 @@ def _sniff(path: str, lines: Sequence[str]) -> float:
         words = {w.lower() for w in first.split()}
         if {"jobid", "state"} <= words and second.strip() and set(second.strip()) <= {"-", " "}:
             return 0.95  # fixed-width header and its rule of dashes
-    if "sacct" in path.lower() and any(line.count("|") >= 3 for line in lines):
+    if named_for(path, "sacct") and any(line.count("|") >= 3 for line in lines):
         return 0.5
     return 0.0
 
