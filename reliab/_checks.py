@@ -5,7 +5,8 @@ A result class declares its invariants with a method ``invariants() -> tuple[Che
 costs of the same sign as the ETTR change ...).  :func:`verify` runs them on a mapping of
 results before anything is rendered: a result with a failed check is replaced by a
 :class:`~reliab.NotAvailable` whose reason names the check ("not shown: failed check
-<name>: <detail>"), and the failures are returned so the data-quality section can list them.
+<name>"), and the failures (with their detail) are returned so the data-quality section can
+list them.
 A failed check is a bug in reliab, never a property of the data; under test
 (``RELIAB_STRICT_CHECKS=1``, set by the test suite) it raises :class:`InvariantError`.
 
@@ -78,7 +79,7 @@ def in_range(name: str, value: Any, lo: float = -math.inf, hi: float = math.inf,
         return Check(name, True, f"{v.size} value(s) in [{lo:g}, {hi:g}]")
     first = v[bad][0]
     return Check(name, False, f"{int(bad.sum())} of {v.size} value(s) outside [{lo:g}, {hi:g}] "
-                              f"(first: {first!r})")
+                              f"(first: {float(first)!r})")
 
 
 def contains(name: str, lower: Any, estimate: Any, upper: Any, *, tol: float = 1e-9) -> Check:
@@ -91,7 +92,7 @@ def contains(name: str, lower: Any, estimate: Any, upper: Any, *, tol: float = 1
         return Check(name, True, f"{est.size} interval(s) contain their estimate")
     i = int(np.flatnonzero(bad)[0])
     return Check(name, False, f"{int(bad.sum())} interval(s) miss their estimate "
-                              f"(first: {est[i]!r} not in [{lo[i]!r}, {hi[i]!r}])")
+                              f"(first: {float(est[i])!r} not in [{float(lo[i])!r}, {float(hi[i])!r}])")
 
 
 def equal(name: str, a: Any, b: Any, *, rtol: float = 1e-9, atol: float = 1e-9,
@@ -130,8 +131,8 @@ def failures(result: Any) -> tuple[Check, ...]:
 
 def hidden(what: str, failed: Iterable[Check]) -> NotAvailable:
     """The stand-in shown where a result failed a check."""
-    names = "; ".join(f"{c.name}: {c.detail}" for c in failed)
-    return NotAvailable(what, f"not shown: failed check {names}")
+    names = ", ".join(dict.fromkeys(c.name for c in failed))
+    return NotAvailable(what, f"not shown: failed check {names} (listed under Data quality)")
 
 
 def verify(results: Mapping[str, Any], *, raise_on_failure: bool | None = None
@@ -159,8 +160,31 @@ def verify(results: Mapping[str, Any], *, raise_on_failure: bool | None = None
         if bad and raise_on_failure:
             raise InvariantError(f"{key}: " + "; ".join(f"{c.name}: {c.detail}" for c in bad))
         failed += [(key, c) for c in bad]
-        out[key] = hidden(key, bad) if bad else result
+        out[key] = hidden(key, bad) if bad else _verify_parts(key, result, failed,
+                                                              raise_on_failure)
     return out, tuple(failed)
+
+
+def _verify_parts(key: str, result: Any, failed: list[tuple[str, Check]],
+                  raise_on_failure: bool) -> Any:
+    """A composite result (``results``: pairs of name and part, ``skipped``: pairs of name and
+    reason, as the environment study has) with each failing part moved to ``skipped``."""
+    parts = getattr(result, "results", None)
+    if not (dataclasses.is_dataclass(result) and hasattr(result, "skipped")
+            and isinstance(parts, tuple) and all(isinstance(p, tuple) and len(p) == 2
+                                                 for p in parts)):
+        return result
+    kept, skipped = [], list(result.skipped)
+    for name, part in parts:
+        sub, bad = verify({f"{key}.{name}": part}, raise_on_failure=raise_on_failure)
+        failed += list(bad)
+        if bad:
+            skipped.append((name, sub[f"{key}.{name}"].reason))
+        else:
+            kept.append((name, part))
+    if len(kept) == len(parts):
+        return result
+    return dataclasses.replace(result, results=tuple(kept), skipped=tuple(skipped))
 
 
 __all__ = ["Check", "InvariantError", "checks_of", "contains", "equal", "failures", "finite",

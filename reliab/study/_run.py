@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from reliab._checks import verify
 from reliab._result import NotAvailable
 from reliab.study._analyses import analyze
 from reliab.study._archive import archive, load_archive, write_archive
@@ -38,7 +39,8 @@ class ReportRun:
         ``report.html``, ``report.pdf`` (unless ``pdf=False``), ``results.json``,
         ``inputs.sha256`` and the Parquet tables.
     results : dict
-        The analyses by key (results or :class:`~reliab.NotAvailable`).
+        The analyses by key (results or :class:`~reliab.NotAvailable`); a result that failed
+        one of its invariants (:mod:`reliab._checks`) is a NotAvailable naming the check.
     fleet : Fleet or NotAvailable
         Window and exposure.
     ingest : IngestResult
@@ -189,6 +191,8 @@ def run_report(
                       if isinstance(fleet, Fleet) else "this period")
     results = analyze(res, fleet, conf_level=conf_level, policy=res.policy, previous=prev,
                       labels=(str((prev or {}).get("label", "previous")), label))
+    # every published number is checked before anything is rendered or archived
+    results, failed = verify(results)
     timings["analyses"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -218,7 +222,7 @@ def run_report(
         raise ValueError(f"compare must be 'llama3' or None, got {compare!r}")
     report = build_report(results, ingest=res, title=title or "Cluster reliability report",
                           subtitle=subtitle or label, meta=meta, reference=reference, fleet=fleet,
-                          inputs=inputs, config=config_text)
+                          inputs=inputs, config=config_text, failed_checks=failed)
     files = {"report.html": write_html(report, out / "report.html")}
     timings["html"] = time.perf_counter() - t0
     if pdf:
@@ -228,7 +232,8 @@ def run_report(
     t0 = time.perf_counter()
     files["results.json"] = write_archive(
         archive(results, label=label, fleet=fleet, previous=prev,
-                inputs=inputs.to_dict(orient="records"), config={"text": config_text or ""}),
+                inputs=inputs.to_dict(orient="records"), config={"text": config_text or ""},
+                failed_checks=failed),
         out / "results.json")
     digest_lines = [f"{r.sha256}  {r.path}" for r in inputs.itertuples() if r.sha256]
     # names as the file system gives them (bytes that are not UTF-8 too), so `sha256sum -c` checks them
