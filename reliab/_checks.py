@@ -111,6 +111,48 @@ def same_sign(name: str, a: float, b: float, *, tol: float = 1e-9) -> Check:
     return Check(name, ok, f"{a!r} and {b!r} {'agree' if ok else 'differ'} in sign")
 
 
+def monotone(name: str, value: Any, *, increasing: bool = False, tol: float = 1e-9) -> Check:
+    """The values never rise (a survival curve), or never fall with ``increasing`` (a
+    cumulative function); NaN values are skipped."""
+    v = _values(value)
+    v = v[~np.isnan(v)]
+    step = np.diff(v) if increasing else -np.diff(v)
+    bad = step < -tol * np.maximum(1.0, np.abs(v[1:]))
+    way = "falls" if increasing else "rises"
+    if not bad.any():
+        return Check(name, True, f"{v.size} value(s) monotone")
+    i = int(np.flatnonzero(bad)[0])
+    return Check(name, False, f"{way} {int(bad.sum())} time(s) (first: {float(v[i])!r} -> "
+                              f"{float(v[i + 1])!r})")
+
+
+def positive(name: str, value: Any, *, allow_inf: bool = False) -> Check:
+    """Every value is > 0 and finite (infinite allowed with ``allow_inf``: an MTBF with no
+    failure, which the report prints as such)."""
+    v = _values(value)
+    bad = ~(v > 0) | (np.isinf(v) & (not allow_inf))
+    if not bad.any():
+        return Check(name, True, f"{v.size} positive value(s)")
+    return Check(name, False, f"{int(bad.sum())} of {v.size} value(s) not positive and "
+                              f"{'' if allow_inf else 'finite'} (first: {float(v[bad][0])!r})")
+
+
+def table_intervals(prefix: str, frame: Any, columns: Iterable[tuple[str, str, str]],
+                    *, lo: float = -math.inf, hi: float = math.inf,
+                    allow_nan: bool = False) -> tuple[Check, ...]:
+    """For each ``(estimate, low, high)`` column triple of ``frame``: the values lie in
+    ``[lo, hi]`` and each interval contains its estimate (columns absent are skipped)."""
+    out: list[Check] = []
+    for est, low, high in columns:
+        if est not in frame or low not in frame or high not in frame:
+            continue
+        out.append(in_range(f"{prefix}{est}_in_range", frame[[est, low, high]].to_numpy(),
+                            lo, hi, allow_nan=allow_nan))
+        out.append(contains(f"{prefix}{est}_interval_contains_estimate", frame[low].to_numpy(),
+                            frame[est].to_numpy(), frame[high].to_numpy()))
+    return tuple(out)
+
+
 def checks_of(result: Any) -> tuple[Check, ...]:
     """The checks a result declares (``()`` for a result without ``invariants``)."""
     fn = getattr(result, "invariants", None)
@@ -188,4 +230,5 @@ def _verify_parts(key: str, result: Any, failed: list[tuple[str, Check]],
 
 
 __all__ = ["Check", "InvariantError", "checks_of", "contains", "equal", "failures", "finite",
-           "hidden", "in_range", "same_sign", "strict", "verify"]
+           "hidden", "in_range", "monotone", "positive", "same_sign", "strict", "table_intervals",
+           "verify"]

@@ -26,6 +26,7 @@ from matplotlib.figure import Figure
 from numpy.typing import NDArray
 from scipy import sparse, stats
 
+from reliab._checks import Check, contains, finite, in_range, positive
 from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
 from reliab.models._survival_input import check_conf_level
@@ -206,6 +207,14 @@ class CoxFit(ResultMixin):
     def summary(self) -> pd.DataFrame:
         """covariate, coef, se, hazard_ratio, hr_low, hr_high, z, p."""
         return self.table.copy()
+
+    def invariants(self) -> tuple[Check, ...]:
+        """Coefficients and se finite; hazard ratios > 0 inside their intervals; p in [0, 1]."""
+        tb = self.table
+        return (finite("coef_se_finite", tb[["coef", "se"]].to_numpy()),
+                positive("hazard_ratio_positive", tb["hazard_ratio"]),
+                contains("hr_in_interval", tb["hr_low"], tb["hazard_ratio"], tb["hr_high"]),
+                in_range("p_in_unit_interval", tb["p"], 0, 1))
 
     def scaled_schoenfeld(self) -> pd.DataFrame:
         """Scaled Schoenfeld residuals ``d V s_k + beta`` per event (Grambsch & Therneau 1994)."""
