@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from reliab._checks import Check, contains, finite, in_range
 from reliab._result import ResultMixin
 from reliab.align import clean_series, issue_notes
 from reliab.errors import InsufficientDataError
@@ -72,6 +73,19 @@ class DiurnalResult(ResultMixin):
                  self.share_high),
                 ("profile_slope_pct_per_c", self.slope_pct_per_c, np.nan, np.nan)]
         return pd.DataFrame(rows, columns=["quantity", "estimate", "low", "high"])
+
+    def invariants(self) -> tuple[Check, ...]:
+        """Estimates finite; amplitude >= 0 and share in [0, 1], each inside its interval;
+        hours of the day in [0, 24)."""
+        return (finite("estimates_finite", self.summary()["estimate"]),
+                in_range("amplitude_nonnegative", self.amplitude_pct, 0),
+                contains("amplitude_in_interval", self.amplitude_low, self.amplitude_pct,
+                         self.amplitude_high),
+                in_range("share_in_unit_interval", [self.share_explained, self.share_low,
+                                                    self.share_high], 0, 1, allow_nan=True),
+                contains("share_in_interval", self.share_low, self.share_explained,
+                         self.share_high),
+                in_range("hours_of_day", [self.hour_of_min, self.hour_of_max], 0, 24))
 
     def plot(self, ax: Any = None) -> Any:
         """Mean daily profile (% of level) with its bootstrap band, and temperature."""
