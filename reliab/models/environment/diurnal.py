@@ -22,6 +22,7 @@ missing grid points is reported.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -114,6 +115,21 @@ def _trend(y: pd.Series, per: int, method: str) -> NDArray[np.float64]:
     if method == "mstl" and len(filled) >= 2 * 7 * per:
         return np.asarray(MSTL(filled, periods=(per, 7 * per)).fit().trend)
     return np.asarray(STL(filled, period=per, robust=True).fit().trend)
+
+
+def _covering(estimate: float, bounds: np.ndarray, what: str, notes: list[str]
+              ) -> tuple[float, float]:
+    """The percentile bounds, or NaN with a note when they miss the estimate: a statistic at a
+    bound (a share near 1) or biased by resampling (a range) can have every replicate on one
+    side of it (Davison & Hinkley 1997, *Bootstrap Methods and their Application*, §5.3),
+    and an interval beside its estimate is no interval for it."""
+    lo, hi = (float(v) for v in bounds)
+    if lo <= estimate <= hi or not np.isfinite(estimate):
+        return lo, hi
+    notes.append(f"the percentile bootstrap interval of the {what} ({lo:.6g}, {hi:.6g}) does "
+                 "not contain the estimate (the replicates all lie on one side of it): no "
+                 "interval is given")
+    return math.nan, math.nan
 
 
 def _profile_stats(w: NDArray[np.float64], d: NDArray[np.float64], mask: NDArray[np.float64],
@@ -233,18 +249,20 @@ def diurnal_amplitude(
     amp = 100 * float(np.nanmax(prof) - np.nanmin(prof))
     bamp = 100 * (np.nanmax(bprof, axis=1) - np.nanmin(bprof, axis=1))
     a = (1 - conf_level) / 2
-    lo, hi = (float(v) for v in np.nanquantile(bamp, [a, 1 - a]))
+    notes: list[str] = []
+    lo, hi = _covering(amp, np.nanquantile(bamp, [a, 1 - a]), "amplitude", notes)
     step_h = pd.Timedelta(freq) / pd.Timedelta(hours=1)
     shift = _tz_shift(y.index, tz)
     hours = (np.arange(per) * step_h + shift) % (period_td / pd.Timedelta(hours=1))
     share = share_lo = share_hi = slope = t_amp = np.nan
-    notes = [f"{cycles} cycles of {period} on a {freq} grid; {missing:.1%} of grid points "
-             "missing (interpolated for the trend only)"]
+    notes[:0] = [f"{cycles} cycles of {period} on a {freq} grid; {missing:.1%} of grid points "
+                 "missing (interpolated for the trend only)"]
     if prof_t is not None:
         r2, b = _share(prof[0], prof_t[0])
         share, slope = float(r2), 100 * float(b)
         bs, _ = _share(bprof, bprof_t)
-        share_lo, share_hi = (float(v) for v in np.nanquantile(bs, [a, 1 - a]))
+        share_lo, share_hi = _covering(share, np.nanquantile(bs, [a, 1 - a]),
+                                       "share explained by temperature", notes)
         t_amp = float(np.nanmax(prof_t) - np.nanmin(prof_t))
     notes += issue_notes(issues)
     bias = float(np.nanmean(bamp) - amp)
