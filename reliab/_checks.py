@@ -207,6 +207,44 @@ def verify(results: Mapping[str, Any], *, raise_on_failure: bool | None = None
     return out, tuple(failed)
 
 
+def verify_across(results: Mapping[str, Any], checks: Iterable[tuple[tuple[str, ...], Check]],
+                  *, raise_on_failure: bool | None = None
+                  ) -> tuple[dict[str, Any], tuple[tuple[str, Check], ...]]:
+    """Checks that relate several results (a count two tables must both give): each failed
+    check hides every result it names, as :func:`verify` hides one.
+
+    Parameters
+    ----------
+    results : mapping of str to result
+        Results by name.
+    checks : iterable of (tuple of str, Check)
+        The names of the results each check relates, and the check.
+    raise_on_failure : bool, optional
+        Raise :class:`InvariantError` on the first failure; default :func:`strict`.
+
+    Returns
+    -------
+    (dict, tuple)
+        As :func:`verify`; a failure is listed under the names it relates, joined by " + ".
+    """
+    raise_on_failure = strict() if raise_on_failure is None else raise_on_failure
+    out = dict(results)
+    failed: list[tuple[str, Check]] = []
+    bad_of: dict[str, list[Check]] = {}
+    for keys, check in checks:
+        if check.ok:
+            continue
+        if raise_on_failure:
+            raise InvariantError(f"{' + '.join(keys)}: {check.name}: {check.detail}")
+        failed.append((" + ".join(keys), check))
+        for key in keys:
+            bad_of.setdefault(key, []).append(check)
+    for key, bad in bad_of.items():
+        if key in out:
+            out[key] = hidden(key, bad)
+    return out, tuple(failed)
+
+
 def _verify_parts(key: str, result: Any, failed: list[tuple[str, Check]],
                   raise_on_failure: bool) -> Any:
     """A composite result (``results``: pairs of name and part, ``skipped``: pairs of name and
@@ -231,4 +269,4 @@ def _verify_parts(key: str, result: Any, failed: list[tuple[str, Check]],
 
 __all__ = ["Check", "InvariantError", "checks_of", "contains", "equal", "failures", "finite",
            "hidden", "in_range", "monotone", "positive", "same_sign", "strict", "table_intervals",
-           "verify"]
+           "verify", "verify_across"]

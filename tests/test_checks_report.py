@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import reliab
-from reliab._checks import InvariantError, in_range, verify
+from reliab._checks import InvariantError, in_range, verify, verify_across
 from reliab._result import ResultMixin
 from reliab.models.environment.study import EnvironmentStudy
 from reliab.report import build_report, render_html
@@ -105,3 +105,24 @@ def test_run_report_records_the_failed_check(monkeypatch: pytest.MonkeyPatch, tm
 def test_run_report_raises_under_test(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     with pytest.raises(InvariantError, match="impossible: share_in_unit_interval"):
         _run_with(monkeypatch, tmp_path, {"impossible": _Share(1.115)})
+
+
+def test_counts_conserved_across_the_rate_tables():
+    """A table per component that totals 10 where the ingest has 11 unexpected interruptions
+    (the replay-versus-report discrepancy of issue 20, in the rate tables): both hidden."""
+    from reliab.study._run import count_checks
+
+    inter = pd.DataFrame({"planned": [False] * 11 + [True]})
+    by_cat = reliab.estimate_rates(inter.assign(category="Faulty GPU", component="GPU"),
+                                   by="category", gpu_days=100.0)
+    by_comp = reliab.estimate_rates(inter.iloc[1:].assign(component="GPU"), by="component",
+                                    gpu_days=100.0)
+    checks = count_checks({"rates": by_cat, "rates_by_component": by_comp}, inter)
+    assert [c.ok for _, c in checks] == [True, False]
+    shown, failed = verify_across({"rates": by_cat, "rates_by_component": by_comp}, checks,
+                                  raise_on_failure=False)
+    assert shown["rates"] is by_cat and isinstance(shown["rates_by_component"], reliab.NotAvailable)
+    assert [(k, c.name) for k, c in failed] == [
+        ("rates_by_component", "rates_by_component_total_is_unexpected_interruptions")]
+    with pytest.raises(InvariantError, match="rates_by_component_total_is_unexpected"):
+        verify_across({"rates_by_component": by_comp}, checks)

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from reliab._checks import verify
+from reliab._checks import Check, equal, verify, verify_across
 from reliab._result import NotAvailable
 from reliab.study._analyses import analyze
 from reliab.study._archive import archive, load_archive, write_archive
@@ -102,6 +102,18 @@ def input_digests(accounting: pd.DataFrame, root: Path | None) -> pd.DataFrame:
         except OSError:
             rows.append({"path": rel, "bytes": None, "sha256": None})
     return pd.DataFrame(rows, columns=["path", "bytes", "sha256"])
+
+
+def count_checks(results: dict[str, Any], interruptions: pd.DataFrame
+                 ) -> list[tuple[tuple[str, ...], Check]]:
+    """Counts conserved across results: the rate tables per category and per component both
+    total the unexpected interruptions of the ingest."""
+    unexpected = (int((~interruptions["planned"].astype(bool)).sum())
+                  if len(interruptions) and "planned" in interruptions else 0)
+    return [((key,), equal(f"{key}_total_is_unexpected_interruptions", results[key].n,
+                           unexpected, what="rate table total, unexpected interruptions"))
+            for key in ("rates", "rates_by_component")
+            if key in results and not isinstance(results[key], NotAvailable)]
 
 
 def run_report(
@@ -193,6 +205,8 @@ def run_report(
                       labels=(str((prev or {}).get("label", "previous")), label))
     # every published number is checked before anything is rendered or archived
     results, failed = verify(results)
+    results, across = verify_across(results, count_checks(results, res.interruptions))
+    failed += across
     timings["analyses"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -247,4 +261,4 @@ def run_report(
     return ReportRun(files=files, results=results, fleet=fleet, ingest=res, timings=timings)
 
 
-__all__ = ["ReportRun", "input_digests", "run_report"]
+__all__ = ["ReportRun", "count_checks", "input_digests", "run_report"]
