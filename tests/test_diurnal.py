@@ -119,3 +119,11 @@ def test_share_near_one_gets_no_interval_that_misses_it() -> None:
     assert failures(res) == ()
     assert np.isnan(res.share_low) and np.isnan(res.share_high)
     assert any("does not contain the estimate" in n for n in res.notes)
+
+
+def test_without_temperature_the_share_is_not_estimable_and_passes_its_checks() -> None:
+    from reliab._checks import failures
+
+    res = diurnal_amplitude(_cosine(noise=0.001), n_boot=50)
+    assert np.isnan(res.share_explained)
+    assert failures(res) == ()

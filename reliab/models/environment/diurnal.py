@@ -76,9 +76,12 @@ class DiurnalResult(ResultMixin):
         return pd.DataFrame(rows, columns=["quantity", "estimate", "low", "high"])
 
     def invariants(self) -> tuple[Check, ...]:
-        """Estimates finite; amplitude >= 0 and share in [0, 1], each inside its interval;
-        hours of the day in [0, 24)."""
-        return (finite("estimates_finite", self.summary()["estimate"]),
+        """Estimates finite (the temperature rows NaN only without temperature: not
+        estimable); amplitude >= 0 and share in [0, 1], each inside its interval; hours of the
+        day in [0, 24)."""
+        temp = (self.temperature_amplitude_c, self.share_explained, self.slope_pct_per_c)
+        shown = [self.amplitude_pct, self.hour_of_min, self.hour_of_max]
+        return (finite("estimates_finite", shown + ([] if all(np.isnan(temp)) else list(temp))),
                 in_range("amplitude_nonnegative", self.amplitude_pct, 0),
                 contains("amplitude_in_interval", self.amplitude_low, self.amplitude_pct,
                          self.amplitude_high),
