@@ -92,6 +92,7 @@ def test_run_report_records_the_failed_check(monkeypatch: pytest.MonkeyPatch, tm
     monkeypatch.setenv("RELIAB_STRICT_CHECKS", "0")
     run = _run_with(monkeypatch, tmp_path, {"good": _Share(0.25), "impossible": _Share(1.115)})
     assert isinstance(run.results["impossible"], reliab.NotAvailable)
+    assert "1 failed check(s) of published numbers" in run.headline()
     data = json.loads(run.files["results.json"].read_text())
     assert data["failed_checks"] == [{"result": "impossible", "check": "share_in_unit_interval",
                                       "detail": data["failed_checks"][0]["detail"]}]

@@ -47,6 +47,9 @@ class ReportRun:
         The canonical tables and accounting.
     timings : dict of str to float
         Seconds per stage.
+    failed_checks : tuple of (str, Check)
+        Invariants of published numbers that failed (:mod:`reliab._checks`), by result; each
+        result concerned is not shown.
     """
 
     files: dict[str, Path]
@@ -54,6 +57,7 @@ class ReportRun:
     fleet: Fleet | NotAvailable
     ingest: Any = field(repr=False)
     timings: dict[str, float] = field(default_factory=dict)
+    failed_checks: tuple[tuple[str, Check], ...] = ()
 
     @property
     def n_interruptions(self) -> int:
@@ -73,7 +77,9 @@ class ReportRun:
         missing = sum(isinstance(r, NotAvailable) for r in self.results.values())
         return (f"{self.n_interruptions:,} interruptions ({self.n_unexpected:,} unexpected) "
                 f"[policy {self.ingest.policy}]; {fleet}; {len(self.results) - missing} of "
-                f"{len(self.results)} analyses done; {sum(self.timings.values()):.1f} s")
+                f"{len(self.results)} analyses done; {sum(self.timings.values()):.1f} s"
+                + (f"; {len(self.failed_checks)} failed check(s) of published numbers, listed "
+                   "under Data quality" if self.failed_checks else ""))
 
 
 def _common_root(paths: Sequence[Path]) -> Path | None:
@@ -258,7 +264,8 @@ def run_report(
         for name, path in res.write_parquet(out).items():
             files[f"{name}.parquet"] = Path(path)
     timings["archive"] = time.perf_counter() - t0
-    return ReportRun(files=files, results=results, fleet=fleet, ingest=res, timings=timings)
+    return ReportRun(files=files, results=results, fleet=fleet, ingest=res, timings=timings,
+                     failed_checks=tuple(failed))
 
 
 __all__ = ["ReportRun", "count_checks", "input_digests", "run_report"]
