@@ -175,3 +175,50 @@ def test_analyze_on_simulated_clusters(tmp_path_factory, seed, gpus, days):
     mine = {k: v for k, v in analyze(ingest, fleet, policy=ingest.policy).items()
             if k not in ("job_costs", "replay", "job_mttf", "plan")}
     verify(mine, raise_on_failure=True)
+
+
+@SETTINGS
+@given(interruption_tables(), st.lists(st.floats(0.5, 1e5), min_size=len(CATEGORIES),
+                                       max_size=len(CATEGORIES)))
+def test_rates_with_per_group_exposure(table, exposures):
+    frame, _ = table
+    gpu_days = pd.Series(exposures, index=sorted(CATEGORIES))
+    _ok(reliab.estimate_rates(frame, by="category", gpu_days=gpu_days))
+
+
+@SETTINGS
+@given(st.integers(0, 50), st.integers(0, 50), st.floats(0.1, 1e5), st.floats(0.1, 1e5))
+def test_rate_ratio(c1, c2, e1, e2):
+    assume(c1 + c2 > 0)
+    _ok(reliab.compare_rates(c1, e1, c2, e2))
+
+
+@SETTINGS
+@given(interruption_tables(),
+       st.lists(st.tuples(st.sampled_from(["xid:79", "xid:48", "nic:link_down", "ticket:t"]),
+                          st.integers(0, 7)), max_size=30),
+       st.floats(1.0, 1e4))
+def test_lemons(table, signals, hours):
+    frame, _ = table
+    hosts = [f"node{i:02d}" for i in range(8)]
+    inter = frame.assign(job_id=[str(i) for i in range(len(frame))])
+    sig = pd.DataFrame({"signal": [s for s, _ in signals], "host": [hosts[h] for _, h in signals]},
+                       dtype=object)
+    try:
+        _ok(reliab.find_lemons(sig, inter, node_hours=pd.Series(hours, index=hosts),
+                               anomaly=False))
+    except InsufficientDataError:
+        pass
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.floats(0.1, 100.0), st.booleans(), st.floats(-2.0, 2.0),
+                          st.integers(0, 1)), min_size=8, max_size=40))
+def test_cox(rows):
+    df = pd.DataFrame(rows, columns=["t", "e", "x", "z"])
+    assume(df["e"].sum() >= 3 and df["z"].nunique() == 2)
+    try:
+        fit = reliab.fit_cox(df, duration="t", event="e", covariates=["x", "z"])
+    except (InsufficientDataError, np.linalg.LinAlgError):
+        return
+    _ok(fit)
