@@ -114,8 +114,8 @@ def test_weibull(data):
     observed = (causes != 0).astype(int)
     try:
         _ok(reliab.fit_weibull(durations, observed))
-    except InsufficientDataError:
-        assert observed.sum() < 2
+    except InsufficientDataError:  # too few failures, or no finite maximum: said so
+        pass
 
 
 @pytest.mark.slow
@@ -219,6 +219,6 @@ def test_cox(rows):
     assume(df["e"].sum() >= 3 and df["z"].nunique() == 2)
     try:
         fit = reliab.fit_cox(df, duration="t", event="e", covariates=["x", "z"])
-    except (InsufficientDataError, np.linalg.LinAlgError):
+    except InsufficientDataError:  # no finite maximum: said so, never printed
         return
     _ok(fit)

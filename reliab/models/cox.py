@@ -270,6 +270,30 @@ class CoxFit(ResultMixin):
         return fig
 
 
+def _singular(covariates: Sequence[str]) -> InsufficientDataError:
+    return InsufficientDataError(
+        f"the information matrix of {list(covariates)} is singular: a covariate is constant "
+        "or collinear among those at risk at the event times")
+
+
+def _covariance(sol: _Solution, covariates: Sequence[str]) -> NDArray[np.float64]:
+    """Inverse information at the maximum, or InsufficientDataError when there is none: a
+    singular information matrix, or a variance that is not finite and positive (monotone
+    likelihood, the coefficient running off to infinity; Therneau & Grambsch 2000, §3.5)."""
+    try:
+        cov = np.linalg.inv(-sol.hess)
+    except np.linalg.LinAlgError:
+        raise _singular(covariates) from None
+    var = np.diag(cov)
+    bad = [c for c, v in zip(covariates, var, strict=True) if not (np.isfinite(v) and v > 0)]
+    if bad:
+        raise InsufficientDataError(
+            f"the partial likelihood has no finite maximum in {bad} (monotone likelihood: "
+            "the events and the rows at risk are separated by the covariate, so its hazard "
+            "ratio is 0 or infinite); drop or merge the covariate")
+    return cov
+
+
 def _hr_table(beta: NDArray[np.float64], cov: NDArray[np.float64], covariates: Sequence[str],
               level: float) -> pd.DataFrame:
     se = np.sqrt(np.diag(cov))
@@ -355,8 +379,11 @@ def fit_cox(
     if n_events < 1:
         raise InsufficientDataError(f"0 events among {len(df)} rows; a Cox fit needs events")
     cd = _prepare(t, s, ev.astype(bool), x)
-    sol = _newton(cd, len(covariates))
-    cov = np.linalg.inv(-sol.hess)
+    try:
+        sol = _newton(cd, len(covariates))
+    except np.linalg.LinAlgError:
+        raise _singular(covariates) from None
+    cov = _covariance(sol, covariates)
     resid = cd.x[cd.event] - sol.mean[cd.event_time_index]
     lr = 2.0 * (sol.ll - sol.ll_null)
     return CoxFit(table=_hr_table(sol.beta, cov, covariates, level), covariates=covariates,
