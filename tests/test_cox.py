@@ -165,3 +165,12 @@ def test_singular_information_is_a_clear_error() -> None:
                        "x": [0.0, 0, 0, 0, 0, 1, 0, 0], "z": [0, 0, 0, 0, 1, 0, 0, 1]})
     with pytest.raises(InsufficientDataError, match="no finite maximum|singular"):
         fit_cox(df, duration="t", event="e", covariates=["x", "z"])
+
+
+def test_quasi_separation_is_not_a_fit() -> None:
+    """All tied; the only non-zero x and z are on censored rows: both coefficients run to
+    minus infinity (before: HR 0 with interval [0, inf] returned as a fit)."""
+    df = pd.DataFrame({"t": [1.0] * 8, "e": [0, 0, 0, 0, 0, 1, 1, 1],
+                       "x": [0.0, 0, 0, 0, 0.03125, 0, 0, 0], "z": [0, 0, 0, 1, 0, 0, 0, 0]})
+    with pytest.raises(InsufficientDataError, match="no finite maximum"):
+        fit_cox(df, duration="t", event="e", covariates=["x", "z"])

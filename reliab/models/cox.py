@@ -211,7 +211,7 @@ class CoxFit(ResultMixin):
     def invariants(self) -> tuple[Check, ...]:
         """Coefficients and se finite; hazard ratios > 0 inside their intervals; p in [0, 1]."""
         tb = self.table
-        return (finite("coef_se_finite", tb[["coef", "se"]].to_numpy()),
+        return (finite("coef_se_hr_finite", tb[["coef", "se", "hr_low", "hr_high"]].to_numpy()),
                 positive("hazard_ratio_positive", tb["hazard_ratio"]),
                 contains("hr_in_interval", tb["hr_low"], tb["hazard_ratio"], tb["hr_high"]),
                 in_range("p_in_unit_interval", tb["p"], 0, 1))
@@ -287,11 +287,15 @@ def _covariance(sol: _Solution, covariates: Sequence[str]) -> NDArray[np.float64
     var = np.diag(cov)
     bad = [c for c, v in zip(covariates, var, strict=True) if not (np.isfinite(v) and v > 0)]
     if bad:
-        raise InsufficientDataError(
-            f"the partial likelihood has no finite maximum in {bad} (monotone likelihood: "
-            "the events and the rows at risk are separated by the covariate, so its hazard "
-            "ratio is 0 or infinite); drop or merge the covariate")
+        raise _unbounded(bad)
     return cov
+
+
+def _unbounded(covariates: Sequence[str]) -> InsufficientDataError:
+    return InsufficientDataError(
+        f"the partial likelihood has no finite maximum in {list(covariates)} (monotone "
+        "likelihood: the events and the rows at risk are separated by the covariate, so its "
+        "hazard ratio is 0 or infinite); drop or merge the covariate")
 
 
 def _hr_table(beta: NDArray[np.float64], cov: NDArray[np.float64], covariates: Sequence[str],
@@ -386,7 +390,12 @@ def fit_cox(
     cov = _covariance(sol, covariates)
     resid = cd.x[cd.event] - sol.mean[cd.event_time_index]
     lr = 2.0 * (sol.ll - sol.ll_null)
-    return CoxFit(table=_hr_table(sol.beta, cov, covariates, level), covariates=covariates,
+    table = _hr_table(sol.beta, cov, covariates, level)
+    hr = table[["hazard_ratio", "hr_low", "hr_high"]].to_numpy()
+    off = [c for c, row in zip(covariates, hr, strict=True) if not np.all(np.isfinite(row) & (row > 0))]
+    if off:  # the maximum lies so far out that the hazard ratio or its interval is 0 or infinite
+        raise _unbounded(off)
+    return CoxFit(table=table, covariates=covariates,
                   log_likelihood=sol.ll, log_likelihood_null=sol.ll_null, lr_statistic=lr,
                   lr_p=float(stats.chi2.sf(lr, len(covariates))), n=len(df),
                   n_subjects=n_subjects, n_events=n_events, conf_level=level, ties=ties,
