@@ -60,10 +60,11 @@ def _values(value: Any) -> np.ndarray:
     return np.array([np.nan if v is None else v for v in arr.ravel()], dtype=float)
 
 
-def finite(name: str, value: Any) -> Check:
-    """Every value is a finite number (no NaN, no infinity)."""
+def finite(name: str, value: Any, *, allow_nan: bool = False) -> Check:
+    """Every value is a finite number (no infinity; no NaN unless ``allow_nan``: a bound that
+    the result says is not estimable)."""
     v = _values(value)
-    bad = ~np.isfinite(v)
+    bad = np.isinf(v) if allow_nan else ~np.isfinite(v)
     return Check(name, not bad.any(), f"{int(bad.sum())} of {v.size} value(s) not finite" if bad.any()
                  else f"{v.size} finite value(s)")
 

@@ -84,6 +84,7 @@ def test_weibull_parametric_and_ranking():
     p = reliab.fit_parametric(DURATIONS, OBSERVED, distribution="lognormal")
     assert "estimates_finite" in _broken(p, params=_with(p.params, 0, "estimate", np.inf))
     assert "interval_contains_estimate" in _broken(p, params=_with(p.params, 0, "high", -50.0))
+    assert "bounds_not_infinite" in _broken(p, params=_with(p.params, 0, "high", np.inf))
     comp = reliab.compare_distributions(DURATIONS, OBSERVED)
     broken = dict(comp.fits)
     broken["lognormal"] = dataclasses.replace(p, aic=float("nan"))

@@ -72,7 +72,9 @@ class ParametricFit(ResultMixin):
         return (finite("estimates_finite", [*self.params["estimate"], self.log_likelihood,
                                             self.aic]),
                 contains("interval_contains_estimate", self.params["low"],
-                         self.params["estimate"], self.params["high"]))
+                         self.params["estimate"], self.params["high"]),
+                finite("bounds_not_infinite", self.params[["low", "high"]].to_numpy(),
+                       allow_nan=True))
 
     def _sf(self, t: ArrayLike) -> NDArray[np.float64]:
         tt = np.atleast_1d(np.asarray(t, dtype=float))

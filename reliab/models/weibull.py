@@ -323,6 +323,8 @@ class WeibullFit(ResultMixin):
                 contains("wald_interval_contains_estimate", tb["wald_low"], tb["estimate"],
                          tb["wald_high"]),
                 finite("log_likelihood_finite", self.log_likelihood),
+                finite("bounds_not_infinite", tb[["low", "high", "wald_low", "wald_high"]]
+                       .to_numpy(), allow_nan=True),
                 in_range("failures_at_most_n", self.n_failures, 1, self.n))
 
     def _sf(self, t: ArrayLike) -> NDArray[np.float64]:
