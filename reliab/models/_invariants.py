@@ -21,7 +21,6 @@ from reliab._checks import (
     Check,
     contains,
     equal,
-    finite,
     in_range,
     monotone,
     positive,
@@ -71,24 +70,4 @@ def curve_checks(prefix: str, time: Any, estimate: Any, low: Any, high: Any, *,
             contains(f"{prefix}interval_contains_estimate", low, est, high))
 
 
-def estimate_table_checks(table: pd.DataFrame, *, positive_rows: Sequence[str] = (),
-                          unit_rows: Sequence[str] = (), allow_nan_rows: Sequence[str] = ()
-                          ) -> tuple[Check, ...]:
-    """A table indexed by quantity with ``estimate``, ``low``, ``high``: every interval contains
-    its estimate; estimates finite (NaN allowed in ``allow_nan_rows``); ``positive_rows`` > 0;
-    ``unit_rows`` in [0, 1]."""
-    rows = [r for r in table.index if r not in allow_nan_rows]
-    checks = [finite("estimates_finite", table.loc[rows, "estimate"]),
-              contains("interval_contains_estimate", table["low"], table["estimate"],
-                       table["high"])]
-    pos = [r for r in positive_rows if r in table.index]
-    if pos:
-        checks.append(positive("estimates_positive", table.loc[pos, "estimate"]))
-    unit = [r for r in unit_rows if r in table.index]
-    if unit:
-        checks.append(in_range("probabilities_in_unit_interval",
-                               table.loc[unit, ["estimate", "low", "high"]].to_numpy(), 0, 1,
-                               allow_nan=True))
-    return tuple(checks)
-
-__all__ = ["RATE_TRIPLES", "curve_checks", "estimate_table_checks", "rate_table_checks"]
+__all__ = ["RATE_TRIPLES", "curve_checks", "rate_table_checks"]
