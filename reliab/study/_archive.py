@@ -3,7 +3,9 @@
 The archive (``results.json`` beside the report) holds every result's ``to_dict()`` (or the
 reason it was not available), the fleet facts, the label of the period and ``history``: one
 ``[label, unexpected interruptions, GPU-days]`` row per period so far, oldest first, which
-becomes the per-period (Backblaze-style) table of the next report.  Like evidently's
+becomes the per-period (Backblaze-style) table of the next report; ``failed_checks`` lists
+every invariant of a published number that failed (result, check, detail; see
+:mod:`reliab._checks`), the results concerned being archived as not available.  Like evidently's
 snapshots, an archive is plain data any tool can read.
 """
 
