@@ -5,7 +5,8 @@ A result class declares its invariants with a method ``invariants() -> tuple[Che
 costs of the same sign as the ETTR change ...).  :func:`verify` runs them on a mapping of
 results before anything is rendered: a result with a failed check is replaced by a
 :class:`~reliab.NotAvailable` whose reason names the check ("not shown: failed check
-<name>: <detail>"), and the failures are returned so the data-quality section can list them.
+<name>"), and the failures (with their detail) are returned so the data-quality section can
+list them.
 A failed check is a bug in reliab, never a property of the data; under test
 (``RELIAB_STRICT_CHECKS=1``, set by the test suite) it raises :class:`InvariantError`.
 
@@ -59,10 +60,11 @@ def _values(value: Any) -> np.ndarray:
     return np.array([np.nan if v is None else v for v in arr.ravel()], dtype=float)
 
 
-def finite(name: str, value: Any) -> Check:
-    """Every value is a finite number (no NaN, no infinity)."""
+def finite(name: str, value: Any, *, allow_nan: bool = False) -> Check:
+    """Every value is a finite number (no infinity; no NaN unless ``allow_nan``: a bound that
+    the result says is not estimable)."""
     v = _values(value)
-    bad = ~np.isfinite(v)
+    bad = np.isinf(v) if allow_nan else ~np.isfinite(v)
     return Check(name, not bad.any(), f"{int(bad.sum())} of {v.size} value(s) not finite" if bad.any()
                  else f"{v.size} finite value(s)")
 
@@ -78,7 +80,7 @@ def in_range(name: str, value: Any, lo: float = -math.inf, hi: float = math.inf,
         return Check(name, True, f"{v.size} value(s) in [{lo:g}, {hi:g}]")
     first = v[bad][0]
     return Check(name, False, f"{int(bad.sum())} of {v.size} value(s) outside [{lo:g}, {hi:g}] "
-                              f"(first: {first!r})")
+                              f"(first: {float(first)!r})")
 
 
 def contains(name: str, lower: Any, estimate: Any, upper: Any, *, tol: float = 1e-9) -> Check:
@@ -91,7 +93,7 @@ def contains(name: str, lower: Any, estimate: Any, upper: Any, *, tol: float = 1
         return Check(name, True, f"{est.size} interval(s) contain their estimate")
     i = int(np.flatnonzero(bad)[0])
     return Check(name, False, f"{int(bad.sum())} interval(s) miss their estimate "
-                              f"(first: {est[i]!r} not in [{lo[i]!r}, {hi[i]!r}])")
+                              f"(first: {float(est[i])!r} not in [{float(lo[i])!r}, {float(hi[i])!r}])")
 
 
 def equal(name: str, a: Any, b: Any, *, rtol: float = 1e-9, atol: float = 1e-9,
@@ -108,6 +110,48 @@ def same_sign(name: str, a: float, b: float, *, tol: float = 1e-9) -> Check:
     ok = not ((a > tol and b < -tol) or (a < -tol and b > tol)) and not (
         math.isnan(a) or math.isnan(b))
     return Check(name, ok, f"{a!r} and {b!r} {'agree' if ok else 'differ'} in sign")
+
+
+def monotone(name: str, value: Any, *, increasing: bool = False, tol: float = 1e-9) -> Check:
+    """The values never rise (a survival curve), or never fall with ``increasing`` (a
+    cumulative function); NaN values are skipped."""
+    v = _values(value)
+    v = v[~np.isnan(v)]
+    step = np.diff(v) if increasing else -np.diff(v)
+    bad = step < -tol * np.maximum(1.0, np.abs(v[1:]))
+    way = "falls" if increasing else "rises"
+    if not bad.any():
+        return Check(name, True, f"{v.size} value(s) monotone")
+    i = int(np.flatnonzero(bad)[0])
+    return Check(name, False, f"{way} {int(bad.sum())} time(s) (first: {float(v[i])!r} -> "
+                              f"{float(v[i + 1])!r})")
+
+
+def positive(name: str, value: Any, *, allow_inf: bool = False) -> Check:
+    """Every value is > 0 and finite (infinite allowed with ``allow_inf``: an MTBF with no
+    failure, which the report prints as such)."""
+    v = _values(value)
+    bad = ~(v > 0) | (np.isinf(v) & (not allow_inf))
+    if not bad.any():
+        return Check(name, True, f"{v.size} positive value(s)")
+    return Check(name, False, f"{int(bad.sum())} of {v.size} value(s) not positive and "
+                              f"{'' if allow_inf else 'finite'} (first: {float(v[bad][0])!r})")
+
+
+def table_intervals(prefix: str, frame: Any, columns: Iterable[tuple[str, str, str]],
+                    *, lo: float = -math.inf, hi: float = math.inf,
+                    allow_nan: bool = False) -> tuple[Check, ...]:
+    """For each ``(estimate, low, high)`` column triple of ``frame``: the values lie in
+    ``[lo, hi]`` and each interval contains its estimate (columns absent are skipped)."""
+    out: list[Check] = []
+    for est, low, high in columns:
+        if est not in frame or low not in frame or high not in frame:
+            continue
+        out.append(in_range(f"{prefix}{est}_in_range", frame[[est, low, high]].to_numpy(),
+                            lo, hi, allow_nan=allow_nan))
+        out.append(contains(f"{prefix}{est}_interval_contains_estimate", frame[low].to_numpy(),
+                            frame[est].to_numpy(), frame[high].to_numpy()))
+    return tuple(out)
 
 
 def checks_of(result: Any) -> tuple[Check, ...]:
@@ -130,8 +174,8 @@ def failures(result: Any) -> tuple[Check, ...]:
 
 def hidden(what: str, failed: Iterable[Check]) -> NotAvailable:
     """The stand-in shown where a result failed a check."""
-    names = "; ".join(f"{c.name}: {c.detail}" for c in failed)
-    return NotAvailable(what, f"not shown: failed check {names}")
+    names = ", ".join(dict.fromkeys(c.name for c in failed))
+    return NotAvailable(what, f"not shown: failed check {names} (listed under Data quality)")
 
 
 def verify(results: Mapping[str, Any], *, raise_on_failure: bool | None = None
@@ -159,9 +203,71 @@ def verify(results: Mapping[str, Any], *, raise_on_failure: bool | None = None
         if bad and raise_on_failure:
             raise InvariantError(f"{key}: " + "; ".join(f"{c.name}: {c.detail}" for c in bad))
         failed += [(key, c) for c in bad]
-        out[key] = hidden(key, bad) if bad else result
+        out[key] = hidden(key, bad) if bad else _verify_parts(key, result, failed,
+                                                              raise_on_failure)
     return out, tuple(failed)
 
 
+def verify_across(results: Mapping[str, Any], checks: Iterable[tuple[tuple[str, ...], Check]],
+                  *, raise_on_failure: bool | None = None
+                  ) -> tuple[dict[str, Any], tuple[tuple[str, Check], ...]]:
+    """Checks that relate several results (a count two tables must both give): each failed
+    check hides every result it names, as :func:`verify` hides one.
+
+    Parameters
+    ----------
+    results : mapping of str to result
+        Results by name.
+    checks : iterable of (tuple of str, Check)
+        The names of the results each check relates, and the check.
+    raise_on_failure : bool, optional
+        Raise :class:`InvariantError` on the first failure; default :func:`strict`.
+
+    Returns
+    -------
+    (dict, tuple)
+        As :func:`verify`; a failure is listed under the names it relates, joined by " + ".
+    """
+    raise_on_failure = strict() if raise_on_failure is None else raise_on_failure
+    out = dict(results)
+    failed: list[tuple[str, Check]] = []
+    bad_of: dict[str, list[Check]] = {}
+    for keys, check in checks:
+        if check.ok:
+            continue
+        if raise_on_failure:
+            raise InvariantError(f"{' + '.join(keys)}: {check.name}: {check.detail}")
+        failed.append((" + ".join(keys), check))
+        for key in keys:
+            bad_of.setdefault(key, []).append(check)
+    for key, bad in bad_of.items():
+        if key in out:
+            out[key] = hidden(key, bad)
+    return out, tuple(failed)
+
+
+def _verify_parts(key: str, result: Any, failed: list[tuple[str, Check]],
+                  raise_on_failure: bool) -> Any:
+    """A composite result (``results``: pairs of name and part, ``skipped``: pairs of name and
+    reason, as the environment study has) with each failing part moved to ``skipped``."""
+    parts = getattr(result, "results", None)
+    if not (dataclasses.is_dataclass(result) and hasattr(result, "skipped")
+            and isinstance(parts, tuple) and all(isinstance(p, tuple) and len(p) == 2
+                                                 for p in parts)):
+        return result
+    kept, skipped = [], list(result.skipped)
+    for name, part in parts:
+        sub, bad = verify({f"{key}.{name}": part}, raise_on_failure=raise_on_failure)
+        failed += list(bad)
+        if bad:
+            skipped.append((name, sub[f"{key}.{name}"].reason))
+        else:
+            kept.append((name, part))
+    if len(kept) == len(parts):
+        return result
+    return dataclasses.replace(result, results=tuple(kept), skipped=tuple(skipped))
+
+
 __all__ = ["Check", "InvariantError", "checks_of", "contains", "equal", "failures", "finite",
-           "hidden", "in_range", "same_sign", "strict", "verify"]
+           "hidden", "in_range", "monotone", "positive", "same_sign", "strict", "table_intervals",
+           "verify", "verify_across"]

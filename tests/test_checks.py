@@ -15,6 +15,8 @@ from reliab._checks import (
     equal,
     finite,
     in_range,
+    monotone,
+    positive,
     same_sign,
     verify,
 )
@@ -26,6 +28,12 @@ def test_helpers_hold_and_fail():
     assert not in_range("p", math.nan, 0, 1).ok
     assert in_range("p", math.nan, 0, 1, allow_nan=True).ok
     assert finite("x", [1.0, 2.0]).ok and not finite("x", [1.0, math.inf]).ok
+    assert finite("x", [1.0, math.nan], allow_nan=True).ok
+    assert not finite("x", [math.nan, -math.inf], allow_nan=True).ok
+    assert monotone("s", [1.0, 0.8, 0.8, 0.1]).ok and not monotone("s", [1.0, 0.5, 0.5000001]).ok
+    assert monotone("h", [0.0, 0.2, 0.9], increasing=True).ok
+    assert positive("m", [2.0, math.inf], allow_inf=True).ok and not positive("m", [0.0]).ok
+    assert not positive("m", [math.inf]).ok
     assert contains("ci", [1.0], [2.0], [3.0]).ok
     assert not contains("ci", [2.5], [2.0], [3.0]).ok
     assert equal("n", 11, 11).ok and not equal("n", 10, 11).ok

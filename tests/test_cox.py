@@ -144,3 +144,33 @@ def test_validation():
         fit_cox(df, duration="T", event="E", covariates=["a"], ties="efron")  # type: ignore[arg-type]
     with pytest.raises(InsufficientDataError, match="0 events among 50 rows"):
         fit_cox(df.assign(E=0), duration="T", event="E", covariates=["a"])
+
+
+def test_monotone_likelihood_is_not_a_fit() -> None:
+    """Every event has z = 1 and every censored row z = 0: the partial likelihood rises for
+    ever in the coefficient of z (monotone likelihood; Therneau & Grambsch 2000, §3.5), so no
+    hazard ratio exists.  Before: coef 272, se NaN, HR 1.2e118 returned as a fit."""
+    df = pd.DataFrame({"t": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+                       "e": [1, 1, 1, 0, 0, 0, 0, 0],
+                       "x": [0.1, -0.3, 0.5, 0.2, -0.1, 0.4, 0.0, 0.3],
+                       "z": [1, 1, 1, 0, 0, 0, 0, 0]})
+    with pytest.raises(InsufficientDataError, match=r"no finite maximum.*'z'"):
+        fit_cox(df, duration="t", event="e", covariates=["x", "z"])
+
+
+def test_singular_information_is_a_clear_error() -> None:
+    """One event, all tied at t = 1: the information matrix is singular (before: numpy's
+    LinAlgError 'Singular matrix')."""
+    df = pd.DataFrame({"t": [1.0] * 8, "e": [0, 0, 0, 0, 1, 0, 0, 0],
+                       "x": [0.0, 0, 0, 0, 0, 1, 0, 0], "z": [0, 0, 0, 0, 1, 0, 0, 1]})
+    with pytest.raises(InsufficientDataError, match="no finite maximum|singular"):
+        fit_cox(df, duration="t", event="e", covariates=["x", "z"])
+
+
+def test_quasi_separation_is_not_a_fit() -> None:
+    """All tied; the only non-zero x and z are on censored rows: both coefficients run to
+    minus infinity (before: HR 0 with interval [0, inf] returned as a fit)."""
+    df = pd.DataFrame({"t": [1.0] * 8, "e": [0, 0, 0, 0, 0, 1, 1, 1],
+                       "x": [0.0, 0, 0, 0, 0.03125, 0, 0, 0], "z": [0, 0, 0, 1, 0, 0, 0, 0]})
+    with pytest.raises(InsufficientDataError, match="no finite maximum"):
+        fit_cox(df, duration="t", event="e", covariates=["x", "z"])

@@ -100,3 +100,30 @@ def test_mstl_with_a_weekly_cycle() -> None:
     week = 1 + 0.01 * np.sin(2 * np.pi * ((s.index - s.index[0]) / pd.Timedelta(days=7)))
     res = diurnal_amplitude(s * week, method="mstl", n_boot=50)
     assert abs(res.amplitude_pct - 1.5) < 0.2
+
+
+def test_share_near_one_gets_no_interval_that_misses_it() -> None:
+    """Throughput that follows temperature almost exactly: the share is ~1 and resampled days
+    only add noise, so every bootstrap share lies below the estimate.  A percentile interval
+    that misses its estimate is not printed; the share is, with a note saying why."""
+    from reliab._checks import failures
+
+    t = pd.date_range("2024-06-01", periods=10 * 144, freq="10min", tz="UTC")
+    h = np.asarray((t - t[0]) / pd.Timedelta(hours=1))
+    rng = np.random.default_rng(0)
+    temp = 25 + 3.5 * np.cos(2 * np.pi * (h - 15) / 24) + rng.normal(0, 0.3, len(h))
+    x = 1000 * (1 - 0.0023 * (temp - 25)) * (1 + rng.normal(0, 0.0005, len(h)))
+    res = diurnal_amplitude(pd.Series(x, index=t), temperature=pd.Series(temp, index=t),
+                            n_boot=200, seed=1)
+    assert res.share_explained > 0.999
+    assert failures(res) == ()
+    assert np.isnan(res.share_low) and np.isnan(res.share_high)
+    assert any("does not contain the estimate" in n for n in res.notes)
+
+
+def test_without_temperature_the_share_is_not_estimable_and_passes_its_checks() -> None:
+    from reliab._checks import failures
+
+    res = diurnal_amplitude(_cosine(noise=0.001), n_boot=50)
+    assert np.isnan(res.share_explained)
+    assert failures(res) == ()

@@ -21,9 +21,11 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from reliab._checks import Check, equal, in_range
 from reliab._deprecation import renamed
 from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
+from reliab.models._invariants import curve_checks
 from reliab.models._survival_input import as_lifetimes, check_conf_level
 from reliab.models.nonparametric import km_curve, na_curve, risk_table
 
@@ -105,6 +107,16 @@ class CumulativeIncidenceResult(ResultMixin):
                         "low": float(last["low"]), "high": float(last["high"]),
                         "cumhaz": float(last["cumhaz"])})
         return pd.DataFrame(out)
+
+    def invariants(self) -> tuple[Check, ...]:
+        """Each cause's incidence a non-decreasing probability inside its interval; the
+        incidences sum to at most 1 at every time; events sum to n_events."""
+        own = [c for cause in self.causes for c in curve_checks(
+            f"{cause}.cif_", *(self._rows(cause)[k] for k in ("time", "cif", "low", "high")),
+            hi=1.0)]
+        total = self.table.groupby("time")["cif"].sum().to_numpy()
+        return (*own, in_range("cif_sum_at_most_1", total, 0, 1),
+                equal("events_sum_to_n_events", self.table["events"].sum(), self.n_events))
 
     def plot(self, ax: Any = None) -> Figure:
         """Stacked cumulative incidence curves (they sum to 1 - overall KM)."""

@@ -26,6 +26,7 @@ from matplotlib.figure import Figure
 from numpy.typing import NDArray
 from scipy import sparse, stats
 
+from reliab._checks import Check, contains, finite, in_range, positive
 from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
 from reliab.models._survival_input import check_conf_level
@@ -207,6 +208,14 @@ class CoxFit(ResultMixin):
         """covariate, coef, se, hazard_ratio, hr_low, hr_high, z, p."""
         return self.table.copy()
 
+    def invariants(self) -> tuple[Check, ...]:
+        """Coefficients and se finite; hazard ratios > 0 inside their intervals; p in [0, 1]."""
+        tb = self.table
+        return (finite("coef_se_hr_finite", tb[["coef", "se", "hr_low", "hr_high"]].to_numpy()),
+                positive("hazard_ratio_positive", tb["hazard_ratio"]),
+                contains("hr_in_interval", tb["hr_low"], tb["hazard_ratio"], tb["hr_high"]),
+                in_range("p_in_unit_interval", tb["p"], 0, 1))
+
     def scaled_schoenfeld(self) -> pd.DataFrame:
         """Scaled Schoenfeld residuals ``d V s_k + beta`` per event (Grambsch & Therneau 1994)."""
         scaled = self.n_events * self._schoenfeld @ self.cov + self.table["coef"].to_numpy()
@@ -259,6 +268,34 @@ class CoxFit(ResultMixin):
         ax.set_xlabel(f"hazard ratio ({self.conf_level:.0%} interval)")
         ax.set_title("Cox proportional hazards")
         return fig
+
+
+def _singular(covariates: Sequence[str]) -> InsufficientDataError:
+    return InsufficientDataError(
+        f"the information matrix of {list(covariates)} is singular: a covariate is constant "
+        "or collinear among those at risk at the event times")
+
+
+def _covariance(sol: _Solution, covariates: Sequence[str]) -> NDArray[np.float64]:
+    """Inverse information at the maximum, or InsufficientDataError when there is none: a
+    singular information matrix, or a variance that is not finite and positive (monotone
+    likelihood, the coefficient running off to infinity; Therneau & Grambsch 2000, §3.5)."""
+    try:
+        cov = np.linalg.inv(-sol.hess)
+    except np.linalg.LinAlgError:
+        raise _singular(covariates) from None
+    var = np.diag(cov)
+    bad = [c for c, v in zip(covariates, var, strict=True) if not (np.isfinite(v) and v > 0)]
+    if bad:
+        raise _unbounded(bad)
+    return cov
+
+
+def _unbounded(covariates: Sequence[str]) -> InsufficientDataError:
+    return InsufficientDataError(
+        f"the partial likelihood has no finite maximum in {list(covariates)} (monotone "
+        "likelihood: the events and the rows at risk are separated by the covariate, so its "
+        "hazard ratio is 0 or infinite); drop or merge the covariate")
 
 
 def _hr_table(beta: NDArray[np.float64], cov: NDArray[np.float64], covariates: Sequence[str],
@@ -346,11 +383,19 @@ def fit_cox(
     if n_events < 1:
         raise InsufficientDataError(f"0 events among {len(df)} rows; a Cox fit needs events")
     cd = _prepare(t, s, ev.astype(bool), x)
-    sol = _newton(cd, len(covariates))
-    cov = np.linalg.inv(-sol.hess)
+    try:
+        sol = _newton(cd, len(covariates))
+    except np.linalg.LinAlgError:
+        raise _singular(covariates) from None
+    cov = _covariance(sol, covariates)
     resid = cd.x[cd.event] - sol.mean[cd.event_time_index]
     lr = 2.0 * (sol.ll - sol.ll_null)
-    return CoxFit(table=_hr_table(sol.beta, cov, covariates, level), covariates=covariates,
+    table = _hr_table(sol.beta, cov, covariates, level)
+    hr = table[["hazard_ratio", "hr_low", "hr_high"]].to_numpy()
+    off = [c for c, row in zip(covariates, hr, strict=True) if not np.all(np.isfinite(row) & (row > 0))]
+    if off:  # the maximum lies so far out that the hazard ratio or its interval is 0 or infinite
+        raise _unbounded(off)
+    return CoxFit(table=table, covariates=covariates,
                   log_likelihood=sol.ll, log_likelihood_null=sol.ll_null, lr_statistic=lr,
                   lr_p=float(stats.chi2.sf(lr, len(covariates))), n=len(df),
                   n_subjects=n_subjects, n_events=n_events, conf_level=level, ties=ties,

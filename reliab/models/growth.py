@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, optimize, stats
 
+from reliab._checks import Check, contains, in_range, positive
 from reliab._deprecation import renamed, warn_renamed
 from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
@@ -91,6 +92,13 @@ class CrowAMSAAResult(ResultMixin):
             index=["beta_unbiased", "mtbf_instantaneous", "mtbf_cumulative"],
             columns=["estimate", "low", "high"])
         return pd.concat([self.params, extra])
+
+    def invariants(self) -> tuple[Check, ...]:
+        """beta, lambda and both MTBFs finite and > 0, each inside its interval."""
+        tb = self.summary()
+        return (positive("estimates_positive", tb["estimate"]),
+                contains("interval_contains_estimate", tb["low"], tb["estimate"], tb["high"]),
+                in_range("bounds_nonnegative", tb[["low", "high"]].to_numpy(), 0, allow_nan=True))
 
     def at(self, t: Any) -> pd.DataFrame:
         """The fitted process at time(s) ``t``: columns time, expected_failures ``λ t^β``,

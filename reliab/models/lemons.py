@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from reliab._checks import Check, contains, in_range
 from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
 
@@ -60,6 +61,15 @@ class LemonsResult(ResultMixin):
 
     def summary(self) -> pd.DataFrame:
         return self.table[self.table["lemon"]].copy() if self.table["lemon"].any() else self.table.head(10).copy()
+
+    def invariants(self) -> tuple[Check, ...]:
+        """Counts >= 0; p and q values in [0, 1]; each failure ratio inside its interval;
+        lemons flagged only at q < fdr."""
+        tb = self.table
+        return (in_range("counts_nonnegative", tb[["failures", "expected"]].to_numpy(), 0),
+                in_range("p_q_in_unit_interval", tb[["pvalue", "qvalue"]].to_numpy(), 0, 1),
+                contains("ratio_in_interval", tb["ratio_low"], tb["ratio"], tb["ratio_high"]),
+                in_range("lemons_below_fdr", tb.loc[tb["lemon"], "qvalue"], 0, self.fdr))
 
     def top(self, n: int = 10) -> pd.DataFrame:
         """The ``n`` highest-ranked hosts."""

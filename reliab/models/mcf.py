@@ -35,8 +35,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from reliab._checks import Check, contains, equal, finite
 from reliab._result import ResultMixin
 from reliab.errors import InsufficientDataError
+from reliab.models._invariants import curve_checks
 
 _CHUNK = 2048
 
@@ -112,6 +114,12 @@ class MCFResult(ResultMixin):
     def summary(self) -> pd.DataFrame:
         """Columns ``time``, ``events``, ``at_risk``, ``mcf``, ``se``, ``low``, ``high``."""
         return self.table.copy()
+
+    def invariants(self) -> tuple[Check, ...]:
+        """The MCF finite, >= 0, non-decreasing and inside its bounds; events sum to n_events."""
+        tb = self.table
+        return (*curve_checks("mcf_", tb["time"], tb["mcf"], tb["low"], tb["high"]),
+                equal("events_sum_to_n_events", tb["events"].sum(), self.n_events))
 
     def at(self, t: Any) -> pd.DataFrame:
         """MCF, se and bounds at time(s) ``t`` (right-continuous step function).
@@ -261,6 +269,12 @@ class MCFComparison(ResultMixin):
     def summary(self) -> pd.DataFrame:
         """Columns ``time``, ``mcf_<a>``, ``mcf_<b>``, ``diff``, ``se``, ``low``, ``high``."""
         return self.table.copy()
+
+    def invariants(self) -> tuple[Check, ...]:
+        """The difference finite and inside its pointwise bounds."""
+        tb = self.table
+        return (finite("diff_finite", tb["diff"]),
+                contains("diff_in_interval", tb["low"], tb["diff"], tb["high"]))
 
     def at(self, t: Any) -> pd.DataFrame:
         """Difference, se and bounds at time(s) ``t`` (NaN past the common horizon)."""

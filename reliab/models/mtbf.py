@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from reliab._checks import Check, contains, equal, in_range, positive
 from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
 
@@ -69,6 +70,15 @@ class MTBFResult(ResultMixin):
              "high": [self.high, self.rate_high]},
             index=pd.Index(["mtbf", "rate"], name="quantity"),
         )
+
+    def invariants(self) -> tuple[Check, ...]:
+        """Rate >= 0 with rate x hours = failures; MTBF > 0 (infinite only with no failure)
+        inside its interval."""
+        return (in_range("rate_nonnegative", [self.rate, self.rate_low], 0),
+                equal("rate_x_hours_is_failures", self.rate * self.hours, self.failures,
+                      rtol=1e-6),
+                positive("mtbf_positive", self.mtbf, allow_inf=self.failures == 0),
+                contains("mtbf_in_interval", self.low, self.mtbf, self.high))
 
     def plot(self, ax: Any = None) -> Any:
         """The MTBF as a point with its interval (an open end drawn to the axis edge)."""

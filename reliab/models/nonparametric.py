@@ -28,9 +28,11 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from reliab._checks import Check, equal
 from reliab._deprecation import warn_renamed
 from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
+from reliab.models._invariants import curve_checks
 from reliab.models._survival_input import Lifetimes, as_lifetimes, check_conf_level
 
 
@@ -129,6 +131,13 @@ class KaplanMeierResult(ResultMixin):
         """The estimate table: time, at_risk, events, censored, survival, low, high."""
         return self.table.copy()
 
+    def invariants(self) -> tuple[Check, ...]:
+        """Survival a non-increasing probability inside its interval; events sum to n_failures."""
+        tb = self.table
+        return (*curve_checks("survival_", tb["time"], tb["survival"], tb["low"], tb["high"],
+                              hi=1.0, falling=True),
+                equal("events_sum_to_failures", tb["events"].sum(), self.n_failures))
+
     def at(self, t: ArrayLike) -> pd.DataFrame:
         """Survival and its pointwise interval at time(s) ``t``: columns time, survival, low, high."""
         return step_frame(self.table, t, {"survival": 1.0, "low": 1.0, "high": 1.0})
@@ -192,6 +201,13 @@ class NelsonAalenResult(ResultMixin):
     def summary(self) -> pd.DataFrame:
         """The estimate table: time, at_risk, events, censored, cumhaz, variance, low, high."""
         return self.table.copy()
+
+    def invariants(self) -> tuple[Check, ...]:
+        """Cumulative hazard finite, >= 0, non-decreasing, inside its interval; events sum to
+        n_failures."""
+        tb = self.table
+        return (*curve_checks("cumhaz_", tb["time"], tb["cumhaz"], tb["low"], tb["high"]),
+                equal("events_sum_to_failures", tb["events"].sum(), self.n_failures))
 
     def at(self, t: ArrayLike) -> pd.DataFrame:
         """Cumulative hazard with its interval, and the Breslow–Fleming–Harrington survival

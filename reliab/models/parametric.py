@@ -9,6 +9,7 @@ comparison of the NIST/SEMATECH e-Handbook §8.4.1.3 (Weibull AIC 154.27 vs logn
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from reliab._checks import Check, contains, finite, in_range
 from reliab._deprecation import warn_renamed
 from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
@@ -64,6 +66,15 @@ class ParametricFit(ResultMixin):
     def summary(self) -> pd.DataFrame:
         """Parameter table: estimate, low, high."""
         return self.params.copy()
+
+    def invariants(self) -> tuple[Check, ...]:
+        """Parameters and log-likelihood finite; each interval contains its estimate."""
+        return (finite("estimates_finite", [*self.params["estimate"], self.log_likelihood,
+                                            self.aic]),
+                contains("interval_contains_estimate", self.params["low"],
+                         self.params["estimate"], self.params["high"]),
+                finite("bounds_not_infinite", self.params[["low", "high"]].to_numpy(),
+                       allow_nan=True))
 
     def _sf(self, t: ArrayLike) -> NDArray[np.float64]:
         tt = np.atleast_1d(np.asarray(t, dtype=float))
@@ -200,6 +211,15 @@ class DistributionComparison(ResultMixin):
         tb["delta_aic"] = tb["aic"] - tb["aic"].iloc[0]
         tb["rank"] = np.arange(1, len(tb) + 1)
         return tb
+
+    def invariants(self) -> tuple[Check, ...]:
+        """AIC finite, differences to the best >= 0 (the best at 0), and every fit's own."""
+        tb = self.summary()
+        own = tuple(dataclasses.replace(c, name=f"{d}.{c.name}")
+                    for d, f in self.fits.items() for c in f.invariants())
+        return (finite("aic_finite", tb["aic"]), in_range("delta_aic_nonnegative",
+                tb["delta_aic"], 0), in_range("best_delta_aic_zero", tb["delta_aic"].iloc[:1],
+                                              0, 0), *own)
 
     @property
     def best(self) -> ParametricFit:

@@ -20,8 +20,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reliab._checks import Check, contains, equal, in_range, positive, table_intervals
 from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
+from reliab.models._invariants import RATE_TRIPLES
 from reliab.models.rates import TOTAL, compare_rates, rate_table
 
 RatesLike = Any  # a RatesResult, or its to_dict() as archived
@@ -65,6 +67,19 @@ class PeriodComparison(ResultMixin):
     def summary(self) -> pd.DataFrame:
         """The comparison table (a copy)."""
         return self.table.copy()
+
+    def invariants(self) -> tuple[Check, ...]:
+        """Counts and rates >= 0, groups summing to the total row; p, q in [0, 1]; each ratio
+        inside its interval."""
+        t = self.table
+        body = t[t[self.by] != TOTAL]
+        counts = ["count_previous", "count_current"]
+        return (in_range("counts_rates_nonnegative",
+                         t[[*counts, "rate_previous", "rate_current"]].to_numpy(), 0),
+                equal("groups_sum_to_total", body[counts].sum().to_numpy(),
+                      t.loc[t[self.by] == TOTAL, counts].to_numpy().ravel()),
+                in_range("p_q_in_unit_interval", t[["pvalue", "qvalue"]].to_numpy(), 0, 1),
+                contains("ratio_in_interval", t["low"], t["ratio"], t["high"]))
 
     @property
     def changed(self) -> list[str]:
@@ -174,6 +189,18 @@ class PeriodRatesResult(ResultMixin):
     def summary(self) -> pd.DataFrame:
         """The per-period table (a copy)."""
         return self.table.copy()
+
+    def invariants(self) -> tuple[Check, ...]:
+        """Periods sum to Lifetime (counts, GPU-days); rate x exposure = count; rates >= 0 and
+        MTBF > 0, each inside its interval."""
+        t = self.table
+        body, life = t[t["period"] != "Lifetime"], t[t["period"] == "Lifetime"]
+        return (equal("periods_sum_to_lifetime", body[["count", "gpu_days"]].sum().to_numpy(),
+                      life[["count", "gpu_days"]].to_numpy().ravel(), rtol=1e-6),
+                equal("rate_x_exposure_is_count", t["rate_per_1k_gpu_days"] * t["gpu_days"] / 1e3,
+                      t["count"].to_numpy(dtype=float), rtol=1e-6),
+                positive("mtbf_positive", t["mtbf_gpu_hours"], allow_inf=True),
+                *table_intervals("", t, RATE_TRIPLES, lo=0.0))
 
     def plot(self, ax: Any = None) -> Any:
         """Rate per 1,000 GPU-days per period with its interval; the lifetime rate dashed."""

@@ -29,8 +29,10 @@ from statsmodels.stats.rates import (
     test_poisson_2indep,
 )
 
+from reliab._checks import Check, contains, equal, in_range
 from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
+from reliab.models._invariants import rate_table_checks
 
 #: Days per year in the Backblaze AFR formula (Backblaze Hard Drive Stats, Q2 2016).
 DAYS_PER_YEAR = 365.0
@@ -55,6 +57,10 @@ class RatesResult(ResultMixin):
     def summary(self) -> pd.DataFrame:
         """The rate table: the ``by`` column(s), ``count``, ``share_pct``, rates and intervals."""
         return self.table.copy()
+
+    def invariants(self) -> tuple[Check, ...]:
+        """Counts, shares, rates and MTBF of the table (:func:`rate_table_checks`)."""
+        return rate_table_checks(self.table, self.by, self.n)
 
     def plot(self, ax: Any = None, *, measure: str = "rate_per_1k_gpu_days") -> Any:
         """Forest plot of one measure per group with its interval (log axis; Total last)."""
@@ -383,6 +389,14 @@ class RateComparison(ResultMixin):
         keys = ("count1", "exposure1", "rate1", "count2", "exposure2", "rate2", "ratio", "low",
                 "high", "pvalue")
         return pd.DataFrame([{k: getattr(self, k) for k in keys}])
+
+    def invariants(self) -> tuple[Check, ...]:
+        """Rates >= 0 with rate x exposure = count, p in [0, 1], the interval contains the ratio."""
+        return (in_range("rates_nonnegative", [self.rate1, self.rate2, self.ratio], 0),
+                equal("rate_x_exposure_is_count", [self.rate1 * self.exposure1,
+                      self.rate2 * self.exposure2], [self.count1, self.count2], rtol=1e-6),
+                in_range("pvalue_in_unit_interval", self.pvalue, 0, 1),
+                contains("ratio_in_interval", self.low, self.ratio, self.high))
 
     @property
     def n(self) -> int:

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from reliab._checks import Check, finite, in_range
 from reliab._deprecation import warn_renamed
 from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
@@ -67,6 +68,13 @@ class TrendTestResult(ResultMixin):
         """One row with every field."""
         row = {k: v for k, v in self._meta().items() if k != "notes"}
         return pd.DataFrame([row])
+
+    def invariants(self) -> tuple[Check, ...]:
+        """Statistic finite, p-value in [0, 1], verdict one of none/improving/worsening."""
+        return (finite("statistic_finite", self.statistic),
+                in_range("pvalue_in_unit_interval", self.pvalue, 0, 1),
+                Check("trend_known", self.trend in ("none", "improving", "worsening"),
+                      f"trend {self.trend!r}"))
 
     def plot(self, ax: Any = None) -> Any:
         """Cumulative failures against time beside the straight line of no trend (an HPP

@@ -35,6 +35,7 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special, stats
 
+from reliab._checks import Check, contains, finite, in_range, positive
 from reliab._deprecation import warn_renamed
 from reliab._result import ResultMixin
 from reliab.errors import InsufficientDataError
@@ -313,6 +314,18 @@ class WeibullFit(ResultMixin):
         out = pd.concat([par, self.quantities])
         out.index.name = "quantity"
         return out
+
+    def invariants(self) -> tuple[Check, ...]:
+        """Scale, shape, B10 and mean life finite and > 0, inside their LR and Wald intervals."""
+        tb = self.summary()
+        return (positive("estimates_positive", tb["estimate"]),
+                contains("lr_interval_contains_estimate", tb["low"], tb["estimate"], tb["high"]),
+                contains("wald_interval_contains_estimate", tb["wald_low"], tb["estimate"],
+                         tb["wald_high"]),
+                finite("log_likelihood_finite", self.log_likelihood),
+                finite("bounds_not_infinite", tb[["low", "high", "wald_low", "wald_high"]]
+                       .to_numpy(), allow_nan=True),
+                in_range("failures_at_most_n", self.n_failures, 1, self.n))
 
     def _sf(self, t: ArrayLike) -> NDArray[np.float64]:
         with np.errstate(over="ignore", under="ignore"):

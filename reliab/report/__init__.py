@@ -10,11 +10,12 @@ notebook before it is written.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
+from reliab._checks import Check
 from reliab.report.assemble import assemble
 from reliab.report.catalog import SECTIONS, Entry
 from reliab.report.document import Callout, Figure, Report, Section, Table, Text
@@ -33,6 +34,8 @@ def build_report(
     fleet: Any = None,
     inputs: pd.DataFrame | None = None,
     config: str | None = None,
+    failed_checks: Sequence[tuple[str, Check]] = (),
+    raise_on_failure: bool | None = None,
 ) -> Report:
     """Assemble the reliability report from a mapping of results.
 
@@ -61,6 +64,12 @@ def build_report(
         ``path``, ``bytes``, ``sha256`` of every input file (:func:`reliab.study.input_digests`).
     config : str, optional
         The configuration file's text, quoted in the methods.
+    failed_checks : sequence of (str, Check)
+        Checks that already failed earlier in the run (:func:`reliab._checks.verify`), listed
+        in the data-quality section with those found here.
+    raise_on_failure : bool, optional
+        Raise on a result that breaks one of its invariants instead of showing "not shown:
+        failed check <name>" in its place; default: ``RELIAB_STRICT_CHECKS`` is set.
 
     Returns
     -------
@@ -77,7 +86,8 @@ def build_report(
     ['tbi', 'methods']
     """
     return assemble(results, ingest=ingest, title=title, subtitle=subtitle, meta=meta,
-                    reference=reference, fleet=fleet, inputs=inputs, config=config)
+                    reference=reference, fleet=fleet, inputs=inputs, config=config,
+                    failed_checks=failed_checks, raise_on_failure=raise_on_failure)
 
 
 __all__ = [

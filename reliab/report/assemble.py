@@ -10,12 +10,13 @@ that could not be computed shows as "not available: <why>".  Nothing here estima
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
 from reliab import plots
+from reliab._checks import Check, verify
 from reliab._result import NotAvailable
 from reliab._version import __version__
 from reliab.report.catalog import RATE_COLUMNS, SECTIONS, Entry, place, reading
@@ -138,13 +139,25 @@ def assemble(
     replay: Any | None = None,
     job_mttf: Any | None = None,
     plan: Any | None = None,
+    failed_checks: Sequence[tuple[str, Check]] = (),
+    raise_on_failure: bool | None = None,
 ) -> Report:
-    """Build the report document; see :func:`reliab.report.build_report`."""
+    """Build the report document; see :func:`reliab.report.build_report`.
+
+    Every result's invariants are checked (:func:`reliab._checks.verify`) before anything is
+    rendered: a result that fails one is shown as "not shown: failed check <name>" in its
+    section, and the failure (with ``failed_checks``, found earlier in the run) is listed in
+    the data-quality section.
+    """
     by_section: dict[str, list[tuple[str, str, str, tuple[str, ...], Any]]] = {}
     titles: dict[str, str] = {}
     flat: dict[str, Any] = {}
-    for key, value in _expand(results).items():
-        section, rtitle, caption, columns, result = place(key, value)
+    placed_all = {key: place(key, value) for key, value in _expand(results).items()}
+    shown, failed = verify({k: p[-1] for k, p in placed_all.items()},
+                           raise_on_failure=raise_on_failure)
+    failed = (*failed_checks, *failed)
+    for key, (section, rtitle, caption, columns, _) in placed_all.items():
+        result = shown[key]
         if key in ("rates", "rates_by_component") and not _covered(results):
             columns = tuple(c for c in (columns or RATE_COLUMNS) if not c.startswith("mtbf_gpu"))
         by_section.setdefault(section, []).append((key, rtitle, caption, columns, result))
@@ -157,7 +170,8 @@ def assemble(
         elif spec.key == "taxonomy":
             sec = taxonomy_section(flat, reference)
         elif spec.key == "data-quality":
-            sec = quality_section(ingest, max_quarantine) if ingest is not None else None
+            sec = (quality_section(ingest, max_quarantine, failed)
+                   if ingest is not None or failed else None)
         elif spec.key == "methods":
             sec = methods_section(flat, titles, fleet=fleet, ingest=ingest, reference=reference,
                                   inputs=inputs, config=config)

@@ -271,7 +271,9 @@ def result_blocks(result: Any, title: str, *, caption: str = "", reading: str = 
                   figure: bool = True) -> list[Block]:
     """Blocks for one result: what it says, the method and notes, its table and its figure."""
     if isinstance(result, NotAvailable):
-        return [Text(f"{title}: not available: {result.reason}", kind="note")]
+        shown = result.reason if result.reason.startswith("not shown:") else \
+            f"not available: {result.reason}"
+        return [Text(f"{title}: {shown}", kind="note")]
     blocks: list[Block] = []
     method = str(getattr(result, "method", "") or "")
     conf = getattr(result, "conf_level", None)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
+from reliab._checks import Check
 from reliab.report.document import Block, Callout, RowKind, Section, Table, Text
 from reliab.report.formatting import DASH, clean_text, fmt_int
 
@@ -124,15 +126,34 @@ def _per_source(ingest: Any) -> list[Block]:
                   numeric=tuple(c for c in data.columns if c != "Format"))]
 
 
-def quality_section(ingest: Any, max_quarantine: int = 20) -> Section:
-    """Section ``data-quality`` of an ingest result: accounting, formats, files not read,
-    quarantine, evidence coverage."""
+def failed_checks_blocks(failed: Sequence[tuple[str, Check]]) -> list[Block]:
+    """The table "Failed checks" (result, check, detail), only when a check failed."""
+    if not failed:
+        return []
+    data = pd.DataFrame({"Result": [str(k) for k, _ in failed],
+                         "Check": [c.name for _, c in failed],
+                         "Detail": [clean_text(c.detail, 160) for _, c in failed]})
+    return [Table(
+        "Failed checks", data,
+        f"{len(failed):,} invariant(s) of published numbers failed; each result concerned is "
+        "not shown (its section says which check failed). A failed check is a defect in "
+        "reliab, not in the data: please report it with results.json.",
+        monospace=("Check",))]
+
+
+def quality_section(ingest: Any, max_quarantine: int = 20,
+                    failed: Sequence[tuple[str, Check]] = ()) -> Section:
+    """Section ``data-quality`` of an ingest result: failed checks of the results, accounting,
+    formats, files not read, quarantine, evidence coverage (only the failed checks when
+    ``ingest`` is None)."""
+    if ingest is None:
+        return Section("Data quality", tuple(failed_checks_blocks(failed)), key="data-quality")
     accounting = getattr(ingest, "accounting", None)
     quarantine = getattr(ingest, "quarantine", None)
     interruptions = getattr(ingest, "interruptions", None)
     notes = tuple(strip_root(str(n), accounting) for n in getattr(ingest, "notes", ()))
     tables = {t: getattr(ingest, t, None) for t in ("signals", "jobs", "telemetry")}
-    blocks: list[Block] = []
+    blocks: list[Block] = failed_checks_blocks(failed)
     acc = accounting if accounting is not None else pd.DataFrame()
     if acc.empty:
         blocks.append(Text("No input file was read: the line accounting is empty.", kind="note"))

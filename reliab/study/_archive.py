@@ -3,13 +3,16 @@
 The archive (``results.json`` beside the report) holds every result's ``to_dict()`` (or the
 reason it was not available), the fleet facts, the label of the period and ``history``: one
 ``[label, unexpected interruptions, GPU-days]`` row per period so far, oldest first, which
-becomes the per-period (Backblaze-style) table of the next report.  Like evidently's
+becomes the per-period (Backblaze-style) table of the next report; ``failed_checks`` lists
+every invariant of a published number that failed (result, check, detail; see
+:mod:`reliab._checks`), the results concerned being archived as not available.  Like evidently's
 snapshots, an archive is plain data any tool can read.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +24,10 @@ FORMAT = "reliab-results/1"
 
 
 def archive(results: dict[str, Any], *, label: str, fleet: Any, previous: dict[str, Any] | None,
-            inputs: list[dict[str, Any]] | None = None, config: dict[str, Any] | None = None
-            ) -> dict[str, Any]:
-    """The archive of one run as a JSON-safe dict (see the module docstring)."""
+            inputs: list[dict[str, Any]] | None = None, config: dict[str, Any] | None = None,
+            failed_checks: Sequence[tuple[str, Any]] = ()) -> dict[str, Any]:
+    """The archive of one run as a JSON-safe dict (see the module docstring); ``failed_checks``
+    (pairs of result key and :class:`reliab._checks.Check`) become ``failed_checks`` rows."""
     history = [list(h) for h in (previous or {}).get("history", [])]
     rates = results.get("rates")
     if rates is not None and not isinstance(rates, NotAvailable):
@@ -35,6 +39,8 @@ def archive(results: dict[str, Any], *, label: str, fleet: Any, previous: dict[s
         "fleet": None if fleet is None or isinstance(fleet, NotAvailable) else fleet.to_dict(),
         "results": {k: v.to_dict() for k, v in results.items()},
         "history": history, "inputs": inputs or [], "config": config or {},
+        "failed_checks": [{"result": k, "check": c.name, "detail": c.detail}
+                          for k, c in failed_checks],
     })
 
 

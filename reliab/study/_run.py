@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from reliab._checks import Check, equal, verify, verify_across
 from reliab._result import NotAvailable
 from reliab.errors import InputFileError
 from reliab.io._discover import NOT_OPENED
@@ -40,13 +41,17 @@ class ReportRun:
         ``report.html``, ``report.pdf`` (unless ``pdf=False``), ``results.json``,
         ``inputs.sha256`` and the Parquet tables.
     results : dict
-        The analyses by key (results or :class:`~reliab.NotAvailable`).
+        The analyses by key (results or :class:`~reliab.NotAvailable`); a result that failed
+        one of its invariants (:mod:`reliab._checks`) is a NotAvailable naming the check.
     fleet : Fleet or NotAvailable
         Window and exposure.
     ingest : IngestResult
         The canonical tables and accounting.
     timings : dict of str to float
         Seconds per stage.
+    failed_checks : tuple of (str, Check)
+        Invariants of published numbers that failed (:mod:`reliab._checks`), by result; each
+        result concerned is not shown.
     """
 
     files: dict[str, Path]
@@ -54,6 +59,7 @@ class ReportRun:
     fleet: Fleet | NotAvailable
     ingest: Any = field(repr=False)
     timings: dict[str, float] = field(default_factory=dict)
+    failed_checks: tuple[tuple[str, Check], ...] = ()
 
     @property
     def n_interruptions(self) -> int:
@@ -73,7 +79,9 @@ class ReportRun:
         missing = sum(isinstance(r, NotAvailable) for r in self.results.values())
         return (f"{self.n_interruptions:,} interruptions ({self.n_unexpected:,} unexpected) "
                 f"[policy {self.ingest.policy}]; {fleet}; {len(self.results) - missing} of "
-                f"{len(self.results)} analyses done; {sum(self.timings.values()):.1f} s")
+                f"{len(self.results)} analyses done; {sum(self.timings.values()):.1f} s"
+                + (f"; {len(self.failed_checks)} failed check(s) of published numbers, listed "
+                   "under Data quality" if self.failed_checks else ""))
 
 
 def _common_root(paths: Sequence[Path]) -> Path | None:
@@ -107,6 +115,18 @@ def input_digests(accounting: pd.DataFrame, root: Path | None) -> pd.DataFrame:
         except OSError:
             rows.append({"path": rel, "bytes": None, "sha256": None})
     return pd.DataFrame(rows, columns=["path", "bytes", "sha256"])
+
+
+def count_checks(results: dict[str, Any], interruptions: pd.DataFrame
+                 ) -> list[tuple[tuple[str, ...], Check]]:
+    """Counts conserved across results: the rate tables per category and per component both
+    total the unexpected interruptions of the ingest."""
+    unexpected = (int((~interruptions["planned"].astype(bool)).sum())
+                  if len(interruptions) and "planned" in interruptions else 0)
+    return [((key,), equal(f"{key}_total_is_unexpected_interruptions", results[key].n,
+                           unexpected, what="rate table total, unexpected interruptions"))
+            for key in ("rates", "rates_by_component")
+            if key in results and not isinstance(results[key], NotAvailable)]
 
 
 def run_report(
@@ -209,6 +229,10 @@ def run_report(
                       if isinstance(fleet, Fleet) else "this period")
     results = analyze(res, fleet, conf_level=conf_level, policy=res.policy, previous=prev,
                       labels=(str((prev or {}).get("label", "previous")), label))
+    # every published number is checked before anything is rendered or archived
+    results, failed = verify(results)
+    results, across = verify_across(results, count_checks(results, res.interruptions))
+    failed += across
     timings["analyses"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -238,7 +262,7 @@ def run_report(
         raise ValueError(f"compare must be 'llama3' or None, got {compare!r}")
     report = build_report(results, ingest=res, title=title or "Cluster reliability report",
                           subtitle=subtitle or label, meta=meta, reference=reference, fleet=fleet,
-                          inputs=inputs, config=config_text)
+                          inputs=inputs, config=config_text, failed_checks=failed)
     files = {"report.html": write_html(report, out / "report.html")}
     timings["html"] = time.perf_counter() - t0
     if pdf:
@@ -248,7 +272,8 @@ def run_report(
     t0 = time.perf_counter()
     files["results.json"] = write_archive(
         archive(results, label=label, fleet=fleet, previous=prev,
-                inputs=inputs.to_dict(orient="records"), config={"text": config_text or ""}),
+                inputs=inputs.to_dict(orient="records"), config={"text": config_text or ""},
+                failed_checks=failed),
         out / "results.json")
     digest_lines = [f"{r.sha256}  {r.path}" for r in inputs.itertuples() if r.sha256]
     # names as the file system gives them (bytes that are not UTF-8 too), so `sha256sum -c` checks them
@@ -259,7 +284,8 @@ def run_report(
         for name, path in res.write_parquet(out).items():
             files[f"{name}.parquet"] = Path(path)
     timings["archive"] = time.perf_counter() - t0
-    return ReportRun(files=files, results=results, fleet=fleet, ingest=res, timings=timings)
+    return ReportRun(files=files, results=results, fleet=fleet, ingest=res, timings=timings,
+                     failed_checks=tuple(failed))
 
 
-__all__ = ["ReportRun", "input_digests", "run_report"]
+__all__ = ["ReportRun", "count_checks", "input_digests", "run_report"]

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reliab._checks import Check, in_range
 from reliab._result import ResultMixin
 from reliab.errors import InsufficientDataError
 
@@ -68,6 +69,11 @@ class ClockEventSummary(ResultMixin):
         """reason, n_active, share_active, median power/clock active and inactive, power as
         a share of the limit while active, clock change (MHz and %)."""
         return self.table.copy()
+
+    def invariants(self) -> tuple[Check, ...]:
+        """Active counts >= 0 and shares of samples in [0, 1]."""
+        return (in_range("n_active_nonnegative", self.table["n_active"], 0),
+                in_range("share_active_in_unit_interval", self.table["share_active"], 0, 1))
 
     def reason(self, name: str) -> pd.Series:
         """The summary row of one reason, e.g. ``"software power cap"``."""

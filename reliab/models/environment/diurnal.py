@@ -22,6 +22,7 @@ missing grid points is reported.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -29,6 +30,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from reliab._checks import Check, contains, finite, in_range
 from reliab._result import ResultMixin
 from reliab.align import clean_series, issue_notes
 from reliab.errors import InsufficientDataError
@@ -73,6 +75,22 @@ class DiurnalResult(ResultMixin):
                 ("profile_slope_pct_per_c", self.slope_pct_per_c, np.nan, np.nan)]
         return pd.DataFrame(rows, columns=["quantity", "estimate", "low", "high"])
 
+    def invariants(self) -> tuple[Check, ...]:
+        """Estimates finite (the temperature rows NaN only without temperature: not
+        estimable); amplitude >= 0 and share in [0, 1], each inside its interval; hours of the
+        day in [0, 24)."""
+        temp = (self.temperature_amplitude_c, self.share_explained, self.slope_pct_per_c)
+        shown = [self.amplitude_pct, self.hour_of_min, self.hour_of_max]
+        return (finite("estimates_finite", shown + ([] if all(np.isnan(temp)) else list(temp))),
+                in_range("amplitude_nonnegative", self.amplitude_pct, 0),
+                contains("amplitude_in_interval", self.amplitude_low, self.amplitude_pct,
+                         self.amplitude_high),
+                in_range("share_in_unit_interval", [self.share_explained, self.share_low,
+                                                    self.share_high], 0, 1, allow_nan=True),
+                contains("share_in_interval", self.share_low, self.share_explained,
+                         self.share_high),
+                in_range("hours_of_day", [self.hour_of_min, self.hour_of_max], 0, 24))
+
     def plot(self, ax: Any = None) -> Any:
         """Mean daily profile (% of level) with its bootstrap band, and temperature."""
         from reliab.models.environment._figures import diurnal_figure
@@ -100,6 +118,21 @@ def _trend(y: pd.Series, per: int, method: str) -> NDArray[np.float64]:
     if method == "mstl" and len(filled) >= 2 * 7 * per:
         return np.asarray(MSTL(filled, periods=(per, 7 * per)).fit().trend)
     return np.asarray(STL(filled, period=per, robust=True).fit().trend)
+
+
+def _covering(estimate: float, bounds: np.ndarray, what: str, notes: list[str]
+              ) -> tuple[float, float]:
+    """The percentile bounds, or NaN with a note when they miss the estimate: a statistic at a
+    bound (a share near 1) or biased by resampling (a range) can have every replicate on one
+    side of it (Davison & Hinkley 1997, *Bootstrap Methods and their Application*, §5.3),
+    and an interval beside its estimate is no interval for it."""
+    lo, hi = (float(v) for v in bounds)
+    if lo <= estimate <= hi or not np.isfinite(estimate):
+        return lo, hi
+    notes.append(f"the percentile bootstrap interval of the {what} ({lo:.6g}, {hi:.6g}) does "
+                 "not contain the estimate (the replicates all lie on one side of it): no "
+                 "interval is given")
+    return math.nan, math.nan
 
 
 def _profile_stats(w: NDArray[np.float64], d: NDArray[np.float64], mask: NDArray[np.float64],
@@ -219,18 +252,20 @@ def diurnal_amplitude(
     amp = 100 * float(np.nanmax(prof) - np.nanmin(prof))
     bamp = 100 * (np.nanmax(bprof, axis=1) - np.nanmin(bprof, axis=1))
     a = (1 - conf_level) / 2
-    lo, hi = (float(v) for v in np.nanquantile(bamp, [a, 1 - a]))
+    notes: list[str] = []
+    lo, hi = _covering(amp, np.nanquantile(bamp, [a, 1 - a]), "amplitude", notes)
     step_h = pd.Timedelta(freq) / pd.Timedelta(hours=1)
     shift = _tz_shift(y.index, tz)
     hours = (np.arange(per) * step_h + shift) % (period_td / pd.Timedelta(hours=1))
     share = share_lo = share_hi = slope = t_amp = np.nan
-    notes = [f"{cycles} cycles of {period} on a {freq} grid; {missing:.1%} of grid points "
-             "missing (interpolated for the trend only)"]
+    notes[:0] = [f"{cycles} cycles of {period} on a {freq} grid; {missing:.1%} of grid points "
+                 "missing (interpolated for the trend only)"]
     if prof_t is not None:
         r2, b = _share(prof[0], prof_t[0])
         share, slope = float(r2), 100 * float(b)
         bs, _ = _share(bprof, bprof_t)
-        share_lo, share_hi = (float(v) for v in np.nanquantile(bs, [a, 1 - a]))
+        share_lo, share_hi = _covering(share, np.nanquantile(bs, [a, 1 - a]),
+                                       "share explained by temperature", notes)
         t_amp = float(np.nanmax(prof_t) - np.nanmin(prof_t))
     notes += issue_notes(issues)
     bias = float(np.nanmean(bamp) - amp)

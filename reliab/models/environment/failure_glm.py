@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from reliab._checks import Check, contains, finite, in_range, positive
 from reliab._result import ResultMixin
 from reliab.errors import InsufficientDataError
 from reliab.models.environment._negbin import NegBinFit, fit_nb2
@@ -62,6 +63,14 @@ class FailureGLMFit(ResultMixin):
         """One row per model and term: estimate, std_error, irr with interval, z, p_value;
         ``chosen`` marks the model the family choice kept."""
         return self.table.copy()
+
+    def invariants(self) -> tuple[Check, ...]:
+        """Estimates finite; rate ratios > 0 inside their intervals; p in [0, 1]."""
+        t = self.table
+        return (finite("estimates_finite", t[["estimate", "std_error"]].to_numpy()),
+                positive("irr_positive", t["irr"]),
+                contains("irr_in_interval", t["irr_low"], t["irr"], t["irr_high"]),
+                in_range("p_in_unit_interval", t["p_value"], 0, 1))
 
     def irr(self, term: str, model: str | None = None) -> pd.Series:
         """The row of ``term`` in the chosen model (or in ``model``)."""

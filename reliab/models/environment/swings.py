@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.rates import confint_poisson
 
+from reliab._checks import Check, contains, equal, in_range
 from reliab._result import ResultMixin
 from reliab.align import clean_series, epoch_s, issue_notes, issues_frame
 from reliab.errors import InsufficientDataError
@@ -237,6 +238,17 @@ class PowerSwingResult(ResultMixin):
         """Per label and in total: count, swings per day with exact Poisson interval, sizes
         and ramp rates (MW, MW/s) and the counts beyond the grid limits."""
         return self.table.copy()
+
+    def invariants(self) -> tuple[Check, ...]:
+        """Counts >= 0, labels summing to the total; each rate per day inside its interval
+        and = count / days."""
+        t = self.table
+        body, total = t[t["label"] != "Total"], t[t["label"] == "Total"]
+        return (in_range("counts_nonnegative", t["count"], 0),
+                equal("labels_sum_to_total", body["count"].sum(), total["count"].sum()),
+                equal("rate_x_days_is_count", t["per_day"] * self.days,
+                      t["count"].to_numpy(dtype=float), rtol=1e-6),
+                contains("rate_in_interval", t["per_day_low"], t["per_day"], t["per_day_high"]))
 
     def plot(self, ax: Any = None) -> Any:
         """Power over time with the swings marked, and swing sizes against the grid limit."""

@@ -30,6 +30,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy import stats
 
+from reliab._checks import Check, contains, finite, in_range
 from reliab._result import ResultMixin
 from reliab.errors import InsufficientDataError
 from reliab.models.environment._hac import andrews_lags, bread, nw94_lags, stacked_hac
@@ -61,6 +62,17 @@ class ThroughputFit(ResultMixin):
         """One row per effect (``total``, ``direct``, ``indirect via m``, ``indirect``):
         ``pct_per_c``, naive and HAC standard errors and intervals, ``hac_over_naive``."""
         return self.table.copy()
+
+    def invariants(self) -> tuple[Check, ...]:
+        """Effects finite inside their naive and HAC intervals; se >= 0; p in [0, 1]."""
+        t = self.table
+        return (finite("effects_finite", t["pct_per_c"]),
+                contains("naive_interval_contains_effect", t["low_naive"], t["pct_per_c"],
+                         t["high_naive"]),
+                contains("hac_interval_contains_effect", t["low_hac"], t["pct_per_c"],
+                         t["high_hac"]),
+                in_range("se_nonnegative", t[["se_naive", "se_hac"]].to_numpy(), 0),
+                in_range("p_in_unit_interval", t["p_hac"], 0, 1, allow_nan=True))
 
     def effect(self, name: str = "total") -> pd.Series:
         """The summary row of one effect."""
