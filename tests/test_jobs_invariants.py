@@ -142,10 +142,16 @@ def test_allocation_ending_before_it_starts_is_reported():
 
 
 def test_subnormal_failure_rate_gives_a_finite_ettr():
-    for method in ("renewal", "first-order"):
-        value = expected_ettr(n_nodes=1, node_failure_rate_per_day=5e-324, checkpoint_interval_h=1.0,
-                              checkpoint_write_h=0.1, restart_h=0.1, method=method)
-        assert value == pytest.approx(1 / 1.1)
+    """A rate so small that 1/rate overflows: the limit of no failures, I / (I + w)."""
+    for rate in (5e-324, 1e-310, 2.2e-308):
+        for method in ("renewal", "first-order"):
+            value = expected_ettr(n_nodes=1, node_failure_rate_per_day=rate, checkpoint_interval_h=1.0,
+                                  checkpoint_write_h=0.1, restart_h=0.1, method=method)
+            assert value == pytest.approx(1 / 1.1)
+        plan = reliab.plan_checkpoints(checkpoint_write_h=0.1, node_failure_rate_per_day=rate,
+                                       n_gpus=(8,), checkpoint_intervals_h=(1.0,), simulate=False)
+        assert plan.grid["ettr"].to_numpy() == pytest.approx([1 / 1.1] * len(plan.grid))
+        assert not failures(plan)
 
 
 # --- the invariants fire on the numbers of the bugs ------------------------------------------

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from reliab._checks import Check, equal, finite, in_range
 from reliab.errors import InsufficientDataError
 from reliab.models._result import ResultMixin
 from reliab.models.jobs._durations import to_hours
@@ -76,6 +77,24 @@ class FailureCostResult(ResultMixin):
     method: str = ("wall-clock decomposition of the run: productive / writes / lost since last "
                    "checkpoint / downtime / restart (Kokolis et al. 2025 ETTR)")
     notes: tuple[str, ...] = ()
+    assumed_checkpoint_interval_h: float = 1.0
+
+    def invariants(self) -> tuple[Check, ...]:
+        """ETTR in [0, 1]; the wall clock split into non-negative hours that add up to the
+        window; lost GPU-hours >= 0 (NaN only when unknown); interruptions counted once."""
+        hours = [*self.breakdown.values()]
+        inter = self.interruptions
+        costs = inter[[*_COST_COLUMNS, "lost_gpu_hours"]].to_numpy(dtype=float).ravel() if len(inter) else []
+        by_cat = self.summary()["interruptions"].iloc[:-1].sum() if len(inter) else 0
+        return (in_range("ettr_in_unit_interval", self.ettr, 0.0, 1.0),
+                finite("wall_finite", [self.wall_h, *hours]),
+                in_range("hours_not_negative", hours, 0.0, allow_nan=False, tol=1e-6),
+                equal("wall_clock_adds_up", sum(hours), self.wall_h, rtol=1e-9, atol=1e-6,
+                      what="sum of the wall-clock split vs the window"),
+                in_range("lost_gpu_hours_not_negative", [self.lost_gpu_hours, *costs], 0.0,
+                         allow_nan=True, tol=1e-6),
+                equal("interruptions_conserved", [self.n, self.n], [len(inter), by_cat],
+                      what="n vs (rows, sum over categories)"))
 
     def summary(self, by: ByLike = "category") -> pd.DataFrame:
         """Interruptions and lost hours per ``by`` group, largest loss first, with a Total."""
@@ -354,7 +373,7 @@ def failure_cost(
         n_gpus=_median_gpus(seg["ngpus"]), start=pd.Timestamp(t0, tz="UTC"),
         end=pd.Timestamp(t1, tz="UTC"), checkpoint_interval_h=interval, checkpoint_write_h=write,
         n=len(inter), interruptions=inter, segments=seg, first_critical=_first_critical(signals),
-        notes=tuple(notes))
+        notes=tuple(notes), assumed_checkpoint_interval_h=assumed)
 
 
 def _costs_in_window(inter: pd.DataFrame, seg: pd.DataFrame, trailing_h: float) -> pd.DataFrame:
