@@ -163,8 +163,8 @@ def _assumed(cost: FailureCostResult) -> tuple[float, float, list[str]]:
     interval, write, said = cost.checkpoint_interval_h, cost.checkpoint_write_h, []
     if not math.isfinite(interval):
         interval = cost.assumed_checkpoint_interval_h
-        said.append(f"no checkpoint lines: checkpoint interval {60 * interval:g} min assumed "
-                    "(lost work half of it)")
+        said.append(f"no checkpoint lines: the split rests on an assumed interval of "
+                    f"{60 * interval:g} min (lost work half of it)")
     if not math.isfinite(write):
         write = 0.0
         said.append("no timed checkpoint write: write time 0 assumed")
