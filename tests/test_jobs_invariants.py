@@ -203,3 +203,17 @@ def test_plan_invariants_catch_ettr_out_of_range():
 def test_generator_scenario_keeps_counts():
     res = reliab.replay_mitigations(_cost(), scenarios=[Scenario("same")])
     assert _row(res, "same")["interruptions"] == 2
+
+
+def test_window_holding_no_allocation_of_the_run():
+    """A window (5-6 h) after the last allocation of a run that ended at 4.5 h: no training,
+    ETTR 0, the hour waiting, nothing to replay."""
+    jobs, signals = fx.tables()
+    jobs = jobs[jobs["job_id"] != "3"]
+    res = reliab.failure_cost(fx.interruptions(), jobs, signals, start=fx.at(5.0), end=fx.at(6.0))
+    assert res.ettr == 0.0 and res.n == 0
+    assert res.breakdown["before_first_start"] == pytest.approx(1.0)
+    assert not failures(res)
+    rep = reliab.replay_mitigations(res)
+    assert rep.table["ettr"].tolist() == [0.0] * len(rep.table)
+    assert not failures(rep)

@@ -176,10 +176,14 @@ def _assumed(cost: FailureCostResult) -> tuple[float, float, list[str]]:
 
 def _replay(cost: FailureCostResult, sc: Scenario, drain_delay_h: float) -> dict[str, Any]:
     seg = cost.segments
+    if seg.empty:  # no allocation of the run inside the window: nothing to replay
+        return {"interruptions": 0, "ettr": 0.0, "lost_gpu_hours": 0.0, "checkpoint_gpu_hours": 0.0,
+                "wall_h": cost.wall_h}
     removed = _removed(cost, sc, drain_delay_h)
     inter_of = seg["interruption"].to_numpy()
     censored = seg["censored"].to_numpy(dtype=bool)
-    ends_removed = np.where(inter_of >= 0, removed[np.maximum(inter_of, 0)], False) & ~censored
+    hit_by = removed[np.maximum(inter_of, 0)] if len(removed) else np.zeros(len(seg), dtype=bool)
+    ends_removed = np.where(inter_of >= 0, hit_by, False) & ~censored
     # segment k joins segment k+1 when the interruption ending k is avoided
     group = np.concatenate([[0], np.cumsum(~ends_removed[:-1])])
     first = np.concatenate([[True], group[1:] != group[:-1]])
