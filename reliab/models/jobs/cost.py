@@ -393,12 +393,17 @@ def _costs_in_window(inter: pd.DataFrame, seg: pd.DataFrame, trailing_h: float) 
     lost[i] = seg["lost_h"].to_numpy()[k]
     down[i[nxt]] = seg["gap_before_h"].to_numpy()[k[nxt] + 1]
     restart[i[nxt]] = seg["restart_h"].to_numpy()[k[nxt] + 1]
+    basis = inter["cost_basis"].astype(str).to_numpy(dtype=object).copy()
     if trailing_h > 0:  # the run did not start again before the window ends
         down[i[~nxt]], restart[i[~nxt]] = trailing_h, 0.0
+        basis[i[~nxt]] = [b.replace("no later job in the chain: downtime unknown",
+                                    "no later job in the window: downtime counted to its end")
+                          for b in basis[i[~nxt]]]
     ngpus = seg["ngpus"].to_numpy(dtype=float)
     gpus = inter["lost_gpu_hours"].to_numpy(dtype=float).copy()
     gpus[i] = ngpus[k] * (lost[i] + down[i] + restart[i])
-    return inter.assign(lost_work_h=lost, downtime_h=down, restart_h=restart, lost_gpu_hours=gpus)
+    return inter.assign(lost_work_h=lost, downtime_h=down, restart_h=restart, lost_gpu_hours=gpus,
+                        cost_basis=basis)
 
 
 def _chain_interruptions(interruptions: pd.DataFrame, jobs: pd.DataFrame,
