@@ -46,7 +46,9 @@ class FailureCostResult(ResultMixin):
         Productive training hours / wall hours of the window.
     breakdown : dict
         Wall hours by use: ``productive``, ``checkpoint_writes``, ``lost_work``,
-        ``downtime``, ``restart``, ``before_first_start`` (they add up to ``wall_h``).
+        ``downtime`` (to the window end when the run had not started again),
+        ``restart``, ``before_first_start`` (they add up to ``wall_h``: an allocation that
+        began before the window, or overlaps the one before it, counts from the later time).
     interruptions : DataFrame
         One row per interruption of the run with ``category``, ``component``, ``hosts``,
         ``downtime_h``, ``restart_h``, ``lost_work_h``, ``lost_gpu_hours``, ``cost_basis``.
@@ -359,9 +361,10 @@ def failure_cost(
         notes.append(f"{uncounted} allocation end(s) of the run are not in the interruptions table "
                      "(the interruption policy set them apart): their cost is in the ETTR, not in "
                      "the per-category totals")
-    if (a["start"].to_numpy() > allocations.loc[a.index, "start"].to_numpy()).any():
-        notes.append("allocations of the run overlap in time or begin before the window: each "
-                     "is counted from the window start or the end of the one before it")
+    began = allocations.loc[a.index, "start"].to_numpy()
+    if ((a["start"].to_numpy() > began) & (began > t0)).any():
+        notes.append("allocations of the run overlap in time: each is counted from the end of "
+                     "the one before it")
     if reversed_ids:
         notes.append(f"{len(reversed_ids)} allocation(s) end before they start (job id(s) "
                      f"{', '.join(reversed_ids[:5])}{' ...' if len(reversed_ids) > 5 else ''}): left out")

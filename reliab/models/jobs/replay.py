@@ -17,8 +17,13 @@ struck in running time and changes what they cost:
   Kokolis et al., HPCA 2025, arXiv 2410.21680, where removing lemons cut large-job failures
   from 14 % to 4 %).
 
-ETTR is productive hours over the replayed wall time (running time plus restarts); lost
-GPU-hours are each remaining interruption's lost work and restart gap times the job's GPUs.
+ETTR is productive hours over the replayed wall time (running time plus restarts, and the
+downtime to the window end when the run had not restarted); lost GPU-hours are each remaining
+interruption's lost work and restart gap times the job's GPUs, for the interruptions the cost
+counts.  What a change saves is measured on the observed window: GPUs x wall time x (1 - ETTR)
+is the GPU time not spent training, and the saving is its drop, so it has the sign of the ETTR
+change (a change can cost the interruptions more, as background writes do — a checkpoint
+completes later — and still save more in paused training).
 """
 
 from __future__ import annotations
