@@ -83,3 +83,41 @@ def test_replay_writes_a_figure_only_when_asked(folder, tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     assert "ETTR" in res.output and "wrote" not in res.output
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def bare_folder(tmp_path_factory) -> Path:
+    """The hand-built run without checkpoint or resume lines, and with B's end set apart."""
+    jobs, signals = fx.tables(checkpoints=False, resumes=False)
+    out = tmp_path_factory.mktemp("bare")
+    from reliab.taxonomy import attribute
+
+    inter = attribute(signals, jobs)
+    IngestResult(signals=signals, jobs=jobs, interruptions=inter[inter["job_id"] == "1"],
+                 telemetry=empty("telemetry"),
+        quarantine=empty("quarantine"), accounting=empty("accounting")).write_parquet(out)
+    return out
+
+
+def _row_of(output: str, name: str) -> list[str]:
+    line = next(x for x in output.splitlines() if x.strip("│┃ ").startswith(name))
+    return [c.strip() for c in line.strip("│┃ ").split("│")]
+
+
+def test_readme_replay_command_without_checkpoint_lines(bare_folder, tmp_path):
+    """The README's command on a run whose logs have no checkpoint or resume line: a sane ETTR
+    (not -8.5e18 from an overflowing cast), the assumptions printed, one interruption counted as
+    the cost counts it.  By hand (1-h interval assumed, half of it lost, no restart, 64 GPUs):
+    productive (2.6 - 0.5) + (1.5 - 0.5) + 5.0 = 8.1 of 10 h (B's end, set apart, still loses
+    0.5 h); A costs 0.5 + 0.4 h of downtime = 0.9 h x 64 = 58 GPU-hours."""
+    res = _invoke("replay", str(bare_folder), "--checkpoint-interval", "10min", "--restart", "2min",
+                  "--drain-after-first-critical", "--end", str(fx.at(10)), "--out", str(tmp_path / "r.png"))
+    assert res.exit_code == 0, res.output
+    assert "RuntimeWarning" not in res.output
+    assert "1 interruptions, ETTR 0.810, lost 58 GPU-hours" in res.output
+    assert "write time 0 assumed" in res.output and "resume lines" in res.output
+    observed = _row_of(res.output, "observed")
+    assert observed[1:3] == ["1", "0.810"]
+    for name in ("checkpoint every 10 min", "restart in 2 min", "all of the above"):
+        row = _row_of(res.output, name)
+        assert row[1] in ("0", "1") and 0.0 <= float(row[2]) <= 1.0

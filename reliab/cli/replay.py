@@ -76,13 +76,23 @@ def _print(cost, res) -> None:
                        f"{r.share_pct:.1f}")
     console.print(by_cat)
     table = Table(title="what each change would have given (replay of the observed interruptions)")
-    for c in ("scenario", "interruptions", "ETTR", "change pp", "lost GPU-h", "saved GPU-h",
-              "ckpt writes GPU-h"):
+    for c in ("scenario", "interruptions", "ETTR", "change pp", "not training GPU-h", "saved GPU-h",
+              "interruptions GPU-h", "ckpt writes GPU-h"):
         table.add_column(c, justify="left" if c == "scenario" else "right")
     for r in res.table.itertuples(index=False):
         table.add_row(Text(printable(r.scenario)), f"{r.interruptions}", f"{r.ettr:.3f}", f"{r.ettr_change_pp:+.2f}",
-                      f"{r.lost_gpu_hours:,.0f}", f"{r.saved_gpu_hours:,.0f}",
-                      f"{r.checkpoint_gpu_hours:,.0f}")
+                      _gpu_h(r.not_training_gpu_hours), _gpu_h(r.saved_gpu_hours),
+                      _gpu_h(r.lost_gpu_hours), _gpu_h(r.checkpoint_gpu_hours))
     console.print(table)
+    echo("not training: GPUs x wall time x (1 - ETTR); saved: the observed run's not-training "
+               "GPU-hours minus the scenario's")
+    assumed = str(res.table["assumptions"].iloc[0]) if len(res.table) else "none"
+    echo(f"assumed (the logs do not give it): {assumed}")
     for note in res.notes:
-        echo(f"note: {note}")
+        if not note.startswith("assumed: "):
+            echo(f"note: {note}")
+
+
+def _gpu_h(value: float) -> str:
+    """GPU-hours as printed; a GPU count the job records do not give reads as such."""
+    return "unknown (no GPU count)" if value != value else f"{value:,.0f}"

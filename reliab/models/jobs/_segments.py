@@ -22,6 +22,7 @@ The expectation over a random segment length follows from ``E[n] = Σ_k P(L ≥ 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -36,11 +37,22 @@ def saved_checkpoints(run_h: ArrayLike, interval_h: float, write_h: float,
                       blocking: bool = True) -> NDArray[np.int64]:
     """Checkpoints completed within a running time ``run_h`` (elementwise)."""
     run = np.asarray(run_h, dtype=float)
+    _check_inputs(run, interval_h, write_h)
     if blocking:
         n = np.floor(run / (interval_h + write_h))
     else:
         n = np.where(run >= interval_h + write_h, np.floor((run - write_h) / interval_h), 0.0)
     return np.maximum(n, 0.0).astype(np.int64)
+
+
+def _check_inputs(run: NDArray[np.float64], interval_h: float, write_h: float) -> None:
+    """Refuse what would overflow the checkpoint count: an unknown (NaN) or infinite time."""
+    if not (math.isfinite(interval_h) and interval_h > 0):
+        raise ValueError(f"checkpoint interval must be a finite positive number of hours, got {interval_h!r}")
+    if not (math.isfinite(write_h) and write_h >= 0):
+        raise ValueError(f"checkpoint write time must be a finite number of hours >= 0, got {write_h!r}")
+    if not np.isfinite(run).all():
+        raise ValueError(f"{int((~np.isfinite(run)).sum())} running time(s) are not finite")
 
 
 def split(run_h: ArrayLike, interval_h: float, write_h: float, *, blocking: bool = True,

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import minimize_scalar
 
+from reliab._checks import Check, in_range
 from reliab.models._result import ResultMixin
 from reliab.models.jobs._durations import HoursLike, check_write, to_count, to_hours, to_rate
 from reliab.models.jobs._failures import node_model
@@ -112,6 +113,12 @@ class PlanResult(ResultMixin):
     method: str = ("ETTR: renewal-reward expectation (exponential failures) and Kokolis et al. "
                    "first-order form; optima: Young 1974, Daly 2006 Eq. 37, Monte Carlo")
     notes: tuple[str, ...] = ()
+
+    def invariants(self) -> tuple[Check, ...]:
+        """Every expected ETTR of the grid and of the optima in [0, 1] (no NaN, no infinity)."""
+        optima = [c for c in self.optima.columns if c.startswith("ettr_")]
+        values = [*self.grid["ettr"], *self.optima[optima].to_numpy(dtype=float).ravel()]
+        return (in_range("ettr_in_unit_interval", values, 0.0, 1.0),)
 
     def summary(self) -> pd.DataFrame:
         """The optima table."""

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from reliab._checks import Check, equal, finite, in_range
 from reliab.errors import InsufficientDataError
 from reliab.models._result import ResultMixin
 from reliab.models.jobs._durations import to_hours
@@ -45,7 +46,9 @@ class FailureCostResult(ResultMixin):
         Productive training hours / wall hours of the window.
     breakdown : dict
         Wall hours by use: ``productive``, ``checkpoint_writes``, ``lost_work``,
-        ``downtime``, ``restart``, ``before_first_start`` (they add up to ``wall_h``).
+        ``downtime`` (to the window end when the run had not started again),
+        ``restart``, ``before_first_start`` (they add up to ``wall_h``: an allocation that
+        began before the window, or overlaps the one before it, counts from the later time).
     interruptions : DataFrame
         One row per interruption of the run with ``category``, ``component``, ``hosts``,
         ``downtime_h``, ``restart_h``, ``lost_work_h``, ``lost_gpu_hours``, ``cost_basis``.
@@ -76,6 +79,24 @@ class FailureCostResult(ResultMixin):
     method: str = ("wall-clock decomposition of the run: productive / writes / lost since last "
                    "checkpoint / downtime / restart (Kokolis et al. 2025 ETTR)")
     notes: tuple[str, ...] = ()
+    assumed_checkpoint_interval_h: float = 1.0
+
+    def invariants(self) -> tuple[Check, ...]:
+        """ETTR in [0, 1]; the wall clock split into non-negative hours that add up to the
+        window; lost GPU-hours >= 0 (NaN only when unknown); interruptions counted once."""
+        hours = [*self.breakdown.values()]
+        inter = self.interruptions
+        costs = inter[[*_COST_COLUMNS, "lost_gpu_hours"]].to_numpy(dtype=float).ravel() if len(inter) else []
+        by_cat = self.summary()["interruptions"].iloc[:-1].sum() if len(inter) else 0
+        return (in_range("ettr_in_unit_interval", self.ettr, 0.0, 1.0),
+                finite("wall_finite", [self.wall_h, *hours]),
+                in_range("hours_not_negative", hours, 0.0, allow_nan=False, tol=1e-6),
+                equal("wall_clock_adds_up", sum(hours), self.wall_h, rtol=1e-9, atol=1e-6,
+                      what="sum of the wall-clock split vs the window"),
+                in_range("lost_gpu_hours_not_negative", [self.lost_gpu_hours, *costs], 0.0,
+                         allow_nan=True, tol=1e-6),
+                equal("interruptions_conserved", [self.n, self.n], [len(inter), by_cat],
+                      what="n vs (rows, sum over categories)"))
 
     def summary(self, by: ByLike = "category") -> pd.DataFrame:
         """Interruptions and lost hours per ``by`` group, largest loss first, with a Total."""
@@ -157,9 +178,38 @@ def _pick_chain(a: pd.DataFrame, job_name: str | None, interruptions: pd.DataFra
     return str(hours.groupby(pool["chain"]).sum().idxmax())
 
 
+def _clip(a: pd.DataFrame, saves: pd.DataFrame, t0: int, t1: int) -> pd.DataFrame:
+    """The chain's allocations inside the window ``[t0, t1]`` (ns), in start order.
+
+    An allocation counts from the window start, or from the end of the one before it when
+    they overlap, to the window end at most; its resume is moved into that span, and its
+    checkpoints are the saves inside it (a write that began before the span counts for the
+    part inside it), so that every hour of the window is counted once.
+    """
+    a = a[(a["end"] > t0) & (a["start"] < t1)].sort_values("start", kind="stable").copy()
+    a["censored"] = a["censored"] | (a["end"] >= t1)
+    end = np.minimum(a["end"].to_numpy(dtype=np.int64), t1)
+    before = np.maximum.accumulate(np.concatenate([[t0], end[:-1]])) if len(a) else end
+    start = np.maximum(a["start"].to_numpy(dtype=np.int64), before)
+    end = np.maximum(end, start)
+    a["start"], a["end"] = start, end
+    a["resume"] = np.clip(a["resume"].to_numpy(dtype=float), start, end)  # NaN stays NaN
+    own = a.reset_index(drop=True).reset_index(names="_alloc")[["_alloc", "job_id", "start", "end"]]
+    hits = saves.merge(own, on="job_id")
+    hits = hits[(hits["t"] >= hits["start"]) & (hits["t"] <= hits["end"])]
+    hits = hits.assign(w=np.minimum(hits["write_h"], (hits["t"] - hits["start"]) / _NS_PER_H))
+    g = hits.groupby("_alloc")
+    idx = np.arange(len(a))
+    a["n_saves"] = g.size().reindex(idx, fill_value=0).to_numpy()
+    a["write_h"] = g["w"].sum(min_count=1).reindex(idx).to_numpy(dtype=float)
+    a["last_save"] = g["t"].max().reindex(idx).to_numpy(dtype=float)
+    return a
+
+
 def _segments(a: pd.DataFrame, t0: int, assumed_h: float) -> pd.DataFrame:
-    """Per allocation of the chain (in start order): gap, restart, run and its split."""
-    a = a.sort_values("start", kind="stable").reset_index(drop=True)
+    """Per allocation of the chain (in start order, clipped by :func:`_clip`): gap, restart,
+    run and its split into productive, writing and lost hours (they add up to the run)."""
+    a = a.reset_index(drop=True)
     has_saves, has_loads = bool((a["n_saves"] > 0).any()), bool(a["resume"].notna().any())
     start, end = a["start"].to_numpy(dtype=float), a["end"].to_numpy(dtype=float)
     resume = a["resume"].to_numpy(dtype=float)
@@ -170,11 +220,11 @@ def _segments(a: pd.DataFrame, t0: int, assumed_h: float) -> pd.DataFrame:
     censored = a["censored"].to_numpy(dtype=bool)
     writes = np.nan_to_num(a["write_h"].to_numpy(dtype=float))
     if has_saves:
-        last = a["last_save"].to_numpy(dtype=float)
-        saved = np.where(np.isnan(last), 0.0, (last - resume) / _NS_PER_H - writes)
-        lost = np.where(np.isnan(last), run, (end - last) / _NS_PER_H)
-        productive = np.where(censored, run - writes, np.clip(saved, 0.0, None))
-        lost = np.where(censored, 0.0, np.clip(lost, 0.0, None))
+        last = np.clip(a["last_save"].to_numpy(dtype=float), resume, end)
+        done = np.where(np.isnan(last), 0.0, (last - resume) / _NS_PER_H)  # up to the last save
+        writes = np.minimum(writes, np.where(censored, run, done))
+        productive = np.where(censored, run - writes, done - writes)
+        lost = np.where(censored, 0.0, run - done)
     else:
         writes = np.zeros(len(a))
         lost = np.where(censored, 0.0, np.minimum(run, assumed_h / 2.0))
@@ -280,6 +330,9 @@ def failure_cost(
     assumed = to_hours(assumed_checkpoint_interval_h, "assumed_checkpoint_interval_h", positive=True)
     allocations = allocation_progress(jobs, signals, window_end=None if end is None else
                                       int(_ns(pd.Series([pd.Timestamp(end)]))[0]))
+    backwards = ~allocations["censored"] & (allocations["end"] < allocations["start"])
+    reversed_ids = allocations.loc[backwards, "job_id"].astype(str).tolist()
+    allocations = allocations[~backwards]
     chain = _pick_chain(allocations, job_name, interruptions)
     a = allocations[allocations["chain"] == chain]
     chain_sig = signals[signals["job_id"].astype(str).isin(a["job_id"])] if signals is not None \
@@ -288,19 +341,19 @@ def failure_cost(
     if t1 <= t0:
         raise ValueError(f"the window ends ({pd.Timestamp(t1, tz='UTC')}) before it starts "
                          f"({pd.Timestamp(t0, tz='UTC')})")
-    a = a[(a["end"] > t0) & (a["start"] < t1)].copy()
-    a["censored"] = a["censored"] | (a["end"] >= t1)
-    a["end"] = np.minimum(a["end"], t1)
+    a = _clip(a, progress_events(signals)[0], t0, t1)
     seg = _segments(a, t0, assumed)
-    inter = _chain_interruptions(interruptions, jobs, signals, allocations, a, assumed)
+    inter = _chain_interruptions(interruptions, jobs, signals, allocations, a, assumed, (t0, t1))
     seg["interruption"] = _interruption_of(seg, inter)
+    trailing = (t1 - float(seg["end"].max())) / _NS_PER_H if len(seg) else (t1 - t0) / _NS_PER_H
+    inter = _costs_in_window(inter, seg, trailing)
     wall = (t1 - t0) / _NS_PER_H
-    down = float(seg["gap_before_h"].iloc[1:].sum())
+    down = float(seg["gap_before_h"].iloc[1:].sum()) + (trailing if len(seg) else 0.0)
     breakdown = {"productive": float(seg["productive_h"].sum()),
                  "checkpoint_writes": float(seg["checkpoint_h"].sum()),
                  "lost_work": float(seg["lost_h"].sum()), "downtime": down,
                  "restart": float(seg["restart_h"].sum()),
-                 "before_first_start": float(seg["gap_before_h"].iloc[0])}
+                 "before_first_start": float(seg["gap_before_h"].iloc[0]) if len(seg) else wall}
     interval, write = _observed_policy(a, signals)
     notes = [f"run {chain!r}: {len(seg)} allocations, {len(inter)} interruptions; {end_note}"]
     notes += sorted(set(inter["cost_basis"]) - {"checkpoint lines"})
@@ -309,8 +362,13 @@ def failure_cost(
         notes.append(f"{uncounted} allocation end(s) of the run are not in the interruptions table "
                      "(the interruption policy set them apart): their cost is in the ETTR, not in "
                      "the per-category totals")
-    if (seg["gap_before_h"].iloc[1:] < 0).any():
-        notes.append("allocations of the run overlap in time: the wall-clock split is approximate")
+    began = allocations.loc[a.index, "start"].to_numpy()
+    if ((a["start"].to_numpy() > began) & (began > t0)).any():
+        notes.append("allocations of the run overlap in time: each is counted from the end of "
+                     "the one before it")
+    if reversed_ids:
+        notes.append(f"{len(reversed_ids)} allocation(s) end before they start (job id(s) "
+                     f"{', '.join(reversed_ids[:5])}{' ...' if len(reversed_ids) > 5 else ''}): left out")
     if (seg["ngpus"].nunique() > 1):
         notes.append("the run changed size: lost GPU-hours use each allocation's own GPU count")
     return FailureCostResult(
@@ -319,14 +377,47 @@ def failure_cost(
         n_gpus=_median_gpus(seg["ngpus"]), start=pd.Timestamp(t0, tz="UTC"),
         end=pd.Timestamp(t1, tz="UTC"), checkpoint_interval_h=interval, checkpoint_write_h=write,
         n=len(inter), interruptions=inter, segments=seg, first_critical=_first_critical(signals),
-        notes=tuple(notes))
+        notes=tuple(notes), assumed_checkpoint_interval_h=assumed)
+
+
+def _costs_in_window(inter: pd.DataFrame, seg: pd.DataFrame, trailing_h: float) -> pd.DataFrame:
+    """Each interruption's lost work, downtime and restart as the window's segments count them:
+    the work since the last checkpoint inside the window, the gap to the next allocation and
+    its restart; after the last allocation, the downtime runs to the window end."""
+    inter = inter.copy()
+    rows = seg["interruption"].to_numpy()
+    k = np.flatnonzero(rows >= 0)
+    if not len(k):
+        return inter
+    nxt = k + 1 < len(seg)
+    i = rows[k]
+    lost = inter["lost_work_h"].to_numpy(dtype=float).copy()
+    down = inter["downtime_h"].to_numpy(dtype=float).copy()
+    restart = inter["restart_h"].to_numpy(dtype=float).copy()
+    lost[i] = seg["lost_h"].to_numpy()[k]
+    down[i[nxt]] = seg["gap_before_h"].to_numpy()[k[nxt] + 1]
+    restart[i[nxt]] = seg["restart_h"].to_numpy()[k[nxt] + 1]
+    basis = inter["cost_basis"].astype(str).to_numpy(dtype=object).copy()
+    if trailing_h > 0:  # the run did not start again before the window ends
+        down[i[~nxt]], restart[i[~nxt]] = trailing_h, 0.0
+        basis[i[~nxt]] = [b.replace("no later job in the chain: downtime unknown",
+                                    "no later job in the window: downtime counted to its end")
+                          for b in basis[i[~nxt]]]
+    ngpus = seg["ngpus"].to_numpy(dtype=float)
+    gpus = inter["lost_gpu_hours"].to_numpy(dtype=float).copy()
+    gpus[i] = ngpus[k] * (lost[i] + down[i] + restart[i])
+    return inter.assign(lost_work_h=lost, downtime_h=down, restart_h=restart, lost_gpu_hours=gpus,
+                        cost_basis=basis)
 
 
 def _chain_interruptions(interruptions: pd.DataFrame, jobs: pd.DataFrame,
                          signals: pd.DataFrame | None, allocations: pd.DataFrame, a: pd.DataFrame,
-                         assumed: float) -> pd.DataFrame:
-    """The run's interruptions with their costs, week and quarter."""
-    mine = interruptions[interruptions["job_id"].astype(str).isin(a.loc[~a["censored"], "job_id"])]
+                         assumed: float, window: tuple[int, int]) -> pd.DataFrame:
+    """The run's interruptions inside the window with their costs, week and quarter."""
+    when = _ns(interruptions["time"])
+    inside = (when > window[0]) & (when <= window[1])
+    mine = interruptions[interruptions["job_id"].astype(str).isin(a.loc[~a["censored"], "job_id"])
+                         & inside]
     mine = mine.sort_values("time", kind="stable").reset_index(drop=True)
     costs = interruption_costs(mine, jobs, signals, assumed_checkpoint_interval_h=assumed,
                                progress=allocations)

@@ -46,14 +46,18 @@ def renewal_ettr(model: FailureModel, interval_h: float, write_h: float, restart
     ``restart_h`` is the mean time from an interruption to training again (restart overhead
     plus any queueing).
     """
-    if model.rate_per_h == 0:
-        return 1.0 / (1.0 + write_h / interval_h) if blocking else 1.0
+    no_failures = 1.0 / (1.0 + write_h / interval_h) if blocking else 1.0
     mean = model.mtti_h
+    # a rate so small (subnormal) that the mean time overflows: the limit of no failures
+    if model.rate_per_h == 0 or not math.isfinite(mean):
+        return no_failures
     if all(p.shape == 1.0 for p in model.processes):
         # exponential gaps: Σ_k exp(-λ (offset + k·step)) is geometric
         lam, step = model.rate_per_h, interval_h + write_h if blocking else interval_h
         offset = 0.0 if blocking else write_h
         saved = math.exp(-lam * (offset + step)) / -math.expm1(-lam * step)
+        if not math.isfinite(saved):
+            return no_failures
     else:
         saved = expected_saved_checkpoints(model.survival, interval_h, write_h, blocking=blocking,
                                            horizon_h=model.tail_h())

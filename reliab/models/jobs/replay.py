@@ -17,8 +17,13 @@ struck in running time and changes what they cost:
   Kokolis et al., HPCA 2025, arXiv 2410.21680, where removing lemons cut large-job failures
   from 14 % to 4 %).
 
-ETTR is productive hours over the replayed wall time (running time plus restarts); lost
-GPU-hours are each remaining interruption's lost work and restart gap times the job's GPUs.
+ETTR is productive hours over the replayed wall time (running time plus restarts, and the
+downtime to the window end when the run had not restarted); lost GPU-hours are each remaining
+interruption's lost work and restart gap times the job's GPUs, for the interruptions the cost
+counts.  What a change saves is measured on the observed window: GPUs x wall time x (1 - ETTR)
+is the GPU time not spent training, and the saving is its drop, so it has the sign of the ETTR
+change (a change can cost the interruptions more, as background writes do — a checkpoint
+completes later — and still save more in paused training).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reliab._checks import Check, equal, finite, in_range, same_sign
 from reliab.models._result import ResultMixin
 from reliab.models.jobs._durations import HoursLike, check_write, to_hours
 from reliab.models.jobs._segments import split
@@ -66,10 +72,13 @@ class ReplayResult(ResultMixin):
 
     ``table`` columns: ``scenario``, ``checkpoint_interval_min``, ``checkpoint_write_min``,
     ``blocking_writes``, ``restart_min`` (NaN = as observed), ``drain``, ``removed_hosts``,
-    ``interruptions``, ``ettr``, ``ettr_change_pp``, ``lost_gpu_hours`` (what the
-    interruptions cost: lost work, downtime, restarts), ``saved_gpu_hours``,
-    ``checkpoint_gpu_hours`` (GPU time paused by blocking writes, the price of checkpointing)
-    and ``wall_h``.
+    ``interruptions`` (those the cost counts, still happening), ``ettr``, ``ettr_change_pp``,
+    ``lost_gpu_hours`` (what those interruptions cost in the replayed run: lost work, downtime,
+    restarts), ``checkpoint_gpu_hours`` (GPU time paused by blocking writes, the price of
+    checkpointing), ``wall_h``, ``not_training_gpu_hours`` (GPUs x observed wall time x
+    (1 - ETTR): every GPU-hour of the window not spent training, at the row's ETTR),
+    ``saved_gpu_hours`` (the observed row's ``not_training_gpu_hours`` minus the row's: it
+    has the sign of the ETTR change) and ``assumptions`` (what the logs did not give).
     """
 
     table: pd.DataFrame = field(repr=False)
@@ -82,6 +91,34 @@ class ReplayResult(ResultMixin):
     conf_level: float = 0.95
     method: str = "replay of the observed interruption sequence in running time (Young/Daly cost model)"
     notes: tuple[str, ...] = ()
+    observed_interruptions: int = -1
+
+    def invariants(self) -> tuple[Check, ...]:
+        """ETTR in [0, 1] and finite; GPU-hour costs >= 0; savings equal to the drop in
+        GPU-hours not training and of the sign of the ETTR change; the observed row equal to
+        the cost it replays (ETTR, interruptions, lost GPU-hours); no scenario adds
+        interruptions."""
+        t = self.table
+        obs = t.iloc[0]
+        change = t["ettr_change_pp"].to_numpy(dtype=float)
+        saved = t["saved_gpu_hours"].to_numpy(dtype=float)
+        agree = [same_sign("", s, c) for s, c in zip(saved, change, strict=True) if not math.isnan(s)]
+        bad = [i for i, c in enumerate(agree) if not c.ok]
+        costs = t[["lost_gpu_hours", "checkpoint_gpu_hours", "not_training_gpu_hours"]].to_numpy(dtype=float)
+        return (in_range("ettr_in_unit_interval", t["ettr"], 0.0, 1.0),
+                finite("ettr_finite", [*t["ettr"], *change, t["wall_h"].min()]),
+                in_range("gpu_hours_not_negative", costs.ravel(), 0.0, allow_nan=True, tol=1e-6),
+                equal("saved_is_not_training_difference", saved,
+                      t["not_training_gpu_hours"].iloc[0] - t["not_training_gpu_hours"].to_numpy(dtype=float),
+                      rtol=1e-9, atol=1e-6, what="saved vs drop in GPU-hours not training"),
+                Check("saved_agrees_with_ettr_change", not bad,
+                      f"{len(bad)} row(s) whose saving and ETTR change differ in sign"
+                      + (f" (first: {agree[bad[0]].detail})" if bad else "")),
+                equal("observed_counts_equal_cost",
+                      [obs["interruptions"], obs["ettr"], obs["lost_gpu_hours"]],
+                      [self.observed_interruptions, self.observed_ettr, self.observed_lost_gpu_hours],
+                      rtol=1e-9, atol=1e-6, what="observed row (interruptions, ETTR, lost GPU-h) vs cost"),
+                in_range("interruptions_not_added", t["interruptions"], 0, float(obs["interruptions"])))
 
     def summary(self) -> pd.DataFrame:
         """The scenario table."""
@@ -125,39 +162,69 @@ def _removed(cost: FailureCostResult, sc: Scenario, drain_delay_h: float) -> np.
     return out
 
 
+def _assumed(cost: FailureCostResult) -> tuple[float, float, list[str]]:
+    """Checkpoint interval and write time a re-split uses when the logs give none, and what was
+    assumed, in words (the table's ``assumptions`` column and the notes)."""
+    interval, write, said = cost.checkpoint_interval_h, cost.checkpoint_write_h, []
+    if not math.isfinite(interval):
+        interval = cost.assumed_checkpoint_interval_h
+        said.append(f"no checkpoint lines: the split rests on an assumed interval of "
+                    f"{60 * interval:g} min (lost work half of it)")
+    if not math.isfinite(write):
+        write = 0.0
+        said.append("no timed checkpoint write: write time 0 assumed")
+    if "restart_h" in cost.interruptions and cost.interruptions["cost_basis"].astype(str).str.contains(
+            "no resume lines").any():
+        said.append("no resume lines: restart (checkpoint load) 0 assumed")
+    return interval, write, said
+
+
 def _replay(cost: FailureCostResult, sc: Scenario, drain_delay_h: float) -> dict[str, Any]:
     seg = cost.segments
+    if seg.empty:  # no allocation of the run inside the window: nothing to replay
+        return {"interruptions": 0, "ettr": 0.0, "lost_gpu_hours": 0.0, "checkpoint_gpu_hours": 0.0,
+                "wall_h": cost.wall_h}
     removed = _removed(cost, sc, drain_delay_h)
     inter_of = seg["interruption"].to_numpy()
-    ends_removed = np.where(inter_of >= 0, removed[np.maximum(inter_of, 0)], False) & ~seg["censored"].to_numpy()
+    censored = seg["censored"].to_numpy(dtype=bool)
+    hit_by = removed[np.maximum(inter_of, 0)] if len(removed) else np.zeros(len(seg), dtype=bool)
+    ends_removed = np.where(inter_of >= 0, hit_by, False) & ~censored
     # segment k joins segment k+1 when the interruption ending k is avoided
     group = np.concatenate([[0], np.cumsum(~ends_removed[:-1])])
     first = np.concatenate([[True], group[1:] != group[:-1]])
     gaps = (seg["gap_before_h"] + seg["restart_h"]).to_numpy()
+    # after the last allocation, the window may end in downtime (the run had not restarted)
+    trailing = max(cost.wall_h - float(gaps.sum() + seg["run_h"].sum()), 0.0)
     if sc.restart_h is not None:
         gaps = np.where(np.arange(len(seg)) > 0, sc.restart_h, gaps)
+        trailing = min(trailing, sc.restart_h)
     g = pd.DataFrame({"group": group, "gap": np.where(first, gaps, 0.0), "run": seg["run_h"],
                       "prod": seg["productive_h"], "write": seg["checkpoint_h"], "lost": seg["lost_h"],
-                      "censored": seg["censored"], "ngpus": seg["ngpus"]}).groupby("group")
+                      "censored": censored, "counted": inter_of >= 0,
+                      "ngpus": seg["ngpus"]}).groupby("group")
     merged = pd.DataFrame({"gap": g["gap"].sum(), "run": g["run"].sum(), "censored": g["censored"].last(),
-                           "ngpus": g["ngpus"].last(),
+                           "counted": g["counted"].last(), "ngpus": g["ngpus"].last(),
                            # observed split: avoided losses become training, the last part as logged
                            "prod": g["prod"].sum() + g["lost"].sum() - g["lost"].last(),
                            "write": g["write"].sum(), "lost": g["lost"].last()})
     if sc.changes_checkpoints:
-        interval = sc.checkpoint_interval_h if sc.checkpoint_interval_h is not None else cost.checkpoint_interval_h
-        write = sc.checkpoint_write_h if sc.checkpoint_write_h is not None else cost.checkpoint_write_h
+        interval, write, _ = _assumed(cost)
+        interval = sc.checkpoint_interval_h if sc.checkpoint_interval_h is not None else interval
+        write = sc.checkpoint_write_h if sc.checkpoint_write_h is not None else write
         blocking = True if sc.blocking_writes is None else sc.blocking_writes
         prod, wr, lost = split(merged["run"], interval, write, blocking=blocking, censored=merged["censored"])
         merged = merged.assign(prod=prod, write=wr, lost=lost)
     # the gap after an interruption belongs to it: shift the next group's gap back
-    after = np.append(merged["gap"].to_numpy()[1:], 0.0)
-    hit = ~merged["censored"].to_numpy()
-    lost_gpu = float(np.nansum((merged["lost"].to_numpy() + after)[hit] * merged["ngpus"].to_numpy()[hit]))
-    wall = float(merged["gap"].sum() + merged["run"].sum())
-    writes = float(np.nansum(merged["write"].to_numpy() * merged["ngpus"].to_numpy()))
-    return {"interruptions": int(hit.sum()), "ettr": float(merged["prod"].sum()) / wall,
-            "lost_gpu_hours": lost_gpu, "checkpoint_gpu_hours": writes, "wall_h": wall}
+    after = np.append(merged["gap"].to_numpy()[1:], trailing)
+    # the interruptions the cost counts (an allocation end a policy set apart is in the ETTR only)
+    hit = ~merged["censored"].to_numpy() & merged["counted"].to_numpy()
+    gpus = merged["ngpus"].to_numpy(dtype=float)
+    lost_gpu = (merged["lost"].to_numpy() + after)[hit] * gpus[hit]
+    wall = float(merged["gap"].sum() + merged["run"].sum()) + trailing
+    writes = float(np.nansum(merged["write"].to_numpy() * gpus))
+    return {"interruptions": int(hit.sum()), "ettr": float(merged["prod"].sum()) / wall if wall > 0 else 0.0,
+            "lost_gpu_hours": float(lost_gpu.sum()) if hit.any() else 0.0,
+            "checkpoint_gpu_hours": writes, "wall_h": wall}
 
 
 def _menu(cost: FailureCostResult, *, interval: float | None, write: float | None,
@@ -246,18 +313,18 @@ def replay_mitigations(
     delay = to_hours(drain_delay_h, "drain_delay_h")
     if interval is not None or write is not None:
         check_write(write if write is not None else _finite(cost.checkpoint_write_h),
-                    interval if interval is not None else _finite(cost.checkpoint_interval_h, math.inf))
+                    interval if interval is not None else _assumed(cost)[0])
     hosts = tuple(lemons.lemons) if hasattr(lemons, "lemons") else tuple(lemons or ())
     chosen = list(scenarios) if scenarios is not None else _menu(
         cost, interval=interval, write=write, blocking=blocking_writes, restart=restart,
         drain=drain_after_first_critical, lemons=hosts)
     notes = list(cost.notes)
+    assumed = _assumed(cost)[2]
+    notes += [f"assumed: {a}" for a in assumed]
     base = [Scenario("observed")]
     if math.isfinite(cost.checkpoint_interval_h):
         base.append(Scenario("replay, observed parameters", checkpoint_interval_h=cost.checkpoint_interval_h,
-                             checkpoint_write_h=cost.checkpoint_write_h))
-    else:
-        notes.append("no checkpoint lines: the observed split rests on an assumed interval")
+                             checkpoint_write_h=_finite(cost.checkpoint_write_h)))
     if any(s.drain_after_first_critical for s in chosen) and not len(cost.first_critical):
         notes.append("no critical Xid in the signals: draining changes nothing")
     rows = []
@@ -270,11 +337,14 @@ def replay_mitigations(
                      "drain": sc.drain_after_first_critical, "removed_hosts": len(sc.remove_hosts), **r})
     table = pd.DataFrame(rows)
     table["ettr_change_pp"] = 100.0 * (table["ettr"] - cost.ettr)
-    table["saved_gpu_hours"] = cost.lost_gpu_hours - table["lost_gpu_hours"]
+    # GPU-hours not spent training over the observed wall time, at each row's ETTR
+    table["not_training_gpu_hours"] = cost.n_gpus * cost.wall_h * (1.0 - table["ettr"])
+    table["saved_gpu_hours"] = table["not_training_gpu_hours"].iloc[0] - table["not_training_gpu_hours"]
+    table["assumptions"] = "; ".join(assumed) if assumed else "none"
     return ReplayResult(table=table, observed_ettr=cost.ettr, observed_lost_gpu_hours=cost.lost_gpu_hours,
                         checkpoint_interval_h=cost.checkpoint_interval_h,
                         checkpoint_write_h=cost.checkpoint_write_h, job_name=cost.job_name,
-                        n=len(table), notes=tuple(notes))
+                        n=len(table), notes=tuple(notes), observed_interruptions=cost.n)
 
 
 def _finite(value: float, default: float = 0.0) -> float:
