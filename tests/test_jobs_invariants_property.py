@@ -142,3 +142,13 @@ def test_report_with_a_narrow_window(week, tmp_path):
     assert 0.0 <= ettr <= 1.0
     assert results["replay"]["summary"][0]["ettr"] == pytest.approx(ettr, rel=1e-12)
     assert all(0.0 <= row["ettr"] <= 1.0 for row in results["replay"]["summary"])
+    # the headline and the rate tables count the window's interruptions, not the whole log's
+    ing = reliab.ingest(week, policy="training-run")
+    when = ing.interruptions["time"]
+    start, end = pd.Timestamp("2026-08-03", tz="UTC"), pd.Timestamp("2026-08-10", tz="UTC")
+    inside = ing.interruptions[(when > start) & (when <= end)]
+    assert len(inside) < len(ing.interruptions)  # the logs hold interruptions outside the window
+    unexpected = int((~inside["planned"].astype(bool)).sum())
+    total = next(r for r in results["rates"]["summary"] if r["category"] == "Total")
+    assert total["count"] == unexpected
+    assert f"{len(inside):,} interruptions ({unexpected:,} unexpected)" in res.output

@@ -62,9 +62,11 @@ def interval_bars(values: tuple[tuple[float, float, float], ...]) -> list[dict[s
     use_log = bool(np.all(vals > 0))
     f = np.log10 if use_log else (lambda x: x)
     top_all = np.where(np.isfinite(hi_all), hi_all, np.nan)
-    lo_v, hi_v = np.nanmin(np.where(np.isfinite(lo_all), lo_all, np.nan)), np.nanmax(top_all)
-    if not (np.isfinite(lo_v) and np.isfinite(hi_v)):
+    lows = lo_all[np.isfinite(lo_all)]
+    highs = top_all[np.isfinite(top_all)]
+    if not (lows.size and highs.size):  # no finite bound at all: nothing to draw a bar against
         return [None] * len(arr)
+    lo_v, hi_v = lows.min(), highs.max()
     a, b = f(max(lo_v, vals[vals > 0].min()) if use_log else lo_v), f(hi_v)
     span = (b - a) or 1.0
     out: list[dict[str, float] | None] = []

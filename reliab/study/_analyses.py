@@ -47,6 +47,15 @@ def _hours_since(times: pd.Series, fleet: Fleet) -> np.ndarray:
     return np.sort(h[(h > 0) & (h <= fleet.hours)])
 
 
+def in_window(interruptions: pd.DataFrame, fleet: Fleet) -> pd.DataFrame:
+    """The interruptions inside the observation window ``(start, end]``: the rates divide the
+    window's exposure, so they count the window's interruptions, never the whole log's."""
+    if not len(interruptions):
+        return interruptions
+    t = interruptions["time"]
+    return interruptions[(t > fleet.start) & (t <= fleet.end)]
+
+
 def _gaps(hours: np.ndarray, window_h: float) -> tuple[np.ndarray, np.ndarray]:
     """Times between interruptions; the last gap (to the window end) is right-censored."""
     edges = np.r_[0.0, hours]
@@ -146,6 +155,8 @@ def analyze(
         out[key] = NotAvailable(what, missing.reason) if missing is not None else _run(what, fn)
 
     f: Fleet = fleet  # type: ignore[assignment]
+    if no_fleet is None:
+        inter = in_window(inter, f)
     gate("rates", "rates per category", lambda: reliab.estimate_rates(
         inter, by=["component", "category"], gpu_days=f.gpu_days, gpus_per_node=f.gpus_per_node,
         job_hours=f.hours, conf_level=conf_level), no_jobs, no_fleet)
@@ -278,4 +289,4 @@ def compare_with(rates: Any, previous: dict[str, Any], fleet: Fleet | NotAvailab
     }
 
 
-__all__ = ["analyze", "compare_with"]
+__all__ = ["analyze", "compare_with", "in_window"]

@@ -24,7 +24,7 @@ from reliab._checks import Check, equal, verify, verify_across
 from reliab._result import NotAvailable
 from reliab.errors import InputFileError
 from reliab.io._discover import NOT_OPENED
-from reliab.study._analyses import analyze
+from reliab.study._analyses import analyze, in_window
 from reliab.study._archive import archive, load_archive, write_archive
 from reliab.study._fleet import Fleet, fleet_facts, read_inventory
 
@@ -62,14 +62,20 @@ class ReportRun:
     failed_checks: tuple[tuple[str, Check], ...] = ()
 
     @property
+    def interruptions(self) -> pd.DataFrame:
+        """The interruptions the report counts: those inside the window (all, without one)."""
+        inter = self.ingest.interruptions
+        return inter if isinstance(self.fleet, NotAvailable) else in_window(inter, self.fleet)
+
+    @property
     def n_interruptions(self) -> int:
-        """Interruptions counted (planned included)."""
-        return len(self.ingest.interruptions)
+        """Interruptions counted in the window (planned included)."""
+        return len(self.interruptions)
 
     @property
     def n_unexpected(self) -> int:
-        """Unexpected interruptions."""
-        inter = self.ingest.interruptions
+        """Unexpected interruptions in the window."""
+        inter = self.interruptions
         return int((~inter["planned"].astype(bool)).sum()) if len(inter) else 0
 
     def headline(self) -> str:
@@ -231,7 +237,8 @@ def run_report(
                       labels=(str((prev or {}).get("label", "previous")), label))
     # every published number is checked before anything is rendered or archived
     results, failed = verify(results)
-    results, across = verify_across(results, count_checks(results, res.interruptions))
+    results, across = verify_across(results, count_checks(
+        results, res.interruptions if isinstance(fleet, NotAvailable) else in_window(res.interruptions, fleet)))
     failed += across
     timings["analyses"] = time.perf_counter() - t0
 
