@@ -104,6 +104,17 @@ def _table_view(table: Table) -> dict[str, Any]:
 
 
 def _figure_view(block: Figure, prefix: str, target: Target) -> dict[str, Any]:
+    """The figure drawn for ``target``; a figure that fails to draw is a note in its section."""
+    try:
+        return _drawn_figure_view(block, prefix, target)
+    except Exception as exc:  # noqa: BLE001 - one figure never fails the report
+        reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+        name = block.title or block.alt or "figure"
+        return {"kind": "text", "body": f"{name}: figure not drawn: {reason}", "items": (), "note": True,
+                "title": ""}
+
+
+def _drawn_figure_view(block: Figure, prefix: str, target: Target) -> dict[str, Any]:
     alt = block.alt or block.title
     if target == "print":
         data = base64.b64encode(rendered(block.figure).png).decode("ascii")
