@@ -264,7 +264,7 @@ def _signals_from_entries(entries: pd.DataFrame, path: str, job_id: str | None) 
     return frame
 
 
-@register_parser("flight_recorder", sniff=_sniff, table="signals")
+@register_parser("flight_recorder", sniff=_sniff, table="signals", lines=False)
 def read_flight_recorder(path: str, *, job_id: str | None = None, strict: bool = False) -> FileResult:
     """PyTorch NCCL flight-recorder dump (pickle, one per rank), loaded without running code.
 
