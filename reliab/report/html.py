@@ -18,6 +18,7 @@ import jinja2
 import numpy as np
 from markupsafe import Markup
 
+from reliab._atomic import write_atomic
 from reliab.report.document import Block, Callout, Figure, Report, Table, Text
 from reliab.report.figures import PRINT_DPI, figure_to_svg, rendered
 
@@ -223,17 +224,14 @@ def render_html(report: Report, *, target: Target = "screen") -> str:
 
 
 def write_html(report: Report, path: str | Path) -> Path:
-    """Write ``render_html(report)`` to ``path`` (UTF-8), creating parent folders.
+    """Write ``render_html(report)`` to ``path`` (UTF-8, atomically), creating parent folders.
 
     Returns
     -------
     pathlib.Path
         The path written.
     """
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_html(report), encoding="utf-8")
-    return out
+    return write_atomic(path, render_html(report))
 
 
 __all__ = ["figure_to_svg", "render_html", "stylesheet", "write_html"]

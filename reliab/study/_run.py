@@ -24,6 +24,7 @@ from reliab._result import NotAvailable
 from reliab.study._analyses import analyze
 from reliab.study._archive import archive, load_archive, write_archive
 from reliab.study._fleet import Fleet, fleet_facts, read_inventory
+from reliab.study._timespan import set_aside_implausible
 
 Compare = Literal["llama3"]
 
@@ -180,6 +181,7 @@ def run_report(
 
     t0 = time.perf_counter()
     res = reliab.ingest(plist, progress=progress, policy=policy, job_name=job_name, strict=strict)
+    res = set_aside_implausible(res)
     timings["ingest"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
