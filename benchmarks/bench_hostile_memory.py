@@ -16,7 +16,9 @@ peak RSS does not.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -25,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import _bombs as bombs  # noqa: E402 - the writers shared with the tests
+import _hostile_pickles as hostile_pickles  # noqa: E402
 
 GB = 10**9
 #: name -> (file name, source, writer, size at scale 1, what was measured before the fix)
@@ -49,7 +52,58 @@ BOMBS = {
                             "self-referencing list with an exponential repr"),
     "gzip_2e32_newlines": ("node0004.log.gz", "kernel", None, (1 << 32) + 10,
                            "4.27 MB gzip: lines after 2**32 dropped"),
+    "fr_deep_tuple_key": ("nccl_trace_rank_2", "flight_recorder", lambda p, n: p.write_bytes(
+        hostile_pickles.deep_tuple_key(n)), 2_000_000, "2 MB dump, key a tuple 2M deep: SIGSEGV"),
+    "fr_dag_tuple_key": ("nccl_trace_rank_3", "flight_recorder", lambda p, n: p.write_bytes(
+        hostile_pickles.dag_tuple_key(n)), 64, "1 KB dump, key a 64-level tuple DAG: hang"),
+    "fr_memo_fanout": ("nccl_trace_rank_4", "flight_recorder", lambda p, n: p.write_bytes(
+        hostile_pickles.memo_fanout(n)), 1_000_000, "1M memo references to one entry: 1.1 GB"),
+    "sacct_1m_jobs": ("sacct.txt", "sacct", lambda p, n: sacct_jobs(p, n), 1_000_000,
+                      "1M sacct jobs (plain): 2,140 MiB peak, 219 B/job in the final table"),
 }
+#: read with ``output=`` (the ``--stream`` route): name -> as in BOMBS
+STREAMED = {
+    "zstd_26m_xid_lines": ("node0005.log.zst", "kernel", lambda p, n: bombs.zstd_stream(
+        p, [(bombs.XID * 10_000, max(1, n // 10_000))]), 26_000_000,
+        "260 KB zstd of 26M Xid lines: 3.5 GiB (3M lines: 3,131 MiB)"),
+}
+
+
+def sacct_jobs(path: Path, n: int) -> None:
+    """``n`` pipe-separated sacct job rows (``sacct -P`` with the fields of the sample)."""
+    head = "JobID|JobIDRaw|JobName|User|Partition|State|ExitCode|Submit|Start|End|Elapsed|NNodes|NodeList|Restarts|AllocTRES\n"
+    states = ["COMPLETED"] * 8 + ["FAILED", "NODE_FAIL", "TIMEOUT", "CANCELLED by 123"]
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(head)
+        for i in range(n):
+            d, h, k = 1 + i % 27, i % 24, 1 << (i % 4)
+            fh.write(f"{5_000_000 + i}|{5_000_000 + i}|job-{i % 500}|user{i % 300}|train|{states[i % 12]}|0:0|"
+                     f"2024-06-{d:02d}T{h:02d}:00:00|2024-06-{d:02d}T{h:02d}:05:00|2024-06-{d:02d}T{h:02d}:55:00|"
+                     f"00:50:00|{k}|node[{i % 2000:04d}-{i % 2000 + k - 1:04d}]|0|cpu=224,gres/gpu={8 * k},node={k}\n")
+
+
+_STREAMED_CHILD = """
+import json, sys, time
+import reliab
+def peak_mb():
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:")) / 1024
+started = time.perf_counter()
+res = reliab.ingest(sys.argv[1], source=sys.argv[2], output=sys.argv[3])
+acc = res.accounting.iloc[0]
+print(json.dumps({"rss_mb": peak_mb(), "seconds": time.perf_counter() - started, "lines": int(acc["lines"]),
+                  "parsed": int(acc["parsed"]), "irrelevant": int(acc["irrelevant"]), "malformed": int(acc["malformed"])}))
+"""
+
+
+def run_streamed(path: Path, source: str, out: Path) -> dict:
+    """Ingest ``path`` with ``output=out`` in a fresh interpreter: its peak RSS and accounting."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    proc = subprocess.run([sys.executable, "-c", _STREAMED_CHILD, str(path), source, str(out)],
+                          capture_output=True, text=True, timeout=7200, env=env, check=False)
+    if proc.returncode != 0:
+        raise AssertionError(f"ingest of {path} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -57,23 +111,28 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every bomb size (default 1)")
     parser.add_argument("--only", nargs="*", default=None, help="bomb names to run (default all)")
     args = parser.parse_args()
-    names = args.only or list(BOMBS)
+    names = args.only or [*BOMBS, *STREAMED]
     base = bombs.baseline_rss()
     print(f"baseline: fresh interpreter importing reliab, polars, pyarrow: peak RSS {base:.0f} MiB")
     print(f"{'bomb':32s} {'on disk':>12s} {'content':>15s} {'peak RSS':>10s} {'x base':>7s} {'time':>8s}"
           "  accounting (lines/parsed/irrelevant/malformed)")
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
-            file_name, source, writer, size, _ = BOMBS[name]
+            file_name, source, writer, size, _ = BOMBS[name] if name in BOMBS else STREAMED[name]
             path = Path(tmp) / file_name
             size = max(1, int(size * args.scale))
-            if writer is None:
-                content = bombs.newline_gzip(path, size, bombs.XID * 5)
-                unit = "lines"
+            if name in STREAMED:
+                writer(path, size)
+                content, unit = size, "lines, output="
+                out = run_streamed(path, source, Path(tmp) / f"{name}.out")
+            elif writer is None:
+                content, unit = bombs.newline_gzip(path, size, bombs.XID * 5), "lines"
+                out = bombs.run_child(path, source, timeout=7200, spy=True)
             else:
                 writer(path, size)
-                content, unit = size, ("items" if name.startswith("fr_") else "bytes")
-            out = bombs.run_child(path, source, timeout=7200, spy=writer is None)
+                content, unit = size, ("items" if name.startswith("fr_") else "jobs" if name.startswith("sacct_")
+                                       else "bytes")
+                out = bombs.run_child(path, source, timeout=7200)
             acc = f"{out['lines']:,}/{out['parsed']:,}/{out['irrelevant']:,}/{out['malformed']:,}"
             extra = f" polars route: {out['polars_route']}" if "polars_route" in out else ""
             print(f"{name:32s} {path.stat().st_size:>12,d} {content:>15,d} {out['rss_mb']:>7.0f} MiB"

@@ -67,9 +67,13 @@ Bulk = Callable[["pl.DataFrame"], tuple["pl.DataFrame", "pl.DataFrame"]]
 
 
 def use_fast_path(path: str) -> bool:
-    """Whether ``path`` is large enough for the polars prefilter, and polars is importable."""
+    """Whether ``path`` is large enough for the polars prefilter, and polars is importable.
+
+    A compressed file always is: a few hundred KB of Zstandard can hold tens of millions of
+    lines, which only the bulk parser reads in bounded memory.
+    """
     try:
-        if os.path.getsize(path) < FAST_MIN_BYTES:
+        if os.path.getsize(path) < FAST_MIN_BYTES and compression_of(path) is None:
             return False
         import polars  # noqa: F401
     except (OSError, ImportError):
@@ -260,16 +264,54 @@ def _segment(seg: bytes, base: int, literals: tuple[bytes, ...], finder: Finder)
     return found[0], [(base + i + 1, text, len(text)) for i, text in found[1]]
 
 
+def _bulk_finder(literals: tuple[bytes, ...], bulk: Bulk, sink: Callable[[pl.DataFrame], None]) -> Finder:
+    """A :data:`Finder` whose hits go to ``bulk`` first: its rows to ``sink``, the rest returned.
+
+    The hits keep the segment's 0-based line index in ``i``; the caller adds the lines
+    before the segment (:func:`fast_candidates` passes them through ``base``).
+    """
+    import polars as pl
+
+    limit = _prefilter.MAX_LINE_BYTES - 1
+    line = pl.col("line")
+    keep = line.str.contains(_pattern(literals)) | (line.str.len_bytes() >= limit)
+    base = [0]
+
+    def find(seg: bytes) -> tuple[int, list[tuple[int, str]]] | None:
+        try:
+            frame = pl.scan_lines(seg).collect()
+        except pl.exceptions.ComputeError:
+            return None
+        hits = frame.with_row_index("i").filter(keep)
+        if hits.height and hits["line"].str.len_bytes().max() >= limit:  # type: ignore[operator]
+            return None
+        height = frame.height
+        del frame
+        hits = hits.with_columns(pl.col("i").cast(pl.Int64) + base[0])
+        rows, rest = bulk(hits)
+        if rows.height:
+            sink(rows)
+        return height, [(i - base[0], text) for i, text in rest.iter_rows()]
+
+    find.base = base  # type: ignore[attr-defined]
+    return find
+
+
 def fast_candidates(fh: BinaryIO, literals: tuple[bytes, ...], counter: list[int],
-                    finder: Finder | None = None) -> Numbered:
+                    finder: Finder | None = None, bulk: Bulk | None = None,
+                    sink: Callable[[pl.DataFrame], None] | None = None) -> Numbered:
     """Lines of ``fh`` that contain one of ``literals`` (plus every over-long line).
 
     Same output as :func:`reliab.io._prefilter.candidate_lines` (up to ``raw`` being
     ``str`` or ``bytes`` without its terminator); ``counter[0]`` is kept at the number of
-    lines consumed, so a broken stream still reports how far it got.
+    lines consumed, so a broken stream still reports how far it got.  With ``bulk`` and
+    ``sink`` the candidate lines of each block go to ``bulk`` first, as on the route by
+    path (:func:`path_candidates`), and only the lines it did not parse are yielded: so
+    a compressed stream is read in bounded memory too.
     """
     if finder is None:
-        finder = polars_finder(literals)
+        finder = polars_finder(literals) if bulk is None or sink is None else _bulk_finder(literals, bulk, sink)
+    base = getattr(finder, "base", None)
     limit = _prefilter.MAX_LINE_BYTES
     read = fh.read
     carry = b""
@@ -289,10 +331,14 @@ def fast_candidates(fh: BinaryIO, literals: tuple[bytes, ...], counter: list[int
             carry = rest
             continue
         seg, carry = data[: cut + 1], data[cut + 1:]
+        if base is not None:
+            base[0] = counter[0]
         count, hits = _segment(seg, counter[0], literals, finder)
         yield from hits
         counter[0] += count
     if carry:  # the last line(s), the very last without terminator
+        if base is not None:
+            base[0] = counter[0]
         count, hits = _segment(carry, counter[0], literals, finder)
         yield from hits
         counter[0] += count

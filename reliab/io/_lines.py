@@ -297,8 +297,8 @@ def scan_lines(
         it sees the rows of ``parse_line`` only.  If it raises, the rows that make it fail
         on their own are quarantined and the others finished.
     bulk : callable, optional
-        Column-wise parser of the candidate lines on the polars route (plain and gzip
-        files of at least ``FAST_MIN_BYTES``), see :data:`BulkParser`; its rows must be
+        Column-wise parser of the candidate lines on the polars routes (compressed files
+        and plain files of at least ``FAST_MIN_BYTES``), see :data:`BulkParser`; its rows must be
         exactly those ``parse_line`` would give and need no ``finish``.  A batch it fails
         on is handed to ``parse_line``.
 
@@ -372,8 +372,9 @@ def scan_lines(
                 elif by_path:
                     split = None if bulk is None else _safe_bulk(bulk, ctx)
                     numbered = path_candidates(str(path), lits, counter, split, take)  # type: ignore[arg-type]
-                elif fast:
-                    numbered = fast_candidates(fh, lits, counter)  # type: ignore[arg-type]
+                elif fast:  # a compressed stream or a file with long lines: bulk rows too
+                    split = None if bulk is None else _safe_bulk(bulk, ctx)
+                    numbered = fast_candidates(fh, lits, counter, bulk=split, sink=take)  # type: ignore[arg-type]
                 else:
                     numbered = candidate_lines(fh, lits, counter) if lits else all_lines(fh, counter)
                 for lineno, raw, size in numbered:

@@ -60,12 +60,14 @@ class Parser:
     sniff: Sniffer
     table: str
     summary: str
+    lines: bool = True
 
 
 _PARSERS: dict[str, Parser] = {}
 
 
-def register_parser(name: str, *, sniff: Sniffer, table: str = "signals") -> Callable[[Reader], Reader]:
+def register_parser(name: str, *, sniff: Sniffer, table: str = "signals",
+                    lines: bool = True) -> Callable[[Reader], Reader]:
     """Register ``read(path, **options) -> FileResult`` as the reader of source ``name``.
 
     Parameters
@@ -76,16 +78,26 @@ def register_parser(name: str, *, sniff: Sniffer, table: str = "signals") -> Cal
         ``sniff(path, first_lines) -> float`` confidence that the file is of this format.
     table : str
         The canonical table the parser mainly produces (``signals``, ``jobs``, ``telemetry``).
+    lines : bool
+        Whether a file of this format is a sequence of newline-ended lines (so that a last
+        line without newline may be half written); ``False`` for Parquet, pickles, JSON.
     """
 
     def decorator(fn: Reader) -> Reader:
         if name in _PARSERS:
             raise ValueError(f"a parser named {name!r} is already registered")
         doc = (fn.__doc__ or "").strip().splitlines()
-        _PARSERS[name] = Parser(name=name, read=fn, sniff=sniff, table=table, summary=doc[0] if doc else "")
+        _PARSERS[name] = Parser(name=name, read=fn, sniff=sniff, table=table, summary=doc[0] if doc else "",
+                                lines=lines)
         return fn
 
     return decorator
+
+
+def is_line_format(name: str) -> bool:
+    """Whether source ``name`` reads newline-ended lines (unknown names: assumed so)."""
+    parser = _PARSERS.get(name)
+    return parser.lines if parser is not None else True
 
 
 def get_parser(name: str) -> Parser:

@@ -57,7 +57,7 @@ from reliab import schema
 from reliab.errors import InputFileError
 from reliab.io._files import HEAD_BYTES, read_head
 from reliab.io._plan import RunPlan
-from reliab.io._registry import FileResult
+from reliab.io._registry import FileResult, is_line_format
 from reliab.io._result import IngestResult, SourceChoice
 from reliab.io._storecheck import StoreError, locked, part_record, rebuild_hint, verify_parts, wipe
 from reliab.io._storecontent import (
@@ -254,7 +254,7 @@ class Store:
 
         A rewritten file replaces its record by a new content (the old content's rows are
         no longer part of the store); a last line without newline is held unless the file
-        is final.
+        is final or not of a line format (Parquet, pickle, JSON: no newline at the end).
 
         Returns
         -------
@@ -262,7 +262,7 @@ class Store:
             ``result`` trimmed to the lines not read before (what this run adds).
         """
         held = 0
-        if not plan.complete and not is_final(plan.path) and result.lines > 0:
+        if not plan.complete and not is_final(plan.path) and result.lines > 0 and is_line_format(result.source):
             result, held = hold_tail(result), 1
         rewritten = plan.status == "rewritten"
         old = self.records[plan.record] if plan.record is not None and not rewritten else None
@@ -542,8 +542,8 @@ def _ingest_locked(st: Store, run: RunPlan, *, strict: bool, progress: bool,
             advance()
     finally:
         close()
+    accounting = accounting_of(results)  # checked before anything is committed
     st.commit(file_tables)
-    accounting = accounting_of(results)
     accounting["status"] = pd.Series(statuses, dtype="string", index=accounting.index)
     return finish(st.tables(), accounting, sources_of(results, choices), notes=(*notes, *plan_notes(run)),
                   **attribution)

@@ -6,7 +6,8 @@ the SVG is written inside that same box without a second layout pass.  The resul
 kept (weakly, per figure object) so the HTML page and the PDF of one report, or a page
 rendered twice, never draw a figure again.  Document figures are never changed after they
 are placed in a :class:`~reliab.report.document.Figure` (see there), which is what makes
-keeping them sound.
+keeping them sound; the one change made here, before the first draw, is that every text
+from the data is drawn literally and bounded in length (:mod:`reliab.report._figtext`).
 
 Why PNG in the PDF: WeasyPrint lays out and paints an inline SVG element by element
 (thousands of paths and text runs per chart) and computes CSS styles for each; an image
@@ -31,6 +32,8 @@ from matplotlib.collections import Collection
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.lines import Line2D
 from matplotlib.transforms import Bbox
+
+from reliab.report._figtext import bound_figure_text, plot_label
 
 #: resolution of the PNG figures in the PDF (dots per inch of the figure's own size)
 PRINT_DPI = 200
@@ -154,6 +157,7 @@ def rendered(fig: MplFigure) -> Rendered:
     """The kept :class:`Rendered` of ``fig`` (drawn now if it never was)."""
     out = _CACHE.get(fig)
     if out is None:
+        bound_figure_text(fig)  # text from the data: drawn literally, bounded in length
         out = _CACHE[fig] = _draw_png(fig)
     return out
 
@@ -211,4 +215,4 @@ def figure_to_svg(fig: MplFigure, *, id_prefix: str = "", alt: str = "") -> str:
     return svg.replace("<svg ", f'<svg role="img" aria-label="{escape(alt)}" class="chart" ', 1)
 
 
-__all__ = ["DENSE", "PRINT_DPI", "Rendered", "figure_to_png", "figure_to_svg", "rendered"]
+__all__ = ["DENSE", "PRINT_DPI", "Rendered", "figure_to_png", "figure_to_svg", "plot_label", "rendered"]

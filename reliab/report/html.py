@@ -18,6 +18,7 @@ import jinja2
 import numpy as np
 from markupsafe import Markup
 
+from reliab._atomic import write_atomic
 from reliab.report.document import Block, Callout, Figure, Report, Table, Text
 from reliab.report.figures import PRINT_DPI, figure_to_svg, rendered
 
@@ -106,6 +107,17 @@ def _table_view(table: Table) -> dict[str, Any]:
 
 
 def _figure_view(block: Figure, prefix: str, target: Target) -> dict[str, Any]:
+    """The figure drawn for ``target``; a figure that fails to draw is a note in its section."""
+    try:
+        return _drawn_figure_view(block, prefix, target)
+    except Exception as exc:  # noqa: BLE001 - one figure never fails the report
+        reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+        name = block.title or block.alt or "figure"
+        return {"kind": "text", "body": f"{name}: figure not drawn: {reason}", "items": (), "note": True,
+                "title": ""}
+
+
+def _drawn_figure_view(block: Figure, prefix: str, target: Target) -> dict[str, Any]:
     alt = block.alt or block.title
     if target == "print":
         data = base64.b64encode(rendered(block.figure).png).decode("ascii")
@@ -214,17 +226,14 @@ def render_html(report: Report, *, target: Target = "screen") -> str:
 
 
 def write_html(report: Report, path: str | Path) -> Path:
-    """Write ``render_html(report)`` to ``path`` (UTF-8), creating parent folders.
+    """Write ``render_html(report)`` to ``path`` (UTF-8, atomically), creating parent folders.
 
     Returns
     -------
     pathlib.Path
         The path written.
     """
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_html(report), encoding="utf-8")
-    return out
+    return write_atomic(path, render_html(report))
 
 
 __all__ = ["figure_to_svg", "render_html", "stylesheet", "write_html"]

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from reliab._atomic import write_atomic
 from reliab.report.document import Report
 from reliab.report.html import render_html
 
@@ -49,7 +50,7 @@ def render_pdf(report: Report, *, url_fetcher: Callable[[str], Any] | None = Non
 
 def write_pdf(report: Report, path: str | Path, *, url_fetcher: Callable[[str], Any] | None = None
               ) -> Path:
-    """Write the PDF of ``report`` to ``path``, creating parent folders (``url_fetcher`` as
+    """Write the PDF of ``report`` to ``path`` atomically, creating parent folders (``url_fetcher`` as
     in :func:`render_pdf`).
 
     Returns
@@ -57,10 +58,7 @@ def write_pdf(report: Report, path: str | Path, *, url_fetcher: Callable[[str], 
     pathlib.Path
         The path written.
     """
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(render_pdf(report, url_fetcher=url_fetcher))
-    return out
+    return write_atomic(path, render_pdf(report, url_fetcher=url_fetcher))
 
 
 __all__ = ["render_pdf", "write_pdf"]

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from reliab._atomic import write_atomic
 from reliab._result import NotAvailable, json_safe
 from reliab._version import __version__
 from reliab.errors import InputFileError
@@ -45,11 +46,8 @@ def archive(results: dict[str, Any], *, label: str, fleet: Any, previous: dict[s
 
 
 def write_archive(data: dict[str, Any], path: str | Path) -> Path:
-    """Write an archive (from :func:`archive`) as indented JSON."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(data, indent=1, allow_nan=False), encoding="utf-8")
-    return p
+    """Write an archive (from :func:`archive`) as indented JSON, atomically."""
+    return write_atomic(path, json.dumps(data, indent=1, allow_nan=False))
 
 
 def load_archive(path: str | Path) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from reliab.io._discover import NOT_OPENED
 from reliab.study._analyses import analyze, in_window
 from reliab.study._archive import archive, load_archive, write_archive
 from reliab.study._fleet import Fleet, fleet_facts, read_inventory
+from reliab.study._timespan import set_aside_implausible
 
 Compare = Literal["llama3"]
 
@@ -226,6 +227,7 @@ def run_report(
     t0 = time.perf_counter()
     res = reliab.ingest(plist, progress=progress, policy=policy, job_name=job_name, strict=strict,
                         manifest=manifest, source=source, **options)
+    res = set_aside_implausible(res)
     timings["ingest"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()

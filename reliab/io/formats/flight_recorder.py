@@ -37,6 +37,7 @@ from reliab.io._files import open_binary
 from reliab.io._lines import unexpected
 from reliab.io._quarantine import Quarantine, quarantine_frame
 from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._pickle_scan import scan_pickle
 
 #: largest dump read: a pickle expands to at most ~8 bytes of references per byte (a list
 #: of Nones), so this bounds the loaded objects to ~256 MiB (real dumps hold 2,000 entries
@@ -92,10 +93,15 @@ def load_dump(data: bytes) -> dict[str, Any]:
     Raises
     ------
     ParseError
-        When the bytes are not a pickle, ask for a global, or are not a dump dict.
+        When the bytes are not a pickle, ask for a global, hash a container, share
+        containers too often (:func:`~reliab.io.formats._pickle_scan.scan_pickle`), or
+        are not a dump dict.
     """
     try:
+        scan_pickle(data)
         obj = SafeUnpickler(io.BytesIO(data)).load()
+    except ParseError as exc:
+        raise ParseError(f"not a loadable flight-recorder pickle: {exc.message}") from None
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError, KeyError,
             AttributeError, MemoryError, OverflowError, UnicodeDecodeError) as exc:
         raise ParseError(f"not a loadable flight-recorder pickle: {exc}") from None
@@ -258,7 +264,7 @@ def _signals_from_entries(entries: pd.DataFrame, path: str, job_id: str | None) 
     return frame
 
 
-@register_parser("flight_recorder", sniff=_sniff, table="signals")
+@register_parser("flight_recorder", sniff=_sniff, table="signals", lines=False)
 def read_flight_recorder(path: str, *, job_id: str | None = None, strict: bool = False) -> FileResult:
     """PyTorch NCCL flight-recorder dump (pickle, one per rank), loaded without running code.
 

@@ -713,7 +713,7 @@ def _sniff_json(path: str, lines: Sequence[str]) -> float:
     return 0.0
 
 
-@register_parser("sacct_json", sniff=_sniff_json, table="jobs")
+@register_parser("sacct_json", sniff=_sniff_json, table="jobs", lines=False)
 def read_sacct_json(path: str, *, gpus_per_node: int | None = None, strict: bool = False) -> FileResult:
     """Slurm ``sacct --json`` output -> jobs (+ ``slurm:<state>`` signals), best effort.
 

@@ -97,7 +97,7 @@ def _open(path: str) -> Any:
     return pf
 
 
-@register_parser("telemetry_parquet", sniff=_sniff, table="telemetry")
+@register_parser("telemetry_parquet", sniff=_sniff, table="telemetry", lines=False)
 def read_telemetry_parquet(path: str, *, columns: Mapping[str, str] | None = None, host: str | None = None,
                            strict: bool = False) -> FileResult:
     """Generic telemetry Parquet file (time, host, gpu, unit-suffixed measurements) -> telemetry.
