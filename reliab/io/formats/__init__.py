@@ -14,6 +14,11 @@ from reliab.io.formats import (
     slurm,  # noqa: F401  (sacct, sacct_json)
     tickets,  # noqa: F401
 )
+from reliab.io.formats import (  # classic HPC system logs, after the others (ties keep their order)
+    bgl,  # noqa: F401
+    lanl_hpc,  # noqa: F401
+    sandia_syslog,  # noqa: F401
+)
 from reliab.io.formats.telemetry import (
     delimited,  # noqa: F401  (telemetry_csv, nvidia_smi_csv)
     nvidia_smi,  # noqa: F401  (nvidia_smi_q, dmon, dcgm)
