@@ -128,3 +128,38 @@ def test_forced_kernel_reader_warns(path):
     reason = res.sources[str(path)].reason
     assert "the forced reader kernel recognised 0 of 2,000 lines" in reason
     assert any("the forced reader kernel recognised 0 of 2,000 lines" in n for n in res.notes)
+
+
+def test_forced_reader_of_the_right_format_is_not_noted(tmp_path):
+    # a BGL log whose lines are all non-alerts: the forced bgl reader parses none, rightly
+    path = tmp_path / "quiet.log"
+    path.write_text("\n".join(BGL.read_text().split("\n")[:8]) + "\n")
+    res = reliab.ingest(path, source="bgl")
+    assert int(res.accounting["parsed"].sum()) == 0
+    assert not any("forced reader" in n for n in res.notes)
+    assert "forced reader" not in res.sources[str(path)].reason
+
+
+def test_forced_reader_warning_names_the_sniffed_source():
+    res = reliab.ingest(BGL, source="kernel")
+    assert "(sniffing picks bgl)" in res.sources[str(BGL)].reason
+
+
+def test_forced_reader_warning_reaches_the_cli():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "reliab", "ingest", str(BGL), "--source", "kernel"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "the forced reader kernel recognised 0 of 2,000 lines" in proc.stdout
+
+
+def test_other_families_map_to_taxonomy():
+    from reliab.taxonomy import classify
+
+    frame = pd.DataFrame({"signal": ["sandia:ecc", "sandia:pbs_chk", "lanl_hpc:node:psu",
+                                     "lanl_hpc:clusterfilesystem:fdmn.panic", "bgl:kerndtlb"],
+                          "message": ["", "", "psu failure", "", ""]})
+    cats = classify(frame)["category"].tolist()
+    assert cats == ["System Memory", "Dependency", "Power Supply", "Dependency", "Unclassified"]

@@ -52,12 +52,14 @@ class SourceChoice:
     """Which parser read a file, and why.
 
     ``confidence`` is the winning sniffer's score (1.0 when forced with ``source=``);
-    ``reason`` says how the choice was made and lists runner-up scores and parser notes.
+    ``reason`` says how the choice was made and lists runner-up scores and parser notes;
+    ``forced`` is whether the source was named (``source=``, the manifest), not sniffed.
     """
 
     source: str
     confidence: float
     reason: str
+    forced: bool = False
 
 
 @dataclass(frozen=True)
