@@ -54,3 +54,12 @@ def test_empty_files_are_not_duplicates(tmp_path):
     res = reliab.ingest(tmp_path)
     assert _rows(res, "duplicate").empty
     assert len(_rows(res, "empty")) == 2
+
+
+def test_per_host_captures_of_identical_content_are_both_read(tmp_path):
+    # the SEL of two hosts, both empty: the file names carry the hosts (data/llama3-54d has such)
+    (tmp_path / "node0187.sel").write_text("SEL has no entries\n")
+    (tmp_path / "node1205.sel").write_text("SEL has no entries\n")
+    res = reliab.ingest(tmp_path)
+    assert _rows(res, "duplicate").empty
+    assert sorted(_rows(res, "sel")["path"]) == [str(tmp_path / "node0187.sel"), str(tmp_path / "node1205.sel")]

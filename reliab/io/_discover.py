@@ -248,6 +248,18 @@ def _once_per_file(entries: list[Entry]) -> list[Entry]:
     return _once_per_content(out)
 
 
+def _host_by_path(path: str) -> bool:
+    """Whether the reader sniffing picks for ``path`` names the host by the path (``host=``)."""
+    from reliab.io._driver import choose_source
+    from reliab.io._registry import get_parser, options_for
+
+    try:
+        read = get_parser(choose_source(Path(path)).source).read
+    except KeyError:  # empty, binary, unrecognized: no reader, no host
+        return False
+    return "host" in options_for(read, {"host": None})
+
+
 def _once_per_content(entries: list[Entry]) -> list[Entry]:
     """Entries with each content read once: a copy of a file read, or the same file
     compressed (``x.csv`` and ``x.csv.xz``), is set aside as ``duplicate`` naming the file
@@ -255,7 +267,7 @@ def _once_per_content(entries: list[Entry]) -> list[Entry]:
     from reliab.io._twins import content_twins
 
     files = [i for i, e in enumerate(entries) if e.result is None and not e.url]
-    twins = content_twins([entries[i].path for i in files])
+    twins = content_twins([entries[i].path for i in files], _host_by_path)
     out = list(entries)
     for k, first in twins.items():
         path, kept = entries[files[k]].path, entries[files[first]].path

@@ -5,9 +5,15 @@ Files are compared by their decompressed bytes, cheaply: only files whose decomp
 length equals another's are hashed.  The length is the file size for a plain file, the
 ``ISIZE`` trailer for a gzip file (RFC 1952 section 2.3.1: the length modulo 2**32, so
 lengths are compared modulo 2**32) and, for the other compressions (xz, bzip2, zstd),
-the length of the decompressed stream, read once.  A folder of plain files of distinct
-sizes costs one ``stat`` per file and nothing more.  Empty files are never twins (each
-gets its ``empty`` row).
+the length of the decompressed stream, read once.  A file is taken as compressed by its
+name (``.gz``, ``.bz2``, ``.xz``, ``.zst``, ``.zstd``; then by its magic bytes), so a
+folder of plain files costs one ``stat`` per file, plus one read of each file whose
+length another file shares.  Empty files are never twins (each gets its ``empty`` row).
+
+Identical content is not the same data when the path names the host: per-host captures
+such as ``ipmi/node0187.sel`` and ``ipmi/node1205.sel`` that both read ``SEL has no
+entries`` are two hosts' records.  ``path_named(path)`` says whether the reader of a file
+takes its host from the path (the readers with a ``host=`` option); such twins are kept.
 """
 
 from __future__ import annotations
@@ -16,19 +22,21 @@ import hashlib
 import os
 import struct
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from reliab.io._files import compression_of, content_size, open_binary
 
 #: lengths are compared modulo this (a gzip trailer keeps no more)
 _MOD = 1 << 32
 _BLOCK = 1 << 20
+#: names of compressed files (the magic bytes then tell the kind)
+COMPRESSED_NAMES = (".gz", ".bz2", ".xz", ".zst", ".zstd")
 
 
 def _length(path: str) -> int | None:
     """Decompressed length of ``path`` modulo 2**32, ``None`` if it cannot be told."""
     try:
-        kind = compression_of(path)
+        kind = compression_of(path) if path.lower().endswith(COMPRESSED_NAMES) else None
         if kind is None:
             return os.stat(path).st_size % _MOD
         if kind == "gzip":
@@ -54,11 +62,12 @@ def _digest(path: str) -> bytes | None:
     return h.digest()
 
 
-def content_twins(paths: Sequence[str]) -> dict[int, int]:
+def content_twins(paths: Sequence[str], path_named: Callable[[str], bool] = lambda _: False) -> dict[int, int]:
     """``{index: index of the first path with the same content}`` for the later copies.
 
     ``paths`` are regular files in reading order; the first of each set of identical
-    (decompressed, non-empty) contents is the one read.
+    (decompressed, non-empty) contents is the one read, unless ``path_named`` says that
+    the content's reader takes the host from the path (then every copy is read).
     """
     by_length: dict[int, list[int]] = defaultdict(list)
     for i, path in enumerate(paths):
@@ -75,7 +84,8 @@ def content_twins(paths: Sequence[str]) -> dict[int, int]:
             if digest is None:
                 continue
             if digest in first:
-                twins[i] = first[digest]
+                if not path_named(paths[i]):
+                    twins[i] = first[digest]
             else:
                 first[digest] = i
     return twins
