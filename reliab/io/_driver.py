@@ -30,6 +30,7 @@ from reliab import schema
 from reliab.errors import InputFileError, ParseError, ReliabError, UnknownFormatError
 from reliab.io._discover import Entry
 from reliab.io._files import read_head, read_start
+from reliab.io._forced import forced_note, forced_notes
 from reliab.io._lines import quarantine_frame
 from reliab.io._options import reader_options
 from reliab.io._plan import RunPlan, prepare
@@ -270,44 +271,6 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
             raise InputFileError(f"{name}: unreadable ({type(exc).__name__}: {exc})") from exc
         kind = "unreadable" if isinstance(exc, _BROKEN_STREAM) else "reader failed"
         return _failed_file(name, choice.source, f"{kind} ({type(exc).__name__}: {exc})")
-
-
-#: the start of the note a forced reader that recognised no line leaves on its file
-FORCED_NOTHING = "the forced reader "
-
-
-def forced_note(result: FileResult, choice: SourceChoice) -> FileResult:
-    """``result`` with a note when the forced reader of ``choice`` recognised none of its lines.
-
-    A reader named with ``source=`` (or by the manifest) that parses no line of a file with
-    lines, and whose format sniffing does not recognise in the file either, has most likely
-    been given a file of another format; the note names what sniffing would choose.  A file
-    sniffing gives the same reader (a log of that format with no failure lines) is not noted.
-    """
-    if not choice.forced or result.parsed or not result.lines or result.reason is not None:
-        return result
-    try:
-        sniffed: SourceChoice | None = _sniff(Path(result.path))
-    except Exception:  # noqa: BLE001 - the hint is optional; the note stands without it
-        sniffed = None
-    if sniffed is not None and sniffed.source == choice.source:
-        return result
-    note = f"{FORCED_NOTHING}{choice.source} recognised 0 of {result.lines:,} lines"
-    if sniffed is not None and sniffed.confidence > 0:
-        note += f" (sniffing picks {sniffed.source})"
-    import dataclasses
-
-    return dataclasses.replace(result, notes=(*result.notes, note))
-
-
-def forced_notes(sources: dict[str, SourceChoice]) -> tuple[str, ...]:
-    """Run warnings for the files whose forced reader recognised none of their lines."""
-    out = []
-    for path, choice in sources.items():
-        for part in choice.reason.split("; "):
-            if part.startswith(FORCED_NOTHING):
-                out.append(f"Warning: {path}: {part}")
-    return tuple(out)
 
 
 def _broken_stream_errors() -> tuple[type[BaseException], ...]:

@@ -354,10 +354,10 @@ def ingest_output(plan: RunPlan, attribution: dict[str, Any], *, output: str | o
         _progress,
         accounting_of,
         attribute_run,
-        forced_notes,
         plan_notes,
         sources_of,
     )
+    from reliab.io._forced import forced_notes
 
     out = Path(output).resolve()
     run = _partitioned.new_run()

@@ -6,18 +6,16 @@ its reader with :func:`reliab.io._registry.register_parser`, and import it below
 """
 
 from reliab.io.formats import (
+    bgl,  # noqa: F401
     flight_recorder,  # noqa: F401
     kernel,  # noqa: F401
     lanl,  # noqa: F401
+    lanl_hpc,  # noqa: F401
     nccl,  # noqa: F401
+    sandia_syslog,  # noqa: F401
     sel,  # noqa: F401
     slurm,  # noqa: F401  (sacct, sacct_json)
     tickets,  # noqa: F401
-)
-from reliab.io.formats import (  # classic HPC system logs, after the others (ties keep their order)
-    bgl,  # noqa: F401
-    lanl_hpc,  # noqa: F401
-    sandia_syslog,  # noqa: F401
 )
 from reliab.io.formats.telemetry import (
     delimited,  # noqa: F401  (telemetry_csv, nvidia_smi_csv)
