@@ -63,3 +63,15 @@ def test_per_host_captures_of_identical_content_are_both_read(tmp_path):
     res = reliab.ingest(tmp_path)
     assert _rows(res, "duplicate").empty
     assert sorted(_rows(res, "sel")["path"]) == [str(tmp_path / "node0187.sel"), str(tmp_path / "node1205.sel")]
+
+
+def test_lanl_csv_and_its_xz_read_once(tmp_path):
+    # the case: a LANL failure file beside its .xz gave every failure twice
+    src = Path(__file__).resolve().parent / "reference" / "lanl_failures_1996_2005"
+    lines = (src / "LA-UR-05-7318-failure-data-1996-2005.csv").read_bytes().splitlines(keepends=True)[:301]
+    data = b"".join(lines)
+    (tmp_path / "x.csv").write_bytes(data)
+    (tmp_path / "x.csv.xz").write_bytes(lzma.compress(data))
+    res = reliab.ingest(tmp_path)
+    assert len(res.signals) == 300  # 300 records under the header
+    assert _rows(res, "duplicate")["path"].tolist() == [str(tmp_path / "x.csv.xz")]
