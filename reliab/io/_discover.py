@@ -18,7 +18,9 @@ outside       a symbolic link whose target (resolved) lies outside the folder gi
 unreadable    a folder that cannot be listed, a broken symbolic link, a file that
               cannot be stat'ed
 manifest      the hand-over manifest itself (applied, not read as a log)
-duplicate     a second path to a file already read (a symbolic or hard link to it)
+duplicate     a second path to a file already read (a symbolic or hard link to it), or
+              a file of the same decompressed content as one read (a copy, the same
+              file compressed and not)
 ============  =======================================================================
 
 Files named explicitly are always read (unless special).  The driver adds, per file it
@@ -283,6 +285,34 @@ def _once_per_file(entries: list[Entry]) -> list[Entry]:
                 link = "a symbolic link" if os.path.islink(path) else "a hard link"
                 out[i] = Entry(path, set_aside(path, DUPLICATE, f"{link} to {entries[kept].path}, read there"
                                                                 " (each file is read once)"))
+    return _once_per_content(out)
+
+
+def _host_by_path(path: str) -> bool:
+    """Whether the reader sniffing picks for ``path`` names the host by the path (``host=``)."""
+    from reliab.io._driver import choose_source
+    from reliab.io._registry import get_parser, options_for
+
+    try:
+        read = get_parser(choose_source(Path(path)).source).read
+    except KeyError:  # empty, binary, unrecognized: no reader, no host
+        return False
+    return "host" in options_for(read, {"host": None})
+
+
+def _once_per_content(entries: list[Entry]) -> list[Entry]:
+    """Entries with each content read once: a copy of a file read, or the same file
+    compressed (``x.csv`` and ``x.csv.xz``), is set aside as ``duplicate`` naming the file
+    read (see :mod:`reliab.io._twins`)."""
+    from reliab.io._twins import content_twins
+
+    files = [i for i, e in enumerate(entries) if e.result is None and not e.url]
+    twins = content_twins([entries[i].path for i in files], _host_by_path)
+    out = list(entries)
+    for k, first in twins.items():
+        path, kept = entries[files[k]].path, entries[files[first]].path
+        out[files[k]] = Entry(path, set_aside(path, DUPLICATE, f"the same content as {kept} (decompressed),"
+                                                               " read there (each content is read once)"))
     return out
 
 

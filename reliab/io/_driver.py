@@ -32,6 +32,7 @@ from reliab._hostnames import canonical_tables
 from reliab.errors import InputFileError, ParseError, ReliabError, UnknownFormatError
 from reliab.io._discover import Entry
 from reliab.io._files import read_head, read_start
+from reliab.io._forced import forced_note, forced_notes
 from reliab.io._lines import quarantine_frame
 from reliab.io._options import reader_options
 from reliab.io._plan import RunPlan, prepare
@@ -201,7 +202,7 @@ def choose_source(path: Path, source: str | None = None, strict: bool = False,
         With ``strict=True``, the start of the file cannot be read.
     """
     if source is not None:
-        return SourceChoice(source, 1.0, why)
+        return SourceChoice(source, 1.0, why, forced=True)
     try:
         return _sniff(path, strict)
     except UnknownFormatError:  # raised only when strict
@@ -256,7 +257,7 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
     kwargs = options_for(parser.read, {**(options or {}), "strict": strict})
     try:
         with quarantine_limit((options or {}).get("quarantine_limit")):
-            return canonical_result(encoding_note(parser.read(name, **kwargs)))
+            return canonical_result(forced_note(encoding_note(parser.read(name, **kwargs)), choice))
     except ParseError as exc:
         if strict:
             if exc.origin is None:
@@ -690,8 +691,8 @@ def sources_of(results: list[FileResult],
     for r in results:
         choice = choices.get(r.path) or SourceChoice(r.source, 0.0, r.reason or "")
         if r.notes:
-            choice = SourceChoice(choice.source, choice.confidence, f"{choice.reason}; {'; '.join(r.notes)}",
-                                  tuple(r.notes))
+            choice = dataclasses.replace(choice, reason=f"{choice.reason}; {'; '.join(r.notes)}",
+                                         notes=tuple(r.notes))
         sources[r.path] = choice
     return sources
 
@@ -713,6 +714,7 @@ def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
     jobs, signals, repeated = drop_repeated_jobs(tables["jobs"], tables["signals"])
     tables = {**tables, "jobs": jobs}
     notes = (*notes, repeated) if repeated else notes
+    notes = (*notes, *forced_notes(sources))
     if not signals["time"].is_monotonic_increasing:  # a stable sort keeps sorted rows as they are
         signals = signals.sort_values("time", kind="stable")
     if not (isinstance(signals.index, pd.RangeIndex) and signals.index.start == 0

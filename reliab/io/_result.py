@@ -62,7 +62,8 @@ class SourceChoice:
     """Which parser read a file, and why.
 
     ``confidence`` is the winning sniffer's score (1.0 when forced with ``source=``);
-    ``reason`` says how the choice was made and lists runner-up scores and parser notes.
+    ``reason`` says how the choice was made and lists runner-up scores and parser notes;
+    ``forced`` is whether the source was named (``source=``, the manifest), not sniffed.
     """
 
     source: str
@@ -70,6 +71,7 @@ class SourceChoice:
     reason: str
     #: the parser's own notes about the file (also at the end of ``reason``)
     notes: tuple[str, ...] = ()
+    forced: bool = False
 
 
 @dataclass(frozen=True)

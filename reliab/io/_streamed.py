@@ -357,6 +357,7 @@ def ingest_output(plan: RunPlan, attribution: dict[str, Any], *, output: str | o
         plan_notes,
         sources_of,
     )
+    from reliab.io._forced import forced_notes
 
     out = Path(output).resolve()
     run = _partitioned.new_run()
@@ -380,7 +381,7 @@ def ingest_output(plan: RunPlan, attribution: dict[str, Any], *, output: str | o
         accounting = schema.validate(accounting_of(results), "accounting")
         signals = writer.attribution_signals(jobs, attribution.get("before", "10min"),
                                              attribution.get("after", "5min"))
-        notes = plan_notes(plan) + ((repeated,) if repeated else ())
+        notes = plan_notes(plan) + ((repeated,) if repeated else ()) + forced_notes(sources_of(results, choices))
         fields = attribute_run(signals, jobs, accounting, notes, **attribution)
         del signals
         counts = {"rows": dict(writer.rows), "signal_sources": dict(writer.signal_sources)}

@@ -6,10 +6,13 @@ its reader with :func:`reliab.io._registry.register_parser`, and import it below
 """
 
 from reliab.io.formats import (
+    bgl,  # noqa: F401
     flight_recorder,  # noqa: F401
     kernel,  # noqa: F401
     lanl,  # noqa: F401
+    lanl_hpc,  # noqa: F401
     nccl,  # noqa: F401
+    sandia_syslog,  # noqa: F401
     sel,  # noqa: F401
     slurm,  # noqa: F401  (sacct, sacct_json)
     tickets,  # noqa: F401
