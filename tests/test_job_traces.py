@@ -225,3 +225,37 @@ def test_pai_generated_tables(tmp_path: Path) -> None:
 def test_option_the_forced_reader_does_not_take_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match=r"sacct.*columns.*takes.*tz"):
         reliab.ingest(REF / "helios" / "cluster_log.csv", source="sacct", columns={"a": "b"})
+
+
+# ------------------------------------------------------------------ job-level analyses on a trace
+def _philly_trace(path: Path, n: int = 300) -> Path:
+    """A Philly-schema file with Pass/Killed/Failed jobs of 1-32 GPUs, some retried."""
+    rng = random.Random(3)
+    t0 = pd.Timestamp("2017-10-02")
+    fmt = "%Y-%m-%d %H:%M:%S"
+    jobs = []
+    for i in range(n):
+        t = t0 + pd.Timedelta(seconds=rng.uniform(0, 20 * 86400))
+        sub, atts = t, []
+        for _ in range(rng.choice([1, 1, 2])):
+            start = t + pd.Timedelta(seconds=rng.uniform(10, 600))
+            t = start + pd.Timedelta(seconds=rng.uniform(600, 20000))
+            atts.append({"start_time": start.strftime(fmt), "end_time": t.strftime(fmt),
+                         "detail": [{"ip": f"m{rng.randint(1, 40)}", "gpus": ["gpu0"] * rng.choice([1, 4, 8])}]})
+        jobs.append({"status": ["Pass", "Killed", "Failed"][i % 3], "vc": "vc1", "jobid": f"app_{i}",
+                     "attempts": atts, "submitted_time": sub.strftime(fmt), "user": f"u{i % 11}"})
+    path.write_text(json.dumps(jobs))
+    return path
+
+
+def test_replay_on_a_trace_without_interruptions(tmp_path: Path) -> None:
+    # Philly cannot tell user from infrastructure failures: under the fleet policy every
+    # Failed job is a user failure (100 of 300), so the run has no interruption to replay
+    ing = reliab.ingest(_philly_trace(tmp_path / "cluster_job_log"))
+    assert len(ing.interruptions) == 0 and len(ing.user_failures) == 100
+    cost = reliab.failure_cost(ing.interruptions, ing.jobs, ing.signals)
+    table = reliab.replay_mitigations(cost).table.set_index("scenario")
+    # the replay counts every end of the run's allocations (here a retried attempt) and
+    # reproduces the observed ETTR
+    assert table.loc["observed", "interruptions"] == (~cost.segments["censored"]).sum()
+    assert table.loc["observed", "ettr"] == pytest.approx(cost.ettr)

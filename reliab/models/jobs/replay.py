@@ -129,7 +129,9 @@ def _replay(cost: FailureCostResult, sc: Scenario, drain_delay_h: float) -> dict
     seg = cost.segments
     removed = _removed(cost, sc, drain_delay_h)
     inter_of = seg["interruption"].to_numpy()
-    ends_removed = np.where(inter_of >= 0, removed[np.maximum(inter_of, 0)], False) & ~seg["censored"].to_numpy()
+    # (a segment no interruption ended points past the mask, at False: also with no interruption)
+    ends_removed = np.append(removed, False)[np.where(inter_of >= 0, inter_of, len(removed))] \
+        & ~seg["censored"].to_numpy()
     # segment k joins segment k+1 when the interruption ending k is avoided
     group = np.concatenate([[0], np.cumsum(~ends_removed[:-1])])
     first = np.concatenate([[True], group[1:] != group[:-1]])
