@@ -259,3 +259,52 @@ def test_replay_on_a_trace_without_interruptions(tmp_path: Path) -> None:
     # reproduces the observed ETTR
     assert table.loc["observed", "interruptions"] == (~cost.segments["censored"]).sum()
     assert table.loc["observed", "ettr"] == pytest.approx(cost.ettr)
+
+
+def _hand_jobs() -> pd.DataFrame:
+    """Five jobs, one retried (app5: REQUEUED then FAILED), run times 10, 2, 4, 1, 6 h."""
+    t0 = pd.Timestamp("2024-01-01T00:00:00Z")
+    rows = [("app1", "COMPLETED", 1, 0, 10), ("app2", "FAILED", 1, 0, 2), ("app3", "NODE_FAIL", 8, 0, 4),
+            ("app4", "CANCELLED", 8, 0, 1), ("app5", "REQUEUED", 8, 0, 1), ("app5", "FAILED", 8, 2, 8)]
+    return pd.DataFrame({"job_id": [r[0] for r in rows], "state": [r[1] for r in rows],
+                         "ngpus": [r[2] for r in rows],
+                         "start": [t0 + pd.Timedelta(hours=r[3]) for r in rows],
+                         "end": [t0 + pd.Timedelta(hours=r[4]) for r in rows]})
+
+
+def test_end_states_by_hand() -> None:
+    from reliab.models.jobs import estimate_end_states
+
+    jobs = _hand_jobs()
+    res = estimate_end_states(jobs, interruptions=pd.DataFrame({"job_id": ["app3"]}),
+                              user_failures=pd.DataFrame({"job_id": ["app2", "app5"]}))
+    s = res.states.set_index("state")
+    assert s["jobs"].to_dict() == {"FAILED": 2, "COMPLETED": 1, "NODE_FAIL": 1, "CANCELLED": 1}
+    # Clopper-Pearson 95 %: 2 of 5 -> [0.0527, 0.8534], 1 of 5 -> [0.0051, 0.7164] (published tables)
+    assert s.loc["FAILED", ["share", "share_low", "share_high"]].tolist() == pytest.approx(
+        [0.4, 0.0527, 0.8534], abs=5e-4)
+    assert s.loc["NODE_FAIL", ["share_low", "share_high"]].tolist() == pytest.approx([0.0051, 0.7164], abs=5e-4)
+    b = res.by_size.table.set_index("bucket")
+    # 1 GPU: app1 (10 h), app2 failed (2 h); 5-8 GPUs: app3 failed (4 h), app4 (1 h), app5 failed (last run 6 h)
+    assert b.loc["1", ["jobs", "failed", "job_hours"]].tolist() == [2, 1, 12.0]
+    assert b.loc["5-8", ["jobs", "failed", "job_hours", "infrastructure", "user"]].tolist() == [3, 2, 11.0, 1, 1]
+    assert b.loc["5-8", "failures_per_1k_job_h"] == pytest.approx(2000 / 11)
+    # Garwood 95 % for 2 events: [0.2422, 7.2247]
+    assert b.loc["5-8", ["failures_per_1k_job_h_low", "failures_per_1k_job_h_high"]].tolist() == pytest.approx(
+        [242.2 / 11, 7224.7 / 11], rel=1e-3)
+    # KM: 1 (censored), 2 (fail, S=3/4), 4 (fail, S=1/2): median 4 h
+    assert res.ttf_median_h == 4.0
+    assert (res.failed, res.infrastructure, res.user) == (3, 1, 2)
+
+
+def test_end_states_in_the_report_of_a_trace(tmp_path: Path) -> None:
+    from reliab.study import analyze, fleet_facts
+
+    ing = reliab.ingest(_philly_trace(tmp_path / "cluster_job_log"))
+    out = analyze(ing, fleet_facts(jobs=ing.jobs, signals=ing.signals))
+    states = out["job_end_states"]
+    assert states.states.set_index("state")["jobs"].to_dict() == {"COMPLETED": 100, "CANCELLED": 100,
+                                                                 "FAILED": 100}
+    assert states.infrastructure == 0 and states.user == 100
+    assert out["job_failures_by_size"].table["failed"].sum() == 100
+    assert any("cannot tell user from infrastructure" in n for n in states.notes)
