@@ -255,7 +255,8 @@ def _by_size(j: pd.DataFrame, failed: np.ndarray, infra: np.ndarray, user: np.nd
     k, m = g["failed"].to_numpy(), g["jobs"].to_numpy()
     s_low, s_high = clopper_pearson(k, m, conf_level)
     r_low, r_high = _garwood(k, conf_level)
-    per_k = np.where(g["job_hours"] > 0, 1000.0 / g["job_hours"].to_numpy(), np.nan)
+    job_h = g["job_hours"].to_numpy(dtype=float)
+    per_k = np.divide(1000.0, job_h, out=np.full(len(job_h), np.nan), where=job_h > 0)
     out = g.reset_index(drop=True).assign(
         failed_share=k / m, failed_share_low=s_low, failed_share_high=s_high,
         failures_per_1k_job_h=k * per_k, failures_per_1k_job_h_low=r_low * per_k,
