@@ -198,6 +198,36 @@ def test_helios_generated_volume_and_edges(tmp_path: Path) -> None:
     assert set(res.quarantine["lineno"]) == {5003, 5004}
 
 
+
+def test_acme_kalos_generated_volume_and_edges(tmp_path: Path) -> None:
+    header = ("job_id,user,node_num,gpu_num,cpu_num,mem_per_pod_GB,shared_mem_per_pod,type,state,submit_time,"
+              "start_time,end_time,fail_time,stop_time,duration,queue,gpu_time")
+    states = ["COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL"]
+    lines = [header]
+    for i in range(4000):
+        st = states[i % 5]
+        fail = "2023-05-17 12:00:00+00:00" if st in ("FAILED", "NODE_FAIL") else ""
+        lines.append(f"dlc{i:013x},u{i % 13},{1 + i % 4},{8 * (1 + i % 4)},96,1000,100.0,Pretrain,{st},"
+                     f"2023-05-17 11:00:00+00:00,2023-05-17 11:00:10+00:00,2023-05-17 12:00:00+00:00,{fail},,"
+                     f"3600,10.0,28800.0")
+    lines.append("dlcrunning,u1,1,8,96,1000,100.0,SFT,RUNNING,2023-08-31 23:00:00+00:00,"
+                 "2023-08-31 23:00:05+00:00,,,,,5.0,")
+    lines.append("dlcnaive,u1,1,8,96,1000,100.0,SFT,COMPLETED,2023-08-31 23:00:00,"
+                 "2023-08-31 23:00:05,2023-08-31 23:30:00,,,,5.0,")
+    lines.append("dlcbad,u1,1,8,96,1000,100.0,SFT,COMPLETED,2023-08-31T25:00:00+00:00,,,,,,5.0,")
+    path = tmp_path / "trace_kalos.csv"
+    path.write_text("\n".join(lines) + "\n")
+    res = _read("acme", path)
+    df = res.tables["jobs"].set_index("job_id")
+    assert (res.parsed, res.malformed) == (4002, 1)
+    assert df["state"].value_counts().to_dict() == {**{s: 800 for s in states}, "RUNNING": 1, "COMPLETED": 801}
+    assert df.loc["dlc0000000000003", ["nnodes", "ngpus"]].tolist() == [4, 32]
+    assert pd.isna(df.loc["dlcrunning", "end"])
+    # the one time without an offset is local time in the default zone (UTC+8), and said so
+    assert df.loc["dlcnaive", "start"] == pd.Timestamp("2023-08-31T15:00:05Z")
+    assert any("3 time(s) without a UTC offset" in n and "Asia/Shanghai" in n for n in res.notes)
+
+
 def test_pai_generated_tables(tmp_path: Path) -> None:
     statuses = ["Terminated", "Failed", "Running", "Waiting"]
     job_rows, task_rows = [], []
