@@ -338,3 +338,21 @@ def test_end_states_in_the_report_of_a_trace(tmp_path: Path) -> None:
     assert states.infrastructure == 0 and states.user == 100
     assert out["job_failures_by_size"].table["failed"].sum() == 100
     assert any("cannot tell user from infrastructure" in n for n in states.notes)
+
+
+def test_philly_times_around_dst_changes(tmp_path: Path) -> None:
+    # America/Los_Angeles: 2017-11-05 01:00-02:00 happens twice (read as the earlier, PDT),
+    # 02:30 that day is PST; 2017-03-12 02:30 does not exist (the job is malformed)
+    def job(jid: str, t: str) -> dict:
+        return {"status": "Pass", "vc": "v", "jobid": jid, "user": "u", "submitted_time": t,
+                "attempts": [{"start_time": t, "end_time": "2017-11-06 00:00:00", "detail": []}]}
+
+    path = tmp_path / "cluster_job_log"
+    path.write_text(json.dumps([job("a", "2017-11-05 01:30:00"), job("b", "2017-11-05 02:30:00"),
+                                job("c", "2017-03-12 02:30:00"), job("d", "2017-11-05 00:30:00")]))
+    res = _read("philly", path)
+    start = res.tables["jobs"].set_index("job_id")["start"]
+    assert start.to_dict() == {"a": pd.Timestamp("2017-11-05T08:30:00Z"), "b": pd.Timestamp("2017-11-05T10:30:00Z"),
+                               "d": pd.Timestamp("2017-11-05T07:30:00Z")}
+    assert res.malformed == 1 and "does not exist" in res.quarantine["reason"].iloc[0]
+    assert any("repeated hour" in n for n in res.notes)

@@ -11,6 +11,7 @@ import csv
 import math
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta, tzinfo
+from functools import lru_cache
 from typing import Any
 
 from reliab.errors import ParseError
@@ -50,10 +51,23 @@ def wall_time(text: Any, tz: tzinfo, column: str, naive: list[int] | None = None
         value = datetime.fromisoformat(text.strip())
     except ValueError:
         raise ParseError(f"{column} {text.strip()[:40]!r} is not a time YYYY-MM-DD HH:MM:SS") from None
-    if value.tzinfo is None and naive is not None:
-        naive[0] += 1
+    if value.tzinfo is None:
+        if naive is not None:
+            naive[0] += 1
+        offset = _hour_offset(tz, value.replace(minute=0, second=0, microsecond=0))
+        if offset is not None:  # the common case: an hour with one offset, no DST change in it
+            return _in_range((value - offset).replace(tzinfo=UTC), column)
     value = localize(value, tz).astimezone(UTC)
     return _in_range(value, column)
+
+
+@lru_cache(maxsize=1 << 16)
+def _hour_offset(tz: tzinfo, hour: datetime) -> timedelta | None:
+    """The UTC offset of every wall time of the naive ``hour`` in ``tz``, or ``None`` when
+    the hour holds a DST change (then :func:`localize` decides each time by its rule)."""
+    ends = (hour, hour + timedelta(minutes=59, seconds=59, microseconds=999999))
+    offsets = {t.replace(tzinfo=tz, fold=f).utcoffset() for t in ends for f in (0, 1)}
+    return offsets.pop() if len(offsets) == 1 else None
 
 
 def offset_time(text: str, origin: datetime, column: str) -> datetime | None:
