@@ -356,3 +356,15 @@ def test_philly_times_around_dst_changes(tmp_path: Path) -> None:
                                "d": pd.Timestamp("2017-11-05T07:30:00Z")}
     assert res.malformed == 1 and "does not exist" in res.quarantine["reason"].iloc[0]
     assert any("repeated hour" in n for n in res.notes)
+
+
+def test_cli_names_the_options_of_the_forced_reader() -> None:
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "reliab", "ingest", str(REF / "helios" / "cluster_log.csv"),
+                          "--source", "sacct", "--columns", "a=b"], capture_output=True, text=True,
+                         env={**os.environ, "COLUMNS": "200"}, timeout=300)
+    assert out.returncode != 0
+    assert "source 'sacct' takes no option(s) columns; it takes: delimiter, fields, gpus_per_node, tz" in out.stderr
