@@ -34,7 +34,7 @@ from reliab.io._discover import Entry
 from reliab.io._files import read_head, read_start
 from reliab.io._forced import forced_note, forced_notes
 from reliab.io._lines import quarantine_frame
-from reliab.io._options import reader_options
+from reliab.io._options import accepted_by, reader_options
 from reliab.io._plan import RunPlan, prepare
 from reliab.io._quarantine import check_limit, quarantine_limit
 from reliab.io._redact import hide_password
@@ -184,6 +184,21 @@ def check_arguments(source: str | None, options: dict[str, Any]) -> None:
         except KeyError as exc:
             raise UnknownFormatError(str(exc.args[0])) from None
     _check_options(options)
+    if source is not None:
+        _check_forced_options(source, options)
+
+
+def _check_forced_options(source: str, options: dict[str, Any]) -> None:
+    """``TypeError`` naming the options of ``source`` when one given is not among them: a
+    forced reader would otherwise drop it silently (``--columns`` to ``sacct``)."""
+    read = get_parser(source).read
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(read).parameters.values()):
+        return
+    taken = accepted_by(source)
+    extra = sorted(set(options) - taken - {"quarantine_limit"})
+    if extra:
+        raise TypeError(f"source {source!r} takes no option(s) {', '.join(extra)};"
+                        f" it takes: {', '.join(sorted(taken)) or 'none'}")
 
 
 def choose_source(path: Path, source: str | None = None, strict: bool = False,

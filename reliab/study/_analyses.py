@@ -139,10 +139,12 @@ def analyze(
         ``tbi_distributions``, ``job_km``, ``job_cif``, ``node_mcf``, ``crow_amsaa``,
         ``trend_laplace``, ``trend_mil_hdbk_189``, ``trend_reverse_arrangement``,
         ``trend_verdict`` (the one answer to "falling, flat or rising?"), ``lemons``,
+        ``job_end_states``, ``job_failures_by_size``,
         the job-level results, ``environment``, then (with ``previous``)
         ``period_comparison`` and ``period_rates``.
     """
     import reliab
+    from reliab.models.jobs.states import estimate_end_states
 
     policy = policy or getattr(ingest, "policy", "fleet")
     inter, jobs = ingest.interruptions, ingest.jobs
@@ -196,6 +198,12 @@ def analyze(
     gate("lemons", "lemon nodes", lambda: reliab.find_lemons(
         ingest.signals, inter, node_hours=hosts, jobs=jobs, conf_level=conf_level),
         no_jobs, no_hosts)
+    gate("job_end_states", "how jobs end", lambda: estimate_end_states(
+        jobs, interruptions=inter, user_failures=getattr(ingest, "user_failures", None),
+        conf_level=conf_level), no_jobs)
+    ends = out["job_end_states"]
+    out["job_failures_by_size"] = ends.by_size if not isinstance(ends, NotAvailable) else NotAvailable(
+        "failed jobs against job size", ends.reason)
     _job_level(out, ingest, f, no_jobs or no_fleet, conf_level)
     _environment(out, ingest, fleet, conf_level)
     if previous is not None:

@@ -8,6 +8,7 @@ its reader with :func:`reliab.io._registry.register_parser`, and import it below
 from reliab.io.formats import (
     bgl,  # noqa: F401
     flight_recorder,  # noqa: F401
+    job_traces,  # noqa: F401  (philly, helios, acme, pai_job, pai_task)
     kernel,  # noqa: F401
     lanl,  # noqa: F401
     lanl_hpc,  # noqa: F401

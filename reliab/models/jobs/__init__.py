@@ -6,7 +6,8 @@
   optimum, what-if grids over GPU count × interval × restart time;
 * :func:`simulate_job` — vectorised Monte Carlo of a checkpointing job;
 * :func:`failure_cost` — observed ETTR and lost GPU-hours of an ingested run;
-* :func:`replay_mitigations` — the same run under changed parameters.
+* :func:`replay_mitigations` — the same run under changed parameters;
+* :func:`estimate_end_states` — end-state shares, failures against job size, time to failure.
 
 Names resolve lazily so that importing the package stays cheap.
 """
@@ -38,6 +39,8 @@ _EXPORTS: dict[str, str] = {
     "replay_mitigations": "reliab.models.jobs.replay",
     "ReplayResult": "reliab.models.jobs.replay",
     "Scenario": "reliab.models.jobs.replay",
+    "estimate_end_states": "reliab.models.jobs.states",
+    "JobEndStates": "reliab.models.jobs.states",
 }
 
 __all__ = list(_EXPORTS)
