@@ -189,7 +189,9 @@ def summary_section(results: Mapping[str, Any], ingest: Any = None) -> Section:
         _mtbf_callout(results, tot, conf),
     ]
     cost = _with_attr(results, "ettr")
-    blocks.append(Callout("Effective training time", f"{100 * cost.ettr:.1f}%", "productive / wall time")
+    blocks.append(Callout("Effective training time", f"{100 * cost.ettr:.1f}%",
+                          "productive / wall time" + (f" of run {clean_text(str(cost.job_name), 40)}"
+                                                      if getattr(cost, "job_name", None) else ""))
                   if cost is not None else Callout("Effective training time", DASH, "needs the job-level cost model"))
     blocks.append(_lost_callout(_with_attr(results, "lost_gpu_hours")))
     blocks += [_trend_callout(results), _lemon_callout(results)]
