@@ -62,6 +62,9 @@ _EXPORTS: dict[str, str] = {
     "fit_weibull": "reliab.models",
     "fit_parametric": "reliab.models",
     "compare_distributions": "reliab.models",
+    "estimate_turnbull": "reliab.models",
+    "infer_resolution": "reliab.models",
+    "gap_bounds": "reliab.models",
     "estimate_kaplan_meier": "reliab.models",
     "estimate_nelson_aalen": "reliab.models",
     "fit_cox": "reliab.models",
@@ -118,6 +121,7 @@ _EXPORTS: dict[str, str] = {
     "TrendTestResult": "reliab.models",
     "TrendVerdict": "reliab.models",
     "LemonsResult": "reliab.models",
+    "TurnbullResult": "reliab.models",
     "TicketSuggestions": "reliab.taxonomy.suggest",
     # models: quarter over quarter
     "compare_periods": "reliab.models",

@@ -155,6 +155,8 @@ CASES: dict[str, Case] = {
                           lambda _: reliab.fit_parametric([], None, distribution="lognormal")),
     "DistributionComparison": Case(lambda _: reliab.compare_distributions(DUR, OBS),
                                    lambda _: reliab.compare_distributions([], None)),
+    "TurnbullResult": Case(lambda _: reliab.estimate_turnbull([0, 0, 1, 2], [2, 2, 3, 4]),
+                           lambda _: reliab.estimate_turnbull([], [])),
     "KaplanMeierResult": Case(lambda _: reliab.estimate_kaplan_meier(DUR, OBS),
                               lambda _: reliab.estimate_kaplan_meier([], None)),
     "NelsonAalenResult": Case(lambda _: reliab.estimate_nelson_aalen(DUR, OBS),

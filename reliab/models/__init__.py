@@ -20,6 +20,9 @@ _EXPORTS: dict[str, str] = {
     "WeibullFit": "reliab.models.weibull",
     "fit_parametric": "reliab.models.parametric",
     "compare_distributions": "reliab.models.parametric",
+    "estimate_turnbull": "reliab.models.turnbull",
+    "infer_resolution": "reliab.models.resolution",
+    "gap_bounds": "reliab.models.resolution",
     "estimate_kaplan_meier": "reliab.models.nonparametric",
     "estimate_nelson_aalen": "reliab.models.nonparametric",
     "fit_cox": "reliab.models.cox",
@@ -56,6 +59,8 @@ _EXPORTS: dict[str, str] = {
     "CrowAMSAAResult": "reliab.models.growth",
     "TrendTestResult": "reliab.models.trend",
     "LemonsResult": "reliab.models.lemons",
+    "TurnbullResult": "reliab.models.turnbull",
+    "Resolution": "reliab.models.resolution",
     # job-level reliability (reliab.models.jobs)
     "job_mttf": "reliab.models.jobs.mttf",
     "estimate_job_mttf": "reliab.models.jobs.mttf",

@@ -26,12 +26,15 @@ from reliab._checks import Check, contains, finite, in_range
 from reliab._deprecation import warn_renamed
 from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
+from reliab.models import _interval
+from reliab.models._interval_fits import bounds_from, fit_weibull_bounds, plotting_data, wald_params
 from reliab.models._probplot import probability_plot
 from reliab.models._survival_input import Lifetimes, as_lifetimes, check_conf_level
 from reliab.models.weibull import WeibullFit, fit_weibull
 
-Distribution = Literal["weibull", "exponential", "lognormal", "loglogistic"]
-DISTRIBUTIONS: tuple[Distribution, ...] = ("weibull", "exponential", "lognormal", "loglogistic")
+Distribution = Literal["weibull", "exponential", "lognormal", "loglogistic", "gamma"]
+DISTRIBUTIONS: tuple[Distribution, ...] = ("weibull", "exponential", "lognormal", "loglogistic",
+                                           "gamma")
 
 # distribution -> (lifelines class, {lifelines parameter: our name}, parameters that are > 0)
 _LIFELINES: dict[str, tuple[type, dict[str, str], frozenset[str]]] = {
@@ -80,6 +83,8 @@ class ParametricFit(ResultMixin):
         tt = np.atleast_1d(np.asarray(t, dtype=float))
         if isinstance(self.backend, WeibullFit):
             return self.backend._sf(tt)
+        if isinstance(self.backend, _interval.MLE):
+            return self.backend.sf(tt)
         return np.asarray(self.backend.survival_function_at_times(tt), dtype=float)
 
     def at(self, t: ArrayLike) -> pd.DataFrame:
@@ -96,9 +101,11 @@ class ParametricFit(ResultMixin):
 
     def plot(self, ax: Any = None) -> Figure:
         """Probability plot on this distribution's linearizing scale with the fitted line."""
+        axes = "lognormal" if self.distribution == "gamma" else self.distribution
+        title = ("gamma fit on lognormal probability axes" if self.distribution == "gamma"
+                 else f"{self.distribution} probability plot")
         return probability_plot(self._data, lambda g: 1.0 - self._sf(g),
-                                self.distribution,  # type: ignore[arg-type]
-                                f"{self.distribution} probability plot", ax=ax)
+                                axes, title, ax=ax)  # type: ignore[arg-type]
 
 
 def _lifelines_params(fitter: Any, names: dict[str, str], positive: frozenset[str],
@@ -118,7 +125,30 @@ def _lifelines_params(fitter: Any, names: dict[str, str], positive: frozenset[st
     return pd.DataFrame.from_dict(rows, orient="index", columns=["estimate", "low", "high"])
 
 
+def _fit_bounds(data: _interval.Bounds, distribution: str, level: float) -> ParametricFit:
+    """Censored-data maximum likelihood (interval and left censoring, and the gamma)."""
+    shown = plotting_data(data)
+    if distribution == "weibull":
+        wf = fit_weibull_bounds(data, level)
+        return ParametricFit(distribution="weibull", params=wf.params,
+                             log_likelihood=wf.log_likelihood, aic=wf.aic, n=wf.n,
+                             n_failures=wf.n_failures, conf_level=level,
+                             interval_method="likelihood ratio (profile)", backend=wf,
+                             notes=wf.notes, _data=shown)
+    mle = _interval.fit(distribution, data)
+    k = mle.theta.size
+    return ParametricFit(distribution=distribution, params=wald_params(mle, level),
+                         log_likelihood=mle.log_likelihood, aic=2.0 * k - 2.0 * mle.log_likelihood,
+                         n=data.n, n_failures=data.n_failures, conf_level=level,
+                         interval_method="Wald (log scale for positive parameters)",
+                         backend=mle, notes=(f"censored data: {data.counts()}",), _data=shown)
+
+
 def _fit_one(data: Lifetimes, distribution: str, level: float) -> ParametricFit:
+    if distribution == "gamma":
+        upper = np.where(data.observed, data.durations, np.inf)
+        fit = _fit_bounds(_interval.as_bounds(data.durations, upper, data.entry), "gamma", level)
+        return dataclasses.replace(fit, notes=(), _data=data)
     if distribution == "weibull":
         wf = fit_weibull(data.durations, data.observed,
                          entry=data.entry if data.has_entry else None, conf_level=level)
@@ -148,6 +178,15 @@ def _prepare(durations: ArrayLike, observed: ArrayLike | None, entry: ArrayLike 
     return data
 
 
+def _fit_any(durations: ArrayLike, observed: ArrayLike | None, entry: ArrayLike | None,
+             upper: ArrayLike | None, distribution: str, level: float) -> ParametricFit:
+    if upper is None:
+        return _fit_one(_prepare(durations, observed, entry, distribution), distribution, level)
+    if distribution not in DISTRIBUTIONS:
+        raise ValueError(f"distribution must be one of {DISTRIBUTIONS}, got {distribution!r}")
+    return _fit_bounds(bounds_from(durations, observed, upper, entry), distribution, level)
+
+
 def fit_parametric(
     durations: ArrayLike,
     observed: ArrayLike | None,
@@ -155,17 +194,22 @@ def fit_parametric(
     entry: ArrayLike | None = None,
     distribution: Distribution = "weibull",
     conf_level: float = 0.95,
+    upper: ArrayLike | None = None,
 ) -> ParametricFit:
     """Fit a lifetime distribution by maximum likelihood with censoring and delayed entry.
 
     Parameters
     ----------
-    durations, observed, entry
-        As in :func:`reliab.models.fit_weibull`.
+    durations, observed, entry, upper
+        As in :func:`reliab.models.fit_weibull`; with ``upper`` the data are interval-,
+        left- or right-censored and every distribution is fitted by reliab's censored-data
+        likelihood (:mod:`reliab.models._interval`).
     distribution
         ``"weibull"`` (own solver, LR intervals), ``"exponential"`` (parameter ``scale``, the
-        mean life), ``"lognormal"`` (``mu``, ``sigma`` of log time) or ``"loglogistic"``
-        (``scale``, ``shape``); the last three via lifelines with Wald intervals.
+        mean life), ``"lognormal"`` (``mu``, ``sigma`` of log time), ``"loglogistic"``
+        (``scale``, ``shape``), the three via lifelines, or ``"gamma"`` (``scale``,
+        ``shape``: density ``t^(shape-1) exp(-t/scale) / (Gamma(shape) scale^shape)``,
+        reliab's own likelihood); all but the Weibull with Wald intervals.
     conf_level
         Level of the parameter intervals.
 
@@ -178,7 +222,7 @@ def fit_parametric(
     Meeker & Escobar (1998), ch. 8 and 11; Lawless (2003), ch. 5–6.
     """
     level = check_conf_level(conf_level)
-    return _fit_one(_prepare(durations, observed, entry, distribution), distribution, level)
+    return _fit_any(durations, observed, entry, upper, distribution, level)
 
 
 @dataclass(frozen=True)
@@ -234,15 +278,16 @@ def compare_distributions(
     entry: ArrayLike | None = None,
     distributions: Sequence[Distribution] = DISTRIBUTIONS,
     conf_level: float = 0.95,
+    upper: ArrayLike | None = None,
 ) -> DistributionComparison:
     """Fit each distribution to the same data and rank them by AIC.
 
     Parameters
     ----------
-    durations, observed, entry
+    durations, observed, entry, upper
         As in :func:`fit_parametric`.
     distributions
-        Names to compare (default: all four).
+        Names to compare (default: all five).
     conf_level
         Level of each fit's parameter intervals.
 
@@ -256,8 +301,7 @@ def compare_distributions(
     level = check_conf_level(conf_level)
     fits = {}
     for name in distributions:
-        data = _prepare(durations, observed, entry, name)
-        fits[name] = _fit_one(data, name, level)
+        fits[name] = _fit_any(durations, observed, entry, upper, name, level)
     first = next(iter(fits.values()))
     return DistributionComparison(fits=fits, n=first.n, n_failures=first.n_failures,
-                                  conf_level=level)
+                                  conf_level=level, notes=first.notes)

@@ -39,6 +39,7 @@ from reliab._checks import Check, contains, finite, in_range, positive
 from reliab._deprecation import warn_renamed
 from reliab._result import ResultMixin
 from reliab.errors import InsufficientDataError
+from reliab.models._interval_fits import bounds_from, fit_weibull_bounds, weibull_limits
 from reliab.models._probplot import probability_plot
 from reliab.models._survival_input import Lifetimes, as_lifetimes, check_conf_level
 
@@ -252,6 +253,7 @@ class WeibullFit(ResultMixin):
     notes: tuple[str, ...] = ()
     _profile: _Profile | None = field(default=None, repr=False, compare=False)
     _data: Lifetimes | None = field(default=None, repr=False, compare=False)
+    _interval: Any = field(default=None, repr=False, compare=False)  # censored-data MLE
 
     @cached_property
     def _threshold(self) -> float:
@@ -259,6 +261,8 @@ class WeibullFit(ResultMixin):
 
     @cached_property
     def _shape_interval(self) -> tuple[float, float]:
+        if self._interval is not None:
+            return weibull_limits(self._interval, "shape", self.conf_level)
         se = math.sqrt(self.cov_log[1, 1])
         return (_shape_root(self._profile, self.shape, self._threshold, se, -1),
                 _shape_root(self._profile, self.shape, self._threshold, se, +1))
@@ -267,6 +271,8 @@ class WeibullFit(ResultMixin):
         bounds = self._shape_interval
         if not all(map(math.isfinite, bounds)):
             return math.nan, math.nan
+        if self._interval is not None:
+            return weibull_limits(self._interval, name, self.conf_level)
         return (_extreme(self._profile, name, bounds, self._threshold, -1),
                 _extreme(self._profile, name, bounds, self._threshold, +1))
 
@@ -399,6 +405,7 @@ def fit_weibull(
     *,
     entry: ArrayLike | None = None,
     conf_level: float = 0.95,
+    upper: ArrayLike | None = None,
 ) -> WeibullFit:
     """Fit a two-parameter Weibull by maximum likelihood.
 
@@ -413,6 +420,13 @@ def fit_weibull(
         survival to entry, i.e. the cumulative hazard at entry is subtracted.
     conf_level
         Level of all intervals.
+    upper
+        Interval censoring: each unit failed in ``(durations, upper]`` (``upper ==
+        durations``: exactly at its duration; ``durations == 0``: left-censored, failed before
+        ``upper``; ``upper = inf`` or ``observed == 0``: right-censored at ``durations``).
+        Durations may then be zero.  The likelihood gains the terms ``ln(F(upper) -
+        F(durations))`` and ``ln F(upper)`` and is maximised numerically
+        (:mod:`reliab.models._interval`); without ``upper`` the profile solver above is used.
 
     Returns
     -------
@@ -433,6 +447,8 @@ def fit_weibull(
     Statistical Methods, §8.4.1.3 (worked censored example).
     """
     level = check_conf_level(conf_level)
+    if upper is not None:
+        return fit_weibull_bounds(bounds_from(durations, observed, upper, entry), level)
     data = as_lifetimes(durations, observed, entry, positive=True)
     _check_identifiable(data)
     prof = _profile_from(data)

@@ -8,6 +8,7 @@ complete report.  The keys are the names the report and the archive use.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -56,15 +57,37 @@ def in_window(interruptions: pd.DataFrame, fleet: Fleet) -> pd.DataFrame:
     return interruptions[(t > fleet.start) & (t <= fleet.end)]
 
 
-def _gaps(hours: np.ndarray, window_h: float) -> tuple[np.ndarray, np.ndarray]:
+def _gaps(hours: np.ndarray, window_h: float, keep_zero: bool = False
+          ) -> tuple[np.ndarray, np.ndarray]:
     """Times between interruptions; the last gap (to the window end) is right-censored."""
     edges = np.r_[0.0, hours]
     gaps = np.diff(edges)
     tail = window_h - edges[-1]
     observed = np.r_[np.ones(gaps.size, dtype=int), 0] if tail > 0 else np.ones(gaps.size, dtype=int)
     gaps = np.r_[gaps, tail] if tail > 0 else gaps
-    keep = gaps > 0
+    keep = gaps >= 0 if keep_zero else gaps > 0
     return gaps[keep], observed[keep]
+
+
+def _tbi(fit: Callable[..., Any], times: pd.Series, fleet: Fleet, conf_level: float) -> Any:
+    """``fit`` to the times between interruptions: exact when the log's time resolution is
+    negligible against the gaps, else each gap interval-censored to within the resolution
+    (:func:`reliab.models.resolution.gap_bounds`) and the result's notes say so."""
+    from reliab.models.resolution import gap_bounds, infer_resolution, negligible
+
+    hours = _hours_since(times, fleet)
+    gaps, observed = _gaps(hours, fleet.hours, keep_zero=True)
+    res = infer_resolution(times)
+    failed = observed == 1
+    if negligible(gaps[failed], res.hours):
+        return fit(*_gaps(hours, fleet.hours), conf_level=conf_level)
+    lower, upper = gap_bounds(gaps, res.hours)
+    lower, upper = np.where(failed, lower, gaps), np.where(failed, upper, np.inf)
+    result = fit(lower, None, upper=upper, conf_level=conf_level)
+    note = (f"times recorded to the {res.name}: {int(failed.sum())} gaps interval-censored "
+            f"(each within one {res.name} either side, {int((gaps[failed] == 0).sum())} "
+            f"of them zero)")
+    return dataclasses.replace(result, notes=(*result.notes, note))
 
 
 def _job_lifetimes(jobs: pd.DataFrame, interruptions: pd.DataFrame, policy: str
@@ -171,9 +194,10 @@ def analyze(
         return _hours_since(_unexpected(inter)["time"], f)
 
     gate("tbi_weibull", "Weibull fit of the times between interruptions",
-         lambda: reliab.fit_weibull(*_gaps(hours(), f.hours), conf_level=conf_level), no_jobs, no_fleet)
+         lambda: _tbi(reliab.fit_weibull, _unexpected(inter)["time"], f, conf_level),
+         no_jobs, no_fleet)
     gate("tbi_distributions", "distributions of the times between interruptions",
-         lambda: reliab.compare_distributions(*_gaps(hours(), f.hours), conf_level=conf_level),
+         lambda: _tbi(reliab.compare_distributions, _unexpected(inter)["time"], f, conf_level),
          no_jobs, no_fleet)
     def life() -> pd.DataFrame:
         return _job_lifetimes(jobs, inter, policy)
