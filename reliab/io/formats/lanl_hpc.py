@@ -44,6 +44,7 @@ from typing import Any
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext, scan_lines
 from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._line_sniff import matching_lines
 
 SOURCE = "lanl_hpc"
 _LINE = re.compile(r"([0-9]+) (\S+) (\S+) (\S+) ([0-9]{9,11}) (-?[0-9]+)(?: (.*))?")
@@ -97,13 +98,11 @@ def parse_hpc_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
 
 
 def _sniff(path: str, lines: Sequence[str]) -> float:
-    text = [line.rstrip("\r\n") for line in lines if line.strip()]
-    if text and text[0].startswith("LogId Node Component State Time Flag"):
+    first = next((line for line in lines if line.strip()), "")
+    if first.startswith("LogId Node Component State Time Flag"):
         return 0.95
-    if not any(_LINE.fullmatch(line) for line in text[:3]):
-        return 0.0  # (most files are told apart by their first lines: cheap)
-    hits = sum(_LINE.fullmatch(line) is not None for line in text)
-    return 0.8 if hits >= min(3, len(text)) and hits * 2 >= len(text) else 0.0
+    hits, n = matching_lines(_LINE, lines)
+    return 0.8 if hits and hits >= min(3, n) and hits * 2 >= n else 0.0
 
 
 @register_parser(SOURCE, sniff=_sniff, table="signals")

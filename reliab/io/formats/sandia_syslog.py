@@ -30,6 +30,7 @@ from typing import Any
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext, scan_lines
 from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._line_sniff import matching_lines
 
 SOURCE = "sandia_syslog"
 #: label, epoch, date, host, then the syslog stamp ``Mon D HH:MM:SS``, the reporter and the rest
@@ -61,11 +62,8 @@ def parse_sandia_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
 
 
 def _sniff(path: str, lines: Sequence[str]) -> float:
-    text = [line.rstrip("\r\n") for line in lines if line.strip()]
-    if not any(_LINE.fullmatch(line) for line in text[:3]):
-        return 0.0  # (most files are told apart by their first lines: cheap)
-    hits = sum(_LINE.fullmatch(line) is not None for line in text)
-    return 0.95 if hits * 2 >= len(text) else 0.0
+    hits, n = matching_lines(_LINE, lines)
+    return 0.95 if hits and hits * 2 >= n else 0.0
 
 
 @register_parser(SOURCE, sniff=_sniff, table="signals")
