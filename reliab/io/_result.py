@@ -111,6 +111,8 @@ class IngestResult:
     notes: tuple[str, ...] = ()
     policy: str = "fleet"
     user_failures: pd.DataFrame = field(default_factory=lambda: schema.empty("user_failures"))
+    #: unit lives from inventories and replacement logs (schema ``lifetimes``)
+    lifetimes: pd.DataFrame = field(default_factory=lambda: schema.empty("lifetimes"))
 
     def summary(self) -> pd.DataFrame:
         """Per source: files, line accounting and the number of signal rows produced."""

@@ -9,6 +9,7 @@ from reliab.io.formats import (
     flight_recorder,  # noqa: F401
     kernel,  # noqa: F401
     lanl,  # noqa: F401
+    lifetimes,  # noqa: F401  (inventories and replacement logs)
     nccl,  # noqa: F401
     sel,  # noqa: F401
     slurm,  # noqa: F401  (sacct, sacct_json)
