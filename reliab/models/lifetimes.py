@@ -17,6 +17,7 @@ Weibull is fitted per batch (or per kind) by maximum likelihood with delayed ent
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -234,6 +235,11 @@ def analyze_lifetimes(lifetimes: pd.DataFrame, *, start: Any = None, end: Any = 
                            lt, f, duration="age", event="event", entry="entry", conf_level=conf_level)))
     wb = "batch" if "batch" in lt.columns else "kind"
     out["unit_weibull"] = _guard(f"Weibull per {wb}", lambda: fit_weibull_by(lt, wb, conf_level=conf_level))
+    if start is None:  # say what the absent window start means for every result that ran
+        why = ("no observation start given: every life is taken as observed from its install (no "
+               "left truncation); if the log began after the earliest install, give the window")
+        out = {k: dataclasses.replace(v, notes=(*v.notes, why)) if hasattr(v, "notes") else v
+               for k, v in out.items()}
     return out
 
 

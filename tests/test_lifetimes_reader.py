@@ -1,0 +1,118 @@
+"""The unit-lifetime reader (inventories, replacement logs) and the formula design matrix,
+on hand-written files whose expected lives are written out below."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import reliab
+from reliab.models.formula import design_matrix
+
+LOG = """\
+Serial Number,kind,cage,row,node,slot,batch,install_date,removal_date,removal_reason
+GPU-A1,gpu,c0,r1,n01,0,b0,2024-01-01,2024-06-01,XID 79 fallen off the bus
+GPU-A2,gpu,c0,r1,n01,1,b0,2024-01-01,,
+GPU-A3,gpu,c1,r2,n02,0,b1,2024-01-01,2024-03-01,upgrade to H200
+GPU-A1,gpu,c0,r1,n03,2,b0,2024-07-01,,
+GPU-A4,gpu,c1,r2,n02,0,b1,2024-03-01,2024-02-01,
+GPU-A5,gpu,c1,r2,n02,0,b1,notadate,,
+
+GPU-A6,gpu,c1,r2,n02,0,b1,2024-03-01,2024-09-01,
+GPU-A2,gpu,c0,r1,n01,1,b0,2024-01-01,2024-10-01,decommissioned
+"""
+
+
+@pytest.fixture
+def log(tmp_path):
+    path = tmp_path / "replacements.csv"
+    path.write_text(LOG)
+    return path
+
+
+def test_a_replacement_log_becomes_one_row_per_life(log):
+    r = reliab.ingest(str(log))
+    acc = r.accounting.iloc[0]
+    assert acc["source"] == "lifetimes"
+    # 10 lines: header, blank and GPU-A2's first row (updated by its last row) are irrelevant;
+    # A4 (removed before installed) and A5 (install not a date) are malformed
+    assert (acc["lines"], acc["parsed"], acc["irrelevant"], acc["malformed"]) == (10, 5, 3, 2)
+    assert sorted(r.quarantine["lineno"]) == [6, 7]
+    lt = r.lifetimes.set_index(["serial", "life"])
+    assert list(lt.index) == [("GPU-A1", 1), ("GPU-A3", 1), ("GPU-A1", 2), ("GPU-A6", 1), ("GPU-A2", 1)]
+    assert lt.loc[("GPU-A1", 1), "failed"] and lt.loc[("GPU-A6", 1), "failed"]  # no reason: failure
+    assert not lt.loc[("GPU-A3", 1), "failed"]  # upgrade: planned
+    assert not lt.loc[("GPU-A2", 1), "failed"]  # decommissioned: planned
+    assert not lt.loc[("GPU-A1", 2), "failed"] and pd.isna(lt.loc[("GPU-A1", 2), "removed"])
+    assert lt.loc[("GPU-A1", 2), "location"] == "c0/r1/n03/2"
+    assert lt.loc[("GPU-A3", 1), "batch"] == "b1"
+    assert lt.loc[("GPU-A1", 1), "removed"] == pd.Timestamp("2024-06-01", tz="UTC")
+    notes = r.sources[str(log)].notes
+    assert any("several lives" in n for n in notes)
+    assert any("1 removal(s) without a reason" in n for n in notes)
+
+
+def test_columns_map_their_headers_to_ours(tmp_path):
+    path = tmp_path / "dimms.csv"
+    path.write_text("Asset,Part,Rack,Put In,Pulled,Why\nD1,dimm,r7,2023-05-01 10:00,2023-08-01,CE storm\n")
+    with pytest.raises(Exception, match="install"):  # 'Put In' names no role without a mapping
+        reliab.ingest(str(path), source="lifetimes", strict=True)
+    r = reliab.ingest(str(path), source="lifetimes",
+                      columns={"Put In": "installed", "Pulled": "removed", "Why": "reason", "Part": "kind"})
+    row = r.lifetimes.iloc[0]
+    assert (row["serial"], row["kind"], row["rack"], row["reason"], bool(row["failed"])) == (
+        "D1", "dimm", "r7", "CE storm", True)
+    assert row["installed"] == pd.Timestamp("2023-05-01 10:00", tz="UTC")
+
+
+def test_the_report_inventory_format_is_read(tmp_path):
+    """The ``--inventory`` columns (unit, kind, installed, removed, removal_reason) are a
+    lifetimes file too."""
+    path = tmp_path / "inventory.csv"
+    path.write_text("unit,kind,installed,removed,removal_reason\nnode01/gpu0,gpu,2024-01-01,2024-02-01,xid 48\n"
+                    "node01/gpu1,gpu,2024-01-01,,\n")
+    r = reliab.ingest(str(path))
+    assert r.accounting["source"].tolist() == ["lifetimes"]
+    assert r.lifetimes["serial"].tolist() == ["node01/gpu0", "node01/gpu1"]
+    assert r.lifetimes["failed"].tolist() == [True, False]
+
+
+def test_report_analyses_include_unit_lifetimes(log):
+    from reliab.study import analyze, fleet_facts
+
+    r = reliab.ingest(str(log))
+    fleet = fleet_facts(jobs=r.jobs, signals=r.signals)
+    out = analyze(r, fleet)
+    surv = out["unit_survival"].summary()
+    assert {"kind", "cage", "node"} <= set(surv["by"])
+    kind = surv[surv["by"] == "kind"].iloc[0]
+    assert (kind["n"], kind["failures"]) == (5, 2)
+    assert set(out["unit_removals"].summary()["cause"]) == {
+        "XID 79 fallen off the bus", "upgrade to H200", "decommissioned", "(no reason)"}
+    assert "unit_cox" in out and "unit_weibull" in out
+
+
+def test_design_matrix_codes_levels_against_the_reference():
+    df = pd.DataFrame({"cage": ["c1", "c0", "c2", "c1"], "row": [1.0, 2.0, 3.0, 4.0],
+                       "vendor": ["x", "y", "x", "x"]})
+    d = design_matrix(df, "C(cage) + row + vendor", reference={"cage": "c1"})
+    assert list(d.matrix.columns) == ["cage[T.c0]", "cage[T.c2]", "row", "vendor[T.y]"]
+    np.testing.assert_array_equal(d.matrix.to_numpy(), [[0, 0, 1, 0], [1, 0, 2, 1], [0, 1, 3, 0],
+                                                        [0, 0, 4, 0]])
+    assert d.references == {"cage": "c1", "vendor": "x"}  # default: first sorted level
+    with pytest.raises(ValueError, match="not among its levels"):
+        design_matrix(df, "C(cage)", reference={"cage": "c9"})
+    with pytest.raises(ValueError, match="missing value"):
+        design_matrix(df.assign(row=[1.0, None, 2.0, 3.0]), "row")
+    with pytest.raises(ValueError, match="not a column name"):
+        design_matrix(df, "C(cage) + log(row)")
+
+
+def test_cox_formula_rejects_nested_factors():
+    from reliab.models.cox_formula import fit_cox_formula
+
+    df = pd.DataFrame({"t": [1.0, 2, 3, 4, 5, 6], "e": [1, 1, 0, 1, 1, 0],
+                       "rack": ["a", "a", "b", "b", "c", "c"], "row": ["r1", "r1", "r1", "r1", "r2", "r2"]})
+    with pytest.raises(ValueError, match="collinear"):
+        fit_cox_formula(df, "C(rack) + C(row)", duration="t", event="e")
