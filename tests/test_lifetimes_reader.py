@@ -116,3 +116,18 @@ def test_cox_formula_rejects_nested_factors():
                        "rack": ["a", "a", "b", "b", "c", "c"], "row": ["r1", "r1", "r1", "r1", "r2", "r2"]})
     with pytest.raises(ValueError, match="collinear"):
         fit_cox_formula(df, "C(rack) + C(row)", duration="t", event="e")
+
+
+def test_lifetimes_survive_parquet_and_other_ingest_modes_say_they_drop_them(log, tmp_path):
+    from reliab import schema
+
+    r = reliab.ingest(str(log))
+    written = r.write_parquet(tmp_path / "pq")
+    back = schema.read_parquet(str(written["lifetimes"]), "lifetimes")
+    declared = [c.name for c in schema.LIFETIMES]
+    pd.testing.assert_frame_equal(back[declared], r.lifetimes[declared], check_dtype=True)
+    pd.testing.assert_frame_equal(back, r.lifetimes, check_dtype=False)  # extra columns: text
+    for mode in ({"store": str(tmp_path / "st")}, {"output": str(tmp_path / "out")}):
+        other = reliab.ingest(str(log), **mode)
+        assert len(other.lifetimes) == 0
+        assert any(n.startswith("Warning: 5 unit lives") for n in other.notes), other.notes

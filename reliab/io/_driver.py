@@ -732,13 +732,13 @@ def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
 def lifetimes_of(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
                  notes: tuple[str, ...]) -> tuple[pd.DataFrame, tuple[str, ...]]:
     """The validated ``lifetimes`` table, and ``notes`` with a warning when lifetimes files were
-    read but the ingest mode (``store=``) does not carry their table."""
+    read but the ingest mode (``store=``, ``output=``) does not carry their table."""
     if "lifetimes" in tables:
         return schema.validate(tables["lifetimes"], "lifetimes"), notes
     read = int(accounting.loc[accounting["source"].eq("lifetimes"), "parsed"].sum()) if len(accounting) else 0
     if read:
         notes = (*notes, f"Warning: {read} unit lives read from inventory files are not kept by this "
-                 "ingest mode (store=); ingest those files without store= to analyse them")
+                 "ingest mode (store= or output=); ingest those files without it to analyse them")
     return schema.empty("lifetimes"), notes
 
 

@@ -184,7 +184,8 @@ class IngestResult:
                 f"quarantined={d['quarantined']})")
 
     def write_parquet(self, directory: str | Path) -> dict[str, Path]:
-        """Write every table as ``<table>.parquet`` into ``directory`` (created if needed).
+        """Write every table as ``<table>.parquet`` into ``directory`` (created if needed);
+        ``lifetimes`` only when the input had unit lives.
 
         Dtypes, nullability and UTC time zones survive the round trip
         (:func:`reliab.schema.read_parquet` reads a table back and validates it).
@@ -197,7 +198,8 @@ class IngestResult:
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         written: dict[str, Path] = {}
-        for name in PARQUET_TABLES:
+        lives = ("lifetimes",) if len(self.lifetimes) else ()  # written when an inventory was read
+        for name in (*PARQUET_TABLES, *lives):
             target = out / f"{name}.parquet"
             schema.write_parquet(getattr(self, name), str(target), name)
             written[name] = target
