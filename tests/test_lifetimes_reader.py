@@ -131,3 +131,12 @@ def test_lifetimes_survive_parquet_and_other_ingest_modes_say_they_drop_them(log
         other = reliab.ingest(str(log), **mode)
         assert len(other.lifetimes) == 0
         assert any(n.startswith("Warning: 5 unit lives") for n in other.notes), other.notes
+
+
+def test_report_inventory_option_takes_the_lifetimes_header(log):
+    """``--inventory`` (exposure) reads the same files as the lifetimes reader."""
+    from reliab.study import read_inventory
+
+    inv = read_inventory(log)
+    assert {"unit", "kind", "installed", "removed", "removal_reason"} <= set(inv.columns)
+    assert inv["unit"].iloc[0] == "GPU-A1" and inv["removal_reason"].iloc[0] == "XID 79 fallen off the bus"
