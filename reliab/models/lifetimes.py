@@ -7,7 +7,9 @@ A life is at risk from its install, observed inside a window ``[start, end]``:
   (Klein & Moeschberger 2003, §3.4 and §4.6);
 * **right censoring** — a life still in service at ``end``, or removed for a planned reason
   (``failed`` is false), is censored at that time (Meeker & Escobar 1998, §2.1);
-* lives removed before ``start`` or installed after ``end`` are outside the window and left out.
+* lives removed before ``start`` or installed after ``end`` are outside the window and left out;
+  a removal for another reason than failure at ``end`` itself (a shutdown, the last
+  inventory) ends the observation rather than being a removal by that reason.
 
 Ages are in days.  Survival per group is Kaplan–Meier with delayed entry; the removals by
 reason are Aalen–Johansen cumulative incidences with every recorded reason a competing cause;
@@ -61,8 +63,11 @@ def lifetime_table(lifetimes: pd.DataFrame, *, start: Any = None, end: Any = Non
     hi = rem.fillna(end_t).clip(upper=end_t)
     lt["entry"] = ((lo - inst) / DAY).to_numpy(float)
     lt["age"] = ((hi - inst) / DAY).to_numpy(float)
-    lt["exited"] = (rem.notna() & (rem <= end_t)).to_numpy(dtype=bool)
-    lt["event"] = lt["failed"].astype(bool).to_numpy() & lt["exited"].to_numpy()
+    failed = lt["failed"].astype(bool).to_numpy() & (rem.notna() & (rem <= end_t)).to_numpy(dtype=bool)
+    # a removal that is not a failure and falls on the end of observation (a shutdown, the
+    # last inventory) is the end of observation, not an exit for a reason
+    lt["exited"] = failed | (rem.notna() & (rem < end_t)).to_numpy(dtype=bool)
+    lt["event"] = failed
     keep = (lt["age"] > lt["entry"]) & (inst <= end_t)
     return lt.loc[keep].reset_index(drop=True)
 

@@ -10,8 +10,8 @@ role        header names recognised
 ========== ============================================================================
 serial      serial, serial_number, sn, unit, unit_id, asset, asset_tag, uuid
 kind        kind, type, part, part_type, device_type, component
-installed   installed, install, install_date, install_time, installed_at, in_service
-removed     removed, removal, removal_date, removal_time, removed_at, replaced_at
+installed   installed, install, install_date, install_time, installed_at, in_service, insert
+removed     removed, removal, removal_date, removal_time, removed_at, replaced_at, remove
 reason      reason, removal_reason, replacement_reason, failure_reason
 failed      failed, failure, is_failure (1/0, true/false, yes/no)
 location    location, site, datacenter, dc, room, cage, row, rack, chassis, node, host,
@@ -19,7 +19,10 @@ location    location, site, datacenter, dc, room, cage, row, rack, chassis, node
 ========== ============================================================================
 
 Every other column (batch, model, vendor, firmware...) is kept as text, for use as a
-covariate.
+covariate.  A ``location`` column whose every value is a Cray component name (cname)
+``c<col>-<row>c<cage>s<slot>n<node>`` (e.g. ``c13-5c2s2n1``, the cabinet at column 13, row
+5, cage 2, slot 2, node 1; Cray XC/XK system documentation, "component names") is also split
+into ``col``, ``row``, ``cage``, ``slot`` and ``node`` columns.
 
 **The unit of analysis is a life**: one row per (serial, install).  A serial on several rows
 with different installs has several successive lives (re-installed after repair, or moved);
@@ -29,9 +32,12 @@ an earlier row is an update of that life: the later row wins and the earlier one
 irrelevant (a log that writes the install, then the removal, gives one life).
 
 **What is a failure.**  A ``failed`` column decides when present.  Otherwise a life without a
-removal is in service (censored); a removal whose reason names a planned cause (upgrade,
-decommission, retirement, refresh, migration, move, rebalance, lease end, spare, no fault
-found) is censored; every other removal, including one with no reason, is a failure.  This
+removal is in service (censored).  With ``failure_reasons`` (``--failure-reasons DBE,OTB``)
+a removal is a failure exactly when its reason is one of them (case-insensitive), and every
+other removal — a move, the system's shutdown — is censored.  Without it, a removal whose
+reason names a planned cause (upgrade, decommission, retirement, refresh, migration, move,
+rebalance, lease end, spare, no fault found) is censored and every other removal, including
+one with no reason, is a failure.  This
 follows the field-data practice of counting unit replacements as failures unless they are
 known to be planned (Schroeder & Gibson, "Disk failures in the real world", FAST 2007, §3;
 Meeker & Escobar 1998, §1.1 on censoring by removal for other causes).
@@ -58,9 +64,9 @@ ROLES: dict[str, tuple[str, ...]] = {
                "asset", "asset_tag", "uuid"),
     "kind": ("kind", "type", "part", "part_type", "device_type", "component"),
     "installed": ("installed", "install", "install_date", "install_time", "installed_at",
-                  "installation_date", "in_service"),
+                  "installation_date", "in_service", "insert", "inserted"),
     "removed": ("removed", "removal", "removal_date", "removal_time", "removed_at", "replaced_at",
-                "replacement_date", "out_of_service"),
+                "replacement_date", "out_of_service", "remove"),
     "reason": ("reason", "removal_reason", "replacement_reason", "failure_reason"),
     "failed": ("failed", "failure", "is_failure"),
 }
@@ -69,6 +75,7 @@ LOCATION_FIELDS = ("location", "site", "datacenter", "dc", "room", "cage", "row"
 PLANNED = re.compile(r"upgrad|decommission|retir|refresh|migrat|relocat|\bmove|rebalanc|planned|"
                      r"end[ _-]?of[ _-]?(?:life|lease)|lease|spare|repurpos|no[ _-]?fault|\bnff\b",
                      re.IGNORECASE)
+CNAME = re.compile(r"^c(?P<col>\d+)-(?P<row>\d+)c(?P<cage>\d+)s(?P<slot>\d+)n(?P<node>\d+)$")
 _TRUE = frozenset({"1", "true", "t", "yes", "y"})
 _FALSE = frozenset({"0", "false", "f", "no", "n", ""})
 
@@ -121,13 +128,16 @@ def _times(text: pd.Series, tz: str) -> pd.Series:
     return t.dt.tz_convert("UTC")
 
 
-def failed_of(frame: pd.DataFrame) -> pd.Series:
+def failed_of(frame: pd.DataFrame, failure_reasons: Sequence[str] | None = None) -> pd.Series:
     """Whether each life ended in a failure (module docstring: the ``failed`` column, else the
-    removal and its reason)."""
+    removal and its reason, against ``failure_reasons`` when given)."""
     if "failed" in frame.columns:
         return frame["failed"].fillna("").astype(str).str.strip().str.lower().isin(_TRUE)
     removed = frame["removed"].notna() if "removed" in frame.columns else pd.Series(False, index=frame.index)
     reason = frame["reason"].fillna("").astype(str) if "reason" in frame.columns else pd.Series("", index=frame.index)
+    if failure_reasons is not None:
+        wanted = {r.strip().lower() for r in failure_reasons}
+        return removed & reason.str.strip().str.lower().isin(wanted)
     return removed & ~reason.str.contains(PLANNED)
 
 
@@ -147,7 +157,7 @@ def _records(path: str) -> tuple[list[int], list[list[str]], int]:
 
 @register_parser(SOURCE, sniff=_sniff, table="lifetimes")
 def read_lifetimes(path: str, *, columns: Mapping[str, str] | None = None, tz: str = "UTC",
-                   strict: bool = False) -> FileResult:
+                   failure_reasons: Sequence[str] | None = None, strict: bool = False) -> FileResult:
     """Unit inventory or replacement log (CSV) -> the ``lifetimes`` table, one row per life.
 
     Parameters
@@ -158,6 +168,8 @@ def read_lifetimes(path: str, *, columns: Mapping[str, str] | None = None, tz: s
         ``{"their name": "our name"}``, e.g. ``{"SN": "serial", "Swap Date": "removed"}``.
     tz : str
         Zone of naive install and removal times (default UTC).
+    failure_reasons : sequence of str, optional
+        Removal reasons that are failures (e.g. ``DBE,OTB``); any other removal is censored.
     strict : bool
         Raise on the first malformed row instead of quarantining it.
     """
@@ -176,21 +188,21 @@ def read_lifetimes(path: str, *, columns: Mapping[str, str] | None = None, tz: s
             continue
         good_rows.append(row)
         good_starts.append(lineno)
-    frame, bad = _frame(good_rows, good_starts, names, tz, str(path))
+    frame, bad = _frame(good_rows, good_starts, names, tz, str(path), failure_reasons)
     for lineno, reason in bad:
         if strict:
             raise ParseError(f"{reason} at {path}:{lineno}")
         quarantine.add(lineno, reason, None)
     frame, repeated = _lives(frame)
-    notes = _notes(frame, repeated)
+    notes = _notes(frame, repeated, failure_reasons is not None or "failed" in names)
     malformed = quarantine.count
     return FileResult(path=str(path), source=SOURCE, lines=lines, parsed=len(frame),
                       irrelevant=lines - len(frame) - malformed, malformed=malformed,
                       tables={SOURCE: frame}, quarantine=quarantine.frame(), notes=notes)
 
 
-def _frame(rows: list[list[str]], starts: list[int], names: list[str], tz: str,
-           path: str) -> tuple[pd.DataFrame, list[tuple[int, str]]]:
+def _frame(rows: list[list[str]], starts: list[int], names: list[str], tz: str, path: str,
+           failure_reasons: Sequence[str] | None) -> tuple[pd.DataFrame, list[tuple[int, str]]]:
     """Typed lives, and (line, reason) of the rows that cannot be lives."""
     raw = pd.DataFrame(rows, columns=names, dtype=str)
     raw["lineno"] = starts
@@ -210,14 +222,26 @@ def _frame(rows: list[list[str]], starts: list[int], names: list[str], tz: str,
     raw = raw.loc[keep]
     out = raw.drop(columns=[c for c in ("installed", "removed", "failed") if c in raw.columns])
     out["installed"], out["removed"] = installed[keep], removed[keep]
-    out["failed"] = failed_of(raw.assign(removed=removed[keep])).to_numpy(dtype=bool)
+    out["failed"] = failed_of(raw.assign(removed=removed[keep]), failure_reasons).to_numpy(dtype=bool)
     loc = [c for c in names if c in LOCATION_FIELDS]
     out["location"] = (out[loc].fillna("").agg("/".join, axis=1) if loc
                        else pd.Series(pd.NA, index=out.index, dtype=object))
     out["origin"] = [f"{path}:{n}" for n in out["lineno"]]
+    out = _cname_fields(out)
     extra = [c for c in out.columns if c not in {col.name for col in schema.LIFETIMES} | {"lineno"}]
     out[extra] = out[extra].astype(schema.STRING)
     return out, bad
+
+
+def _cname_fields(out: pd.DataFrame) -> pd.DataFrame:
+    """``col``, ``row``, ``cage``, ``slot``, ``node`` from a location column of Cray cnames."""
+    if "location" not in out.columns or not len(out):
+        return out
+    parts = out["location"].astype(str).str.extract(CNAME)
+    fields = [c for c in parts.columns if c not in out.columns]
+    if parts.isna().any().any() or not fields:
+        return out
+    return out.assign(**{c: parts[c] for c in fields})
 
 
 def _lives(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
@@ -230,14 +254,14 @@ def _lives(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     return schema.conform(frame, SOURCE), n - len(frame)
 
 
-def _notes(frame: pd.DataFrame, repeated: int) -> tuple[str, ...]:
+def _notes(frame: pd.DataFrame, repeated: int, explicit: bool) -> tuple[str, ...]:
     notes = []
     if repeated:
         notes.append(f"{repeated} row(s) repeat the serial and install of a later row: the later row is the life")
     several = int((frame["life"] > 1).groupby(frame["serial"]).any().sum()) if len(frame) else 0
     if several:
         notes.append(f"{several} serial(s) have several lives (re-installed)")
-    if len(frame) and "reason" in frame.columns:
+    if len(frame) and not explicit:
         blank = int((frame["removed"].notna() & frame["reason"].isna()).sum())
         if blank:
             notes.append(f"{blank} removal(s) without a reason counted as failures")
