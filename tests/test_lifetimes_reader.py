@@ -141,3 +141,37 @@ def test_report_inventory_option_takes_the_lifetimes_header(log):
     inv = read_inventory(log)
     assert {"unit", "kind", "installed", "removed", "removal_reason"} <= set(inv.columns)
     assert inv["unit"].iloc[0] == "GPU-A1" and inv["removal_reason"].iloc[0] == "XID 79 fallen off the bus"
+
+
+#: verbatim rows of ``data/gc_full.csv`` (lines 1-5, 166-168, 185, 7139) of the Titan GPU life
+#: data, olcf/TitanGPULife (Ostrouchov et al., "GPU Lifetimes on Titan Supercomputer: Survival
+#: Analysis and Reliability", SC20): one row per GPU life, ``event`` the failure mode seen
+TITAN = """\
+SN,location,insert,remove,duration,out,event
+0320117100060,c11-2c1s4n1,2017-04-09 21:36:19,2019-08-01 20:07:33,72916274,FALSE,
+0320117100061,c9-3c1s2n1,2017-04-09 21:36:19,2019-08-01 20:07:33,72916274,FALSE,
+0320117100063,c6-2c1s2n0,2017-04-09 21:36:19,2019-08-01 20:07:33,72916274,FALSE,
+0320117100064,c10-2c1s5n1,2017-04-09 21:36:19,2019-08-01 20:07:33,72916274,FALSE,
+0320117100219,c13-5c2s2n1,2017-04-09 21:36:19,2018-03-03 10:04:58,28301319,FALSE,DBE
+0320117100219,c3-2c1s3n0,2018-03-27 13:36:01,2018-05-12 22:41:16,4007115,FALSE,DBE
+0320117100219,c3-2c1s3n1,2018-05-29 11:57:14,2018-05-29 22:27:25,37811,TRUE,DBE
+0320117100236,c5-0c2s4n2,2017-04-09 21:36:19,2017-08-22 11:28:32,11627533,TRUE,
+0323712007755,c12-7c1s5n0,,2016-07-19 20:15:20,,,OTB
+"""
+
+
+def test_titan_gpu_lives_verbatim(tmp_path):
+    path = tmp_path / "gc_full.csv"
+    path.write_text(TITAN)
+    r = reliab.ingest(str(path), columns={"event": "reason"}, failure_reasons=["DBE", "OTB"])
+    acc = r.accounting.iloc[0]
+    assert (acc["source"], acc["parsed"], acc["malformed"]) == ("lifetimes", 8, 1)
+    assert r.quarantine["lineno"].tolist() == [10]  # an event row without an insert time
+    lt = r.lifetimes.set_index(["serial", "life"])
+    sn219 = lt.loc["0320117100219"]
+    assert sn219.index.tolist() == [1, 2, 3] and sn219["failed"].all()  # three lives, each ended by a DBE
+    assert sn219["location"].tolist() == ["c13-5c2s2n1", "c3-2c1s3n0", "c3-2c1s3n1"]
+    assert sn219[["col", "row", "cage", "slot", "node"]].iloc[0].tolist() == ["13", "5", "2", "2", "1"]
+    assert not lt.loc[("0320117100236", 1), "failed"]  # taken out without a failure event
+    assert not lt.loc[("0320117100060", 1), "failed"]  # in service at the shutdown
+    assert lt.loc[("0320117100219", 3), "removed"] == pd.Timestamp("2018-05-29 22:27:25", tz="UTC")
