@@ -163,7 +163,7 @@ SN,location,insert,remove,duration,out,event
 def test_titan_gpu_lives_verbatim(tmp_path):
     path = tmp_path / "gc_full.csv"
     path.write_text(TITAN)
-    r = reliab.ingest(str(path), columns={"event": "reason"}, failure_reasons=["DBE", "OTB"])
+    r = reliab.ingest(str(path), columns={"event": "reason"}, failure_reasons="DBE,OTB")  # as the CLI gives it
     acc = r.accounting.iloc[0]
     assert (acc["source"], acc["parsed"], acc["malformed"]) == ("lifetimes", 8, 1)
     assert r.quarantine["lineno"].tolist() == [10]  # an event row without an insert time

@@ -173,6 +173,8 @@ def read_lifetimes(path: str, *, columns: Mapping[str, str] | None = None, tz: s
     strict : bool
         Raise on the first malformed row instead of quarantining it.
     """
+    if isinstance(failure_reasons, str):  # "DBE,OTB" from a command line or a manifest
+        failure_reasons = [r for r in failure_reasons.split(",") if r.strip()]
     starts, rows, lines = _records(path)
     if not rows:
         return FileResult(path=str(path), source=SOURCE, lines=lines, parsed=0, irrelevant=lines,
