@@ -116,6 +116,9 @@ def test_survival_per_location_and_weibull_per_batch(ingested):
         scale = SCALE_DAYS * np.exp(-(CAGE_LOG_HR["c1"] + b) / SHAPE)
         assert wb.loc[batch, "shape_low"] <= SHAPE <= wb.loc[batch, "shape_high"], wb.loc[batch].to_dict()
         assert wb.loc[batch, "scale_low"] <= scale <= wb.loc[batch, "scale_high"], wb.loc[batch].to_dict()
+    from reliab._checks import verify
+
+    assert verify(out, raise_on_failure=True)[1] == ()  # every declared invariant holds
     cif = out["unit_removals"].summary()
     assert set(cif["cause"]) == {"XID 79 fell off the bus", "ECC DBE", "thermal", "upgrade"}
 
