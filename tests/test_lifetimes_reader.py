@@ -175,3 +175,16 @@ def test_titan_gpu_lives_verbatim(tmp_path):
     assert not lt.loc[("0320117100236", 1), "failed"]  # taken out without a failure event
     assert not lt.loc[("0320117100060", 1), "failed"]  # in service at the shutdown
     assert lt.loc[("0320117100219", 3), "removed"] == pd.Timestamp("2018-05-29 22:27:25", tz="UTC")
+
+
+def test_report_window_reaches_the_lifetimes_without_exposure(log, tmp_path):
+    """``reliab report inventory.csv --window A B`` (no --gpus): the window still truncates."""
+    from reliab.study import run_report
+
+    run = run_report([log], out=tmp_path / "rep", window=("2024-02-01", "2024-10-01"), pdf=False,
+                     tables=False)
+    surv = run.results["unit_survival"]
+    assert not any("no observation start" in n for n in surv.notes)
+    kind = surv.summary().set_index("by").loc["kind"]
+    # every life reaches into the window (GPU-A3, the earliest removal, left on 2024-03-01)
+    assert kind["n"] == 5
