@@ -188,3 +188,14 @@ def test_report_window_reaches_the_lifetimes_without_exposure(log, tmp_path):
     kind = surv.summary().set_index("by").loc["kind"]
     # every life reaches into the window (GPU-A3, the earliest removal, left on 2024-03-01)
     assert kind["n"] == 5
+
+
+def test_ingest_summary_counts_the_lives(log):
+    from typer.testing import CliRunner
+
+    from reliab.cli import app
+
+    out = CliRunner().invoke(app, ["ingest", str(log)])
+    assert out.exit_code == 0, out.output
+    assert "; 5 unit lives" in out.output
+    assert reliab.ingest(str(log)).to_dict()["lifetimes"] == 5

@@ -160,6 +160,7 @@ class IngestResult:
             "policy": self.policy,
             "user_failures": len(self.user_failures),
             "telemetry_rows": self._rows("telemetry"),
+            "lifetimes": len(self.lifetimes),
             "quarantined": len(self.quarantine),
             "summary": summary,
             "sources": {p: {"source": c.source, "confidence": float(c.confidence), "reason": c.reason}
