@@ -199,3 +199,13 @@ def test_ingest_summary_counts_the_lives(log):
     assert out.exit_code == 0, out.output
     assert "; 5 unit lives" in out.output
     assert reliab.ingest(str(log)).to_dict()["lifetimes"] == 5
+
+
+def test_default_formula_leaves_out_a_nested_term():
+    from reliab.models.lifetimes import default_formula
+
+    lt = pd.DataFrame({"kind": ["gpu"] * 8, "batch": ["b0", "b0", "b0", "b0", "b1", "b1", "b1", "b1"],
+                       "cage": ["c0", "c0", "c1", "c1", "c2", "c2", "c3", "c3"]})
+    assert default_formula(lt) == "C(batch)"  # the cages nest the batches: C(cage) would be collinear
+    assert default_formula(lt.assign(batch=["b0", "b1"] * 4)) == "C(batch) + C(cage)"
+    assert default_formula(lt.assign(batch=[None, "b1"] * 4)) == "C(cage)"  # one recorded batch only

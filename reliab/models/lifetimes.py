@@ -201,10 +201,18 @@ def location_columns(lt: pd.DataFrame) -> list[str]:
 
 def default_formula(lt: pd.DataFrame) -> str | None:
     """``C(kind)`` (several kinds), ``C(batch)`` (several batches) and the coarsest location
-    column with 2–20 levels, or ``None`` when no column varies."""
-    terms = [f"C({c})" for c in ("kind", "batch") if c in lt.columns and 2 <= _levels(lt, c) <= 20]
+    column with 2–20 levels, or ``None`` when no column varies.  A term whose dummy columns
+    are collinear with the terms before it (a batch that is one cage) is left out."""
+    from reliab.models.formula import design_matrix
+
+    names = [c for c in ("kind", "batch") if c in lt.columns and 2 <= _levels(lt, c) <= 20]
     loc = [c for c in location_columns(lt) if _levels(lt, c) <= 20 and c != "location"]
-    terms += [f"C({loc[0]})"] if loc else []
+    terms: list[str] = []
+    filled = lt.fillna(dict.fromkeys(names + loc[:1], "(none)"))
+    for name in names + loc[:1]:
+        x = design_matrix(filled, " + ".join([*terms, f"C({name})"])).matrix
+        if np.linalg.matrix_rank(np.c_[np.ones(len(x)), x.to_numpy()]) == x.shape[1] + 1:
+            terms.append(f"C({name})")
     return " + ".join(terms) or None
 
 
@@ -234,10 +242,13 @@ def analyze_lifetimes(lifetimes: pd.DataFrame, *, start: Any = None, end: Any = 
         estimate_cumulative_incidence(lt["age"], cause, entry=lt["entry"], censored=None,
                                       conf_level=conf_level)))
     f = formula or default_formula(lt)
+    cox_data = lt if formula else lt.fillna(dict.fromkeys(  # a missing batch or cage is a level
+        [c for c in ("kind", "batch", *location_columns(lt)) if c in lt.columns], "(none)"))
     out["unit_cox"] = (NotAvailable("Cox regression of unit lives", "no kind, batch or location column "
                                     "varies across the lives") if f is None else
                        _guard("Cox regression of unit lives", lambda: fit_cox_formula(
-                           lt, f, duration="age", event="event", entry="entry", conf_level=conf_level)))
+                           cox_data, f, duration="age", event="event", entry="entry",
+                           conf_level=conf_level)))
     wb = "batch" if "batch" in lt.columns else "kind"
     out["unit_weibull"] = _guard(f"Weibull per {wb}", lambda: fit_weibull_by(lt, wb, conf_level=conf_level))
     if start is None:  # say what the absent window start means for every result that ran
