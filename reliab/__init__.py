@@ -68,6 +68,10 @@ _EXPORTS: dict[str, str] = {
     "estimate_kaplan_meier": "reliab.models",
     "estimate_nelson_aalen": "reliab.models",
     "fit_cox": "reliab.models",
+    "fit_cox_formula": "reliab.models",
+    "design_matrix": "reliab.models",
+    "analyze_lifetimes": "reliab.models",
+    "lifetime_table": "reliab.models",
     "estimate_cumulative_incidence": "reliab.models",
     "cumulative_incidence": "reliab.models",  # deprecated alias of estimate_cumulative_incidence
     # models: recurrent events and trends

@@ -119,6 +119,18 @@ EXPOSURE = (
     Column("truncated", "bool", doc="unit was in service before the window (left truncation)"),
 )
 
+LIFETIMES = (
+    Column("serial", "string", check=_nonempty, doc="serial number (or asset id) of the unit"),
+    Column("life", "Int64", check=_nonneg, doc="1, 2, ...: the unit's successive lives, by install"),
+    Column("kind", "string", nullable=True, doc="gpu, dimm, psu, nic, disk, ..."),
+    Column("location", "string", nullable=True, doc="location fields joined by '/', e.g. c3/r2/n14"),
+    Column("installed", UTC, doc="start of the life (install)"),
+    Column("removed", UTC, nullable=True, doc="end of the life (removal); NA: still in service"),
+    Column("reason", "string", nullable=True, doc="removal reason as recorded"),
+    Column("failed", "bool", doc="the removal was a failure (see reliab.io.formats.lifetimes)"),
+    Column("origin", "string", doc="file:line the row was read from"),
+)
+
 TELEMETRY = (
     Column("time", UTC),
     Column("host", "string"),
@@ -149,6 +161,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "interruptions": INTERRUPTIONS,
     "user_failures": INTERRUPTIONS,  # FAILED jobs the fleet policy sets apart (same columns)
     "exposure": EXPOSURE,
+    "lifetimes": LIFETIMES,  # unit lives from inventories and replacement logs; extra columns kept
     "telemetry": TELEMETRY,
     "quarantine": QUARANTINE,
     "accounting": ACCOUNTING,

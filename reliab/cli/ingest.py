@@ -154,7 +154,8 @@ def _counts_line(result: Any, store: Path | None) -> str:
     apart = f"; {len(result.user_failures):,} user failures apart" if result.policy == "fleet" else ""
     return (f"{result.to_dict()['signals']:,} signals, {len(result.jobs):,} jobs, {len(inter):,} interruptions"
             f" ({len(inter) - planned:,} unexpected, {planned:,} planned; policy {result.policy}{apart}),"
-            f" {_quarantined(result.quarantine)}" + (f"; store {store}" if store else ""))
+            f" {_quarantined(result.quarantine)}" + (f"; store {store}" if store else "")
+            + (f"; {len(lives):,} unit lives" if len(lives := getattr(result, "lifetimes", ())) else ""))
 
 
 def _quarantined(quarantine: Any) -> str:

@@ -555,7 +555,7 @@ class TableParts:
     JOIN = 512
     #: pending rows converted at a time at most
     ROWS = 16_384
-    NAMES = ("signals", "jobs", "telemetry")
+    NAMES = ("signals", "jobs", "telemetry", "lifetimes")
 
     def __init__(self) -> None:
         self._parts: dict[str, list[pd.DataFrame | pa.Table]] = {name: [] for name in (*self.NAMES, "quarantine")}
@@ -681,6 +681,8 @@ def file_tables(results: list[FileResult]) -> dict[str, pd.DataFrame]:
               for name in ("signals", "jobs")}
     tables["telemetry"] = _concat([r.tables["telemetry"] for r in results if "telemetry" in r.tables],
                                   "telemetry")
+    tables["lifetimes"] = _concat([r.tables["lifetimes"] for r in results if "lifetimes" in r.tables],
+                                  "lifetimes")
     tables["quarantine"] = _concat([r.quarantine for r in results if r.quarantine is not None],
                                    "quarantine")
     return tables
@@ -738,9 +740,23 @@ def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
     for name in ("jobs", "telemetry", "quarantine"):
         schema.validate(tables[name], name)
     schema.validate(signals, "signals")
-    return IngestResult(signals=signals, jobs=tables["jobs"], telemetry=tables["telemetry"],
+    lifetimes, notes = lifetimes_of(tables, accounting, notes)
+    return IngestResult(signals=signals, jobs=tables["jobs"], telemetry=tables["telemetry"], lifetimes=lifetimes,
                         quarantine=tables["quarantine"], accounting=schema.validate(accounting, "accounting"),
                         sources=sources, **attribute_run(signals, tables["jobs"], accounting, notes, **attribution))
+
+
+def lifetimes_of(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
+                 notes: tuple[str, ...]) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """The validated ``lifetimes`` table, and ``notes`` with a warning when lifetimes files were
+    read but the ingest mode (``store=``, ``output=``) does not carry their table."""
+    if "lifetimes" in tables:
+        return schema.validate(tables["lifetimes"], "lifetimes"), notes
+    read = int(accounting.loc[accounting["source"].eq("lifetimes"), "parsed"].sum()) if len(accounting) else 0
+    if read:
+        notes = (*notes, f"Warning: {read} unit lives read from inventory files are not kept by this "
+                 "ingest mode (store= or output=); ingest those files without it to analyse them")
+    return schema.empty("lifetimes"), notes
 
 
 def attribute_run(signals: pd.DataFrame, jobs: pd.DataFrame, accounting: pd.DataFrame,

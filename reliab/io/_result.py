@@ -113,6 +113,8 @@ class IngestResult:
     notes: tuple[str, ...] = ()
     policy: str = "fleet"
     user_failures: pd.DataFrame = field(default_factory=lambda: schema.empty("user_failures"))
+    #: unit lives from inventories and replacement logs (schema ``lifetimes``)
+    lifetimes: pd.DataFrame = field(default_factory=lambda: schema.empty("lifetimes"))
 
     def summary(self) -> pd.DataFrame:
         """Per source: files, line accounting and the number of signal rows produced."""
@@ -160,6 +162,7 @@ class IngestResult:
             "policy": self.policy,
             "user_failures": len(self.user_failures),
             "telemetry_rows": self._rows("telemetry"),
+            "lifetimes": len(self.lifetimes),
             "quarantined": len(self.quarantine),
             "summary": summary,
             "sources": {p: {"source": c.source, "confidence": float(c.confidence), "reason": c.reason}
@@ -184,7 +187,8 @@ class IngestResult:
                 f"quarantined={d['quarantined']})")
 
     def write_parquet(self, directory: str | Path) -> dict[str, Path]:
-        """Write every table as ``<table>.parquet`` into ``directory`` (created if needed).
+        """Write every table as ``<table>.parquet`` into ``directory`` (created if needed);
+        ``lifetimes`` only when the input had unit lives.
 
         Dtypes, nullability and UTC time zones survive the round trip
         (:func:`reliab.schema.read_parquet` reads a table back and validates it).
@@ -197,7 +201,8 @@ class IngestResult:
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         written: dict[str, Path] = {}
-        for name in PARQUET_TABLES:
+        lives = ("lifetimes",) if len(self.lifetimes) else ()  # written when an inventory was read
+        for name in (*PARQUET_TABLES, *lives):
             target = out / f"{name}.parquet"
             schema.write_parquet(getattr(self, name), str(target), name)
             written[name] = target

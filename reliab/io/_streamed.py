@@ -354,6 +354,7 @@ def ingest_output(plan: RunPlan, attribution: dict[str, Any], *, output: str | o
         _progress,
         accounting_of,
         attribute_run,
+        lifetimes_of,
         plan_notes,
         sources_of,
     )
@@ -382,6 +383,7 @@ def ingest_output(plan: RunPlan, attribution: dict[str, Any], *, output: str | o
         signals = writer.attribution_signals(jobs, attribution.get("before", "10min"),
                                              attribution.get("after", "5min"))
         notes = plan_notes(plan) + ((repeated,) if repeated else ()) + forced_notes(sources_of(results, choices))
+        notes = lifetimes_of({}, accounting, notes)[1]  # the lives are not written: say so
         fields = attribute_run(signals, jobs, accounting, notes, **attribution)
         del signals
         counts = {"rows": dict(writer.rows), "signal_sources": dict(writer.signal_sources)}

@@ -26,6 +26,10 @@ _EXPORTS: dict[str, str] = {
     "estimate_kaplan_meier": "reliab.models.nonparametric",
     "estimate_nelson_aalen": "reliab.models.nonparametric",
     "fit_cox": "reliab.models.cox",
+    "fit_cox_formula": "reliab.models.cox_formula",
+    "design_matrix": "reliab.models.formula",
+    "analyze_lifetimes": "reliab.models.lifetimes",
+    "lifetime_table": "reliab.models.lifetimes",
     "estimate_cumulative_incidence": "reliab.models.competing",
     "cumulative_incidence": "reliab.models.competing",  # deprecated alias
     "estimate_mcf": "reliab.models.mcf",

@@ -128,6 +128,14 @@ BY_KEY: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
     "job_mttf": ("jobs", "Job MTTF against job size", "", ()),
     "plan": ("jobs", "Checkpoint interval", "", ()),
     "environment": ("environment", "Environment analyses", "", ()),
+    # unit lives from inventories and replacement logs (reliab.models.lifetimes)
+    "unit_survival": ("survival", "Survival of unit lives per kind and location",
+                      "Kaplan-Meier per group with delayed entry; survival at one year.", ()),
+    "unit_removals": ("competing", "Unit removals by reason",
+                      "Cumulative incidence of each removal reason (Aalen-Johansen).", ()),
+    "unit_cox": ("survival", "Hazard ratios of unit lives by kind, batch and location",
+                 "Cox regression; each level against its reference level (see the notes).", ()),
+    "unit_weibull": ("survival", "Weibull fit of unit lives per batch", "", ()),
 }
 
 #: result class name -> section, for results given under keys of their own
@@ -140,6 +148,7 @@ BY_TYPE: dict[str, str] = {
     "PeriodComparison": "change", "PeriodRatesResult": "change",
     "FailureCost": "downtime", "MitigationReplay": "jobs", "JobMTTF": "jobs",
     "CheckpointPlan": "jobs", "EnvironmentStudy": "environment",
+    "GroupedSurvival": "survival", "GroupedWeibull": "survival",
 }
 
 

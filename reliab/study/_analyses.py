@@ -230,6 +230,7 @@ def analyze(
         "failed jobs against job size", ends.reason)
     _job_level(out, ingest, f, no_jobs or no_fleet, conf_level)
     _environment(out, ingest, fleet, conf_level)
+    _unit_lifetimes(out, ingest, fleet, conf_level)
     if previous is not None:
         out.update(compare_with(out["rates"], previous, fleet, conf_level=conf_level, labels=labels))
     return out
@@ -298,6 +299,21 @@ def _environment(out: dict[str, Any], ingest: Any, fleet: Fleet | NotAvailable,
     out["environment"] = _run("environment analyses", lambda: analyze_environment(
         tel, jobs=ingest.jobs, interruptions=ingest.interruptions,
         min_step_w=100.0 * gpus if gpus else None, conf_level=conf_level))
+
+
+def _unit_lifetimes(out: dict[str, Any], ingest: Any, fleet: Fleet | NotAvailable,
+                    conf_level: float) -> None:
+    """Survival per kind and location, removals by reason, Cox and Weibull of the unit lives
+    read from inventories (:func:`reliab.analyze_lifetimes`), when the input has any; a window
+    the user gave is their observation window (left truncation, censoring at its end)."""
+    from reliab.models.lifetimes import analyze_lifetimes
+
+    lt = getattr(ingest, "lifetimes", None)
+    if lt is None or not len(lt):
+        return
+    given = not isinstance(fleet, NotAvailable) and fleet.window_source == "given"
+    out.update(analyze_lifetimes(lt, start=fleet.start if given else None,  # type: ignore[union-attr]
+                                 end=fleet.end if given else None, conf_level=conf_level))  # type: ignore[union-attr]
 
 
 def compare_with(rates: Any, previous: dict[str, Any], fleet: Fleet | NotAvailable, *,

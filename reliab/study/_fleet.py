@@ -118,7 +118,9 @@ def _window(window: tuple[Any, Any] | None, jobs: pd.DataFrame, signals: pd.Data
 
 def read_inventory(path: str | Path) -> pd.DataFrame:
     """An inventory CSV: ``unit``, ``kind`` (``gpu``/``node``), ``installed``, optional
-    ``removed`` and ``removal_reason`` (:func:`reliab.build_exposure`).
+    ``removed`` and ``removal_reason`` (:func:`reliab.build_exposure`); the header names of
+    the unit-lifetime schema (``serial_number``, ``install_date``, ``removal_date``...,
+    :mod:`reliab.io.formats.lifetimes`) are taken as these.
 
     Raises
     ------
@@ -132,11 +134,26 @@ def read_inventory(path: str | Path) -> pd.DataFrame:
         inv = pd.read_csv(p, dtype={"unit": str, "kind": str})
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise InputFileError(f"{p}: not a readable CSV inventory ({exc})") from None
+    inv = _inventory_names(inv)
     missing = [c for c in ("unit", "kind", "installed") if c not in inv.columns]
     if missing:
         raise InputFileError(f"{p}: inventory lacks column(s) {missing}; expected unit, kind, "
                              "installed, and optionally removed, removal_reason")
     return inv
+
+
+def _inventory_names(inv: pd.DataFrame) -> pd.DataFrame:
+    """``inv`` with the header names of the unit-lifetime schema (serial, install_date,
+    removal_reason... :mod:`reliab.io.formats.lifetimes`) renamed to the inventory's."""
+    from reliab.errors import ParseError
+    from reliab.io.formats.lifetimes import resolve_columns
+
+    try:
+        ours = resolve_columns([str(c) for c in inv.columns])
+    except ParseError:
+        return inv
+    to_inventory = {"serial": "unit", "reason": "removal_reason"}
+    return inv.set_axis([to_inventory.get(n, n) for n in ours], axis=1)
 
 
 def _jobs_gpu_days(jobs: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,

@@ -237,6 +237,11 @@ def run_report(
                       if isinstance(fleet, Fleet) else "this period")
     results = analyze(res, fleet, conf_level=conf_level, policy=res.policy, previous=prev,
                       labels=(str((prev or {}).get("label", "previous")), label))
+    if window is not None and isinstance(fleet, NotAvailable) and len(res.lifetimes):
+        # without an exposure there is no Fleet to carry the window: the lives still get it
+        from reliab.models.lifetimes import analyze_lifetimes
+
+        results.update(analyze_lifetimes(res.lifetimes, start=window[0], end=window[1], conf_level=conf_level))
     # every published number is checked before anything is rendered or archived
     results, failed = verify(results)
     results, across = verify_across(results, count_checks(

@@ -12,6 +12,7 @@ from reliab.io.formats import (
     kernel,  # noqa: F401
     lanl,  # noqa: F401
     lanl_hpc,  # noqa: F401
+    lifetimes,  # noqa: F401  (inventories and replacement logs)
     nccl,  # noqa: F401
     sandia_syslog,  # noqa: F401
     sel,  # noqa: F401
