@@ -285,9 +285,10 @@ def test_replay_on_a_trace_without_interruptions(tmp_path: Path) -> None:
     assert len(ing.interruptions) == 0 and len(ing.user_failures) == 100
     cost = reliab.failure_cost(ing.interruptions, ing.jobs, ing.signals)
     table = reliab.replay_mitigations(cost).table.set_index("scenario")
-    # the replay counts every end of the run's allocations (here a retried attempt) and
-    # reproduces the observed ETTR
-    assert table.loc["observed", "interruptions"] == (~cost.segments["censored"]).sum()
+    # the replay counts the interruptions the cost counts (none: a retried attempt's end is not
+    # an interruption here) and reproduces the observed ETTR
+    assert (~cost.segments["censored"]).sum() >= 1
+    assert table.loc["observed", "interruptions"] == cost.n == 0
     assert table.loc["observed", "ettr"] == pytest.approx(cost.ettr)
 
 
