@@ -48,7 +48,7 @@ from reliab.io._registry import (
 )
 from reliab.io._registry import sources as live_sources
 from reliab.io._repeats import drop_repeated_jobs
-from reliab.io._result import IngestResult, SourceChoice, not_read_notes
+from reliab.io._result import IngestResult, SourceChoice, failures_not_kept, not_read_notes
 from reliab.io._rowtable import (
     PendingRows,
     arrow_frame,
@@ -539,7 +539,7 @@ class TableParts:
     JOIN = 512
     #: pending rows converted at a time at most
     ROWS = 16_384
-    NAMES = ("signals", "jobs", "telemetry")
+    NAMES = ("signals", "jobs", "telemetry", "failures")
 
     def __init__(self) -> None:
         self._parts: dict[str, list[pd.DataFrame | pa.Table]] = {name: [] for name in (*self.NAMES, "quarantine")}
@@ -660,11 +660,11 @@ def plan_notes(plan: RunPlan) -> tuple[str, ...]:
 
 
 def file_tables(results: list[FileResult]) -> dict[str, pd.DataFrame]:
-    """Per-file tables concatenated in file order: signals, jobs, telemetry, quarantine."""
+    """Per-file tables concatenated in file order: signals, jobs, telemetry, failures, quarantine."""
     tables = {name: _concat([part_of(r.tables, name) for r in results if name in r.tables], name)
               for name in ("signals", "jobs")}
-    tables["telemetry"] = _concat([r.tables["telemetry"] for r in results if "telemetry" in r.tables],
-                                  "telemetry")
+    for name in ("telemetry", "failures"):
+        tables[name] = _concat([r.tables[name] for r in results if name in r.tables], name)
     tables["quarantine"] = _concat([r.quarantine for r in results if r.quarantine is not None],
                                    "quarantine")
     return tables
@@ -718,10 +718,16 @@ def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
     if not (isinstance(signals.index, pd.RangeIndex) and signals.index.start == 0
             and signals.index.step == 1):
         signals = signals.reset_index(drop=True)
-    for name in ("jobs", "telemetry", "quarantine"):
+    failures = tables.get("failures")
+    if failures is None:  # a mode that does not carry failure records says so (never silent)
+        failures, dropped = schema.empty("failures"), failures_not_kept(accounting, "store=")
+        notes = (*notes, dropped) if dropped else notes
+    tables = {**tables, "failures": failures}
+    for name in ("jobs", "telemetry", "quarantine", "failures"):
         schema.validate(tables[name], name)
     schema.validate(signals, "signals")
     return IngestResult(signals=signals, jobs=tables["jobs"], telemetry=tables["telemetry"],
+                        failures=tables["failures"],
                         quarantine=tables["quarantine"], accounting=schema.validate(accounting, "accounting"),
                         sources=sources, **attribute_run(signals, tables["jobs"], accounting, notes, **attribution))
 

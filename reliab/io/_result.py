@@ -14,7 +14,22 @@ from reliab import schema
 
 #: table name -> Parquet file written by :meth:`IngestResult.write_parquet`
 PARQUET_TABLES = ("signals", "interruptions", "accounting", "quarantine", "jobs", "telemetry",
-                  "user_failures")
+                  "user_failures", "failures")
+#: readers whose records are failures with a repair time (rows of the ``failures`` table)
+FAILURE_SOURCES = ("lanl",)
+
+
+def failures_not_kept(accounting: pd.DataFrame, mode: str) -> str | None:
+    """The run note saying that ``mode`` does not keep the ``failures`` table, when the run
+    read failure records (``None`` otherwise)."""
+    if "source" not in accounting.columns:
+        return None
+    n = int(accounting.loc[accounting["source"].isin(FAILURE_SOURCES), "parsed"].sum())
+    if not n:
+        return None
+    return (f"Warning: {n:,} failure records (with repair times) were read as signals, but {mode} does not"
+            " keep the failures table yet: ingest without store= or output= for MTTR, availability and the"
+            " other failure-record analyses")
 #: accounting sources of inputs left out by design (not counted among the files not read)
 SKIPPED_SOURCES = ("skipped", "manifest", "duplicate")
 
@@ -99,6 +114,9 @@ class IngestResult:
     user_failures : pandas.DataFrame
         Schema ``interruptions``: FAILED jobs without infrastructure evidence, which the
         fleet policy counts apart as user or application failures.
+    failures : pandas.DataFrame
+        Schema ``failures``: failure records (unit, start, end, repair time, cause) of the
+        sources that keep them (:data:`FAILURE_SOURCES`), with or without job records.
     """
 
     signals: pd.DataFrame
@@ -111,6 +129,7 @@ class IngestResult:
     notes: tuple[str, ...] = ()
     policy: str = "fleet"
     user_failures: pd.DataFrame = field(default_factory=lambda: schema.empty("user_failures"))
+    failures: pd.DataFrame = field(default_factory=lambda: schema.empty("failures"))
 
     def summary(self) -> pd.DataFrame:
         """Per source: files, line accounting and the number of signal rows produced."""
@@ -157,6 +176,7 @@ class IngestResult:
             "interruptions": len(self.interruptions),
             "policy": self.policy,
             "user_failures": len(self.user_failures),
+            "failures": len(self.failures),
             "telemetry_rows": self._rows("telemetry"),
             "quarantined": len(self.quarantine),
             "summary": summary,
