@@ -57,11 +57,39 @@ class FailureGaps(ResultMixin):
         ``mean_gap_h``, ``laplace_p``, ``trend``, ``crow_beta`` (+ bounds)."""
         return self.table.copy()
 
+    def trends(self) -> FailureTrends:
+        """The point-process view of the same systems: trend test and Crow-AMSAA beta."""
+        cols = ["system", "failures", "laplace_p", "trend", "crow_beta", "crow_beta_low", "crow_beta_high"]
+        return FailureTrends(table=self.table[cols].copy(), n=self.n, conf_level=self.conf_level,
+                             notes=("tied failure times (same minute) count once",))
+
     def invariants(self) -> tuple[Check, ...]:
         t = self.table
         return (contains("gap_shape_interval", t["shape_low"], t["shape"], t["shape_high"]),
                 in_range("gap_shape_positive", t["shape"], 0.0),
                 in_range("laplace_p_in_unit_interval", t["laplace_p"], 0.0, 1.0, allow_nan=True))
+
+
+@dataclass(frozen=True)
+class FailureTrends(ResultMixin):
+    """Per system: is the failure rate falling, flat or rising?  Laplace test and Crow-AMSAA beta
+    (below 1: failures thin out; above 1: they bunch up), from :func:`fit_failure_gaps`."""
+
+    table: pd.DataFrame = field(repr=False)
+    n: int
+    conf_level: float
+    method: str = ("Laplace test (Cox & Lewis 1966) and Crow-AMSAA power law (MIL-HDBK-189) on each system's"
+                   " failure times from its first failure to its last repair (time-terminated)")
+    notes: tuple[str, ...] = ()
+
+    def summary(self) -> pd.DataFrame:
+        """``system``, ``failures``, ``laplace_p``, ``trend``, ``crow_beta`` (+ bounds)."""
+        return self.table.copy()
+
+    def invariants(self) -> tuple[Check, ...]:
+        t = self.table
+        return (contains("crow_beta_interval", t["crow_beta_low"], t["crow_beta"], t["crow_beta_high"]),
+                in_range("laplace_p_in_unit_interval", t["laplace_p"], 0.0, 1.0))
 
 
 def _gaps(starts: pd.Series) -> np.ndarray:
@@ -141,4 +169,4 @@ def fit_failure_gaps(failures: pd.DataFrame, *, since: Any = None, systems: Any 
                        conf_level=conf_level, since=None if since is None else str(since), notes=tuple(notes))
 
 
-__all__ = ["FailureGaps", "MIN_GAPS", "fit_failure_gaps"]
+__all__ = ["FailureGaps", "FailureTrends", "MIN_GAPS", "fit_failure_gaps"]

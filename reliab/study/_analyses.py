@@ -18,6 +18,7 @@ import pandas as pd
 from reliab._result import NotAvailable
 from reliab.errors import InsufficientDataError, ReliabWarning
 from reliab.study._coverage import exposure_blocker, exposure_coverage
+from reliab.study._failures import analyze_failures
 from reliab.study._fleet import Fleet
 
 #: component classes whose interruptions count as node (hardware) failures
@@ -129,7 +130,9 @@ def analyze(
         the exposure covers the fleet: GPU-level MTBF and job MTTF need it), ``tbi_weibull``,
         ``tbi_distributions``, ``job_km``, ``job_cif``, ``node_mcf``, ``crow_amsaa``,
         ``trend_laplace``, ``trend_mil_hdbk_189``, ``trend_reverse_arrangement``,
-        ``trend_verdict`` (the one answer to "falling, flat or rising?"), ``lemons``,
+        ``trend_verdict`` (the one answer to "falling, flat or rising?"), ``lemons``, the
+        failure-record analyses (``failure_rates_by_system`` ... ``failure_lemons``,
+        :mod:`reliab.study._failures`: they need no job records),
         the job-level results, ``environment``, then (with ``previous``)
         ``period_comparison`` and ``period_rates``.
     """
@@ -185,6 +188,7 @@ def analyze(
     gate("lemons", "lemon nodes", lambda: reliab.find_lemons(
         ingest.signals, inter, node_hours=hosts, jobs=jobs, conf_level=conf_level),
         no_jobs, no_hosts)
+    out.update(analyze_failures(ingest, _run, conf_level=conf_level))  # failure records, with or without jobs
     _job_level(out, ingest, f, no_jobs or no_fleet, conf_level)
     _environment(out, ingest, fleet, conf_level)
     if previous is not None:
