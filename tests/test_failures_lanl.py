@@ -15,7 +15,11 @@ import pytest
 
 from reliab.io.formats.lanl import read_lanl_signals
 from reliab.models.failure_gaps import fit_failure_gaps
-from reliab.models.repairs import estimate_availability, estimate_failure_rates, estimate_repair_times
+from reliab.models.repairs import (
+    estimate_availability,
+    estimate_failure_rates,
+    estimate_repair_times,
+)
 
 LANL = Path(__file__).parent / "reference" / "lanl_failures_1996_2005" / "LA-UR-05-7318-failure-data-1996-2005.csv"
 pytestmark = pytest.mark.skipif(not LANL.exists(), reason="LANL data not found")

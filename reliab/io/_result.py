@@ -202,7 +202,8 @@ class IngestResult:
                 f"quarantined={d['quarantined']})")
 
     def write_parquet(self, directory: str | Path) -> dict[str, Path]:
-        """Write every table as ``<table>.parquet`` into ``directory`` (created if needed).
+        """Write every table as ``<table>.parquet`` into ``directory`` (created if needed);
+        ``failures.parquet`` only when the input had failure records.
 
         Dtypes, nullability and UTC time zones survive the round trip
         (:func:`reliab.schema.read_parquet` reads a table back and validates it).
@@ -216,6 +217,8 @@ class IngestResult:
         out.mkdir(parents=True, exist_ok=True)
         written: dict[str, Path] = {}
         for name in PARQUET_TABLES:
+            if name == "failures" and not len(self.failures):
+                continue  # written when the input had failure records
             target = out / f"{name}.parquet"
             schema.write_parquet(getattr(self, name), str(target), name)
             written[name] = target

@@ -59,7 +59,11 @@ def analyze_failures(ingest: Any, run: Callable[[str, Callable[[], Any]], Any], 
         Level of every interval.
     """
     from reliab.models.failure_gaps import fit_failure_gaps
-    from reliab.models.repairs import estimate_availability, estimate_failure_rates, estimate_repair_times
+    from reliab.models.repairs import (
+        estimate_availability,
+        estimate_failure_rates,
+        estimate_repair_times,
+    )
 
     failures = getattr(ingest, "failures", None)
     if failures is None or not len(failures):
