@@ -123,5 +123,5 @@ def test_report_on_the_lanl_file_alone(tmp_path: Path) -> None:
                 "failure_availability", "failure_gaps", "failure_trends", "failure_lemons"):
         assert type(run.results[key]).__name__ != "NotAvailable", (key, run.results[key])
     html = (tmp_path / "rep" / "report.html").read_text()
-    assert "Repair times and availability" in html and "Lemon nodes (failure records)" in html
+    assert "MTTR and repair-time distributions per cause" in html and "Lemon nodes (failure records)" in html
     assert "23,739 failure records" in run.headline()

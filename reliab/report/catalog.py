@@ -55,9 +55,6 @@ SECTIONS: tuple[SectionSpec, ...] = (
                 "Interruptions per unit of exposure with exact Poisson intervals, per component "
                 "class and per category. MTBF is GPU-hours at risk per interruption; MTTI the "
                 "wall-clock hours between interruptions of a job spanning the whole fleet."),
-    SectionSpec("repair", "Repair times and availability",
-                "From failure records with a repair time (no job records needed): time to repair "
-                "per cause with the distributions ranked by AIC, and availability per system."),
     SectionSpec("tbi", "Time between interruptions",
                 "Gaps between consecutive unexpected interruptions of the fleet (the last gap, "
                 "to the end of the window, is censored), fitted as a renewal process: the "
@@ -122,8 +119,9 @@ BY_KEY: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
                                 "Failures per 1,000 unit-days over each system's own units; MTBF in "
                                 "unit-hours per failure, exact intervals.", ()),
     "failure_rates_by_component": ("rates", "Failure rates and MTBF per component (failure records)", "", ()),
-    "failure_repair_times": ("repair", "MTTR and repair-time distributions per cause", "", ()),
-    "failure_availability": ("repair", "Availability per system", "", ()),
+    "failure_repair_times": ("downtime", "MTTR and repair-time distributions per cause (failure records)",
+                             "Time to repair per recorded cause, with the distributions ranked by AIC.", ()),
+    "failure_availability": ("downtime", "Availability per system (failure records)", "", ()),
     "failure_gaps": ("tbi", "Time between failures per system (failure records)",
                      "Weibull shape of the gaps per system (below 1: bursts) and the trend of the "
                      "failure times (Laplace test, Crow-AMSAA beta).", ()),
@@ -157,7 +155,7 @@ BY_TYPE: dict[str, str] = {
     "PeriodComparison": "change", "PeriodRatesResult": "change",
     "FailureCost": "downtime", "MitigationReplay": "jobs", "JobMTTF": "jobs",
     "CheckpointPlan": "jobs", "EnvironmentStudy": "environment",
-    "FailureRates": "rates", "RepairTimes": "repair", "Availability": "repair", "FailureGaps": "tbi",
+    "FailureRates": "rates", "RepairTimes": "downtime", "Availability": "downtime", "FailureGaps": "tbi",
     "FailureTrends": "trends",
 }
 

@@ -17,9 +17,6 @@ import pandas as pd
 from reliab import schema
 from reliab._result import NotAvailable
 
-NO_FAILURES = ("no failure records (unit, failure start, repair time: e.g. the LANL failure release) in"
-               " the input")
-
 #: key -> what the analysis is, in report order
 FAILURE_ANALYSES = {
     "failure_rates_by_system": "failure rates and MTBF per system",
@@ -46,7 +43,8 @@ def _lemons(failures: pd.DataFrame, signals: pd.DataFrame, conf_level: float) ->
 
 def analyze_failures(ingest: Any, run: Callable[[str, Callable[[], Any]], Any], *,
                      conf_level: float = 0.95) -> dict[str, Any]:
-    """Every failure-record analysis, each a result or a :class:`~reliab.NotAvailable`.
+    """Every failure-record analysis, each a result or a :class:`~reliab.NotAvailable`; none
+    (an empty mapping) when the input has no failure records.
 
     Parameters
     ----------
@@ -67,7 +65,7 @@ def analyze_failures(ingest: Any, run: Callable[[str, Callable[[], Any]], Any], 
 
     failures = getattr(ingest, "failures", None)
     if failures is None or not len(failures):
-        return {key: NotAvailable(what, NO_FAILURES) for key, what in FAILURE_ANALYSES.items()}
+        return {}  # no failure records: the job-interruption view alone (nothing to say "not available" about)
     hardware = failures[failures["component"].isin(("GPU", "Host", "Network"))]
     fns: dict[str, Callable[[], Any]] = {
         "failure_rates_by_system": lambda: estimate_failure_rates(failures, by="system", conf_level=conf_level),
@@ -84,4 +82,4 @@ def analyze_failures(ingest: Any, run: Callable[[str, Callable[[], Any]], Any], 
     return {key: out[key] for key in FAILURE_ANALYSES}
 
 
-__all__ = ["FAILURE_ANALYSES", "NO_FAILURES", "analyze_failures"]
+__all__ = ["FAILURE_ANALYSES", "analyze_failures"]
