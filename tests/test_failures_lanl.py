@@ -125,3 +125,36 @@ def test_report_on_the_lanl_file_alone(tmp_path: Path) -> None:
     html = (tmp_path / "rep" / "report.html").read_text()
     assert "MTTR and repair-time distributions per cause" in html and "Lemon nodes (failure records)" in html
     assert "23,739 failure records" in run.headline()
+
+
+def test_every_failure_result_passes_its_invariants(failures: pd.DataFrame) -> None:
+    """Each new result declares invariants (reliab._checks) and they hold on the whole record."""
+    from reliab._checks import checks_of
+    from reliab.study._analyses import _run
+    from reliab.study._failures import analyze_failures
+
+    sys20 = failures[failures["system"].isin(["20", "16", "23"])]
+    results = analyze_failures(type("Ingest", (), {"failures": sys20, "signals": sys20.iloc[0:0].assign(
+        host=pd.Series(dtype="string"), signal=pd.Series(dtype="string"))})(), _run)
+    for key, res in results.items():
+        assert type(res).__name__ != "NotAvailable", (key, res)
+        checks = checks_of(res)
+        if key != "failure_lemons":
+            assert checks, key
+        assert all(c.ok for c in checks), (key, [c for c in checks if not c.ok])
+
+
+@pytest.mark.slow
+def test_jobs_and_failures_show_both_views(sample_ingest, failures: pd.DataFrame) -> None:
+    """Where job records and failure records both exist, the job-interruption analyses and the
+    failure-record analyses are both computed."""
+    import dataclasses
+
+    from reliab.study import analyze, fleet_facts
+
+    ing = dataclasses.replace(sample_ingest, failures=failures[failures["system"] == "20"])
+    fleet = fleet_facts(jobs=ing.jobs, signals=ing.signals, gpus_per_node=8)
+    out = analyze(ing, fleet, policy=ing.policy)
+    assert type(out["rates"]).__name__ == "RatesResult"
+    assert type(out["failure_rates_by_system"]).__name__ == "FailureRates"
+    assert type(out["failure_repair_times"]).__name__ == "RepairTimes"
