@@ -73,3 +73,12 @@ def test_store_and_output_modes_say_failures_are_not_kept(tmp_path: Path) -> Non
         res = reliab.ingest(path, **kw)
         if len(res.failures) != 40:
             assert any("failure records" in n and "does not keep the failures table" in n for n in res.notes), kw
+
+
+@pytest.mark.skipif(not LANL.exists(), reason="LANL data not found")
+def test_dask_engine_carries_failures(dask_client: object, tmp_path: Path) -> None:
+    """The distributed engine (in memory) keeps the failure records as the local one does."""
+    path = _sample(tmp_path)
+    got = reliab.ingest(path, engine="dask", client=dask_client)
+    local = reliab.ingest(path)
+    pd.testing.assert_frame_equal(got.failures.reset_index(drop=True), local.failures.reset_index(drop=True))

@@ -720,7 +720,7 @@ def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
         signals = signals.reset_index(drop=True)
     failures = tables.get("failures")
     if failures is None:  # a mode that does not carry failure records says so (never silent)
-        failures, dropped = schema.empty("failures"), failures_not_kept(accounting, "store=")
+        failures, dropped = schema.empty("failures"), failures_not_kept(accounting, "store= (or output= with a distributed engine)")
         notes = (*notes, dropped) if dropped else notes
     tables = {**tables, "failures": failures}
     for name in ("jobs", "telemetry", "quarantine", "failures"):
