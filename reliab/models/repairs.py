@@ -39,7 +39,8 @@ def unit_exposure(failures: pd.DataFrame) -> pd.DataFrame:
 
     Units are the largest ``system_units`` the records of a system state (LANL's ``nodes``
     column); where none is stated, the distinct units seen failing.  The window of a system
-    runs from its first failure's start to its last repair's end (or start).
+    runs from its first failure's start to its last repair's end (or start); a window of no
+    length (one failure without an end) has NaN days.
 
     Returns
     -------
@@ -58,6 +59,7 @@ def unit_exposure(failures: pd.DataFrame) -> pd.DataFrame:
                         "units_from": np.where(from_record.to_numpy(dtype=bool), "record", "seen"),
                         "start": g["start"].min(), "end": g["_last"].max()})
     out["days"] = (out["end"] - out["start"]) / pd.Timedelta(days=1)
+    out["days"] = out["days"].where(out["days"] > 0)  # one instant: no time at risk to divide by
     out["unit_days"] = out["units"] * out["days"]
     return out
 
@@ -140,6 +142,11 @@ def estimate_failure_rates(failures: pd.DataFrame, *, by: str = "system",
     seen = exp.index[exp["units_from"] == "seen"].tolist()
     notes = [f"exposure: {exp['unit_days'].sum():,.0f} unit-days over {len(exp)} system(s); units per system as"
              " the record states them, each system at risk from its first failure to its last repair"]
+    instant = exp.index[exp["unit_days"].isna()].tolist()
+    if instant:
+        notes.append(f"{len(instant)} system(s) with no time at risk (records at one instant: "
+                     f"{', '.join(map(str, instant[:8]))}): no rate of their own; the Total counts their failures"
+                     " without exposure")
     if seen:
         notes.append(f"{len(seen)} system(s) state no unit count ({', '.join(map(str, seen[:8]))}): their units are"
                      " the distinct units seen failing over the window (a lower bound of the fleet)")

@@ -37,8 +37,9 @@ def _lemons(failures: pd.DataFrame, signals: pd.DataFrame, conf_level: float) ->
     exp = unit_exposure(failures)
     system = failures.drop_duplicates("unit").set_index("unit")["system"].astype("object").fillna("(none)")
     hours = 24.0 * system.map(exp["days"]).astype(float)
-    return find_lemons(signals, schema.empty("interruptions"), node_hours=hours, failures=failures,
-                       groups=system, conf_level=conf_level)
+    hours = hours[hours > 0]  # units of a system with no time at risk cannot be compared
+    return find_lemons(signals, schema.empty("interruptions"), node_hours=hours,
+                       failures=failures[failures["unit"].isin(hours.index)], groups=system, conf_level=conf_level)
 
 
 def analyze_failures(ingest: Any, run: Callable[[str, Callable[[], Any]], Any], *,
