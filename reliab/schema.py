@@ -1,7 +1,7 @@
 """Canonical tables of reliab as column specifications, validated once at the boundary.
 
 Every table that crosses a module boundary (``signals``, ``jobs``, ``interruptions``,
-``exposure``, ``telemetry`` and the ingest bookkeeping tables ``quarantine`` and
+``exposure``, ``telemetry``, ``failures`` (failure records: unit, start, repair) and the ingest bookkeeping tables ``quarantine`` and
 ``accounting``) is described here as a tuple of :class:`Column`.  :func:`validate` checks a
 frame against its spec and reports *every* problem in one :class:`~reliab.errors.SchemaError`
 (column, check, count, example).  :func:`conform` casts a frame to the declared dtypes.
@@ -131,6 +131,22 @@ LIFETIMES = (
     Column("origin", "string", doc="file:line the row was read from"),
 )
 
+FAILURES = (
+    Column("unit", "string", doc="the unit that failed (node or host), as the record names it"),
+    Column("system", "string", nullable=True, doc="system (cluster) of the unit, when the record names one"),
+    Column("start", UTC, doc="when the failure began (UTC as recorded)"),
+    Column("end", UTC, nullable=True, doc="when the unit was back in service (repair done)"),
+    Column("repair_h", "float64", nullable=True, check=_nonneg, doc="time to repair, hours"),
+    Column("cause", "string", nullable=True, doc="root-cause class as recorded, e.g. Hardware, Software"),
+    Column("detail", "string", nullable=True, doc="sub-cause as recorded, e.g. Memory Dimm"),
+    Column("category", "string", nullable=True, doc="reliab taxonomy category of the record"),
+    Column("component", "string", nullable=True, check=_in(COMPONENTS)),
+    Column("severity", "string", nullable=True, check=_in(SEVERITIES)),
+    Column("system_units", "Int64", nullable=True, check=_nonneg,
+           doc="units (nodes) of the system as the record states, for exposure"),
+    Column("origin", "string", doc="file:line the record was read from"),
+)
+
 TELEMETRY = (
     Column("time", UTC),
     Column("host", "string"),
@@ -163,6 +179,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "exposure": EXPOSURE,
     "lifetimes": LIFETIMES,  # unit lives from inventories and replacement logs; extra columns kept
     "telemetry": TELEMETRY,
+    "failures": FAILURES,
     "quarantine": QUARANTINE,
     "accounting": ACCOUNTING,
 }
@@ -209,7 +226,8 @@ def conform(df: pd.DataFrame, table: str) -> pd.DataFrame:
         dtype = dtype_of(col)
         if col.name not in out.columns:
             if col.nullable:
-                out[col.name] = pd.Series(pd.NA, index=out.index, dtype=dtype if col.dtype != UTC else "object")
+                missing = np.nan if col.dtype in ("float64", "float32") else pd.NA  # float64 holds no pd.NA
+                out[col.name] = pd.Series(missing, index=out.index, dtype=dtype if col.dtype != UTC else "object")
             else:
                 continue
         s = out[col.name]
@@ -652,6 +670,6 @@ def from_parquet_arrow(arrow: Any, table: str) -> pd.DataFrame:
     return validate(df, table)
 
 
-__all__ = ["Column", "STRING", "TABLES", "SIGNALS", "JOBS", "INTERRUPTIONS", "EXPOSURE", "TELEMETRY",
+__all__ = ["Column", "STRING", "TABLES", "SIGNALS", "JOBS", "INTERRUPTIONS", "EXPOSURE", "TELEMETRY", "FAILURES",
            "QUARANTINE", "ACCOUNTING", "dtype_of", "empty", "conform", "conform_rows", "frame_of", "safe_repr",
            "validate", "describe", "write_parquet", "read_parquet", "from_parquet_arrow", "to_arrow", "from_arrow", "PY_STRING"]

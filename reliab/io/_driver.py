@@ -49,7 +49,7 @@ from reliab.io._registry import (
 )
 from reliab.io._registry import sources as live_sources
 from reliab.io._repeats import drop_repeated_jobs
-from reliab.io._result import IngestResult, SourceChoice, not_read_notes
+from reliab.io._result import IngestResult, SourceChoice, failures_not_kept, not_read_notes
 from reliab.io._rowtable import (
     PendingRows,
     arrow_frame,
@@ -555,7 +555,7 @@ class TableParts:
     JOIN = 512
     #: pending rows converted at a time at most
     ROWS = 16_384
-    NAMES = ("signals", "jobs", "telemetry", "lifetimes")
+    NAMES = ("signals", "jobs", "telemetry", "lifetimes", "failures")
 
     def __init__(self) -> None:
         self._parts: dict[str, list[pd.DataFrame | pa.Table]] = {name: [] for name in (*self.NAMES, "quarantine")}
@@ -676,13 +676,11 @@ def plan_notes(plan: RunPlan) -> tuple[str, ...]:
 
 
 def file_tables(results: list[FileResult]) -> dict[str, pd.DataFrame]:
-    """Per-file tables concatenated in file order: signals, jobs, telemetry, quarantine."""
+    """Per-file tables concatenated in file order: signals, jobs, telemetry, failures, quarantine."""
     tables = {name: _concat([part_of(r.tables, name) for r in results if name in r.tables], name)
               for name in ("signals", "jobs")}
-    tables["telemetry"] = _concat([r.tables["telemetry"] for r in results if "telemetry" in r.tables],
-                                  "telemetry")
-    tables["lifetimes"] = _concat([r.tables["lifetimes"] for r in results if "lifetimes" in r.tables],
-                                  "lifetimes")
+    for name in ("telemetry", "lifetimes", "failures"):
+        tables[name] = _concat([r.tables[name] for r in results if name in r.tables], name)
     tables["quarantine"] = _concat([r.quarantine for r in results if r.quarantine is not None],
                                    "quarantine")
     return tables
@@ -737,11 +735,17 @@ def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
     if not (isinstance(signals.index, pd.RangeIndex) and signals.index.start == 0
             and signals.index.step == 1):
         signals = signals.reset_index(drop=True)
-    for name in ("jobs", "telemetry", "quarantine"):
+    failures = tables.get("failures")
+    if failures is None:  # a mode that does not carry failure records says so (never silent)
+        failures, dropped = schema.empty("failures"), failures_not_kept(accounting, "store= (or output= with a distributed engine)")
+        notes = (*notes, dropped) if dropped else notes
+    tables = {**tables, "failures": failures}
+    for name in ("jobs", "telemetry", "quarantine", "failures"):
         schema.validate(tables[name], name)
     schema.validate(signals, "signals")
     lifetimes, notes = lifetimes_of(tables, accounting, notes)
     return IngestResult(signals=signals, jobs=tables["jobs"], telemetry=tables["telemetry"], lifetimes=lifetimes,
+                        failures=tables["failures"],
                         quarantine=tables["quarantine"], accounting=schema.validate(accounting, "accounting"),
                         sources=sources, **attribute_run(signals, tables["jobs"], accounting, notes, **attribution))
 

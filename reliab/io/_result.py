@@ -14,7 +14,22 @@ from reliab import schema
 
 #: table name -> Parquet file written by :meth:`IngestResult.write_parquet`
 PARQUET_TABLES = ("signals", "interruptions", "accounting", "quarantine", "jobs", "telemetry",
-                  "user_failures")
+                  "user_failures", "failures")
+#: readers whose records are failures with a repair time (rows of the ``failures`` table)
+FAILURE_SOURCES = ("lanl",)
+
+
+def failures_not_kept(accounting: pd.DataFrame, mode: str) -> str | None:
+    """The run note saying that ``mode`` does not keep the ``failures`` table, when the run
+    read failure records (``None`` otherwise)."""
+    if "source" not in accounting.columns:
+        return None
+    n = int(accounting.loc[accounting["source"].isin(FAILURE_SOURCES), "parsed"].sum())
+    if not n:
+        return None
+    return (f"Warning: {n:,} failure records (with repair times) were read as signals, but {mode} does not"
+            " keep the failures table yet: ingest without store= or output= for MTTR, availability and the"
+            " other failure-record analyses")
 #: accounting sources of inputs left out by design (not counted among the files not read)
 SKIPPED_SOURCES = ("skipped", "manifest", "duplicate")
 
@@ -101,6 +116,9 @@ class IngestResult:
     user_failures : pandas.DataFrame
         Schema ``interruptions``: FAILED jobs without infrastructure evidence, which the
         fleet policy counts apart as user or application failures.
+    failures : pandas.DataFrame
+        Schema ``failures``: failure records (unit, start, end, repair time, cause) of the
+        sources that keep them (:data:`FAILURE_SOURCES`), with or without job records.
     """
 
     signals: pd.DataFrame
@@ -115,6 +133,7 @@ class IngestResult:
     user_failures: pd.DataFrame = field(default_factory=lambda: schema.empty("user_failures"))
     #: unit lives from inventories and replacement logs (schema ``lifetimes``)
     lifetimes: pd.DataFrame = field(default_factory=lambda: schema.empty("lifetimes"))
+    failures: pd.DataFrame = field(default_factory=lambda: schema.empty("failures"))
 
     def summary(self) -> pd.DataFrame:
         """Per source: files, line accounting and the number of signal rows produced."""
@@ -161,6 +180,7 @@ class IngestResult:
             "interruptions": len(self.interruptions),
             "policy": self.policy,
             "user_failures": len(self.user_failures),
+            "failures": len(self.failures),
             "telemetry_rows": self._rows("telemetry"),
             "lifetimes": len(self.lifetimes),
             "quarantined": len(self.quarantine),
@@ -188,7 +208,8 @@ class IngestResult:
 
     def write_parquet(self, directory: str | Path) -> dict[str, Path]:
         """Write every table as ``<table>.parquet`` into ``directory`` (created if needed);
-        ``lifetimes`` only when the input had unit lives.
+        ``lifetimes`` only when the input had unit lives, ``failures.parquet`` only when the
+        input had failure records.
 
         Dtypes, nullability and UTC time zones survive the round trip
         (:func:`reliab.schema.read_parquet` reads a table back and validates it).
@@ -203,6 +224,8 @@ class IngestResult:
         written: dict[str, Path] = {}
         lives = ("lifetimes",) if len(self.lifetimes) else ()  # written when an inventory was read
         for name in (*PARQUET_TABLES, *lives):
+            if name == "failures" and not len(self.failures):
+                continue  # written when the input had failure records
             target = out / f"{name}.parquet"
             schema.write_parquet(getattr(self, name), str(target), name)
             written[name] = target

@@ -39,7 +39,7 @@ from reliab import schema
 from reliab.io import _partitioned
 from reliab.io._lines import streaming
 from reliab.io._registry import FileResult
-from reliab.io._result import OutputIngestResult, SourceChoice
+from reliab.io._result import OutputIngestResult, SourceChoice, failures_not_kept
 from reliab.io._rowtable import part_of
 
 if TYPE_CHECKING:
@@ -384,7 +384,8 @@ def ingest_output(plan: RunPlan, attribution: dict[str, Any], *, output: str | o
                                              attribution.get("after", "5min"))
         notes = plan_notes(plan) + ((repeated,) if repeated else ()) + forced_notes(sources_of(results, choices))
         notes = lifetimes_of({}, accounting, notes)[1]  # the lives are not written: say so
-        fields = attribute_run(signals, jobs, accounting, notes, **attribution)
+        dropped = failures_not_kept(accounting, "output=")
+        fields = attribute_run(signals, jobs, accounting, (*notes, dropped) if dropped else notes, **attribution)
         del signals
         counts = {"rows": dict(writer.rows), "signal_sources": dict(writer.signal_sources)}
         _partitioned.commit(out, run, writer.parts, {"interruptions": fields["interruptions"],

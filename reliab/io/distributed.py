@@ -324,7 +324,8 @@ def ingest_dask(plan: RunPlan, attribution: dict[str, Any], *, strict: bool, cli
         numbered = [(n, o.tables) for n, o in zip(_numbers(gaps, len(outputs)), outputs, strict=True)]
         numbered += [(n, file_tables(rs)) for n, rs in zip(gaps, live, strict=True)]
         numbered.sort(key=lambda x: x[0])
-        tables = {t: _concat([frames[t] for _, frames in numbered if frames], t) for t in _partitioned.PARTITIONED}
+        tables = {t: _concat([frames[t] for _, frames in numbered if frames and t in frames], t)
+                  for t in (*_partitioned.PARTITIONED, "failures")}
     else:
         for n, rs in zip(gaps, live, strict=True):  # live sources' rows: the parts of their reserved tasks
             parts += _partitioned.write_parts(rs, out, run, n)

@@ -94,13 +94,29 @@ def _count_by_host(signals: pd.DataFrame, mask: pd.Series) -> pd.Series:
     return signals.loc[mask & signals["host"].notna(), "host"].value_counts()
 
 
+def failure_events(failures: pd.DataFrame) -> pd.DataFrame:
+    """Failure records (schema ``failures``) as interruption-like rows: one event per record,
+    ``hosts`` its unit, ``job_id`` its origin (a record is its own event: no job is involved)."""
+    return pd.DataFrame({"hosts": failures["unit"].astype("object"), "component": failures["component"].astype("object"),
+                         "planned": False, "job_id": failures["origin"].astype("object")})
+
+
 def node_features(signals: pd.DataFrame, interruptions: pd.DataFrame, *, jobs: pd.DataFrame | None = None,
-                  components: tuple[str, ...] = ("GPU", "Host", "Network")) -> pd.DataFrame:
+                  components: tuple[str, ...] = ("GPU", "Host", "Network"),
+                  failures: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per-host evidence: the RSC lemon signals computed from reliab's canonical tables.
 
     ``out_count`` counts distinct interruptions whose root cause named the host (each one
     takes the node out of service); where a ``slurm:drain`` signal exists it is added.
+    Failure records (``failures``, schema ``failures``) count one event each, beside the
+    interruptions; interruptions without job ids count one event per row.
     """
+    if "job_id" not in interruptions.columns:
+        interruptions = interruptions.assign(job_id=[f"row:{i}" for i in range(len(interruptions))])
+    if failures is not None and len(failures):
+        events = failure_events(failures)
+        interruptions = events if not len(interruptions) else pd.concat(
+            [interruptions[["hosts", "component", "planned", "job_id"]].astype("object"), events], ignore_index=True)
     sig = signals.astype({"signal": "string"})
     key = sig["signal"].fillna("")
     xid = sig[key.str.startswith("xid:") & sig["host"].notna()]
@@ -161,7 +177,8 @@ def _evidence(row: pd.Series) -> str:
 def find_lemons(signals: pd.DataFrame, interruptions: pd.DataFrame, *, node_hours: pd.Series | float,
                 hosts: list[str] | None = None, jobs: pd.DataFrame | None = None, fdr: float = 0.05,
                 components: tuple[str, ...] = ("GPU", "Host", "Network"), anomaly: bool = True,
-                seed: int = 0, conf_level: float = 0.95) -> LemonsResult:
+                seed: int = 0, conf_level: float = 0.95, failures: pd.DataFrame | None = None,
+                groups: pd.Series | None = None) -> LemonsResult:
     """Rank nodes by excess hardware failures and by the RSC multi-signal score.
 
     Parameters
@@ -184,6 +201,12 @@ def find_lemons(signals: pd.DataFrame, interruptions: pd.DataFrame, *, node_hour
     conf_level : float
         Level of the exact Poisson interval of each node's ratio of observed to expected
         failures (Garwood 1936).
+    failures : DataFrame, optional
+        Failure records (schema ``failures``, e.g. the LANL release): each record of a
+        counted component is one node failure, with or without job records.
+    groups : Series, optional
+        Host -> group (e.g. system): a node's expected failures use its group's rate, so
+        nodes of a system that fails often are compared with their own system's nodes.
 
     Returns
     -------
@@ -203,7 +226,7 @@ def find_lemons(signals: pd.DataFrame, interruptions: pd.DataFrame, *, node_hour
         raise ValueError(f"conf_level must be in (0, 1), got {conf_level}")
     if not 0.0 < fdr < 1.0:
         raise ValueError(f"fdr must be in (0, 1), got {fdr}")
-    feats = node_features(signals, interruptions, jobs=jobs, components=components)
+    feats = node_features(signals, interruptions, jobs=jobs, components=components, failures=failures)
     if isinstance(node_hours, pd.Series):
         fleet = list(node_hours.index) if hosts is None else hosts
         hours = node_hours.reindex(fleet).astype(float)
@@ -219,7 +242,12 @@ def find_lemons(signals: pd.DataFrame, interruptions: pd.DataFrame, *, node_hour
     total_fail, total_hours = int(feats["failures"].sum()), float(hours.sum())
     if total_fail == 0:
         raise InsufficientDataError(f"no hardware interruptions on {len(fleet)} nodes: cannot rank lemons")
-    expected = total_fail / total_hours * hours
+    if groups is None:
+        expected = total_fail / total_hours * hours
+    else:
+        group = groups.reindex(fleet).astype("object").fillna("(none)")
+        rate = feats["failures"].groupby(group.to_numpy()).sum() / hours.groupby(group.to_numpy()).sum()
+        expected = pd.Series(rate.reindex(group.to_numpy()).to_numpy(), index=hours.index) * hours
     p = stats.poisson.sf(feats["failures"].to_numpy() - 1, expected.to_numpy())
     q = multipletests(p, alpha=fdr, method="fdr_bh")[1]
     lo, hi = confint_poisson(feats["failures"].to_numpy(dtype=float), expected.to_numpy(dtype=float),
@@ -235,7 +263,9 @@ def find_lemons(signals: pd.DataFrame, interruptions: pd.DataFrame, *, node_hour
     table.insert(0, "rank", np.arange(1, len(table) + 1))
     table["evidence"] = table.apply(_evidence, axis=1)
     table = table.reset_index(drop=True)
-    notes = ("a node needs at least 2 hardware interruptions to be flagged",)
+    notes: tuple[str, ...] = ("a node needs at least 2 hardware interruptions to be flagged",)
+    if groups is not None:
+        notes += ("expected failures per node from its own group's rate (failures / node-hours of the group)",)
     return LemonsResult(table=table, fleet_rate_per_1k_node_days=1000.0 * 24 * total_fail / total_hours,
                         n_nodes=len(fleet), n_failures=total_fail, node_hours=total_hours, fdr=fdr, notes=notes,
                         conf_level=conf_level)

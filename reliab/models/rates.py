@@ -225,7 +225,7 @@ def estimate_rates(
     *,
     by: str | Sequence[str] = "category",
     gpu_days: float | pd.Series | None = None,
-    node_days: float | None = None,
+    node_days: float | pd.Series | None = None,
     gpus_per_node: int = 8,
     job_hours: float | pd.Series | None = None,
     exposure: pd.DataFrame | None = None,
@@ -246,7 +246,9 @@ def estimate_rates(
         ``exposure``.  ``gpu_days`` may also be a Series indexed by the values of a single
         ``by`` column (per-group exposure: quarters, clusters, GPU models); each group's
         rate then uses its own exposure, the Total row their sum, and groups with
-        exposure but no interruption get a zero-count row (upper bound only).
+        exposure but no interruption get a zero-count row (upper bound only).  ``node_days``
+        may be such a Series too (job-less data: node-days per system), GPU-days then being
+        node-days x ``gpus_per_node``.
     gpus_per_node : int
         GPUs per node (8 for H100 HGX nodes).
     job_hours : float or Series, optional
@@ -289,6 +291,10 @@ def estimate_rates(
         if not isinstance(gpu_days, pd.Series):
             raise ValueError("job_hours as a Series (hours per group) needs gpu_days as a Series too")
         _positive_series(job_hours, "job_hours")
+    if isinstance(node_days, pd.Series):
+        if gpu_days is not None:
+            raise ValueError("give per-group exposure as gpu_days or as node_days, not both")
+        gpu_days = _positive_series(node_days, "node_days") * gpus_per_node
     if isinstance(gpu_days, pd.Series):
         return _estimate_rates_per_group(interruptions, by_cols, gpu_days, gpus_per_node, job_hours,
                                          conf_level, include_total, unexpected_only)

@@ -114,6 +114,21 @@ BY_KEY: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
                                                "ratio", "ratio_low", "ratio_high", "qvalue",
                                                "evidence")),
     "downtime": ("downtime", "Cost of interruptions", "", ()),
+    # failure records (reliab.study._failures): with or without job records
+    "failure_rates_by_system": ("rates", "Failure rates and MTBF per system (failure records)",
+                                "Failures per 1,000 unit-days over each system's own units; MTBF in "
+                                "unit-hours per failure, exact intervals.", ()),
+    "failure_rates_by_component": ("rates", "Failure rates and MTBF per component (failure records)", "", ()),
+    "failure_repair_times": ("downtime", "MTTR and repair-time distributions per cause (failure records)",
+                             "Time to repair per recorded cause, with the distributions ranked by AIC.", ()),
+    "failure_availability": ("downtime", "Availability per system (failure records)", "", ()),
+    "failure_gaps": ("tbi", "Time between failures per system (failure records)",
+                     "Weibull shape of the gaps per system (below 1: bursts) and the trend of the "
+                     "failure times (Laplace test, Crow-AMSAA beta).", ()),
+    "failure_trends": ("trends", "Trends per system (failure records)", "", ()),
+    "failure_lemons": ("lemons", "Lemon nodes (failure records)", "Nodes with more hardware failures than "
+                       "their own system's rate predicts.", ("rank", "host", "lemon", "failures", "expected",
+                                                             "ratio", "ratio_low", "ratio_high", "qvalue")),
     "period_comparison": ("change", "Rate ratio per category",
                           "Current / previous rate with exact intervals; red: changed after the "
                           "Benjamini-Hochberg adjustment.", ("category", "count_previous",
@@ -149,6 +164,8 @@ BY_TYPE: dict[str, str] = {
     "FailureCost": "downtime", "MitigationReplay": "jobs", "JobMTTF": "jobs",
     "CheckpointPlan": "jobs", "EnvironmentStudy": "environment",
     "GroupedSurvival": "survival", "GroupedWeibull": "survival",
+    "FailureRates": "rates", "RepairTimes": "downtime", "Availability": "downtime", "FailureGaps": "tbi",
+    "FailureTrends": "trends",
 }
 
 
@@ -216,11 +233,33 @@ def _distributions(r: Any) -> str:
     return f"Best by AIC: {r.best.distribution}."
 
 
+def _repairs(r: Any) -> str:
+    t = r.summary().set_index(r.by)
+    best = t["best"].dropna()
+    common = best.value_counts().index[0] if len(best) else "none"
+    return (f"MTTR {fmt_hours(t.loc['All', 'mttr_h'])} (median {fmt_hours(t.loc['All', 'median_h'])}) over "
+            f"{r.n:,} repairs; best repair-time distribution by AIC for most causes: {common}.")
+
+
+def _availability(r: Any) -> str:
+    row = r.summary().set_index("system").loc["All"]
+    return (f"Inherent availability of all systems {row['inherent']:.4%} [{row['inherent_low']:.4%}, "
+            f"{row['inherent_high']:.4%}]; observed uptime {row['observed']:.4%}.")
+
+
+def _failure_gaps(r: Any) -> str:
+    t = r.summary()
+    below = int((t["shape_high"] < 1).sum())
+    return (f"Weibull shape of the gaps between failures below 1 (bursts, decreasing hazard) in {below} of "
+            f"{len(t)} systems; {r.zero_gaps:,} zero gaps left out (same-minute failures).")
+
+
 #: result class name -> one sentence read from the result's own fields
 READINGS: dict[str, Callable[[Any], str]] = {
     "WeibullFit": _weibull, "CrowAMSAAResult": _crow, "TrendTestResult": _trend,
     "LemonsResult": _lemons, "KaplanMeierResult": _km, "PeriodComparison": _comparison,
     "DistributionComparison": _distributions, "ExposureCoverage": _coverage,
+    "RepairTimes": _repairs, "Availability": _availability, "FailureGaps": _failure_gaps,
 }
 
 

@@ -19,6 +19,7 @@ import pandas as pd
 from reliab._result import NotAvailable
 from reliab.errors import InsufficientDataError, ReliabWarning
 from reliab.study._coverage import exposure_blocker, exposure_coverage
+from reliab.study._failures import analyze_failures
 from reliab.study._fleet import Fleet
 
 #: component classes whose interruptions count as node (hardware) failures
@@ -162,7 +163,9 @@ def analyze(
         ``tbi_distributions``, ``job_km``, ``job_cif``, ``node_mcf``, ``crow_amsaa``,
         ``trend_laplace``, ``trend_mil_hdbk_189``, ``trend_reverse_arrangement``,
         ``trend_verdict`` (the one answer to "falling, flat or rising?"), ``lemons``,
-        ``job_end_states``, ``job_failures_by_size``,
+        ``job_end_states``, ``job_failures_by_size``, the failure-record analyses
+        (``failure_rates_by_system`` ... ``failure_lemons``, :mod:`reliab.study._failures`: they
+        need no job records),
         the job-level results, ``environment``, then (with ``previous``)
         ``period_comparison`` and ``period_rates``.
     """
@@ -228,6 +231,7 @@ def analyze(
     ends = out["job_end_states"]
     out["job_failures_by_size"] = ends.by_size if not isinstance(ends, NotAvailable) else NotAvailable(
         "failed jobs against job size", ends.reason)
+    out.update(analyze_failures(ingest, _run, conf_level=conf_level))  # failure records, with or without jobs
     _job_level(out, ingest, f, no_jobs or no_fleet, conf_level)
     _environment(out, ingest, fleet, conf_level)
     _unit_lifetimes(out, ingest, fleet, conf_level)

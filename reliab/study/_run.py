@@ -84,7 +84,9 @@ class ReportRun:
         fleet = ("exposure not available" if isinstance(self.fleet, NotAvailable) else
                  f"{self.fleet.gpu_days:,.0f} GPU-days over {self.fleet.days:,.1f} days")
         missing = sum(isinstance(r, NotAvailable) for r in self.results.values())
-        return (f"{self.n_interruptions:,} interruptions ({self.n_unexpected:,} unexpected) "
+        records = len(getattr(self.ingest, "failures", ()))
+        failures = f"{records:,} failure records; " if records else ""
+        return (f"{failures}{self.n_interruptions:,} interruptions ({self.n_unexpected:,} unexpected) "
                 f"[policy {self.ingest.policy}]; {fleet}; {len(self.results) - missing} of "
                 f"{len(self.results)} analyses done; {sum(self.timings.values()):.1f} s"
                 + (f"; {len(self.failed_checks)} failed check(s) of published numbers, listed "

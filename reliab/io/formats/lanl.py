@@ -11,6 +11,7 @@ categories.  :func:`read_lanl` returns the outages as a plain table for survival
 from __future__ import annotations
 
 import csv
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,8 +167,38 @@ def read_lanl(path: str | Path) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].reset_index(drop=True)
 
 
-def _signals(df: pd.DataFrame, path: str, scan: _Scan) -> pd.DataFrame:
-    """Signals of one chunk; records with an unreadable start are quarantined."""
+def _failures(df: pd.DataFrame, path: str, ok: np.ndarray, host: pd.Series, blame: pd.Series,
+              sub: pd.Series, start: pd.Series) -> pd.DataFrame:
+    """The chunk's records as rows of the canonical ``failures`` table.
+
+    The repair time is the release's ``Down Time`` (minutes, as recorded: it follows local
+    clock changes that ``Prob Fixed - Prob Started`` does not); ``system_units`` is the
+    ``nodes`` column (nodes in the system).  Category and component come from the shipped
+    taxonomy rules, as the signals of the same records get them.
+    """
+    from reliab.taxonomy import classify
+
+    down = pd.to_numeric(df["Down Time"], errors="coerce") / 60.0
+    units = pd.to_numeric(df["nodes"], errors="coerce") if "nodes" in df.columns else pd.Series(np.nan, index=df.index)
+    keys = pd.DataFrame({"signal": "lanl:" + blame[ok].str.lower().str.replace(" ", "_"),
+                         "message": blame[ok] + ": " + sub[ok]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # unmatched keys are counted by the signals' classification
+        taxonomy = classify(keys)
+    out = pd.DataFrame({
+        "unit": host[ok], "system": df["System"].str.strip()[ok], "start": start[ok],
+        "end": _start(df, "Prob Fixed")[ok], "repair_h": down[ok].where(down[ok] >= 0),
+        "cause": blame[ok], "detail": sub[ok], "category": taxonomy["category"].to_numpy(),
+        "component": taxonomy["component"].to_numpy(), "severity": "error",
+        "system_units": units[ok].where(units[ok] >= 0).round().astype("Int64"),
+        "origin": [f"{path}:{n}" for n in df["lineno"].to_numpy()[ok]],
+    })
+    frame, _ = schema.conform_rows(out, "failures")
+    return frame
+
+
+def _signals(df: pd.DataFrame, path: str, scan: _Scan) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Signals and failures of one chunk; records with an unreadable start are quarantined."""
     blame, sub = _blame(df)
     start = _start(df, "Prob Started")
     bad = start.isna().to_numpy()
@@ -186,7 +217,11 @@ def _signals(df: pd.DataFrame, path: str, scan: _Scan) -> pd.DataFrame:
     lines = df["lineno"].to_numpy()[ok]
     for i, why in sorted(refused.items()):
         scan.bad(int(lines[i]), why, None)
-    return frame
+    failures = _failures(df, path, ok, host, blame, sub, start)
+    if refused:  # the same records as the signals kept
+        kept = set(frame["origin"].tolist())
+        failures = failures[failures["origin"].isin(kept)].reset_index(drop=True)
+    return frame, failures
 
 
 @register_parser("lanl", sniff=_sniff, table="signals")
@@ -195,15 +230,19 @@ def read_lanl_signals(path: str, *, strict: bool = False) -> FileResult:
 
     Accounting: the header line and blank lines are irrelevant, every record is parsed or
     malformed (a start time that is not ``mm/dd/yyyy hh:mm``, a wrong number of fields).
-    Records with no blame column filled become ``lanl:unrecorded``.  The file is streamed
+    Records with no blame column filled become ``lanl:unrecorded``.  Each record is also a
+    row of the ``failures`` table (unit, start, end, repair time, cause).  The file is streamed
     in chunks of :data:`CHUNK_RECORDS` records.
     """
     scan = _Scan(str(path), Quarantine(str(path), "lanl"), strict=strict)
-    frames = [_signals(df, str(path), scan) for df in scan.chunks()]
-    frames = [f for f in frames if len(f)]
+    pairs = [_signals(df, str(path), scan) for df in scan.chunks()]
+    frames = [f for f, _ in pairs if len(f)]
     signals = (schema.conform(pd.concat(frames, ignore_index=True), "signals") if len(frames) > 1
                else frames[0] if frames else schema.empty("signals"))
+    records = [f for _, f in pairs if len(f)]
+    failures = (schema.conform(pd.concat(records, ignore_index=True), "failures") if len(records) > 1
+                else records[0] if records else schema.empty("failures"))
     malformed = scan.quarantine.count
     return FileResult(path=str(path), source="lanl", lines=scan.lines, parsed=len(signals),
                       irrelevant=scan.lines - len(signals) - malformed, malformed=malformed,
-                      tables={"signals": signals}, quarantine=scan.quarantine.frame())
+                      tables={"signals": signals, "failures": failures}, quarantine=scan.quarantine.frame())
