@@ -8,10 +8,13 @@ are tested for a trend (Laplace, Cox & Lewis 1966; NIST/SEMATECH e-Handbook §8.
 with the Crow-AMSAA power law (MIL-HDBK-189), counted from the system's first failure and
 time-terminated at its last repair.
 
-Records written to the minute give gaps of zero when two units fail in the same minute.  A
-zero gap is a gap shorter than the record's resolution: it is an interval-censored
-observation in ``(0, resolution]``, which these fits cannot take yet.  They are left out, and
-the count is given per system (``zero_gaps``) and in the notes.
+Records written to the minute give gaps of zero when two units fail in the same minute.  Time
+resolution is data: the resolution of each system's stamps is inferred
+(:func:`reliab.models.resolution.infer_resolution`) and, unless it is negligible against the
+gaps, every gap ``g`` is the interval ``(max(g - r, 0), g + r)`` between two stamps of
+resolution ``r`` (a zero gap ``(0, r)``), fitted by the interval likelihood of
+:func:`reliab.fit_weibull` (``upper=``).  The count of zero gaps is given per system
+(``zero_gaps``) and the method in the notes.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from reliab._checks import Check, contains, in_range
 from reliab._result import ResultMixin
 from reliab.errors import InsufficientDataError
 from reliab.models.growth import fit_crow_amsaa
+from reliab.models.resolution import gap_bounds, infer_resolution, negligible
 from reliab.models.trend import trend_test
 from reliab.models.weibull import WeibullFit, fit_weibull
 
@@ -104,7 +108,12 @@ def _system_row(name: str, starts: pd.Series, end: pd.Timestamp,
     positive = gaps[gaps > 0]
     if positive.size < MIN_GAPS:
         raise InsufficientDataError(f"{positive.size} positive gap(s)")
-    fit = fit_weibull(positive, None, conf_level=conf_level)
+    res = infer_resolution(starts)
+    if negligible(gaps, res.hours):
+        fit = fit_weibull(gaps, None, conf_level=conf_level)
+    else:
+        lower, upper = gap_bounds(gaps, res.hours)
+        fit = fit_weibull(lower, None, upper=upper, conf_level=conf_level)
     lo, hi = fit.params.loc["shape", ["low", "high"]]
     times = np.cumsum(gaps)
     times = times[times > 0]
@@ -112,7 +121,7 @@ def _system_row(name: str, starts: pd.Series, end: pd.Timestamp,
     lap = trend_test(times, end=window, method="laplace", conf_level=conf_level)
     crow = fit_crow_amsaa(times, end=window, conf_level=conf_level)
     b_lo, b_hi = crow.params.loc["beta", ["low", "high"]]
-    return ({"system": name, "failures": int(starts.size), "gaps": int(positive.size),
+    return ({"system": name, "failures": int(starts.size), "gaps": int(gaps.size), "resolution": res.name,
              "zero_gaps": int((gaps == 0).sum()), "shape": fit.shape, "shape_low": float(lo),
              "shape_high": float(hi), "scale_h": fit.scale, "mean_gap_h": float(gaps.mean()),
              "laplace_p": lap.pvalue, "trend": lap.trend, "crow_beta": float(crow.params.loc["beta", "estimate"]),
@@ -159,9 +168,10 @@ def fit_failure_gaps(failures: pd.DataFrame, *, since: Any = None, systems: Any 
         raise InsufficientDataError(f"no system has {MIN_GAPS} positive gaps between failures")
     table = pd.DataFrame(rows).sort_values("failures", ascending=False, kind="stable").reset_index(drop=True)
     zeros = int(table["zero_gaps"].sum())
-    notes = [f"{zeros} gap(s) of zero left out of the Weibull fits: failures recorded in the same minute as the"
-             " one before (an interval-censored gap below the record's resolution, which these fits do not"
-             " take); the trend tests count tied failures once"]
+    coarse = sorted(set(table["resolution"]) - {"nanosecond", "microsecond", "millisecond", "unknown"})
+    notes = [f"times recorded to the {' / '.join(coarse) or 'second'}: each gap interval-censored to "
+             f"within one unit either side where the resolution is not negligible against the gaps "
+             f"({zeros} gap(s) of zero among them, none dropped); the trend tests count tied failures once"]
     if few:
         notes.append(f"{len(few)} system(s) with fewer than {MIN_GAPS} positive gaps not fitted: "
                      + ", ".join(sorted(few, key=str)[:12]))
