@@ -118,3 +118,75 @@ def test_nelson_aalen_cumhaz_equals_r(case):
     df, t, e = CURVES[case]()
     na = estimate_nelson_aalen(df[t], df[e])
     close(na.table["cumhaz"], r_value(case, "cumhaz"))
+
+
+#: case -> (frame, time, event, group, stratum)
+TESTS = {
+    "lung.sex": lambda: (_lung(), "time", "death", "sex", None),
+    "veteran.celltype": lambda: (_data("veteran"), "time", "status", "celltype", None),
+    "colon.rx": lambda: (_colon(), "time", "status", "rx", None),
+    "lung.ecog": lambda: (_lung().dropna(subset=["ph.ecog"]), "time", "death", "ph.ecog", None),
+    "veteran.trt.strata": lambda: (_data("veteran"), "time", "status", "trt", "celltype"),
+    "lung.sex.strata": lambda: (_lung().dropna(subset=["ph.ecog"]), "time", "death", "sex",
+                                "ph.ecog"),
+}
+
+
+@pytest.mark.parametrize("case", list(TESTS))
+@pytest.mark.parametrize("rho", [0, 1, 0.5])
+def test_logrank_and_g_rho_equal_r_survdiff(case, rho):
+    """R's survdiff(..., rho=): chi-square, df, p, observed and expected per group."""
+    from reliab.models.logrank import logrank_test
+
+    df, t, e, g, s = TESTS[case]()
+    res = logrank_test(df[t], df[e], df[g], strata=None if s is None else df[s], rho=rho)
+    key = f"{case}.rho{rho}"
+    close(res.chisq, r_value(key, "chisq"))
+    assert res.df == r_value(key, "df")[0]
+    close(res.p_value, r_value(key, "p"))
+    close(res.table["observed"], r_value(key, "obs"))
+    close(res.table["expected"], r_value(key, "exp"))
+
+
+#: case -> (frame, time, event, group, tau)
+RMST = {
+    "lung.sex.365": lambda: (_lung(), "time", "death", "sex", 365.0),
+    "lung.sex.800": lambda: (_lung(), "time", "death", "sex", 800.0),
+    "veteran.trt.200": lambda: (_data("veteran"), "time", "status", "trt", 200.0),
+    "ovarian.rx.1000": lambda: (_data("ovarian"), "futime", "fustat", "rx", 1000.0),
+}
+
+
+@pytest.mark.parametrize("case", list(RMST))
+def test_rmst_equals_r(case):
+    """R's print(survfit, rmean=tau): rmean and se(rmean) per group and pooled; the difference
+    of the two groups with the root sum of squared SEs."""
+    from reliab.models.rmst import estimate_rmst
+
+    df, t, e, g, tau = RMST[case]()
+    res = estimate_rmst(df[t], df[e], tau=tau, groups=df[g])
+    close(res.table["rmst"], r_value(case, "rmean"))
+    close(res.table["se"], r_value(case, "se"))
+    close(res.differences["difference"], r_value(case, "diff"))
+    close(res.differences["se"], r_value(case, "diff.se"))
+    pooled = estimate_rmst(df[t], df[e], tau=tau)
+    close(pooled.table["rmst"], r_value(case, "all.rmean"))
+    close(pooled.table["se"], r_value(case, "all.se"))
+
+
+def test_groups_give_r_per_group_curves_and_medians():
+    """estimate_kaplan_meier(..., groups=) equals R's survfit(... ~ ph.ecog) per stratum: every
+    curve, and the print table's median with 0.95LCL / 0.95UCL (inf where R gives NA)."""
+    df = _lung().dropna(subset=["ph.ecog"])
+    res = estimate_kaplan_meier(df["time"], df["death"], groups=df["ph.ecog"])
+    assert list(res.curves) == [0.0, 1.0, 2.0, 3.0] and res.n == len(df)
+    for g, curve in res.curves.items():
+        case = f"lung.ecog{int(g)}"
+        close(curve.table["survival"], r_value(case, "surv"))
+        close(curve.table["high"], r_value(case, "upper.log"))
+    med = res.summary()
+    for col, name in (("median", "quantile.log"), ("median_low", "quantile.lower.log"),
+                      ("median_high", "quantile.upper.log")):
+        ref = np.array([r_value(f"lung.ecog{g}", name)[1] for g in range(4)])
+        close(med[col], np.where(np.isnan(ref), np.inf, ref))
+    assert set(res.table["group"]) == {0.0, 1.0, 2.0, 3.0}

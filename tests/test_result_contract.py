@@ -35,6 +35,7 @@ from reliab.errors import InsufficientDataError
 T0 = pd.Timestamp("2024-05-01", tz="UTC")
 DUR = np.array([54.0, 187.0, 216.0, 240.0, 244.0, 335.0, 361.0, 373.0, 375.0, 386.0, 500.0, 500.0])
 OBS = np.array([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0])
+GRP = np.array(["a", "b"] * 6)
 TIMES = np.array([4.0, 15.0, 40.0, 66.0, 110.0, 150.0, 197.0, 260.0, 300.0])
 
 
@@ -157,6 +158,12 @@ CASES: dict[str, Case] = {
                                    lambda _: reliab.compare_distributions([], None)),
     "KaplanMeierResult": Case(lambda _: reliab.estimate_kaplan_meier(DUR, OBS),
                               lambda _: reliab.estimate_kaplan_meier([], None)),
+    "KaplanMeierGroups": Case(lambda _: reliab.estimate_kaplan_meier(DUR, OBS, groups=GRP),
+                              lambda _: reliab.estimate_kaplan_meier([], None, groups=[])),
+    "LogRankResult": Case(lambda _: reliab.logrank_test(DUR, OBS, GRP),
+                          lambda _: reliab.logrank_test([], None, [])),
+    "RMSTResult": Case(lambda _: reliab.estimate_rmst(DUR, OBS, tau=400.0, groups=GRP),
+                       lambda _: reliab.estimate_rmst([], None, tau=400.0)),
     "NelsonAalenResult": Case(lambda _: reliab.estimate_nelson_aalen(DUR, OBS),
                               lambda _: reliab.estimate_nelson_aalen([], None)),
     "CoxFit": Case(lambda _: reliab.fit_cox(_cox_frame(), duration="t", event="e", covariates=["x"]),

@@ -22,6 +22,8 @@ _EXPORTS: dict[str, str] = {
     "compare_distributions": "reliab.models.parametric",
     "estimate_kaplan_meier": "reliab.models.nonparametric",
     "estimate_nelson_aalen": "reliab.models.nonparametric",
+    "logrank_test": "reliab.models.logrank",
+    "estimate_rmst": "reliab.models.rmst",
     "fit_cox": "reliab.models.cox",
     "estimate_cumulative_incidence": "reliab.models.competing",
     "cumulative_incidence": "reliab.models.competing",  # deprecated alias
@@ -49,6 +51,9 @@ _EXPORTS: dict[str, str] = {
     "DistributionComparison": "reliab.models.parametric",
     "KaplanMeierResult": "reliab.models.nonparametric",
     "NelsonAalenResult": "reliab.models.nonparametric",
+    "KaplanMeierGroups": "reliab.models.km_groups",
+    "LogRankResult": "reliab.models.logrank",
+    "RMSTResult": "reliab.models.rmst",
     "CoxFit": "reliab.models.cox",
     "CumulativeIncidenceResult": "reliab.models.competing",
     "MCFResult": "reliab.models.mcf",

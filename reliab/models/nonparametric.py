@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
@@ -35,6 +35,7 @@ from reliab.errors import InsufficientDataError
 from reliab.models._invariants import curve_checks
 from reliab.models._km_ci import check_conf_type, km_bounds, step_quantile
 from reliab.models._survival_input import Lifetimes, as_lifetimes, check_conf_level
+from reliab.models.km_groups import KaplanMeierGroups, kaplan_meier_groups
 
 
 @dataclass(frozen=True)
@@ -286,6 +287,18 @@ def km_curve(rt: RiskTable, z: float,
     return surv, gsum, low, high
 
 
+@overload
+def estimate_kaplan_meier(durations: ArrayLike, observed: ArrayLike | None, *,
+                          entry: ArrayLike | None = ..., conf_level: float = ...,
+                          conf_type: str = ..., groups: None = ...) -> KaplanMeierResult: ...
+
+
+@overload
+def estimate_kaplan_meier(durations: ArrayLike, observed: ArrayLike | None, *,
+                          entry: ArrayLike | None = ..., conf_level: float = ...,
+                          conf_type: str = ..., groups: ArrayLike) -> KaplanMeierGroups: ...
+
+
 def estimate_kaplan_meier(
     durations: ArrayLike,
     observed: ArrayLike | None,
@@ -293,7 +306,8 @@ def estimate_kaplan_meier(
     entry: ArrayLike | None = None,
     conf_level: float = 0.95,
     conf_type: str = "log",
-) -> KaplanMeierResult:
+    groups: ArrayLike | None = None,
+) -> KaplanMeierResult | KaplanMeierGroups:
     """Kaplan–Meier product-limit estimate of the survival function.
 
     Parameters
@@ -309,6 +323,9 @@ def estimate_kaplan_meier(
     conf_type
         ``"log"`` (default, as R's ``survfit``), ``"log-log"`` (the "exponential Greenwood"
         of lifelines) or ``"plain"``; see :mod:`reliab.models._km_ci`.
+    groups
+        Optional group label per unit: one curve per group, returned as
+        :class:`~reliab.models.km_groups.KaplanMeierGroups` (R's ``survfit(... ~ group)``).
 
     Returns
     -------
@@ -326,6 +343,9 @@ def estimate_kaplan_meier(
     """
     level = check_conf_level(conf_level)
     check_conf_type(conf_type)
+    if groups is not None:
+        return kaplan_meier_groups(durations, observed, groups, entry=entry, conf_level=level,
+                                   conf_type=conf_type)
     data = as_lifetimes(durations, observed, entry)
     rt = _lifetable(data)
     z = float(stats.norm.ppf(0.5 + level / 2))
