@@ -75,16 +75,15 @@ def kaplan_meier_groups(durations: ArrayLike, observed: ArrayLike | None, groups
     """One Kaplan–Meier curve per sorted distinct label of ``groups`` (missing labels dropped)."""
     from reliab.models.nonparametric import estimate_kaplan_meier
 
+    from reliab.models.logrank import factor_codes, stable_order
+
     t = np.asarray(durations, dtype=float)
-    labels = pd.Series(np.asarray(groups, dtype=object))
-    if len(labels) != t.size:
-        raise ValueError(f"groups has {len(labels)} values but durations has {t.size}")
-    codes, uniques = pd.factorize(labels, sort=True)
+    codes, uniques = factor_codes(groups, t.size, "groups")
     if not len(uniques):
         raise InsufficientDataError("no units with a group label")
     obs = None if observed is None else np.asarray(observed)
     ent = None if entry is None else np.asarray(entry, dtype=float)
-    order = np.argsort(codes, kind="stable")
+    order = stable_order(codes, len(uniques))
     bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
     curves = {}
     for k, label in enumerate(uniques):

@@ -74,14 +74,19 @@ class LogRankResult(ResultMixin):
         return fig
 
 
-def _codes(values: ArrayLike | None, size: int, name: str) -> tuple[NDArray[np.intp], list[Any]]:
-    if values is None:
-        return np.zeros(size, dtype=np.intp), [None]
-    arr = pd.Series(np.asarray(values))
+def factor_codes(values: ArrayLike, size: int, name: str) -> tuple[NDArray[np.intp], list[Any]]:
+    """Integer code per unit (-1 for a missing label) and the sorted distinct labels."""
+    arr = values if isinstance(values, pd.Series | pd.Index) else np.asarray(values)
     if len(arr) != size:
         raise ValueError(f"{name} has {len(arr)} values but durations has {size}")
     codes, labels = pd.factorize(arr, sort=True)
-    return codes.astype(np.intp), list(labels)
+    return np.asarray(codes, dtype=np.intp), list(labels)
+
+
+def stable_order(codes: NDArray[np.intp], n_codes: int) -> NDArray[np.intp]:
+    """Stable argsort of small integer codes (16-bit keys take numpy's radix sort)."""
+    key = codes.astype(np.int16) if n_codes < 2**15 else codes
+    return np.argsort(key, kind="stable")
 
 
 def _stratum(t: NDArray[np.float64], d: NDArray[np.float64], g: NDArray[np.intp], k: int,
@@ -146,20 +151,21 @@ def logrank_test(
     if not np.isfinite(rho) or rho < 0:
         raise ValueError(f"rho must be a finite number >= 0, got {rho!r}")
     data = as_lifetimes(durations, observed, None)
-    gser = pd.Series(np.asarray(groups, dtype=object))
-    if len(gser) != data.n:
-        raise ValueError(f"groups has {len(gser)} values but durations has {data.n}")
-    keep = gser.notna().to_numpy()
-    if strata is not None:
-        keep &= pd.Series(np.asarray(strata, dtype=object)).notna().to_numpy()
-    t, d = data.durations[keep], data.observed[keep].astype(float)
-    g, labels = _codes(np.asarray(groups, dtype=object)[keep], t.size, "groups")
-    s, slabels = _codes(None if strata is None else np.asarray(strata, dtype=object)[keep],
-                        t.size, "strata")
+    g, labels = factor_codes(groups, data.n, "groups")
+    if strata is None:
+        s, slabels = np.zeros(data.n, dtype=np.intp), [None]
+    else:
+        s, slabels = factor_codes(strata, data.n, "strata")
+    keep = (g >= 0) & (s >= 0)
+    t, d = data.durations, data.observed.astype(float)
+    if not keep.all():
+        t, d, g, s = t[keep], d[keep], g[keep], s[keep]
     k = len(labels)
     if k < 2:
         raise InsufficientDataError(f"{k} group(s) among {t.size} units; the test needs two or more")
-    order = np.lexsort((t, s))
+    order = np.argsort(t)  # ties are pooled per time, so the sort need not be stable
+    if strata is not None:
+        order = order[stable_order(s[order], len(slabels))]
     t, d, g, s = t[order], d[order], g[order], s[order]
     bounds = np.r_[0, np.flatnonzero(np.diff(s)) + 1, t.size]
     obs, exp, cov = np.zeros(k), np.zeros(k), np.zeros((k, k))
