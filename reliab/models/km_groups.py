@@ -73,9 +73,8 @@ def kaplan_meier_groups(durations: ArrayLike, observed: ArrayLike | None, groups
                         entry: ArrayLike | None, conf_level: float,
                         conf_type: str) -> KaplanMeierGroups:
     """One Kaplan–Meier curve per sorted distinct label of ``groups`` (missing labels dropped)."""
-    from reliab.models.nonparametric import estimate_kaplan_meier
-
     from reliab.models.logrank import factor_codes, stable_order
+    from reliab.models.nonparametric import estimate_kaplan_meier
 
     t = np.asarray(durations, dtype=float)
     codes, uniques = factor_codes(groups, t.size, "groups")
