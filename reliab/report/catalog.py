@@ -100,6 +100,12 @@ BY_KEY: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
                           "fit; below 2 the data cannot tell the models apart.", ()),
     "job_km": ("survival", "Kaplan-Meier survival", "Probability that an allocation is still "
                "running after t hours; band: pointwise interval.", ()),
+    "job_logrank": ("survival", "Survival by job size: log-rank test", "Observed against expected "
+                    "interruptions per job-size class (nodes per allocation) if size made no "
+                    "difference.", ()),
+    "job_rmst": ("survival", "Restricted mean run time by job size", "Mean hours an allocation "
+                 "runs before an interruption, up to the horizon every class reaches; bars: "
+                 "intervals.", ()),
     "job_cif": ("competing", "Cumulative incidence", "Stacked cumulative incidence per class.", ()),
     "crow_amsaa": ("trends", "Crow-AMSAA growth model", "Cumulative interruptions against time "
                    "(log-log); a straight line is the power law, its slope is beta.", ()),
@@ -134,7 +140,8 @@ BY_KEY: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
 BY_TYPE: dict[str, str] = {
     "RatesResult": "rates", "MTBFResult": "rates", "RateComparison": "change",
     "WeibullFit": "tbi", "ParametricFit": "tbi", "DistributionComparison": "tbi",
-    "KaplanMeierResult": "survival", "NelsonAalenResult": "survival", "CoxFit": "survival",
+    "KaplanMeierResult": "survival", "NelsonAalenResult": "survival",
+    "KaplanMeierGroups": "survival", "LogRankResult": "survival", "RMSTResult": "survival", "CoxFit": "survival",
     "CumulativeIncidenceResult": "competing", "MCFResult": "trends", "MCFComparison": "trends",
     "CrowAMSAAResult": "trends", "TrendTestResult": "trends", "TrendVerdict": "trends", "LemonsResult": "lemons",
     "PeriodComparison": "change", "PeriodRatesResult": "change",
@@ -188,6 +195,17 @@ def _km(r: Any) -> str:
     return f"Median allocation lifetime before an interruption: {fmt_hours(r.median())}."
 
 
+def _logrank(r: Any) -> str:
+    verdict = "differs" if r.p_value < 0.05 else "does not differ detectably"
+    return (f"Survival {verdict} between the groups ({r.method}: chi-square {r.chisq:.3g} on "
+            f"{r.df} df, p = {r.p_value:.2g}).")
+
+
+def _rmst(r: Any) -> str:
+    parts = [f"{g}: {fmt_hours(v)}" for g, v in zip(r.table["group"], r.table["rmst"], strict=True)]
+    return f"Mean run time up to {fmt_hours(r.tau)}: {'; '.join(parts)}."
+
+
 def _comparison(r: Any) -> str:
     changed = r.changed
     return (f"{', '.join(changed)} changed significantly." if changed else
@@ -211,6 +229,7 @@ def _distributions(r: Any) -> str:
 READINGS: dict[str, Callable[[Any], str]] = {
     "WeibullFit": _weibull, "CrowAMSAAResult": _crow, "TrendTestResult": _trend,
     "LemonsResult": _lemons, "KaplanMeierResult": _km, "PeriodComparison": _comparison,
+    "LogRankResult": _logrank, "RMSTResult": _rmst,
     "DistributionComparison": _distributions, "ExposureCoverage": _coverage,
 }
 
