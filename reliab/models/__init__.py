@@ -24,6 +24,7 @@ _EXPORTS: dict[str, str] = {
     "estimate_nelson_aalen": "reliab.models.nonparametric",
     "logrank_test": "reliab.models.logrank",
     "estimate_rmst": "reliab.models.rmst",
+    "fit_fine_gray": "reliab.models.finegray",
     "fit_cox": "reliab.models.cox",
     "estimate_cumulative_incidence": "reliab.models.competing",
     "cumulative_incidence": "reliab.models.competing",  # deprecated alias
@@ -54,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "KaplanMeierGroups": "reliab.models.km_groups",
     "LogRankResult": "reliab.models.logrank",
     "RMSTResult": "reliab.models.rmst",
+    "FineGrayFit": "reliab.models.finegray",
     "CoxFit": "reliab.models.cox",
     "CumulativeIncidenceResult": "reliab.models.competing",
     "MCFResult": "reliab.models.mcf",
