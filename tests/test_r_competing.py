@@ -39,3 +39,9 @@ def test_fine_gray_equals_r_crr(cause):
     np.testing.assert_allclose(fit.table["se"], _r(case, "se"), rtol=1e-8)
     np.testing.assert_allclose(fit.loglik, _r(case, "loglik")[0], rtol=1e-8)
     assert list(fit.table.index) == ["age", "male"]
+
+
+def test_fine_gray_names_a_missing_covariate():
+    """Bad input: a NaN covariate is an error naming the row, not a NaN fit."""
+    with pytest.raises(ValueError, match="first at row 1"):
+        fit_fine_gray([1.0, 2.0, 3.0], [1, 2, 0], {"x": [0.0, np.nan, 1.0]}, cause=1)

@@ -9,8 +9,8 @@ The partial likelihood is maximised by Newton–Raphson; the variance is the san
 ``H^-1 (sum_i (eta_i + psi_i)^2) H^-1`` of §4 of the paper, ``psi_i`` accounting for the
 estimated censoring weights.  The quantities of R's ``cmprsk::crr``.
 
-The risk-set sums are cumulative sums over the time-sorted units, so a fit is O(n p^2) per
-iteration.
+The risk-set sums, and the sums over failure times of the variance, are cumulative sums over
+the time-sorted units, so a fit is O(n p^2) per iteration.
 """
 
 from __future__ import annotations
@@ -113,36 +113,47 @@ def _score(beta: NDArray[np.float64], x: NDArray[np.float64], ev: NDArray[np.boo
     return loglik, u, h, (e, s0, zbar)
 
 
+def _cum(v: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Cumulative sums along axis 0 with a leading zero row: ``out[j] = sum(v[:j])``."""
+    return np.concatenate([np.zeros((1, *v.shape[1:])), np.cumsum(v, axis=0)])
+
+
 def _meat(x: NDArray[np.float64], t: NDArray[np.float64], ev: NDArray[np.bool_],
           other: NDArray[np.bool_], cens: NDArray[np.bool_], g: NDArray[np.float64],
           e: NDArray[np.float64], s0: NDArray[np.float64], zbar: NDArray[np.float64]
           ) -> NDArray[np.float64]:
-    """``sum_i (eta_i + psi_i)(eta_i + psi_i)'`` of Fine & Gray (1999, §4), O(n m p)."""
-    n, p = x.shape
-    tf, dlam = t[ev], 1.0 / s0[ev]  # each cause-1 failure, its Breslow hazard increment
-    eta = np.zeros((n, p))
-    eta[ev] = x[ev] - zbar
-    for k in range(tf.size):
-        in_obs = t >= tf[k]
-        w = np.where(in_obs, 1.0, np.where(other & (t < tf[k]), g[ev][k] / g, 0.0))
-        contrib = (w * e * dlam[k])[:, None] * (x - zbar[k])
-        eta -= contrib
-    psi = np.zeros((n, p))
-    cens_times = np.unique(t[cens])
-    for u in cens_times:
-        y = np.sum(t >= u)
-        # q(u): other-cause units failed before u, their dM^1 after u (Fine & Gray 1999, eq. 7)
-        later = tf >= u
-        q = np.zeros(p)
-        for k in np.flatnonzero(later):
-            sel = other & (t < u)
-            w = g[ev][k] / g[sel]
-            q += np.sum((w * e[sel] * dlam[k])[:, None] * (x[sel] - zbar[k]), axis=0)
-        d_c = np.sum(cens & (t == u))
-        psi += (q / y)[None, :] * ((cens & (t == u)).astype(float)[:, None]
-                                   - (t >= u).astype(float)[:, None] * d_c / y)
-    a = eta + psi
-    return a.T @ a
+    """``sum_i (eta_i + psi_i)(eta_i + psi_i)'`` of Fine & Gray (1999, §4).
+
+    ``eta_i`` is unit i's score residual; ``psi_i`` the term from estimating the censoring
+    weights, ``int q(u) / pi(u) dM_i^c(u)``.  Every sum over failure times is a cumulative
+    sum over the sorted failure times (``tf``), looked up with ``searchsorted``.
+    """
+    tf, dlam, gk = t[ev], 1.0 / s0[ev], g[ev]
+    a_cum, b_cum = _cum(dlam), _cum(dlam[:, None] * zbar)
+    c_cum, d_cum = _cum(gk * dlam), _cum((gk * dlam)[:, None] * zbar)
+    upto = np.searchsorted(tf, t, side="right")  # failures with t_k <= T_i
+    eta = np.where(ev[:, None], x, 0.0)
+    eta[ev] -= zbar
+    eta -= e[:, None] * (x * a_cum[upto][:, None] - b_cum[upto])
+    after_c = c_cum[-1] - c_cum[upto]
+    after_d = d_cum[-1] - d_cum[upto]
+    ratio = np.where(other, e / g, 0.0)
+    eta -= ratio[:, None] * (x * after_c[:, None] - after_d)
+    # q(u) at each distinct censoring time u: other-cause units with T_j < u, failures t_k >= u
+    u, d_c = np.unique(t[cens], return_counts=True)
+    k_from = np.searchsorted(tf, u, side="left")
+    cu, du = c_cum[-1] - c_cum[k_from], d_cum[-1] - d_cum[k_from]
+    p0, p1 = _cum(ratio), _cum(ratio[:, None] * x)
+    j_below = np.searchsorted(t, u, side="left")
+    q = cu[:, None] * p1[j_below] - du * p0[j_below][:, None]
+    y = (t.size - j_below).astype(float)
+    psi = np.zeros_like(x)
+    own = np.searchsorted(u, t[cens])
+    psi[cens] = (q / y[:, None])[own]
+    comp = _cum(q * (d_c / y**2)[:, None])
+    psi -= comp[np.searchsorted(u, t, side="right")]
+    total = eta + psi
+    return total.T @ total
 
 
 def fit_fine_gray(
@@ -187,6 +198,11 @@ def fit_fine_gray(
     if not (t0.size == len(kind) == x0.shape[0]):
         raise ValueError(f"durations ({t0.size}), event_type ({len(kind)}) and covariates "
                          f"({x0.shape[0]}) differ in length")
+    for what, bad in (("durations", ~np.isfinite(t0) | (t0 < 0)),
+                      ("covariates", ~np.isfinite(x0).all(axis=1))):
+        if bad.any():
+            raise ValueError(f"{int(bad.sum())} unit(s) with missing, infinite or negative "
+                             f"{what}; first at row {int(np.flatnonzero(bad)[0])}")
     order = np.argsort(t0, kind="stable")
     t, x = t0[order], x0[order]
     kind = kind.iloc[order].reset_index(drop=True)
