@@ -45,3 +45,32 @@ def test_fine_gray_names_a_missing_covariate():
     """Bad input: a NaN covariate is an error naming the row, not a NaN fit."""
     with pytest.raises(ValueError, match="first at row 1"):
         fit_fine_gray([1.0, 2.0, 3.0], [1, 2, 0], {"x": [0.0, np.nan, 1.0]}, cause=1)
+
+
+def _mgus2_competing() -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
+    m = pd.read_csv(REF / "data" / "mgus2.csv")
+    etime = np.where(m["pstat"] == 0, m["futime"], m["ptime"])
+    event = np.where(m["pstat"] == 0, 2 * m["death"], 1)
+    age = pd.cut(m["age"], [0, 60, 70, 80, np.inf], labels=False)  # R: cut(age, c(0,60,70,80,Inf))
+    return m, etime, event, age.to_numpy()
+
+
+@pytest.mark.parametrize("case, by, rho, strata", [
+    ("mgus2.gray.sex.rho0", "sex", 0, False), ("mgus2.gray.sex.rho1", "sex", 1, False),
+    ("mgus2.gray.age.rho0", "age", 0, False), ("mgus2.gray.age.rho1", "age", 1, False),
+    ("mgus2.gray.age.strata.sex", "age", 0, True)])
+def test_gray_test_equals_r_cuminc(case, by, rho, strata):
+    """cuminc(etime, event, group, strata, rho)$Tests: statistic and p per cause (R's p is
+    1 - pchisq, 0 below 1e-16; reliab's the survival function, so p is compared where R's > 0)."""
+    from reliab.models import gray_test
+
+    m, etime, event, age = _mgus2_competing()
+    res = gray_test(etime, event, m["sex"] if by == "sex" else age, rho=rho,
+                    strata=m["sex"] if strata else None)
+    assert res.table["cause"].tolist() == [1, 2]
+    np.testing.assert_allclose(res.table["statistic"], _r(case, "stat"), rtol=1e-8)
+    ref_p = _r(case, "pv")
+    pos = ref_p > 0
+    np.testing.assert_allclose(res.table["p_value"][pos], ref_p[pos], rtol=1e-8)
+    assert (res.table["p_value"][~pos] < 1e-16).all()
+    assert (res.table["df"] == (1 if by == "sex" else 3)).all()

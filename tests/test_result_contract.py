@@ -167,6 +167,8 @@ CASES: dict[str, Case] = {
     "FineGrayFit": Case(lambda _: reliab.fit_fine_gray(DUR, np.where(OBS == 1, np.arange(12) % 2 + 1, 0),
                                                        {"x": np.arange(12.0) % 3}, cause=1),
                         lambda _: reliab.fit_fine_gray([], [], {"x": []}, cause=1)),
+    "GrayTestResult": Case(lambda _: reliab.gray_test(DUR, np.where(OBS == 1, np.arange(12) % 2 + 1, 0), GRP),
+                           lambda _: reliab.gray_test([], [], [])),
     "NelsonAalenResult": Case(lambda _: reliab.estimate_nelson_aalen(DUR, OBS),
                               lambda _: reliab.estimate_nelson_aalen([], None)),
     "CoxFit": Case(lambda _: reliab.fit_cox(_cox_frame(), duration="t", event="e", covariates=["x"]),

@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "logrank_test": "reliab.models.logrank",
     "estimate_rmst": "reliab.models.rmst",
     "fit_fine_gray": "reliab.models.finegray",
+    "gray_test": "reliab.models.graytest",
     "fit_cox": "reliab.models.cox",
     "estimate_cumulative_incidence": "reliab.models.competing",
     "cumulative_incidence": "reliab.models.competing",  # deprecated alias
@@ -56,6 +57,7 @@ _EXPORTS: dict[str, str] = {
     "LogRankResult": "reliab.models.logrank",
     "RMSTResult": "reliab.models.rmst",
     "FineGrayFit": "reliab.models.finegray",
+    "GrayTestResult": "reliab.models.graytest",
     "CoxFit": "reliab.models.cox",
     "CumulativeIncidenceResult": "reliab.models.competing",
     "MCFResult": "reliab.models.mcf",

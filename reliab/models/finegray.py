@@ -59,8 +59,8 @@ class FineGrayFit(ResultMixin):
         fig, ax = new_figure(ax)
         tb = self.table
         y = np.arange(len(tb))
-        hr = tb["hazard_ratio"]
-        ax.errorbar(hr, y, xerr=[hr - tb["low"], tb["high"] - hr], fmt="o")
+        hr, lo, hi = (tb[c].to_numpy(dtype=float) for c in ("hazard_ratio", "low", "high"))
+        ax.errorbar(hr, y, xerr=[hr - lo, hi - hr], fmt="o")
         ax.axvline(1.0, color="grey", lw=1)
         ax.set_xscale("log")
         ax.set_yticks(y, list(tb.index))

@@ -74,8 +74,8 @@ class RMSTResult(ResultMixin):
         fig, ax = new_figure(ax)
         tb = self.table
         y = np.arange(len(tb))
-        ax.errorbar(tb["rmst"], y, xerr=[tb["rmst"] - tb["low"], tb["high"] - tb["rmst"]],
-                    fmt="o")
+        est, lo, hi = (tb[c].to_numpy(dtype=float) for c in ("rmst", "low", "high"))
+        ax.errorbar(est, y, xerr=[est - lo, hi - est], fmt="o")
         ax.set_yticks(y, [str(g) for g in tb["group"]])
         ax.set_xlabel(f"restricted mean survival time to {self.tau:g} (h)")
         ax.set_title("Restricted mean survival time")

@@ -142,7 +142,7 @@ BY_TYPE: dict[str, str] = {
     "WeibullFit": "tbi", "ParametricFit": "tbi", "DistributionComparison": "tbi",
     "KaplanMeierResult": "survival", "NelsonAalenResult": "survival",
     "KaplanMeierGroups": "survival", "LogRankResult": "survival", "RMSTResult": "survival",
-    "FineGrayFit": "competing", "CoxFit": "survival",
+    "FineGrayFit": "competing", "GrayTestResult": "competing", "CoxFit": "survival",
     "CumulativeIncidenceResult": "competing", "MCFResult": "trends", "MCFComparison": "trends",
     "CrowAMSAAResult": "trends", "TrendTestResult": "trends", "TrendVerdict": "trends", "LemonsResult": "lemons",
     "PeriodComparison": "change", "PeriodRatesResult": "change",

@@ -18,4 +18,20 @@ for (cause in 1:2) {
   put(case, "se", sqrt(diag(fit$var)))
   put(case, "loglik", fit$loglik)
 }
+# Gray's k-sample test of cumulative incidence (cmprsk::cuminc's Tests), per cause
+sex <- mgus2$sex
+agegrp <- cut(mgus2$age, c(0, 60, 70, 80, Inf))
+for (rho in c(0, 1)) {
+  tst <- cuminc(etime, event, group = sex, rho = rho, cencode = 0)$Tests
+  put(paste0("mgus2.gray.sex.rho", rho), "stat", tst[, "stat"])
+  put(paste0("mgus2.gray.sex.rho", rho), "df", tst[, "df"])
+  put(paste0("mgus2.gray.sex.rho", rho), "pv", tst[, "pv"])
+  tst <- cuminc(etime, event, group = agegrp, rho = rho, cencode = 0)$Tests
+  put(paste0("mgus2.gray.age.rho", rho), "stat", tst[, "stat"])
+  put(paste0("mgus2.gray.age.rho", rho), "df", tst[, "df"])
+  put(paste0("mgus2.gray.age.rho", rho), "pv", tst[, "pv"])
+}
+tst <- cuminc(etime, event, group = agegrp, strata = sex, cencode = 0)$Tests
+put("mgus2.gray.age.strata.sex", "stat", tst[, "stat"])
+put("mgus2.gray.age.strata.sex", "pv", tst[, "pv"])
 save_values("competing")
