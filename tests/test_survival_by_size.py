@@ -46,3 +46,16 @@ def test_one_size_class_is_not_compared():
     """All allocations on one node: nothing to compare, a clear reason instead of a test."""
     with pytest.raises(InsufficientDataError, match="fewer than two job-size classes"):
         _logrank_by_size(_life([1, 1, 1, 1]))
+
+
+def test_gray_test_between_sizes_renders():
+    """Gray's test per component class between job sizes, 1 df (two sizes).  The one NIC
+    interruption (3 h) comes when only the 8-node class is still at risk: its score variance is
+    0, so NIC is named in the notes rather than given an infinite statistic."""
+    from reliab.study._analyses import _gray_by_size
+
+    res = _gray_by_size(_life([1, 1, 8, 8]))
+    assert res.table["cause"].tolist() == ["GPU"] and (res.table["df"] == 1).all()
+    assert "NIC" in res.notes[0]
+    html = render_html(build_report({"job_gray": res}, title="sizes"))
+    assert "Gray&#39;s test" in html or "Gray's test" in html

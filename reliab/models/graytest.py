@@ -147,7 +147,9 @@ def gray_test(
     Returns
     -------
     GrayTestResult
-        ``table`` (cause, statistic, df, p_value): chi-square on (groups - 1) df.
+        ``table`` (cause, statistic, df, p_value): chi-square on (groups - 1) df.  A cause
+        whose score variance is singular (its events only where one group is at risk) is left
+        out and named in ``notes``.
     """
     t0 = np.asarray(durations, dtype=float)
     g, labels = factor_codes(groups, t0.size, "groups")
@@ -167,7 +169,7 @@ def gray_test(
     t, g, s = t[order], g[order], s[order]
     kind0 = kind0.iloc[order].reset_index(drop=True)
     bounds = np.r_[0, np.flatnonzero(np.diff(s)) + 1, t.size]
-    rows = []
+    rows, skipped = [], []
     for cause in causes:
         kind = np.where(kind0 == cause, 1, np.where(kind0 == censored, 0, 2)).astype(np.intp)
         score, cov = np.zeros(k), np.zeros((k, k))
@@ -175,10 +177,19 @@ def gray_test(
             sc, cv = _stratum(t[lo:hi], kind[lo:hi], g[lo:hi], k, float(rho))
             score, cov = score + sc, cov + cv
         u, vv = score[:-1], cov[:-1, :-1]
+        if np.linalg.matrix_rank(vv) < vv.shape[0]:
+            skipped.append(str(cause))
+            continue
         stat = float(u @ np.linalg.solve(vv, u))
         rows.append((cause, stat, k - 1, float(stats.chi2.sf(stat, k - 1))))
+    if not rows:
+        raise InsufficientDataError("no cause has a non-singular score variance: every cause's "
+                                    "events fall where only one group is at risk")
     table = pd.DataFrame(rows, columns=["cause", "statistic", "df", "p_value"])
-    return GrayTestResult(table=table, groups=tuple(labels), n=int(t.size), rho=float(rho))
+    notes = (f"not tested (singular score variance: events only where one group is at risk): "
+             f"{', '.join(skipped)}",) if skipped else ()
+    return GrayTestResult(table=table, groups=tuple(labels), n=int(t.size), rho=float(rho),
+                          notes=notes)
 
 
 __all__ = ["GrayTestResult", "gray_test"]

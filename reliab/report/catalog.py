@@ -106,6 +106,9 @@ BY_KEY: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
     "job_rmst": ("survival", "Restricted mean run time by job size", "Mean hours an allocation "
                  "runs before an interruption, up to the horizon every class reaches; bars: "
                  "intervals.", ()),
+    "job_gray": ("competing", "Cumulative incidence across job sizes: Gray's test", "Per "
+                 "component class: is the probability of being interrupted by it the same for "
+                 "every job-size class?", ()),
     "job_cif": ("competing", "Cumulative incidence", "Stacked cumulative incidence per class.", ()),
     "crow_amsaa": ("trends", "Crow-AMSAA growth model", "Cumulative interruptions against time "
                    "(log-log); a straight line is the power law, its slope is beta.", ()),
@@ -207,6 +210,13 @@ def _rmst(r: Any) -> str:
     return f"Mean run time up to {fmt_hours(r.tau)}: {'; '.join(parts)}."
 
 
+def _gray(r: Any) -> str:
+    hit = r.table.loc[r.table["p_value"] < 0.05, "cause"].astype(str).tolist()
+    return (f"Cumulative incidence differs between groups for {', '.join(hit)} (Gray's test, "
+            "p < 0.05)." if hit else "No component's cumulative incidence differs detectably "
+            "between groups (Gray's test, p >= 0.05).")
+
+
 def _comparison(r: Any) -> str:
     changed = r.changed
     return (f"{', '.join(changed)} changed significantly." if changed else
@@ -230,7 +240,7 @@ def _distributions(r: Any) -> str:
 READINGS: dict[str, Callable[[Any], str]] = {
     "WeibullFit": _weibull, "CrowAMSAAResult": _crow, "TrendTestResult": _trend,
     "LemonsResult": _lemons, "KaplanMeierResult": _km, "PeriodComparison": _comparison,
-    "LogRankResult": _logrank, "RMSTResult": _rmst,
+    "LogRankResult": _logrank, "RMSTResult": _rmst, "GrayTestResult": _gray,
     "DistributionComparison": _distributions, "ExposureCoverage": _coverage,
 }
 

@@ -116,6 +116,14 @@ def _logrank_by_size(life: pd.DataFrame) -> Any:
     return logrank_test(life["hours"], life["cause"].notna(), size)
 
 
+def _gray_by_size(life: pd.DataFrame) -> Any:
+    """Gray's test per component class: is its cumulative incidence the same for every size?"""
+    from reliab.models.graytest import gray_test
+
+    life, size = _by_size(life)
+    return gray_test(life["hours"], life["cause"].fillna("").astype(str), size, censored="")
+
+
 def _rmst_by_size(life: pd.DataFrame, conf_level: float) -> Any:
     """RMST to the shortest of the classes' longest run times (every curve is defined there)."""
     from reliab.models.rmst import estimate_rmst
@@ -226,6 +234,8 @@ def analyze(
          lambda: _logrank_by_size(life()), no_jobs)
     gate("job_rmst", "restricted mean run time by job size",
          lambda: _rmst_by_size(life(), conf_level), no_jobs)
+    gate("job_gray", "cumulative incidence by component across job sizes",
+         lambda: _gray_by_size(life()), no_jobs)
     gate("job_cif", "cumulative incidence by component", lambda: reliab.estimate_cumulative_incidence(
         life()["hours"], life()["cause"], censored=None, conf_level=conf_level), no_jobs)
     hosts = _hosts(ingest)
