@@ -82,12 +82,17 @@ def close(ours, theirs, rtol: float = RTOL) -> None:
     np.testing.assert_allclose(np.asarray(ours, dtype=float), theirs, rtol=rtol, atol=0.0)
 
 
-@pytest.mark.parametrize("case", list(CURVES))
+@pytest.mark.parametrize("case", [*CURVES, "lung.entry"])
 @pytest.mark.parametrize("conf_type", ["log", "log-log", "plain"])
 def test_kaplan_meier_equals_r(case, conf_type):
-    """Every row of R's survfit: time, n.risk, n.event, surv, std.err, bounds of each type."""
-    df, t, e = CURVES[case]()
-    km = estimate_kaplan_meier(df[t], df[e], conf_type=conf_type)
+    """Every row of R's survfit: time, n.risk, n.event, surv, std.err, bounds of each type
+    (lung.entry: delayed entry at min(time - 1, 60), R's Surv(entry, time, death))."""
+    if case == "lung.entry":
+        df, t, e = _lung(), "time", "death"
+        entry = np.minimum(df["time"] - 1, 60)
+    else:
+        (df, t, e), entry = CURVES[case](), None
+    km = estimate_kaplan_meier(df[t], df[e], conf_type=conf_type, entry=entry)
     tb = km.table
     close(tb["time"], r_value(case, "time"))
     close(tb["at_risk"], r_value(case, "n.risk"))

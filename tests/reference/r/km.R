@@ -18,9 +18,10 @@ pbc <- rd("pbc")
 pbc$death <- as.integer(pbc$status == 2)
 
 # one curve: every row of survfit, the three interval types, quantiles with their limits
-curve <- function(case, time, event, data) {
+curve <- function(case, time, event, data, entry = NULL) {
   for (ct in c("log", "log-log", "plain")) {
-    f <- survfit(Surv(data[[time]], data[[event]]) ~ 1, conf.type = ct)
+    f <- if (is.null(entry)) survfit(Surv(data[[time]], data[[event]]) ~ 1, conf.type = ct)
+         else survfit(Surv(data[[entry]], data[[time]], data[[event]]) ~ 1, conf.type = ct)
     if (ct == "log") {
       put(case, "time", f$time)
       put(case, "n.risk", f$n.risk)
@@ -45,6 +46,9 @@ curve("veteran", "time", "status", veteran)
 curve("pbc", "time", "death", pbc)
 for (s in 1:2) curve(paste0("lung.sex", s), "time", "death", lung[lung$sex == s, ])
 for (r in sort(unique(colon$rx))) curve(paste0("colon.", r), "time", "status", colon[colon$rx == r, ])
+# delayed entry (left truncation): lung patients entering at min(time - 1, 60) days
+lung$entry <- pmin(lung$time - 1, 60)
+curve("lung.entry", "time", "death", lung, entry = "entry")
 for (g in 0:3) curve(paste0("lung.ecog", g), "time", "death", lung_ecog[lung_ecog$ph.ecog == g, ])
 
 # log-rank (rho = 0) and Peto-Peto / Fleming-Harrington G-rho (rho = 1), k groups, stratified
