@@ -195,3 +195,11 @@ def test_groups_give_r_per_group_curves_and_medians():
         ref = np.array([r_value(f"lung.ecog{g}", name)[1] for g in range(4)])
         close(med[col], np.where(np.isnan(ref), np.inf, ref))
     assert set(res.table["group"]) == {0.0, 1.0, 2.0, 3.0}
+
+
+@pytest.mark.parametrize("case", ["lung", "ovarian", "veteran", "pbc", "lung.sex2"])
+def test_nelson_aalen_poisson_variance_equals_r_std_chaz(case):
+    """variance="poisson" (sum d/n^2) is R's survfit std.chaz squared."""
+    df, t, e = CURVES[case]()
+    na = estimate_nelson_aalen(df[t], df[e], variance="poisson")
+    close(np.sqrt(na.table["variance"]), r_value(case, "std.chaz"))

@@ -361,11 +361,13 @@ def estimate_kaplan_meier(
                              conf_type=conf_type)
 
 
-def na_curve(n: NDArray[np.float64], d: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
-    """Nelson–Aalen increments ``d/n`` and variance increments ``(n-d) d / n^3``, cumulated."""
+def na_curve(n: NDArray[np.float64], d: NDArray[np.float64],
+             variance: str = "binomial") -> tuple[NDArray[np.float64], ...]:
+    """Nelson–Aalen increments ``d/n`` and variance increments, cumulated: ``(n-d) d / n^3``
+    (``"binomial"``) or ``d / n^2`` (``"poisson"``)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         inc = np.where(n > 0, d / n, 0.0)
-        var = np.where(n > 0, (n - d) * d / n**3, 0.0)
+        var = np.where(n > 0, (n - d) * d / n**3 if variance == "binomial" else d / n**2, 0.0)
     return np.cumsum(inc), np.cumsum(var)
 
 
@@ -375,21 +377,27 @@ def estimate_nelson_aalen(
     *,
     entry: ArrayLike | None = None,
     conf_level: float = 0.95,
+    variance: str = "binomial",
 ) -> NelsonAalenResult:
     """Nelson–Aalen estimate of the cumulative hazard.
 
-    ``H(t) = sum_{t_i <= t} d_i / n_i`` with variance ``sum (n_i - d_i) d_i / n_i^3`` (Klein &
-    Moeschberger 2003, eq. 4.2.4, the binomial form that lifelines uses without tie smoothing)
-    and intervals ``H exp(+-z sd / H)`` (log transform).  Parameters as in
-    :func:`estimate_kaplan_meier`.
+    ``H(t) = sum_{t_i <= t} d_i / n_i`` with variance ``sum (n_i - d_i) d_i / n_i^3``
+    (``variance="binomial"``: Klein & Moeschberger 2003, eq. 4.2.4, the form lifelines uses
+    without tie smoothing) or ``sum d_i / n_i^2`` (``"poisson"``: Aalen 1978, R's
+    ``survfit()$std.chaz``), and intervals ``H exp(+-z sd / H)`` (log transform).  Other
+    parameters as in :func:`estimate_kaplan_meier`.
     """
+    if variance not in ("binomial", "poisson"):
+        raise ValueError(f"variance must be 'binomial' or 'poisson'; got {variance!r}")
     level = check_conf_level(conf_level)
     data = as_lifetimes(durations, observed, entry)
     rt = _lifetable(data)
     z = float(stats.norm.ppf(0.5 + level / 2))
-    h, var = na_curve(rt.at_risk, rt.counts[:, 1])
+    h, var = na_curve(rt.at_risk, rt.counts[:, 1], variance)
     factor = np.exp(z * np.sqrt(var) / np.where(h > 0, h, 1.0))
     tb = pd.DataFrame({**_base_table(rt), "cumhaz": h, "variance": var, "low": h / factor,
                        "high": h * factor})
+    how = "(n-d)d/n^3" if variance == "binomial" else "d/n^2"
     return NelsonAalenResult(table=tb, n=data.n, n_failures=data.n_failures,
-                             exposure=float(np.sum(data.durations - data.entry)), conf_level=level)
+                             exposure=float(np.sum(data.durations - data.entry)), conf_level=level,
+                             method=f"Nelson-Aalen; variance sum {how}, log-transformed intervals")
