@@ -34,4 +34,11 @@ for (rho in c(0, 1)) {
 tst <- cuminc(etime, event, group = agegrp, strata = sex, cencode = 0)$Tests
 put("mgus2.gray.age.strata.sex", "stat", tst[, "stat"])
 put("mgus2.gray.age.strata.sex", "pv", tst[, "pv"])
+# Aalen-Johansen cumulative incidence and its variance (cuminc without groups) at chosen times
+ci <- cuminc(etime, event, cencode = 0)
+tp <- timepoints(ci, c(12, 60, 120, 240, 360))
+for (cause in 1:2) {
+  put(paste0("mgus2.cuminc.cause", cause), "est", tp$est[cause, ])
+  put(paste0("mgus2.cuminc.cause", cause), "var", tp$var[cause, ])
+}
 save_values("competing")
