@@ -159,6 +159,8 @@ RMST = {
     "lung.sex.800": lambda: (_lung(), "time", "death", "sex", 800.0),
     "veteran.trt.200": lambda: (_data("veteran"), "time", "status", "trt", 200.0),
     "ovarian.rx.1000": lambda: (_data("ovarian"), "futime", "fustat", "rx", 1000.0),
+    "lung.sex.1100": lambda: (_lung(), "time", "death", "sex", 1100.0),
+    "ovarian.rx.1300": lambda: (_data("ovarian"), "futime", "fustat", "rx", 1300.0),
 }
 
 

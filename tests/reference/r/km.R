@@ -87,4 +87,7 @@ rmst("lung.sex.365", "time", "death", lung, "sex", 365)
 rmst("lung.sex.800", "time", "death", lung, "sex", 800)
 rmst("veteran.trt.200", "time", "status", veteran, "trt", 200)
 rmst("ovarian.rx.1000", "futime", "fustat", ovarian, "rx", 1000)
+# tau beyond the last time (lung 1022 days, ovarian 1227): the curve is carried flat to tau
+rmst("lung.sex.1100", "time", "death", lung, "sex", 1100)
+rmst("ovarian.rx.1300", "futime", "fustat", ovarian, "rx", 1300)
 save_values("km")
