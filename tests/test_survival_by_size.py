@@ -59,3 +59,29 @@ def test_gray_test_between_sizes_renders():
     assert "NIC" in res.notes[0]
     html = render_html(build_report({"job_gray": res}, title="sizes"))
     assert "Gray&#39;s test" in html or "Gray's test" in html
+
+
+def test_fine_gray_on_job_size():
+    """The commonest component (GPU) regressed on log2(nodes): 1-node allocations are
+    interrupted by GPUs at 1, 2 and 5 h, 8-node ones at 3 and 6 h (NIC at 4 h, one censored at
+    7 h): the estimate is finite and negative (larger jobs later), and the report renders it."""
+    from reliab.study._analyses import _fine_gray_by_size
+
+    life = pd.DataFrame({"hours": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0],
+                         "cause": ["GPU", "GPU", "GPU", "NIC", "GPU", "GPU", None],
+                         "nodes": pd.array([1, 1, 8, 8, 1, 8, 8], dtype="Int64")})
+    res = _fine_gray_by_size(life)
+    assert res.cause == "GPU" and list(res.table.index) == ["log2_nodes"]
+    assert -5 < res.table.loc["log2_nodes", "coef"] < 0
+    html = render_html(build_report({"job_finegray": res}, title="sizes"))
+    assert "Fine-Gray regression on job size" in html
+
+
+def test_fine_gray_without_a_finite_estimate_says_so():
+    """Every 1-node allocation fails from GPUs before any 8-node one: the partial likelihood
+    keeps rising as the coefficient goes to minus infinity (monotone likelihood), so there is
+    no estimate to report, and the error says why instead of returning coef -14.7."""
+    from reliab.study._analyses import _fine_gray_by_size
+
+    with pytest.raises(InsufficientDataError, match="did not converge"):
+        _fine_gray_by_size(_life([1, 1, 8, 8]))

@@ -221,6 +221,11 @@ def fit_fine_gray(
         loglik, u, h, _ = _score(beta, x, ev, sums)
         if np.max(np.abs(step)) < tol:
             break
+    else:
+        raise InsufficientDataError(
+            f"Newton-Raphson did not converge in {max_iter} iterations (coefficients "
+            f"{np.round(beta, 3).tolist()}): a covariate may separate the events, so that the "
+            "partial likelihood has no finite maximum (monotone likelihood)")
     _, _, h, (e, s0, zbar) = _score(beta, x, ev, sums)
     hinv = np.linalg.inv(h)
     cov = hinv @ _meat(x, t, ev, other, cens, g, e, s0, zbar) @ hinv

@@ -109,6 +109,9 @@ BY_KEY: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
     "job_gray": ("competing", "Cumulative incidence across job sizes: Gray's test", "Per "
                  "component class: is the probability of being interrupted by it the same for "
                  "every job-size class?", ()),
+    "job_finegray": ("competing", "Fine-Gray regression on job size", "Subdistribution hazard "
+                     "ratio of the commonest interrupting component per doubling of the nodes "
+                     "per allocation (log scale).", ()),
     "job_cif": ("competing", "Cumulative incidence", "Stacked cumulative incidence per class.", ()),
     "crow_amsaa": ("trends", "Crow-AMSAA growth model", "Cumulative interruptions against time "
                    "(log-log); a straight line is the power law, its slope is beta.", ()),

@@ -124,6 +124,19 @@ def _gray_by_size(life: pd.DataFrame) -> Any:
     return gray_test(life["hours"], life["cause"].fillna("").astype(str), size, censored="")
 
 
+def _fine_gray_by_size(life: pd.DataFrame) -> Any:
+    """Fine–Gray regression of the commonest interrupting component on log2(nodes): how the
+    subdistribution hazard of that component scales with each doubling of the job size."""
+    from reliab.models.finegray import fit_fine_gray
+
+    life, _ = _by_size(life)
+    life = life[life["nodes"].notna()]
+    cause = life["cause"].value_counts().index[0]
+    x = pd.DataFrame({"log2_nodes": np.log2(life["nodes"].to_numpy(dtype=float))})
+    return fit_fine_gray(life["hours"].to_numpy(), life["cause"].fillna("").astype(str).to_numpy(),
+                         x, cause=str(cause), censored="")
+
+
 def _rmst_by_size(life: pd.DataFrame, conf_level: float) -> Any:
     """RMST to the shortest of the classes' longest run times (every curve is defined there)."""
     from reliab.models.rmst import estimate_rmst
@@ -236,6 +249,8 @@ def analyze(
          lambda: _rmst_by_size(life(), conf_level), no_jobs)
     gate("job_gray", "cumulative incidence by component across job sizes",
          lambda: _gray_by_size(life()), no_jobs)
+    gate("job_finegray", "subdistribution hazard of the commonest component by job size",
+         lambda: _fine_gray_by_size(life()), no_jobs)
     gate("job_cif", "cumulative incidence by component", lambda: reliab.estimate_cumulative_incidence(
         life()["hours"], life()["cause"], censored=None, conf_level=conf_level), no_jobs)
     hosts = _hosts(ingest)
