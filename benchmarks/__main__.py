@@ -52,6 +52,7 @@ def _sections(quick: bool, fleet_gpus: int | None = None, fleet_days: int | None
         bench_fleet,
         bench_ingest_folder,
         bench_ingest_kernel,
+        bench_km_logrank,
         bench_survival,
     )
 
@@ -68,6 +69,7 @@ def _sections(quick: bool, fleet_gpus: int | None = None, fleet_days: int | None
                                              lambda: bench_ingest_folder.run(files, repeat)),
         "dask": lambda: bench_dask_scaling.run(dask_lines or (1_000_000 if quick else 20_000_000), repeat),
         "survival": bench_survival.run,
+        "km": bench_km_logrank.run,
         "glm": lambda: bench_environment_glm.run(2_000_000 if quick else 100_000_000, repeat),
         "demo": lambda: bench_demo.run(repeat),
         "fleet": lambda: bench_fleet.run(quick=quick, n_gpus=fleet_gpus, days=fleet_days),

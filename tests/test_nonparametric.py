@@ -36,17 +36,21 @@ def test_kaplan_meier_by_hand():
 
 @pytest.mark.parametrize("with_entry", [False, True])
 def test_kaplan_meier_agrees_with_lifelines(with_entry):
-    """Agreement: lifelines KaplanMeierFitter estimate and exponential-Greenwood CI to 1e-6."""
+    """Agreement: lifelines KaplanMeierFitter estimate and exponential-Greenwood CI
+    (conf_type="log-log") to 1e-6 where S > 0; at S = 0 lifelines gives [0, 0], reliab (as R)
+    no interval."""
     t, d, e = _data(1)
     entry = e if with_entry else None
-    km = estimate_kaplan_meier(t, d, entry=entry)
+    km = estimate_kaplan_meier(t, d, entry=entry, conf_type="log-log")
     ref = KaplanMeierFitter().fit(t, d, entry=entry)
     times = km.table["time"].to_numpy()
     np.testing.assert_allclose(km.table["survival"], ref.survival_function_at_times(times),
                                rtol=1e-6, atol=1e-12)
     ci = ref.confidence_interval_.loc[times].to_numpy()
-    np.testing.assert_allclose(km.table["low"], ci[:, 0], rtol=1e-6)
-    np.testing.assert_allclose(km.table["high"], ci[:, 1], rtol=1e-6)
+    alive = km.table["survival"].to_numpy() > 0
+    np.testing.assert_allclose(km.table["low"][alive], ci[alive, 0], rtol=1e-6)
+    np.testing.assert_allclose(km.table["high"][alive], ci[alive, 1], rtol=1e-6)
+    assert km.table.loc[~alive, ["low", "high"]].isna().all().all()
     assert km.median() == ref.median_survival_time_
 
 

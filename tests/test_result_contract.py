@@ -35,6 +35,7 @@ from reliab.errors import InsufficientDataError
 T0 = pd.Timestamp("2024-05-01", tz="UTC")
 DUR = np.array([54.0, 187.0, 216.0, 240.0, 244.0, 335.0, 361.0, 373.0, 375.0, 386.0, 500.0, 500.0])
 OBS = np.array([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0])
+GRP = np.array(["a", "b"] * 6)
 TIMES = np.array([4.0, 15.0, 40.0, 66.0, 110.0, 150.0, 197.0, 260.0, 300.0])
 
 
@@ -159,6 +160,17 @@ CASES: dict[str, Case] = {
                            lambda _: reliab.estimate_turnbull([], [])),
     "KaplanMeierResult": Case(lambda _: reliab.estimate_kaplan_meier(DUR, OBS),
                               lambda _: reliab.estimate_kaplan_meier([], None)),
+    "KaplanMeierGroups": Case(lambda _: reliab.estimate_kaplan_meier(DUR, OBS, groups=GRP),
+                              lambda _: reliab.estimate_kaplan_meier([], None, groups=[])),
+    "LogRankResult": Case(lambda _: reliab.logrank_test(DUR, OBS, GRP),
+                          lambda _: reliab.logrank_test([], None, [])),
+    "RMSTResult": Case(lambda _: reliab.estimate_rmst(DUR, OBS, tau=400.0, groups=GRP),
+                       lambda _: reliab.estimate_rmst([], None, tau=400.0)),
+    "FineGrayFit": Case(lambda _: reliab.fit_fine_gray(DUR, np.where(OBS == 1, np.arange(12) % 2 + 1, 0),
+                                                       {"x": np.arange(12.0) % 3}, cause=1),
+                        lambda _: reliab.fit_fine_gray([], [], {"x": []}, cause=1)),
+    "GrayTestResult": Case(lambda _: reliab.gray_test(DUR, np.where(OBS == 1, np.arange(12) % 2 + 1, 0), GRP),
+                           lambda _: reliab.gray_test([], [], [])),
     "NelsonAalenResult": Case(lambda _: reliab.estimate_nelson_aalen(DUR, OBS),
                               lambda _: reliab.estimate_nelson_aalen([], None)),
     "CoxFit": Case(lambda _: reliab.fit_cox(_cox_frame(), duration="t", event="e", covariates=["x"]),

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
@@ -33,7 +33,9 @@ from reliab._deprecation import warn_renamed
 from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
 from reliab.models._invariants import curve_checks
+from reliab.models._km_ci import check_conf_type, km_bounds, step_quantile
 from reliab.models._survival_input import Lifetimes, as_lifetimes, check_conf_level
+from reliab.models.km_groups import KaplanMeierGroups, kaplan_meier_groups
 
 
 @dataclass(frozen=True)
@@ -117,18 +119,20 @@ def _step_figure(times: NDArray[np.float64], est: NDArray[np.float64], low: NDAr
 
 @dataclass(frozen=True)
 class KaplanMeierResult(ResultMixin):
-    """Kaplan–Meier survival curve with exponential-Greenwood (log(-log)) pointwise intervals."""
+    """Kaplan–Meier survival curve with Greenwood standard errors and pointwise intervals."""
 
     table: pd.DataFrame = field(repr=False)
     n: int
     n_failures: int
     exposure: float
     conf_level: float
-    method: str = "Kaplan-Meier; Greenwood variance, log(-log) intervals"
+    method: str = "Kaplan-Meier; Greenwood variance, log intervals"
     notes: tuple[str, ...] = ()
+    conf_type: str = "log"
 
     def summary(self) -> pd.DataFrame:
-        """The estimate table: time, at_risk, events, censored, survival, low, high."""
+        """The estimate table: time, at_risk, events, censored, survival, std_err (of S),
+        std_err_log (of log S), low, high."""
         return self.table.copy()
 
     def invariants(self) -> tuple[Check, ...]:
@@ -139,8 +143,10 @@ class KaplanMeierResult(ResultMixin):
                 equal("events_sum_to_failures", tb["events"].sum(), self.n_failures))
 
     def at(self, t: ArrayLike) -> pd.DataFrame:
-        """Survival and its pointwise interval at time(s) ``t``: columns time, survival, low, high."""
-        return step_frame(self.table, t, {"survival": 1.0, "low": 1.0, "high": 1.0})
+        """Survival and its pointwise interval at time(s) ``t``: columns time, survival, low, high
+        (before the first time: survival 1, bounds 1, or NaN on the log(-log) scale)."""
+        edge = math.nan if self.conf_type == "log-log" else 1.0
+        return step_frame(self.table, t, {"survival": 1.0, "low": edge, "high": edge})
 
     def survival_at(self, t: ArrayLike) -> NDArray[np.float64] | float:
         """Deprecated: use ``at(t)["survival"]``."""
@@ -174,10 +180,28 @@ class KaplanMeierResult(ResultMixin):
         Crowley, J. (1982), A confidence interval for the median survival time, Biometrics
         38, 29–41, which makes the median of an uncensored sample its ordinary median.
         """
-        if not 0.0 < p < 1.0:
-            raise ValueError(f"quantile probability must be between 0 and 1, got {p!r}")
-        return _km_quantile(self.table["time"].to_numpy(float),
-                            self.table["survival"].to_numpy(float), float(p))
+        _check_p(p)
+        tb = self.table
+        return step_quantile(tb["time"].to_numpy(float), 1.0 - tb["survival"].to_numpy(float),
+                             float(p), float(tb["time"].iloc[-1]))
+
+    def quantile_interval(self, p: float) -> tuple[float, float]:
+        """Brookmeyer–Crowley limits of the ``p``-quantile: the ``p``-quantiles of the lower and
+        of the upper pointwise band (Brookmeyer & Crowley 1982; R's ``quantile.survfit``).
+
+        inf where a band never reaches ``1 - p`` (R reports NA there).
+        """
+        _check_p(p)
+        tb = self.table
+        t, last = tb["time"].to_numpy(float), float(tb["time"].iloc[-1])
+        return (step_quantile(t, 1.0 - tb["low"].to_numpy(float), float(p), last),
+                step_quantile(t, 1.0 - tb["high"].to_numpy(float), float(p), last))
+
+    def quantiles(self, probs: ArrayLike = (0.25, 0.5, 0.75)) -> pd.DataFrame:
+        """Quantiles with their Brookmeyer–Crowley limits: columns p, time, low, high."""
+        rows = [(float(p), self.quantile(float(p)), *self.quantile_interval(float(p)))
+                for p in np.atleast_1d(np.asarray(probs, dtype=float))]
+        return pd.DataFrame(rows, columns=["p", "time", "low", "high"])
 
     def plot(self, ax: Any = None) -> Figure:
         """Step plot of the survival curve with its pointwise interval band."""
@@ -240,21 +264,9 @@ class NelsonAalenResult(ResultMixin):
                             tb["high"].to_numpy(), 0.0, "cumulative hazard", "Nelson-Aalen", ax)
 
 
-_QUANTILE_TOL = math.sqrt(np.finfo(float).eps)
-
-
-def _km_quantile(times: NDArray[np.float64], surv: NDArray[np.float64], p: float) -> float:
-    """``p``-quantile of a Kaplan–Meier step curve with the midpoint rule at an exact flat."""
-    failed = 1.0 - surv
-    reached = np.flatnonzero(failed >= p - _QUANTILE_TOL)
-    if not reached.size:
-        return float("inf")
-    first = int(reached[0])
-    if failed[first] > p + _QUANTILE_TOL:
-        return float(times[first])
-    beyond = np.flatnonzero(failed > p + _QUANTILE_TOL)
-    end = float(times[beyond[0]]) if beyond.size else float(times[-1])
-    return (float(times[first]) + end) / 2.0
+def _check_p(p: float) -> None:
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"quantile probability must be between 0 and 1, got {p!r}")
 
 
 def _base_table(rt: RiskTable) -> dict[str, NDArray[np.float64]]:
@@ -262,21 +274,29 @@ def _base_table(rt: RiskTable) -> dict[str, NDArray[np.float64]]:
             "censored": rt.counts[:, 0]}
 
 
-def km_curve(rt: RiskTable, z: float) -> tuple[NDArray[np.float64], ...]:
-    """Kaplan–Meier survival, Greenwood variance sum and log(-log) bounds from a risk table."""
+def km_curve(rt: RiskTable, z: float,
+             conf_type: str = "log") -> tuple[NDArray[np.float64], ...]:
+    """Kaplan–Meier survival, Greenwood variance sum of ``log S`` (inf once ``S = 0``) and the
+    pointwise bounds of ``conf_type`` from a risk table."""
     n, d = rt.at_risk, rt.counts[:, 1:].sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         surv = np.exp(np.cumsum(np.log1p(-np.where(n > 0, d / np.where(n > 0, n, 1), 0.0))))
-        g = np.where(n > d, d / (n * (n - d)), 0.0)
-        gsum = np.cumsum(g)
-        v = np.log(surv)
-        lc = np.log(-v)
-        half = z * np.sqrt(gsum) / v
-        low = np.exp(-np.exp(lc - half))
-        high = np.exp(-np.exp(lc + half))
-    low = np.where(np.isnan(low), 1.0, low)
-    high = np.where(np.isnan(high), 1.0, high)
+        g = np.where(n > d, d / (n * (n - d)), np.where(d > 0, np.inf, 0.0))
+    gsum = np.cumsum(g)
+    low, high = km_bounds(surv, np.sqrt(gsum), z, conf_type)
     return surv, gsum, low, high
+
+
+@overload
+def estimate_kaplan_meier(durations: ArrayLike, observed: ArrayLike | None, *,
+                          entry: ArrayLike | None = ..., conf_level: float = ...,
+                          conf_type: str = ..., groups: None = ...) -> KaplanMeierResult: ...
+
+
+@overload
+def estimate_kaplan_meier(durations: ArrayLike, observed: ArrayLike | None, *,
+                          entry: ArrayLike | None = ..., conf_level: float = ...,
+                          conf_type: str = ..., groups: ArrayLike) -> KaplanMeierGroups: ...
 
 
 def estimate_kaplan_meier(
@@ -285,7 +305,9 @@ def estimate_kaplan_meier(
     *,
     entry: ArrayLike | None = None,
     conf_level: float = 0.95,
-) -> KaplanMeierResult:
+    conf_type: str = "log",
+    groups: ArrayLike | None = None,
+) -> KaplanMeierResult | KaplanMeierGroups:
     """Kaplan–Meier product-limit estimate of the survival function.
 
     Parameters
@@ -298,13 +320,20 @@ def estimate_kaplan_meier(
         Delayed-entry (left-truncation) times; a unit is at risk from its entry on.
     conf_level
         Level of the pointwise intervals.
+    conf_type
+        ``"log"`` (default, as R's ``survfit``), ``"log-log"`` (the "exponential Greenwood"
+        of lifelines) or ``"plain"``; see :mod:`reliab.models._km_ci`.
+    groups
+        Optional group label per unit: one curve per group, returned as
+        :class:`~reliab.models.km_groups.KaplanMeierGroups` (R's ``survfit(... ~ group)``).
 
     Returns
     -------
     KaplanMeierResult
         ``table`` with one row per distinct duration: time, at_risk, events, censored,
-        survival, low, high.  Intervals use Greenwood's variance on the log(-log) scale
-        (Kalbfleisch & Prentice 2002, §1.4; the "exponential Greenwood" of lifelines).
+        survival, std_err (Greenwood standard error of S, R's ``summary.survfit``),
+        std_err_log (of log S, R's ``survfit()$std.err``; inf once S = 0), low, high (NaN
+        where no interval exists).  Greenwood's variance: Kalbfleisch & Prentice 2002, §1.4.
 
     Notes
     -----
@@ -313,20 +342,32 @@ def estimate_kaplan_meier(
     2003, §4.6).
     """
     level = check_conf_level(conf_level)
+    check_conf_type(conf_type)
+    if groups is not None:
+        return kaplan_meier_groups(durations, observed, groups, entry=entry, conf_level=level,
+                                   conf_type=conf_type)
     data = as_lifetimes(durations, observed, entry)
     rt = _lifetable(data)
     z = float(stats.norm.ppf(0.5 + level / 2))
-    surv, _, low, high = km_curve(rt, z)
-    tb = pd.DataFrame({**_base_table(rt), "survival": surv, "low": low, "high": high})
+    surv, gsum, low, high = km_curve(rt, z, conf_type)
+    se_log = np.sqrt(gsum)
+    with np.errstate(invalid="ignore"):
+        se = np.where(surv > 0, surv * se_log, np.nan)
+    tb = pd.DataFrame({**_base_table(rt), "survival": surv, "std_err": se, "std_err_log": se_log,
+                       "low": low, "high": high})
     return KaplanMeierResult(table=tb, n=data.n, n_failures=data.n_failures,
-                             exposure=float(np.sum(data.durations - data.entry)), conf_level=level)
+                             exposure=float(np.sum(data.durations - data.entry)), conf_level=level,
+                             method=f"Kaplan-Meier; Greenwood variance, {conf_type} intervals",
+                             conf_type=conf_type)
 
 
-def na_curve(n: NDArray[np.float64], d: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
-    """Nelson–Aalen increments ``d/n`` and variance increments ``(n-d) d / n^3``, cumulated."""
+def na_curve(n: NDArray[np.float64], d: NDArray[np.float64],
+             variance: str = "binomial") -> tuple[NDArray[np.float64], ...]:
+    """Nelson–Aalen increments ``d/n`` and variance increments, cumulated: ``(n-d) d / n^3``
+    (``"binomial"``) or ``d / n^2`` (``"poisson"``)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         inc = np.where(n > 0, d / n, 0.0)
-        var = np.where(n > 0, (n - d) * d / n**3, 0.0)
+        var = np.where(n > 0, (n - d) * d / n**3 if variance == "binomial" else d / n**2, 0.0)
     return np.cumsum(inc), np.cumsum(var)
 
 
@@ -336,21 +377,27 @@ def estimate_nelson_aalen(
     *,
     entry: ArrayLike | None = None,
     conf_level: float = 0.95,
+    variance: str = "binomial",
 ) -> NelsonAalenResult:
     """Nelson–Aalen estimate of the cumulative hazard.
 
-    ``H(t) = sum_{t_i <= t} d_i / n_i`` with variance ``sum (n_i - d_i) d_i / n_i^3`` (Klein &
-    Moeschberger 2003, eq. 4.2.4, the binomial form that lifelines uses without tie smoothing)
-    and intervals ``H exp(+-z sd / H)`` (log transform).  Parameters as in
-    :func:`estimate_kaplan_meier`.
+    ``H(t) = sum_{t_i <= t} d_i / n_i`` with variance ``sum (n_i - d_i) d_i / n_i^3``
+    (``variance="binomial"``: Klein & Moeschberger 2003, eq. 4.2.4, the form lifelines uses
+    without tie smoothing) or ``sum d_i / n_i^2`` (``"poisson"``: Aalen 1978, R's
+    ``survfit()$std.chaz``), and intervals ``H exp(+-z sd / H)`` (log transform).  Other
+    parameters as in :func:`estimate_kaplan_meier`.
     """
+    if variance not in ("binomial", "poisson"):
+        raise ValueError(f"variance must be 'binomial' or 'poisson'; got {variance!r}")
     level = check_conf_level(conf_level)
     data = as_lifetimes(durations, observed, entry)
     rt = _lifetable(data)
     z = float(stats.norm.ppf(0.5 + level / 2))
-    h, var = na_curve(rt.at_risk, rt.counts[:, 1])
+    h, var = na_curve(rt.at_risk, rt.counts[:, 1], variance)
     factor = np.exp(z * np.sqrt(var) / np.where(h > 0, h, 1.0))
     tb = pd.DataFrame({**_base_table(rt), "cumhaz": h, "variance": var, "low": h / factor,
                        "high": h * factor})
+    how = "(n-d)d/n^3" if variance == "binomial" else "d/n^2"
     return NelsonAalenResult(table=tb, n=data.n, n_failures=data.n_failures,
-                             exposure=float(np.sum(data.durations - data.entry)), conf_level=level)
+                             exposure=float(np.sum(data.durations - data.entry)), conf_level=level,
+                             method=f"Nelson-Aalen; variance sum {how}, log-transformed intervals")

@@ -100,6 +100,18 @@ BY_KEY: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
                           "fit; below 2 the data cannot tell the models apart.", ()),
     "job_km": ("survival", "Kaplan-Meier survival", "Probability that an allocation is still "
                "running after t hours; band: pointwise interval.", ()),
+    "job_logrank": ("survival", "Survival by job size: log-rank test", "Observed against expected "
+                    "interruptions per job-size class (nodes per allocation) if size made no "
+                    "difference.", ()),
+    "job_rmst": ("survival", "Restricted mean run time by job size", "Mean hours an allocation "
+                 "runs before an interruption, up to the horizon every class reaches; bars: "
+                 "intervals.", ()),
+    "job_gray": ("competing", "Cumulative incidence across job sizes: Gray's test", "Per "
+                 "component class: is the probability of being interrupted by it the same for "
+                 "every job-size class?", ()),
+    "job_finegray": ("competing", "Fine-Gray regression on job size", "Subdistribution hazard "
+                     "ratio of the commonest interrupting component per doubling of the nodes "
+                     "per allocation (log scale).", ()),
     "job_cif": ("competing", "Cumulative incidence", "Stacked cumulative incidence per class.", ()),
     "crow_amsaa": ("trends", "Crow-AMSAA growth model", "Cumulative interruptions against time "
                    "(log-log); a straight line is the power law, its slope is beta.", ()),
@@ -157,7 +169,9 @@ BY_KEY: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
 BY_TYPE: dict[str, str] = {
     "RatesResult": "rates", "MTBFResult": "rates", "RateComparison": "change",
     "WeibullFit": "tbi", "ParametricFit": "tbi", "DistributionComparison": "tbi",
-    "KaplanMeierResult": "survival", "NelsonAalenResult": "survival", "CoxFit": "survival",
+    "KaplanMeierResult": "survival", "NelsonAalenResult": "survival",
+    "KaplanMeierGroups": "survival", "LogRankResult": "survival", "RMSTResult": "survival",
+    "FineGrayFit": "competing", "GrayTestResult": "competing", "CoxFit": "survival",
     "CumulativeIncidenceResult": "competing", "MCFResult": "trends", "MCFComparison": "trends",
     "CrowAMSAAResult": "trends", "TrendTestResult": "trends", "TrendVerdict": "trends", "LemonsResult": "lemons",
     "PeriodComparison": "change", "PeriodRatesResult": "change",
@@ -214,6 +228,24 @@ def _km(r: Any) -> str:
     return f"Median allocation lifetime before an interruption: {fmt_hours(r.median())}."
 
 
+def _logrank(r: Any) -> str:
+    verdict = "differs" if r.p_value < 0.05 else "does not differ detectably"
+    return (f"Survival {verdict} between the groups ({r.method}: chi-square {r.chisq:.3g} on "
+            f"{r.df} df, p = {r.p_value:.2g}).")
+
+
+def _rmst(r: Any) -> str:
+    parts = [f"{g}: {fmt_hours(v)}" for g, v in zip(r.table["group"], r.table["rmst"], strict=True)]
+    return f"Mean run time up to {fmt_hours(r.tau)}: {'; '.join(parts)}."
+
+
+def _gray(r: Any) -> str:
+    hit = r.table.loc[r.table["p_value"] < 0.05, "cause"].astype(str).tolist()
+    return (f"Cumulative incidence differs between groups for {', '.join(hit)} (Gray's test, "
+            "p < 0.05)." if hit else "No component's cumulative incidence differs detectably "
+            "between groups (Gray's test, p >= 0.05).")
+
+
 def _comparison(r: Any) -> str:
     changed = r.changed
     return (f"{', '.join(changed)} changed significantly." if changed else
@@ -258,6 +290,7 @@ def _failure_gaps(r: Any) -> str:
 READINGS: dict[str, Callable[[Any], str]] = {
     "WeibullFit": _weibull, "CrowAMSAAResult": _crow, "TrendTestResult": _trend,
     "LemonsResult": _lemons, "KaplanMeierResult": _km, "PeriodComparison": _comparison,
+    "LogRankResult": _logrank, "RMSTResult": _rmst, "GrayTestResult": _gray,
     "DistributionComparison": _distributions, "ExposureCoverage": _coverage,
     "RepairTimes": _repairs, "Availability": _availability, "FailureGaps": _failure_gaps,
 }

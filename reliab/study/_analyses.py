@@ -102,8 +102,73 @@ def _job_lifetimes(jobs: pd.DataFrame, interruptions: pd.DataFrame, policy: str
     dur = ((j["end"] - j["start"]) / pd.Timedelta(hours=1)).to_numpy(dtype=float)
     cause = j["job_id"].map(_unexpected(interruptions).drop_duplicates("job_id")
                             .set_index("job_id")["component"])
-    out = pd.DataFrame({"hours": dur, "cause": cause.astype(object).to_numpy()})
+    nodes = j["nnodes"] if "nnodes" in j else pd.Series(pd.NA, index=j.index)
+    out = pd.DataFrame({"hours": dur, "cause": cause.astype(object).to_numpy(),
+                        "nodes": pd.array(nodes, dtype="Int64")})
     return out[out["hours"] > 0]
+
+
+#: job-size classes (nodes per allocation) compared by the log-rank test and RMST
+SIZE_CLASSES = ((1, 1, "1 node"), (2, 7, "2-7 nodes"), (8, 63, "8-63 nodes"),
+                (64, None, "64+ nodes"))
+
+
+def _size_class(life: pd.DataFrame) -> pd.Series:
+    """Job-size class per allocation (missing when the node count is unknown)."""
+    nodes = life["nodes"].astype("Float64")
+    label = pd.Series(pd.NA, index=life.index, dtype=object)
+    for lo, hi, name in SIZE_CLASSES:
+        label[(nodes >= lo) & ((nodes <= hi) if hi is not None else True)] = name
+    return label
+
+
+def _by_size(life: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
+    """Allocations and their job-size class, when two or more classes have an interruption
+    each (the log-rank test and RMST have nothing to compare otherwise)."""
+    size = _size_class(life)
+    hit = life["cause"].notna().groupby(size).sum()
+    if (hit > 0).sum() < 2:
+        raise InsufficientDataError("fewer than two job-size classes (nodes per allocation) "
+                                    "have an interruption")
+    return life, size
+
+
+def _logrank_by_size(life: pd.DataFrame) -> Any:
+    from reliab.models.logrank import logrank_test
+
+    life, size = _by_size(life)
+    return logrank_test(life["hours"], life["cause"].notna(), size)
+
+
+def _gray_by_size(life: pd.DataFrame) -> Any:
+    """Gray's test per component class: is its cumulative incidence the same for every size?"""
+    from reliab.models.graytest import gray_test
+
+    life, size = _by_size(life)
+    return gray_test(life["hours"], life["cause"].fillna("").astype(str), size, censored="")
+
+
+def _fine_gray_by_size(life: pd.DataFrame) -> Any:
+    """Fine–Gray regression of the commonest interrupting component on log2(nodes): how the
+    subdistribution hazard of that component scales with each doubling of the job size."""
+    from reliab.models.finegray import fit_fine_gray
+
+    life, _ = _by_size(life)
+    life = life[life["nodes"].notna()]
+    cause = life["cause"].value_counts().index[0]
+    x = pd.DataFrame({"log2_nodes": np.log2(life["nodes"].to_numpy(dtype=float))})
+    return fit_fine_gray(life["hours"].to_numpy(), life["cause"].fillna("").astype(str).to_numpy(),
+                         x, cause=str(cause), censored="")
+
+
+def _rmst_by_size(life: pd.DataFrame, conf_level: float) -> Any:
+    """RMST to the shortest of the classes' longest run times (every curve is defined there)."""
+    from reliab.models.rmst import estimate_rmst
+
+    life, size = _by_size(life)
+    tau = float(life.groupby(size)["hours"].max().min())
+    return estimate_rmst(life["hours"], life["cause"].notna(), groups=size, tau=tau,
+                                conf_level=conf_level)
 
 
 def _node_events(inter: pd.DataFrame, fleet: Fleet, hosts: pd.Index) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -207,6 +272,14 @@ def analyze(
 
     gate("job_km", "survival of job allocations", lambda: reliab.estimate_kaplan_meier(
         life()["hours"], life()["cause"].notna(), conf_level=conf_level), no_jobs)
+    gate("job_logrank", "survival of allocations by job size",
+         lambda: _logrank_by_size(life()), no_jobs)
+    gate("job_rmst", "restricted mean run time by job size",
+         lambda: _rmst_by_size(life(), conf_level), no_jobs)
+    gate("job_gray", "cumulative incidence by component across job sizes",
+         lambda: _gray_by_size(life()), no_jobs)
+    gate("job_finegray", "subdistribution hazard of the commonest component by job size",
+         lambda: _fine_gray_by_size(life()), no_jobs)
     gate("job_cif", "cumulative incidence by component", lambda: reliab.estimate_cumulative_incidence(
         life()["hours"], life()["cause"], censored=None, conf_level=conf_level), no_jobs)
     hosts = _hosts(ingest)
