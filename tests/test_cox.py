@@ -78,12 +78,13 @@ def test_agrees_with_lifelines_time_varying():
 
 @pytest.mark.parametrize("transform", ["rank", "km"])
 def test_ph_check_agrees_with_lifelines(transform):
-    """Agreement: per-covariate statistics of lifelines proportional_hazard_test."""
+    """Agreement: per-covariate statistics of lifelines proportional_hazard_test (the 1994
+    approximation, kept as ``version="1994"``)."""
     df = _units(5)[["a", "b", "c", "T", "E"]]
     fit = fit_cox(df, duration="T", event="E", covariates=["a", "b", "c"])
     ref = CoxPHFitter().fit(df, "T", "E", fit_options=TIGHT)
     test = proportional_hazard_test(ref, df, time_transform=transform)
-    ours = fit.check_proportional_hazards(transform)
+    ours = fit.check_proportional_hazards(transform, version="1994")
     np.testing.assert_allclose(ours["test_statistic"].iloc[:3], test.test_statistic, rtol=1e-6)
     np.testing.assert_allclose(ours["p"].iloc[:3], test.p_value, rtol=1e-6)
     assert ours.loc["global", "df"] == 3
@@ -140,8 +141,8 @@ def test_validation():
                          "x": [0.1, 0.2]})
     with pytest.raises(ValueError, match="overlap"):
         fit_cox(rows, start="start", stop="stop", event="E", covariates=["x"], id="id")
-    with pytest.raises(ValueError, match="ties must be 'breslow'"):
-        fit_cox(df, duration="T", event="E", covariates=["a"], ties="efron")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="ties must be 'efron' or 'breslow'"):
+        fit_cox(df, duration="T", event="E", covariates=["a"], ties="exact")  # type: ignore[arg-type]
     with pytest.raises(InsufficientDataError, match="0 events among 50 rows"):
         fit_cox(df.assign(E=0), duration="T", event="E", covariates=["a"])
 

@@ -156,7 +156,12 @@ def newton(cd: CoxData, p: int, max_iter: int = 50) -> Solution:
     ll, grad, hess, st = loglik_grad_hess(cd, beta)
     ll0 = ll
     for it in range(1, max_iter + 1):
-        step = np.linalg.solve(-hess, grad)
+        try:
+            step = np.linalg.solve(-hess, grad)
+        except np.linalg.LinAlgError:
+            if it == 1:
+                raise
+            return Solution(beta, ll, ll0, hess, st, it, False)  # information lost on the run
         for _ in range(30):
             new = beta + step
             ll_new, g_new, h_new, st_new = loglik_grad_hess(cd, new)

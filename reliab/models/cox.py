@@ -223,6 +223,8 @@ def _covariance(sol: core.Solution, covariates: Sequence[str]) -> NDArray[np.flo
     try:
         cov = np.linalg.inv(-sol.hess)
     except np.linalg.LinAlgError:
+        if not sol.converged:  # the information vanished while a coefficient ran off
+            raise _unbounded(list(covariates)) from None
         raise _singular(covariates) from None
     var = np.diag(cov)
     bad = [c for c, v in zip(covariates, var, strict=True) if not (np.isfinite(v) and v > 0)]
