@@ -18,6 +18,7 @@ weight the deaths' summed case weights.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -49,6 +50,7 @@ class CoxData:
     step_key: NDArray[np.intp]        # (S,) key of each tie step
     step_frac: NDArray[np.float64]    # (S,) r / d (0 for Breslow)
     step_weight: NDArray[np.float64]  # (S,) case weight carried by the step
+    event_x: NDArray[np.float64]      # (p,) weighted covariate sum over the event rows
 
 
 def prepare(start: NDArray[np.float64], stop: NDArray[np.float64], event: NDArray[np.bool_],
@@ -89,53 +91,84 @@ def prepare(start: NDArray[np.float64], stop: NDArray[np.float64], event: NDArra
                    event=event, weight=weight, offset=offset, stratum=stratum, enter=enter,
                    leave=leave, key_time=key_time, key_stratum=keys // span,
                    event_key=event_key, moments=moments, step_key=step_key,
-                   step_frac=step_frac, step_weight=step_weight)
+                   step_frac=step_frac, step_weight=step_weight,
+                   event_x=weight[ev_rows] @ x[ev_rows])
 
 
 @dataclass(frozen=True)
 class Steps:
-    """Per tie step: denominator, mean covariate and second moment; per row: risk score."""
+    """Risk-set and death sums per key, step denominators, per-row risk scores.
+
+    Per-step mean covariates and second moments (``S x p`` arrays) are built only when asked
+    for (residuals, the PH test); the likelihood and its derivatives are per-key sums.
+    """
 
     shift: float                      # risk scores are exp(eta - shift)
     eta: NDArray[np.float64]          # x beta + offset (centred x), sorted rows
     risk: NDArray[np.float64]         # exp(eta - shift)
     denom: NDArray[np.float64]        # (S,)
-    mean: NDArray[np.float64]         # (S, p)
-    second: NDArray[np.float64]       # (S, p(p+1)/2), divided by denom
+    at_risk: NDArray[np.float64]      # (K, c) weighted risk-set sums of the design columns
+    dead: NDArray[np.float64]         # (K, c) the same over the key's deaths
+    step_key: NDArray[np.intp]
+    step_frac: NDArray[np.float64]
+    p: int
+
+    def _per_step(self, cols: slice) -> NDArray[np.float64]:
+        sk, f = self.step_key, self.step_frac[:, None]
+        return (self.at_risk[sk, cols] - f * self.dead[sk, cols]) / self.denom[:, None]
+
+    @cached_property
+    def mean(self) -> NDArray[np.float64]:
+        """(S, p) mean covariate of each step."""
+        return self._per_step(slice(1, 1 + self.p))
+
+    @cached_property
+    def second(self) -> NDArray[np.float64]:
+        """(S, p(p+1)/2) second moments (upper triangle) of each step."""
+        return self._per_step(slice(1 + self.p, None))
 
 
-def steps(cd: CoxData, beta: NDArray[np.float64], second: bool = True) -> Steps:
-    """Risk-set sums at every key, then the Efron/Breslow step quantities."""
+def steps(cd: CoxData, beta: NDArray[np.float64]) -> Steps:
+    """Risk-set sums at every key and the Efron/Breslow step denominators."""
     eta = cd.x @ beta + cd.offset
     shift = float(eta.max())
     risk = np.exp(eta - shift)
-    p = beta.size
-    cols = cd.design if second else cd.design[:, :1 + p]
-    net = cd.moments @ ((cd.weight * risk)[:, None] * cols)
+    net = cd.moments @ ((cd.weight * risk)[:, None] * cd.design)
     k = cd.key_time.size
     at_risk = np.cumsum(net[k::-1], axis=0)[::-1][1:]   # sum over m > k of leave-minus-enter
     dead = net[k + 1:]
-    sk, f = cd.step_key, cd.step_frac[:, None]
-    both = at_risk[sk] - f * dead[sk]
-    denom = both[:, 0]
-    mean = both[:, 1:1 + p] / denom[:, None]
-    sec = both[:, 1 + p:] / denom[:, None] if second else np.empty((denom.size, 0))
-    return Steps(shift, eta, risk, denom, mean, sec)
+    sk = cd.step_key
+    denom = at_risk[sk, 0] - cd.step_frac * dead[sk, 0]
+    return Steps(shift, eta, risk, denom, at_risk, dead, sk, cd.step_frac, beta.size)
 
 
 def loglik_grad_hess(cd: CoxData, beta: NDArray[np.float64]
                      ) -> tuple[float, NDArray[np.float64], NDArray[np.float64], Steps]:
-    """Log partial likelihood, score and Hessian (Efron or Breslow, weighted)."""
+    """Log partial likelihood, score and Hessian (Efron or Breslow, weighted).
+
+    A step's mean is ``(S1 - f E1) / D``, so every sum over steps is a sum over keys of the
+    key's ``S`` and ``E`` moments times per-key sums of ``w / D``, ``w f / D``, ``w / D^2``,
+    ``w f / D^2`` and ``w f^2 / D^2`` — no per-step covariate arrays.
+    """
     st = steps(cd, beta)
-    sw, ew = cd.step_weight, cd.weight[cd.event]
+    sw, ew, f, k = cd.step_weight, cd.weight[cd.event], cd.step_frac, cd.key_time.size
     ll = float(ew @ st.eta[cd.event] - sw @ (np.log(st.denom) + st.shift))
-    grad = ew @ cd.x[cd.event] - sw @ st.mean
+
+    def per_key(v: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.bincount(cd.step_key, weights=v, minlength=k)
+
+    a, b = per_key(sw / st.denom), per_key(sw * f / st.denom)
+    inv2 = sw / st.denom**2
+    c, d, e = per_key(inv2), per_key(inv2 * f), per_key(inv2 * f * f)
     p = beta.size
+    s1, e1 = st.at_risk[:, 1:1 + p], st.dead[:, 1:1 + p]
+    grad = cd.event_x - (a @ s1 - b @ e1)
     iu, ju = np.triu_indices(p)
     info = np.empty((p, p))
-    info[iu, ju] = sw @ st.second
+    info[iu, ju] = a @ st.at_risk[:, 1 + p:] - b @ st.dead[:, 1 + p:]
     info[ju, iu] = info[iu, ju]
-    info -= (st.mean * sw[:, None]).T @ st.mean
+    cross = (s1 * d[:, None]).T @ e1
+    info -= (s1 * c[:, None]).T @ s1 - cross - cross.T + (e1 * e[:, None]).T @ e1
     return ll, grad, -info, st
 
 
