@@ -46,6 +46,7 @@ def _sections(quick: bool, fleet_gpus: int | None = None, fleet_days: int | None
               dask_lines: int | None = None, folder_files: int | None = None, runs: int | None = None
               ) -> dict[str, Callable[[], list[Figure]]]:
     from benchmarks import (
+        bench_cox,
         bench_dask_scaling,
         bench_demo,
         bench_environment_glm,
@@ -70,6 +71,7 @@ def _sections(quick: bool, fleet_gpus: int | None = None, fleet_days: int | None
         "dask": lambda: bench_dask_scaling.run(dask_lines or (1_000_000 if quick else 20_000_000), repeat),
         "survival": bench_survival.run,
         "km": bench_km_logrank.run,
+        "cox": bench_cox.run,
         "glm": lambda: bench_environment_glm.run(2_000_000 if quick else 100_000_000, repeat),
         "demo": lambda: bench_demo.run(repeat),
         "fleet": lambda: bench_fleet.run(quick=quick, n_gpus=fleet_gpus, days=fleet_days),
@@ -97,7 +99,7 @@ def _save(name: str, figures: list[Figure], info: dict, base: dict | None) -> Pa
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small inputs (checks the suite runs)")
-    parser.add_argument("--only", default="", help="comma-separated sections: kernel, folder, dask, survival, "
+    parser.add_argument("--only", default="", help="comma-separated sections: kernel, folder, dask, survival, cox, "
                                                    "glm, demo, fleet")
     parser.add_argument("--fleet", action="store_true", help="include the 100k-GPU fleet (long)")
     parser.add_argument("--fleet-gpus", type=int, default=None, help="fleet size instead of 100,000 GPUs")

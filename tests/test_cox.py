@@ -78,12 +78,13 @@ def test_agrees_with_lifelines_time_varying():
 
 @pytest.mark.parametrize("transform", ["rank", "km"])
 def test_ph_check_agrees_with_lifelines(transform):
-    """Agreement: per-covariate statistics of lifelines proportional_hazard_test."""
+    """Agreement: per-covariate statistics of lifelines proportional_hazard_test (the 1994
+    approximation, kept as ``version="1994"``)."""
     df = _units(5)[["a", "b", "c", "T", "E"]]
     fit = fit_cox(df, duration="T", event="E", covariates=["a", "b", "c"])
     ref = CoxPHFitter().fit(df, "T", "E", fit_options=TIGHT)
     test = proportional_hazard_test(ref, df, time_transform=transform)
-    ours = fit.check_proportional_hazards(transform)
+    ours = fit.check_proportional_hazards(transform, version="1994")
     np.testing.assert_allclose(ours["test_statistic"].iloc[:3], test.test_statistic, rtol=1e-6)
     np.testing.assert_allclose(ours["p"].iloc[:3], test.p_value, rtol=1e-6)
     assert ours.loc["global", "df"] == 3
@@ -140,8 +141,8 @@ def test_validation():
                          "x": [0.1, 0.2]})
     with pytest.raises(ValueError, match="overlap"):
         fit_cox(rows, start="start", stop="stop", event="E", covariates=["x"], id="id")
-    with pytest.raises(ValueError, match="ties must be 'breslow'"):
-        fit_cox(df, duration="T", event="E", covariates=["a"], ties="efron")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="ties must be 'efron' or 'breslow'"):
+        fit_cox(df, duration="T", event="E", covariates=["a"], ties="exact")  # type: ignore[arg-type]
     with pytest.raises(InsufficientDataError, match="0 events among 50 rows"):
         fit_cox(df.assign(E=0), duration="T", event="E", covariates=["a"])
 
@@ -174,3 +175,39 @@ def test_quasi_separation_is_not_a_fit() -> None:
                        "x": [0.0, 0, 0, 0, 0.03125, 0, 0, 0], "z": [0, 0, 0, 1, 0, 0, 0, 0]})
     with pytest.raises(InsufficientDataError, match="no finite maximum"):
         fit_cox(df, duration="t", event="e", covariates=["x", "z"])
+
+
+def test_concordance_counts_pairs_by_definition() -> None:
+    """Harrell's C over counting-process risk sets, strata and tied times, against the pair
+    count written out: event row i at t, row j of its stratum with start_j < t <= stop_j and
+    no event at t; concordant when eta_i > eta_j, half a pair when equal."""
+    rng = np.random.default_rng(21)
+    n = 120
+    start = rng.integers(0, 5, n).astype(float)
+    stop = start + rng.integers(1, 8, n)
+    df = pd.DataFrame({"start": start, "stop": stop, "e": (rng.random(n) < 0.6).astype(int),
+                       "x": rng.integers(0, 3, n).astype(float), "s": rng.integers(0, 2, n)})
+    fit = fit_cox(df, start="start", stop="stop", event="e", covariates=["x"], strata="s")
+    eta = df["x"].to_numpy() * fit.table["coef"].iloc[0]
+    good = total = 0.0
+    for i in np.flatnonzero(df["e"]):
+        t = stop[i]
+        at = ((df["s"] == df["s"][i]) & (start < t) & (t <= stop)
+              & ~((df["e"] == 1) & (stop == t))).to_numpy()
+        good += np.sum(eta[at] < eta[i]) + 0.5 * np.sum(eta[at] == eta[i])
+        total += at.sum()
+    assert fit.concordance() == pytest.approx(good / total, rel=1e-12)
+
+
+def test_efron_is_the_default_and_differs_from_breslow_with_ties() -> None:
+    """With tied times Efron's and Breslow's likelihoods differ; Efron is the default (R,
+    lifelines)."""
+    df = _units(3)
+    df["T"] = np.ceil(df["T"] * 4) / 4
+    default = fit_cox(df, duration="T", event="E", covariates=["a", "b"])
+    efron = fit_cox(df, duration="T", event="E", covariates=["a", "b"], ties="efron")
+    breslow = fit_cox(df, duration="T", event="E", covariates=["a", "b"], ties="breslow")
+    assert default.ties == "efron" and default.log_likelihood == efron.log_likelihood
+    assert abs(efron.table["coef"].iloc[0] - breslow.table["coef"].iloc[0]) > 1e-3
+    ref = CoxPHFitter().fit(df[["a", "b", "T", "E"]], "T", "E", fit_options=TIGHT)
+    _compare(efron, ref)

@@ -1,17 +1,15 @@
-"""Cox proportional-hazards regression, with delayed entry and time-varying covariates.
+"""Cox proportional-hazards regression: Efron or Breslow ties, strata, robust (cluster) variance,
+case weights, offsets, delayed entry and time-varying covariates.
 
-Own vectorized Newton–Raphson on the Breslow partial likelihood (Breslow 1974; Kalbfleisch &
-Prentice 2002, *The Statistical Analysis of Failure Time Data*, 2nd ed., §4.2–4.3 and §6.4 for
-the counting-process form).  Rows are ``(start, stop]`` intervals with an event flag at
-``stop``; plain ``(duration, event)`` data is the special case ``start = entry or 0``.  At each
-distinct event time ``tau`` the risk set is ``{i : start_i < tau <= stop_i}``: its sums of
-``w = exp(x beta)``, ``w x`` and ``w x x'`` come from one sparse product that adds each row
-where it leaves the risk set and subtracts it where it enters, and a reverse cumulative sum
-over the distinct event times.
+Own vectorised Newton–Raphson on the partial likelihood (Cox 1972; Efron 1977; Breslow 1974;
+Kalbfleisch & Prentice 2002, *The Statistical Analysis of Failure Time Data*, 2nd ed., §4.2–4.3,
+§6.4; Therneau & Grambsch 2000, *Modeling Survival Data*, ch. 3–7); the likelihood machinery is
+in :mod:`._cox_core`, residuals and the proportional-hazards test in :mod:`._cox_resid`.
 
-The proportional-hazards check uses scaled Schoenfeld residuals against transformed time with
-the approximate score tests of Grambsch & Therneau (1994), *Biometrika* 81, 515–526 (the form
-``cox.zph`` used before R survival 3.0, and that lifelines' ``proportional_hazard_test`` uses).
+The proportional-hazards check is by default the score test of R survival >= 3.0
+``cox.zph`` (time-varying coefficient ``beta + gamma g(t)``, test of ``gamma = 0``); the 1994
+approximation of Grambsch & Therneau (*Biometrika* 81, 515–526; R survival < 3.0 and lifelines'
+``proportional_hazard_test``) stays available as ``version="1994"``.
 """
 
 from __future__ import annotations
@@ -24,165 +22,24 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from numpy.typing import NDArray
-from scipy import sparse, stats
+from scipy import stats
 
 from reliab._checks import Check, contains, finite, in_range, positive
 from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
+from reliab.models import _cox_core as core
+from reliab.models import _cox_input as inp
+from reliab.models import _cox_resid as res
+from reliab.models._cox_concord import concordance as _concordance
 from reliab.models._survival_input import check_conf_level
-from reliab.models.nonparametric import km_curve, risk_table
 
 TimeTransform = Literal["km", "rank", "identity", "log"]
-
-
-@dataclass(frozen=True)
-class _CoxData:
-    """Rows sorted by stop time, with the sparse map from rows to risk sets."""
-
-    x: NDArray[np.float64]            # (n, p) centred covariates, stop order
-    design: NDArray[np.float64]       # (n, 1 + p + p(p+1)/2): 1, x, upper-triangle x_i x_j
-    stop: NDArray[np.float64]
-    start: NDArray[np.float64]
-    event: NDArray[np.bool_]
-    times: NDArray[np.float64]        # distinct event times, decreasing
-    deaths: NDArray[np.float64]       # events per distinct time, same order
-    leave_minus_enter: sparse.csr_matrix  # (K + 1, n): +1 where a row leaves, -1 where it enters
-    event_time_index: NDArray[np.intp]  # for each event row, its row in the risk-set sums
-    x_event_sum: NDArray[np.float64]
-
-
-def _prepare(stop: NDArray[np.float64], start: NDArray[np.float64], event: NDArray[np.bool_],
-             x: NDArray[np.float64]) -> _CoxData:
-    """Sort by stop and build the row -> risk-set map.
-
-    Row ``i`` is at risk at event times ``k`` with ``enter_i <= k < leave_i`` where
-    ``enter_i = #(times <= start_i)`` and ``leave_i = #(times <= stop_i)``.  The risk-set sum
-    at ``k`` of any row quantity ``a`` is ``sum_{m > k} (M a)_m`` with ``M`` holding +1 at
-    ``(leave_i, i)`` and -1 at ``(enter_i, i)``: a reverse cumulative sum, exact for the small
-    late risk sets.  ``M`` is stored with its rows in reverse order (row ``K - m``).
-    """
-    order = np.argsort(stop, kind="stable")
-    stop, start, event, x = stop[order], start[order], event[order], x[order]
-    x = x - x.mean(axis=0)
-    times, deaths = np.unique(stop[event], return_counts=True)
-    n, k = stop.size, times.size
-    enter = np.searchsorted(times, start, side="right")
-    leave = np.searchsorted(times, stop, side="right")
-    rows = k - np.r_[leave, enter]  # reversed, so a forward cumsum sums late times first
-    vals = np.r_[np.ones(n), -np.ones(n)]
-    cols = np.r_[np.arange(n), np.arange(n)]
-    mat = sparse.csr_matrix((vals, (rows, cols)), shape=(k + 1, n))
-    iu, ju = np.triu_indices(x.shape[1])
-    design = np.column_stack([np.ones(n), x, x[:, iu] * x[:, ju]])
-    return _CoxData(x=x, design=design, stop=stop, start=start, event=event, times=times[::-1],
-                    deaths=deaths[::-1].astype(float), leave_minus_enter=mat,
-                    event_time_index=k - 1 - np.searchsorted(times, stop[event]),
-                    x_event_sum=x[event].sum(axis=0))
-
-
-def _risk_sums(cd: _CoxData, beta: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
-    """Risk-set sums of w, w x and w x_i x_j (upper triangle) at each distinct event time.
-
-    Weights are ``w = exp(x beta - m)``; ``m`` is returned so the likelihood can add it back.
-    """
-    eta = cd.x @ beta
-    m = float(eta.max())
-    w = np.exp(eta - m)
-    net = cd.leave_minus_enter @ (w[:, None] * cd.design)
-    # Rows of M are in reverse time order, so a running sum from the top gives, at row j, the
-    # risk-set sums of event time K - 1 - j; ``deaths`` and ``event_time_index`` use that order.
-    tail = np.add.accumulate(net, axis=0)[:-1]
-    p = cd.x.shape[1]
-    return np.array(m), eta, tail[:, 0], tail[:, 1:1 + p], tail[:, 1 + p:]
-
-
-def _loglik_grad_hess(cd: _CoxData, beta: NDArray[np.float64]
-                      ) -> tuple[float, NDArray[np.float64], NDArray[np.float64],
-                                 NDArray[np.float64]]:
-    """Log partial likelihood, score, Hessian and risk-set mean covariates S1/S0."""
-    m, eta, s0, s1, s2_upper = _risk_sums(cd, beta)
-    d = cd.deaths
-    ll = float(eta[cd.event].sum() - d @ (np.log(s0) + float(m)))
-    mean = s1 / s0[:, None]
-    grad = cd.x_event_sum - d @ mean
-    p = beta.size
-    iu, ju = np.triu_indices(p)
-    second = np.empty((p, p))
-    second[iu, ju] = (d / s0) @ s2_upper
-    second[ju, iu] = second[iu, ju]
-    hess = -(second - (mean * d[:, None]).T @ mean)
-    return ll, grad, hess, mean
-
-
-@dataclass(frozen=True)
-class _Solution:
-    beta: NDArray[np.float64]
-    ll: float
-    ll_null: float
-    hess: NDArray[np.float64]
-    mean: NDArray[np.float64]
-    iterations: int
-    converged: bool
-
-
-def _newton(cd: _CoxData, p: int, max_iter: int = 50) -> _Solution:
-    """Newton–Raphson from beta = 0 with step halving when the likelihood falls."""
-    beta = np.zeros(p)
-    ll, grad, hess, mean = _loglik_grad_hess(cd, beta)
-    ll0 = ll
-    for it in range(1, max_iter + 1):
-        step = np.linalg.solve(-hess, grad)
-        for _ in range(30):
-            new = beta + step
-            ll_new, g_new, h_new, m_new = _loglik_grad_hess(cd, new)
-            if np.isfinite(ll_new) and ll_new >= ll - 1e-12 * abs(ll):
-                break
-            step = step / 2
-        beta, ll, grad, hess, mean = new, ll_new, g_new, h_new, m_new
-        if np.max(np.abs(step)) < 1e-10:
-            return _Solution(beta, ll, ll0, hess, mean, it, True)
-    return _Solution(beta, ll, ll0, hess, mean, max_iter, False)
-
-
-def _columns(df: pd.DataFrame, names: Sequence[str]) -> None:
-    missing = [c for c in names if c not in df.columns]
-    if missing:
-        raise ValueError(f"column(s) {missing} not in the data frame (has {list(df.columns)})")
-
-
-def _check_rows(start: NDArray[np.float64], stop: NDArray[np.float64], event: NDArray[np.float64],
-                x: NDArray[np.float64], covariates: Sequence[str]) -> None:
-    checks = [
-        (~np.isfinite(stop) | np.isnan(start) | np.isposinf(start),
-         "row(s) with missing or infinite times"),
-        (~np.isin(event, (0.0, 1.0)), "event value(s) not 0/1"),
-        (stop < 0, "negative duration(s)"),
-        (start >= stop, "row(s) with start (entry) not before stop (duration)"),
-    ]
-    for j, name in enumerate(covariates):
-        checks.append((~np.isfinite(x[:, j]), f"missing/non-finite value(s) of {name!r}"))
-    for mask, what in checks:
-        if mask.any():
-            raise ValueError(f"{int(mask.sum())} {what} (first at row position "
-                             f"{int(np.flatnonzero(mask)[0])})")
-
-
-def _check_ids(ids: NDArray, start: NDArray[np.float64], stop: NDArray[np.float64]) -> int:
-    """Number of subjects; raises if one subject's intervals overlap."""
-    codes, uniq = pd.factorize(ids)
-    order = np.lexsort((start, codes))
-    same = codes[order][1:] == codes[order][:-1]
-    overlap = same & (start[order][1:] < stop[order][:-1])
-    if overlap.any():
-        pos = int(order[1:][overlap][0])
-        raise ValueError(f"{int(overlap.sum())} interval(s) overlap an earlier interval of the "
-                         f"same id (first at row position {pos}, id {ids[pos]!r})")
-    return len(uniq)
+Residual = Literal["martingale", "deviance", "score", "dfbeta", "schoenfeld", "scaled_schoenfeld"]
 
 
 @dataclass(frozen=True)
 class CoxFit(ResultMixin):
-    """Cox PH fit: hazard-ratio table, likelihoods and a proportional-hazards check."""
+    """Cox PH fit: hazard-ratio table, likelihoods, residuals, baseline hazard, PH check."""
 
     table: pd.DataFrame = field(repr=False)
     covariates: tuple[str, ...]
@@ -198,14 +55,17 @@ class CoxFit(ResultMixin):
     iterations: int
     converged: bool
     cov: NDArray[np.float64] = field(repr=False)
+    naive_cov: NDArray[np.float64] = field(repr=False)
+    strata: tuple[str, ...] = ()
+    robust: bool = False
     method: str = "Cox partial likelihood, Newton-Raphson; Wald intervals for hazard ratios"
     notes: tuple[str, ...] = ()
-    _schoenfeld: NDArray[np.float64] | None = field(default=None, repr=False, compare=False)
-    _event_times: NDArray[np.float64] | None = field(default=None, repr=False, compare=False)
-    _km_at_events: NDArray[np.float64] | None = field(default=None, repr=False, compare=False)
+    _cd: Any = field(default=None, repr=False, compare=False)
+    _steps: Any = field(default=None, repr=False, compare=False)
+    _strata_levels: Any = field(default=None, repr=False, compare=False)
 
     def summary(self) -> pd.DataFrame:
-        """covariate, coef, se, hazard_ratio, hr_low, hr_high, z, p."""
+        """covariate, coef, se, [robust_se,] hazard_ratio, hr_low, hr_high, z, p."""
         return self.table.copy()
 
     def invariants(self) -> tuple[Check, ...]:
@@ -216,18 +76,116 @@ class CoxFit(ResultMixin):
                 contains("hr_in_interval", tb["hr_low"], tb["hazard_ratio"], tb["hr_high"]),
                 in_range("p_in_unit_interval", tb["p"], 0, 1))
 
-    def scaled_schoenfeld(self) -> pd.DataFrame:
-        """Scaled Schoenfeld residuals ``d V s_k + beta`` per event (Grambsch & Therneau 1994)."""
-        scaled = self.n_events * self._schoenfeld @ self.cov + self.table["coef"].to_numpy()
-        out = pd.DataFrame(scaled, columns=list(self.covariates))
-        out.insert(0, "time", self._event_times)
+    @property
+    def coef(self) -> NDArray[np.float64]:
+        return self.table["coef"].to_numpy()
+
+    def _keysums(self) -> res.KeySums:
+        return res.key_sums(self._cd, self._steps)
+
+    def _unsort(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        out = np.empty_like(v)
+        out[self._cd.order] = v
         return out
 
-    def _transform(self, time_transform: TimeTransform) -> NDArray[np.float64]:
-        t = self._event_times
+    def residuals(self, kind: Residual = "martingale") -> pd.DataFrame | NDArray[np.float64]:
+        """Residuals as R ``residuals.coxph``: ``"martingale"``, ``"deviance"`` (one per input
+        row, input order), ``"score"``, ``"dfbeta"`` (rows x covariates), ``"schoenfeld"`` and
+        ``"scaled_schoenfeld"`` (one per event, sorted by stratum and time, with ``time``)."""
+        cd, ks = self._cd, self._keysums()
+        if kind in ("martingale", "deviance"):
+            m = res.martingale(cd, self._steps, ks)
+            return self._unsort(m if kind == "martingale" else res.deviance(m, cd.event))
+        if kind in ("score", "dfbeta"):
+            sc = res.score(cd, self._steps, ks)
+            out = sc if kind == "score" else sc @ self.naive_cov
+            return pd.DataFrame(self._unsort(out), columns=list(self.covariates))
+        if kind in ("schoenfeld", "scaled_schoenfeld"):
+            sch = res.schoenfeld(cd, ks)
+            if kind == "scaled_schoenfeld":
+                sch = self.n_events * sch @ self.naive_cov + self.coef
+            out = pd.DataFrame(sch, columns=list(self.covariates))
+            out.insert(0, "time", cd.stop[cd.event])
+            return out
+        raise ValueError(f"kind must be one of {Residual.__args__}, got {kind!r}")
+
+    def scaled_schoenfeld(self) -> pd.DataFrame:
+        """Scaled Schoenfeld residuals ``d V s_k + beta`` per event (Grambsch & Therneau 1994)."""
+        return self.residuals("scaled_schoenfeld")  # type: ignore[return-value]
+
+    def baseline_hazard(self, centered: bool = False) -> pd.DataFrame:
+        """Cumulative baseline hazard at each event time per stratum, covariates 0 (R
+        ``basehaz(fit, centered = FALSE)``) or at their means (``centered = True``); Efron fits
+        use the Efron-adjusted increments of R ``survfit.coxph`` (Therneau & Grambsch §10.2)."""
+        cd, ks = self._cd, self._keysums()
+        scale = 0.0 if centered else -float(cd.means @ self.coef)
+        inc = ks.hazard * np.exp(scale - self._steps.shift)
+        cum = np.empty_like(inc)
+        for s in np.unique(cd.key_stratum):
+            block = cd.key_stratum == s
+            cum[block] = np.cumsum(inc[block])
+        out = pd.DataFrame({"time": cd.key_time, "cumulative_hazard": cum})
+        if self.strata:
+            out.insert(0, "stratum", self._strata_levels[cd.key_stratum])
+        return out
+
+    def predict_survival(self, new: pd.DataFrame) -> pd.DataFrame:
+        """Survival ``exp(-H0(t) exp(x beta))`` of each row of ``new`` at the event times of its
+        stratum (R ``survfit(fit, newdata)``): columns row, [stratum,] time, cumulative_hazard,
+        survival."""
+        inp.columns(new, list(self.covariates) + list(self.strata))
+        base = self.baseline_hazard()
+        lp = new[list(self.covariates)].to_numpy(float) @ self.coef
+        parts = []
+        for i, row_lp in enumerate(lp):
+            b = base
+            if self.strata:
+                level = tuple(new.iloc[i][list(self.strata)])
+                b = base[base["stratum"] == (level if len(level) > 1 else level[0])]
+            h = b["cumulative_hazard"].to_numpy() * np.exp(row_lp)
+            parts.append(b.assign(row=i, cumulative_hazard=h, survival=np.exp(-h)))
+        out = pd.concat(parts, ignore_index=True)
+        return out[["row", *out.columns.drop("row")]]
+
+    def concordance(self) -> float:
+        """Harrell's concordance of the linear predictor (R ``concordance(fit)``)."""
+        return _concordance(self._cd, self._steps.eta)
+
+    def check_proportional_hazards(self, time_transform: TimeTransform = "km",
+                                   version: Literal["survival3", "1994"] = "survival3"
+                                   ) -> pd.DataFrame:
+        """Tests of proportional hazards, per covariate and global (index ``"global"``;
+        columns test_statistic, df, p).  ``version="survival3"``: the score test of R survival
+        >= 3.0 ``cox.zph``; ``"1994"``: the approximation of Grambsch & Therneau (1994) used
+        by R survival < 3.0 and lifelines.  ``time_transform`` as in ``cox.zph`` ("km" the
+        left-continuous Kaplan–Meier of survival >= 3.0; the 1994 form uses the right limit)."""
+        cd, ks = self._cd, self._keysums()
+        if version == "survival3":
+            g = self._transform(time_transform, left=True)
+            stat, dof = res.zph(cd, self._steps, ks, g, self.covariates)
+        elif version == "1994":
+            gc = self._transform(time_transform, left=False)
+            gc = gc - gc.mean()
+            sch = res.schoenfeld(cd, ks)
+            u = gc @ sch
+            vu = self.naive_cov @ u
+            d, ss = self.n_events, float(gc @ gc)
+            per = d * vu**2 / (np.diag(self.naive_cov) * ss)
+            stat = np.r_[per, d * float(u @ vu) / ss]
+            dof = np.r_[np.ones(per.size), per.size]
+        else:
+            raise ValueError(f"version must be 'survival3' or '1994', got {version!r}")
+        return pd.DataFrame({"test_statistic": stat, "df": dof, "p": stats.chi2.sf(stat, dof)},
+                            index=pd.Index([*self.covariates, "global"], name="covariate"))
+
+    def _transform(self, time_transform: TimeTransform, left: bool) -> NDArray[np.float64]:
+        cd = self._cd
+        t = cd.stop[cd.event]
         if time_transform == "km":
-            return 1.0 - self._km_at_events
+            return 1.0 - res.km_at_events(cd, left)
         if time_transform == "rank":
+            if left:  # R >= 3.0: rank(times) over all rows
+                return stats.rankdata(cd.stop)[cd.event]
             return np.arange(1, t.size + 1, dtype=float)
         if time_transform == "identity":
             return t
@@ -235,24 +193,6 @@ class CoxFit(ResultMixin):
             return np.log(t)
         raise ValueError(f"time_transform must be 'km', 'rank', 'identity' or 'log', "
                          f"got {time_transform!r}")
-
-    def check_proportional_hazards(self, time_transform: TimeTransform = "km") -> pd.DataFrame:
-        """Grambsch–Therneau score tests of proportional hazards, per covariate and global.
-
-        Returns a frame indexed by covariate plus ``"global"`` with columns test_statistic,
-        df, p.  A small p suggests the covariate's effect changes with (transformed) time.
-        """
-        g = self._transform(time_transform)
-        gc = g - g.mean()
-        u = gc @ self._schoenfeld
-        vu = self.cov @ u
-        d, ss = self.n_events, float(gc @ gc)
-        per = d * vu**2 / (np.diag(self.cov) * ss)
-        glob = d * float(u @ vu) / ss
-        stat = np.r_[per, glob]
-        dof = np.r_[np.ones(per.size), per.size]
-        return pd.DataFrame({"test_statistic": stat, "df": dof, "p": stats.chi2.sf(stat, dof)},
-                            index=pd.Index([*self.covariates, "global"], name="covariate"))
 
     def plot(self, ax: Any = None) -> Figure:
         """Forest plot of hazard ratios with their intervals (log axis)."""
@@ -276,13 +216,15 @@ def _singular(covariates: Sequence[str]) -> InsufficientDataError:
         "or collinear among those at risk at the event times")
 
 
-def _covariance(sol: _Solution, covariates: Sequence[str]) -> NDArray[np.float64]:
+def _covariance(sol: core.Solution, covariates: Sequence[str]) -> NDArray[np.float64]:
     """Inverse information at the maximum, or InsufficientDataError when there is none: a
     singular information matrix, or a variance that is not finite and positive (monotone
     likelihood, the coefficient running off to infinity; Therneau & Grambsch 2000, §3.5)."""
     try:
         cov = np.linalg.inv(-sol.hess)
     except np.linalg.LinAlgError:
+        if not sol.converged:  # the information vanished while a coefficient ran off
+            raise _unbounded(list(covariates)) from None
         raise _singular(covariates) from None
     var = np.diag(cov)
     bad = [c for c, v in zip(covariates, var, strict=True) if not (np.isfinite(v) and v > 0)]
@@ -308,14 +250,6 @@ def _hr_table(beta: NDArray[np.float64], cov: NDArray[np.float64], covariates: S
                          "hr_high": np.exp(beta + q * se), "z": z, "p": 2 * stats.norm.sf(abs(z))})
 
 
-def _km_at(cd: _CoxData) -> NDArray[np.float64]:
-    """Kaplan–Meier (with delayed entry) at each event row's time, for the PH check."""
-    entry = cd.start if np.any(cd.start > 0) else None
-    rt = risk_table(cd.stop, cd.event.astype(np.intp), entry, 2)
-    surv = km_curve(rt, 1.0)[0]
-    return surv[np.searchsorted(rt.times, cd.stop[cd.event])]
-
-
 def fit_cox(
     df: pd.DataFrame,
     *,
@@ -327,31 +261,49 @@ def fit_cox(
     stop: str | None = None,
     id: str | None = None,  # noqa: A002 - the survival-data name of the column
     conf_level: float = 0.95,
-    ties: Literal["breslow"] = "breslow",
+    ties: Literal["efron", "breslow"] = "efron",
+    strata: str | Sequence[str] | None = None,
+    cluster: str | None = None,
+    robust: bool | None = None,
+    weights: str | None = None,
+    offset: str | None = None,
 ) -> CoxFit:
-    """Fit a Cox proportional-hazards model.
+    """Fit a Cox proportional-hazards model (R ``coxph``).
 
     Parameters
     ----------
     df
         One row per unit (``duration``, ``event``, optional ``entry``) or counting-process rows
-        (``start``, ``stop``, ``event``) for time-varying covariates such as temperature.
+        (``start``, ``stop``, ``event``) for time-varying covariates and recurrent events.
     duration, event
         Column names of time to failure/censoring and of the 0/1 failure flag (at ``stop``).
     covariates
-        Numeric covariate columns.
+        Numeric covariate columns (dummy-code categories).
     entry
         Delayed-entry column (left truncation) for ``duration`` data.
     start, stop
         Interval columns for counting-process rows (``start < stop``); use instead of
         ``duration``.
     id
-        Subject column for counting-process rows; used to count subjects and to reject
-        overlapping intervals.
+        Subject column for counting-process rows; counts subjects, rejects overlapping
+        intervals.
     conf_level
         Level of the hazard-ratio intervals.
     ties
-        ``"breslow"`` (Breslow 1974), the only method implemented.
+        ``"efron"`` (Efron 1977; the default, as R and lifelines) or ``"breslow"`` (1974).
+    strata
+        Column(s) whose levels get separate baseline hazards (R ``strata()``).
+    cluster
+        Column of correlated groups (unit, site): the robust sandwich variance summed within
+        clusters (Lin & Wei 1989, *JASA* 84, 1074–1078; R ``cluster()``).
+    robust
+        Robust variance; default True when ``cluster`` is given (then each row is its own
+        cluster when ``cluster`` is None).  The table's se stays the model-based one and
+        ``robust_se`` is added; z, p and intervals use the robust se, as R does.
+    weights
+        Case-weight column (> 0).
+    offset
+        Offset column added to the linear predictor with coefficient 1.
 
     Returns
     -------
@@ -359,12 +311,13 @@ def fit_cox(
 
     References
     ----------
-    Cox (1972), JRSS B 34, 187–220; Breslow (1974), Biometrics 30, 89–99; Kalbfleisch &
-    Prentice (2002), §4.2, §6.4; Therneau & Grambsch (2000), *Modeling Survival Data*, ch. 3, 6.
+    Cox (1972), JRSS B 34, 187–220; Breslow (1974), Biometrics 30, 89–99; Efron (1977), JASA
+    72, 557–565; Lin & Wei (1989); Kalbfleisch & Prentice (2002), §4.2, §6.4; Therneau &
+    Grambsch (2000), *Modeling Survival Data*, ch. 3, 6, 8.
     """
     level = check_conf_level(conf_level)
-    if ties != "breslow":
-        raise ValueError(f"ties must be 'breslow', got {ties!r}")
+    if ties not in ("efron", "breslow"):
+        raise ValueError(f"ties must be 'efron' or 'breslow', got {ties!r}")
     if (duration is None) == (stop is None):
         raise ValueError("give either duration= or stop= (with start=), not both or neither")
     covariates = tuple(covariates)
@@ -372,33 +325,49 @@ def fit_cox(
         raise ValueError("covariates is empty; give at least one covariate column")
     t_col = duration if duration is not None else stop
     s_col = entry if duration is not None else start
-    _columns(df, [t_col, event, *covariates] + [c for c in (s_col, id) if c is not None])
+    inp.columns(df, [t_col, event, *covariates] + [c for c in (s_col, id) if c is not None])
     t = df[t_col].to_numpy(dtype=float)
     s = df[s_col].to_numpy(dtype=float) if s_col is not None else np.full(t.size, -np.inf)
     ev = df[event].to_numpy(dtype=float)
     x = df[list(covariates)].to_numpy(dtype=float)
-    _check_rows(s, t, ev, x, covariates)
-    n_subjects = _check_ids(df[id].to_numpy(), s, t) if id is not None else len(df)
+    inp.check_rows(s, t, ev, x, covariates)
+    n_subjects = inp.check_ids(df[id].to_numpy(), s, t) if id is not None else len(df)
     n_events = int(ev.sum())
     if n_events < 1:
         raise InsufficientDataError(f"0 events among {len(df)} rows; a Cox fit needs events")
-    cd = _prepare(t, s, ev.astype(bool), x)
+    strata_names = () if strata is None else ((strata,) if isinstance(strata, str) else tuple(strata))
+    stratum = inp.codes(df, strata)
+    cd = core.prepare(s, t, ev.astype(bool), x, inp.numeric(df, weights, 1.0, "weight", True),
+                      inp.numeric(df, offset, 0.0, "offset"), stratum, ties)
     try:
-        sol = _newton(cd, len(covariates))
+        sol = core.newton(cd, len(covariates))
     except np.linalg.LinAlgError:
         raise _singular(covariates) from None
-    cov = _covariance(sol, covariates)
-    resid = cd.x[cd.event] - sol.mean[cd.event_time_index]
+    naive = _covariance(sol, covariates)
+    robust = cluster is not None if robust is None else robust
+    cov = naive
+    if robust:
+        clus = inp.codes(df, cluster) if cluster is not None else np.arange(len(df))
+        sc = res.score(cd, sol.steps, res.key_sums(cd, sol.steps))
+        cov = res.robust_cov(cd, sc, naive, clus)
     lr = 2.0 * (sol.ll - sol.ll_null)
     table = _hr_table(sol.beta, cov, covariates, level)
+    if robust:
+        table.insert(3, "robust_se", table["se"])
+        table["se"] = np.sqrt(np.diag(naive))
     hr = table[["hazard_ratio", "hr_low", "hr_high"]].to_numpy()
     off = [c for c, row in zip(covariates, hr, strict=True) if not np.all(np.isfinite(row) & (row > 0))]
     if off:  # the maximum lies so far out that the hazard ratio or its interval is 0 or infinite
         raise _unbounded(off)
+    levels = None
+    if strata_names:
+        levels = df[list(strata_names)].drop_duplicates().sort_values(list(strata_names))
+        levels = levels.iloc[:, 0].to_numpy() if len(strata_names) == 1 else \
+            np.array(list(levels.itertuples(index=False, name=None)), dtype=object)
     return CoxFit(table=table, covariates=covariates,
                   log_likelihood=sol.ll, log_likelihood_null=sol.ll_null, lr_statistic=lr,
                   lr_p=float(stats.chi2.sf(lr, len(covariates))), n=len(df),
                   n_subjects=n_subjects, n_events=n_events, conf_level=level, ties=ties,
                   iterations=sol.iterations, converged=sol.converged, cov=cov,
-                  _schoenfeld=resid,
-                  _event_times=cd.stop[cd.event], _km_at_events=_km_at(cd))
+                  naive_cov=naive, strata=strata_names, robust=robust,
+                  _cd=cd, _steps=sol.steps, _strata_levels=levels)
