@@ -60,7 +60,7 @@ def _own_parameters() -> list[inspect.Parameter]:
         *manifest_parameters(),
         opt("stream", Annotated[bool | None, typer.Option(
             "--stream/--no-stream", help="Stream the tables to OUT/tables while reading and read back only the rows"
-            " the analyses use (bounded memory; default: when the inputs hold at least 1 GiB).",
+            " the analyses use (bounded memory; default: when the inputs hold at least 256 MiB).",
             show_default=False)]),
         opt("quarantine_limit", Annotated[int | None, typer.Option(
             help="Malformed lines of a file kept in full in the quarantine (default 1000); the rest are"

@@ -40,7 +40,7 @@ from reliab.io._result import OutputIngestResult
 __all__ = ["STREAM_BYTES", "ReportIngest", "lean_ingest", "lean_signals", "should_stream", "signal_spans"]
 
 #: ``stream=None`` streams the tables to disk when the inputs hold at least this many bytes
-STREAM_BYTES = 1 << 30
+STREAM_BYTES = 256 << 20
 #: a compressed input counts this many times its size (a kernel log compresses ~10-50 to 1)
 COMPRESSED_FACTOR = 10
 _COMPRESSED = (".gz", ".zst", ".zstd", ".xz", ".bz2", ".lz4")

@@ -206,7 +206,7 @@ def run_report(
         Stream the tables to ``out/tables`` while reading (``reliab.ingest(..., output=)``,
         partitioned Parquet) and read back only the signal rows the analyses use
         (:mod:`reliab.study._lean`): memory does not grow with the logs, and every result is
-        the same.  Default: when the inputs hold at least 1 GiB (a compressed file counted
+        the same.  Default: when the inputs hold at least 256 MiB (a compressed file counted
         ten times its size).
     **options
         Every other keyword of :func:`reliab.ingest` (``rules``, ``before``, ``after``,
