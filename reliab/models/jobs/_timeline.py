@@ -74,8 +74,11 @@ def _allocations(jobs: pd.DataFrame, window_end: int | None) -> pd.DataFrame:
     end = _ns(j["end"])
     running = end == np.iinfo(np.int64).min
     end = np.where(running, _OPEN if window_end is None else window_end, end)
+    chain = name.to_numpy(dtype=object, na_value=None)
+    unnamed = name.isna().to_numpy(dtype=bool)
+    chain[unnamed] = ("job:" + ids[unnamed]).to_numpy(dtype=object)  # (only those: 1M jobs, 1M strings less)
     return pd.DataFrame({
-        "job_id": ids.to_numpy(), "chain": name.fillna("job:" + ids).astype(str).to_numpy(),
+        "job_id": ids.to_numpy(), "chain": chain,
         "start": _ns(j["start"]), "end": end.astype(np.int64), "censored": running,
         "ngpus": ngpus.to_numpy(dtype=float)})
 
