@@ -149,12 +149,14 @@ def merge_job_copies(jobs: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[
     ``sacct(1)``, Slurm 25.11: ``--duplicates`` (a requeued job's runs share its id) and the
     ``+`` that ends a value cut to its column in fixed-width output.
     """
+    ids = jobs["job_id"].astype("string").str.strip()
+    if ids.nunique(dropna=False) == len(ids):  # no job id twice: no copies (nor file names built)
+        return jobs, [], []
     files = _file_of(jobs)
     if files.nunique(dropna=False) < 2:  # copies come from different inputs: one file has none
         return jobs, [], []
     file = files.to_numpy(dtype=object)
     del files
-    ids = jobs["job_id"].astype("string").str.strip()
     per_id = pd.Series(file).groupby(ids.to_numpy()).nunique()
     shared = ids.isin(per_id.index[per_id.to_numpy() > 1]).to_numpy()
     if not shared.any():
