@@ -58,6 +58,10 @@ def _own_parameters() -> list[inspect.Parameter]:
             "--strict", help="Fail on the first malformed line or file not read.")], False),
         opt("source", Annotated[str | None, typer.Option(help="Force a format (see `reliab sources`).")]),
         *manifest_parameters(),
+        opt("stream", Annotated[bool | None, typer.Option(
+            "--stream/--no-stream", help="Stream the tables to OUT/tables while reading and read back only the rows"
+            " the analyses use (bounded memory; default: when the inputs hold at least 256 MiB).",
+            show_default=False)]),
         opt("quarantine_limit", Annotated[int | None, typer.Option(
             help="Malformed lines of a file kept in full in the quarantine (default 1000); the rest are"
                  " counted in one summary row (also a reliab.toml key).", show_default=False)]),
@@ -112,6 +116,8 @@ def _report(**values: Any) -> None:
             opts["pdf"] = False
         if values["strict"]:
             opts["strict"] = True
+        if values["stream"] is not None:
+            opts["stream"] = values["stream"]
         if not logs:
             raise typer.BadParameter("give LOGS (files or folders) or --config FILE")
         if opts.get("gpus") is not None and opts.get("inventory") is not None:

@@ -37,9 +37,9 @@ _CUT_FIELDS = ("name", "user", "partition", "state_raw", "nodelist", "failed_nod
 _MAX_LISTED = 5
 
 
-def _file_of(jobs: pd.DataFrame) -> np.ndarray:
+def _file_of(jobs: pd.DataFrame) -> pd.Series:
     origin = jobs["origin"].astype("string").fillna("")
-    return origin.str.rsplit(":", n=1).str[0].to_numpy(dtype=object)
+    return origin.str.rsplit(":", n=1).str[0]
 
 
 _NO_RUN = np.iinfo(np.int64).min  # NaT's integer value: a run of copies that all lack a start
@@ -149,8 +149,14 @@ def merge_job_copies(jobs: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[
     ``sacct(1)``, Slurm 25.11: ``--duplicates`` (a requeued job's runs share its id) and the
     ``+`` that ends a value cut to its column in fixed-width output.
     """
-    file = _file_of(jobs)
     ids = jobs["job_id"].astype("string").str.strip()
+    if ids.nunique(dropna=False) == len(ids):  # no job id twice: no copies (nor file names built)
+        return jobs, [], []
+    files = _file_of(jobs)
+    if files.nunique(dropna=False) < 2:  # copies come from different inputs: one file has none
+        return jobs, [], []
+    file = files.to_numpy(dtype=object)
+    del files
     per_id = pd.Series(file).groupby(ids.to_numpy()).nunique()
     shared = ids.isin(per_id.index[per_id.to_numpy() > 1]).to_numpy()
     if not shared.any():

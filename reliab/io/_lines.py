@@ -47,6 +47,7 @@ from reliab.io._files import compression_of, open_binary
 from reliab.io._prefilter import MAX_LINE_BYTES, Terminators, all_lines, candidate_lines
 from reliab.io._quarantine import Quarantine, quarantine_frame
 from reliab.io._registry import FileResult
+from reliab.io._rowchunks import RowChunks, split_rejected
 from reliab.io._rowtable import (
     FileTables,
     PendingRows,
@@ -312,7 +313,7 @@ def scan_lines(
     """
     ctx = LineContext(path=str(path), source=source, options=dict(options or {}), state=dict(state or {}))
     lits = tuple(literals) if literals else None
-    rows: list[Row] = []
+    rows: list[Row] = RowChunks(ctx.path, table) if bulk is None and finish is None else []
     quarantine = Quarantine(ctx.path, source)
     parsed = 0
     counter = [0]
@@ -414,28 +415,19 @@ def scan_lines(
         if finish is not None:
             early = _reject_coarse_times(rows)  # before a finish hook can wrap them (pandas does)
             rows = _finish_rows(finish, [r for r in rows if "_reject" not in r] if early else rows, ctx) + early
-    rejected: dict[int, tuple[str, str | None]] = {}
-    kept: list[Row] = []
-    for row in rows:
-        if row.get("_reject"):
-            rejected.setdefault(_lineno_of(row) or 0, (str(row["_reject"]), row.get("_text")))
-        else:
-            kept.append(row)
+    chunked, early, refused = rows.finish() if isinstance(rows, RowChunks) else (None, {}, {})
+    kept, rejected = split_rejected(rows)
+    rejected = {**early, **rejected}
     for lineno, (reason, text) in sorted(rejected.items()):
         reject(reason, text, lineno)
     parsed -= len(rejected)
-    if rejected:  # the other rows of a rejected line go with it
-        kept = [row for row in kept if (_lineno_of(row) or 0) not in rejected]
-    for row in kept:
-        for key in [k for k in row if k.startswith("_") and k != "_lineno"]:
-            del row[key]
     parsed += sum(t.num_rows for t in bulk_tables) + sent[0]  # (_frame empties the list)
     linenos: list[int] = []
     if sent[0]:  # streamed: the last bulk rows to the sink, the per-line rows stay (with their lines)
         if bulk_tables:
             send()
         linenos = [_lineno_of(row) or 0 for row in kept]
-    frame, refused = _frame(kept, bulk_tables, ctx.path, table)
+    frame, refused = (chunked, refused) if chunked is not None else _frame(kept, bulk_tables, ctx.path, table)
     for lineno, reason in sorted(refused.items()):
         reject(reason, None, lineno)
     parsed -= len(refused)

@@ -11,6 +11,7 @@ accounting as a whole.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from urllib.parse import parse_qs, urlsplit
 
 import pandas as pd
@@ -43,8 +44,23 @@ def _telemetry_sources() -> set[str]:
     return {p.name for p in parsers() if p.table == "telemetry"} | set(_LIVE_TELEMETRY)
 
 
-def provenance(accounting: pd.DataFrame, tables: dict[str, pd.DataFrame | None]) -> pd.DataFrame:
-    """Per table and source: rows, data window, and the window a live source was asked for."""
+def origin_spans(df: pd.DataFrame, time_cols: tuple[str, str]) -> pd.DataFrame:
+    """Per input file named in ``origin`` (``location:line``): ``path``, ``rows``, ``lo``, ``hi``.
+
+    ``lo`` is the earliest ``time_cols[0]``, ``hi`` the latest ``time_cols[1]`` of its rows.
+    """
+    path = df["origin"].astype(str).str.rsplit(":", n=1).str[0]
+    both = pd.DataFrame({"path": path, "lo": pd.to_datetime(df[time_cols[0]], utc=True),
+                         "hi": pd.to_datetime(df[time_cols[1]], utc=True)}).groupby("path", sort=False)
+    return pd.DataFrame({"rows": both.size(), "lo": both["lo"].min(), "hi": both["hi"].max()}).reset_index()
+
+
+def provenance(accounting: pd.DataFrame, tables: dict[str, pd.DataFrame | None],
+               spans: Mapping[str, pd.DataFrame] | None = None) -> pd.DataFrame:
+    """Per table and source: rows, data window, and the window a live source was asked for.
+
+    ``spans`` gives, for a table not held whole, its :func:`origin_spans` instead.
+    """
     acc = accounting if accounting is not None else pd.DataFrame(columns=["path", "source"])
     paths = [str(p) for p in acc["path"]]
     files = [p for p in paths if "://" not in p]
@@ -52,18 +68,21 @@ def provenance(accounting: pd.DataFrame, tables: dict[str, pd.DataFrame | None])
     info = {p: (*_root(p, folder_root), str(s)) for p, s in zip(paths, acc["source"], strict=True)}
     rows: list[dict[str, str]] = []
     for name, time_cols in (("signals", ("time", "time")), ("jobs", ("start", "end"))):
-        df = tables.get(name)
-        if df is None or not len(df) or "origin" not in df:
+        per_file = (spans or {}).get(name)
+        if per_file is None:
+            df = tables.get(name)
+            if df is None or not len(df) or "origin" not in df:
+                continue
+            per_file = origin_spans(df, time_cols)
+        if not len(per_file):
             continue
-        path = df["origin"].astype(str).str.rsplit(":", n=1).str[0]
+        path = per_file["path"]
         labels = {p: (f"{info[p][0]} ({info[p][3]})" if p in info else p) for p in path.unique()}
         key = path.map(labels)
-        lo = pd.to_datetime(df[time_cols[0]], utc=True)
-        hi = pd.to_datetime(df[time_cols[1]], utc=True)
         for label, idx in key.groupby(key, sort=True).groups.items():
             asked = sorted({(info[p][1], info[p][2]) for p in set(path[idx]) if p in info and info[p][1]})
-            rows.append({"Table": name, "From": label, "Rows": fmt_int(len(idx)),
-                         "Window of the data": _window(lo[idx].min(), hi[idx].max()),
+            rows.append({"Table": name, "From": label, "Rows": fmt_int(int(per_file["rows"][idx].sum())),
+                         "Window of the data": _window(per_file["lo"][idx].min(), per_file["hi"][idx].max()),
                          "Window asked": f"{asked[0][0]} – {asked[-1][1]}" if asked else DASH})
     tel = tables.get("telemetry")
     if tel is not None and len(tel):

@@ -32,11 +32,12 @@ def _accounting_groups(acc: pd.DataFrame, nums: pd.DataFrame, diff: Any) -> pd.D
     return g
 
 
-def _provenance_block(acc: pd.DataFrame, tables: dict[str, pd.DataFrame | None] | None) -> list[Block]:
+def _provenance_block(acc: pd.DataFrame, tables: dict[str, pd.DataFrame | None] | None,
+                      spans: Any = None) -> list[Block]:
     """The source and window of each table (:mod:`reliab.report.provenance`), if any table."""
     from reliab.report.provenance import provenance
 
-    where = provenance(acc, tables or {})
+    where = provenance(acc, tables or {}, spans)
     if not len(where):
         return []
     return [Table(
@@ -230,7 +231,7 @@ def quality_section(ingest: Any, max_quarantine: int = 20,
                 monospace=("Files",),
             )
         )
-        blocks += _provenance_block(acc, tables)
+        blocks += _provenance_block(acc, tables, getattr(ingest, "origin_spans", None))
     q = quarantine if quarantine is not None else pd.DataFrame()
     if q.empty:
         blocks.append(Text("The quarantine is empty: no malformed line was set aside."))

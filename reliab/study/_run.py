@@ -27,6 +27,7 @@ from reliab.io._discover import NOT_OPENED
 from reliab.study._analyses import analyze, in_window
 from reliab.study._archive import archive, load_archive, write_archive
 from reliab.study._fleet import Fleet, fleet_facts, read_inventory
+from reliab.study._lean import lean_ingest, should_stream
 from reliab.study._timespan import set_aside_implausible
 
 Compare = Literal["llama3"]
@@ -162,6 +163,7 @@ def run_report(
     strict: bool = False,
     manifest: bool | str | os.PathLike[str] = True,
     source: str | None = None,
+    stream: bool | None = None,
     **options: Any,
 ) -> ReportRun:
     """Ingest logs, run every analysis and write the report, the archive and the tables.
@@ -202,6 +204,12 @@ def run_report(
         reporting them in the data-quality section.
     manifest, source : optional
         The hand-over manifest and a forced format, as :func:`reliab.ingest` takes them.
+    stream : bool, optional
+        Stream the tables to ``out/tables`` while reading (``reliab.ingest(..., output=)``,
+        partitioned Parquet) and read back only the signal rows the analyses use
+        (:mod:`reliab.study._lean`): memory does not grow with the logs, and every result is
+        the same.  Default: when the inputs hold at least 256 MiB (a compressed file counted
+        ten times its size).
     **options
         Every other keyword of :func:`reliab.ingest` (``rules``, ``before``, ``after``,
         ``quarantine_limit``) and every reader option (``boot_time``, ``tz``, ``year``,
@@ -227,9 +235,12 @@ def run_report(
     inv = read_inventory(inventory) if inventory is not None else None
 
     t0 = time.perf_counter()
+    streamed = should_stream(plist, stream)
+    if streamed:
+        options["output"] = out / "tables"
     res = reliab.ingest(plist, progress=progress, policy=policy, job_name=job_name, strict=strict,
                         manifest=manifest, source=source, **options)
-    res = set_aside_implausible(res)
+    res = set_aside_implausible(lean_ingest(res) if streamed else res)
     timings["ingest"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -296,7 +307,9 @@ def run_report(
     (out / "inputs.sha256").write_text("\n".join(digest_lines) + ("\n" if digest_lines else ""),
                                        encoding="utf-8", errors="surrogateescape")
     files["inputs.sha256"] = out / "inputs.sha256"
-    if tables:
+    if streamed:
+        files["tables"] = out / "tables"
+    elif tables:
         for name, path in res.write_parquet(out).items():
             files[f"{name}.parquet"] = Path(path)
     timings["archive"] = time.perf_counter() - t0

@@ -74,8 +74,11 @@ def _allocations(jobs: pd.DataFrame, window_end: int | None) -> pd.DataFrame:
     end = _ns(j["end"])
     running = end == np.iinfo(np.int64).min
     end = np.where(running, _OPEN if window_end is None else window_end, end)
+    chain = name.to_numpy(dtype=object, na_value=None)
+    unnamed = name.isna().to_numpy(dtype=bool)
+    chain[unnamed] = ("job:" + ids[unnamed]).to_numpy(dtype=object)  # (only those: 1M jobs, 1M strings less)
     return pd.DataFrame({
-        "job_id": ids.to_numpy(), "chain": name.fillna("job:" + ids).astype(str).to_numpy(),
+        "job_id": ids.to_numpy(), "chain": chain,
         "start": _ns(j["start"]), "end": end.astype(np.int64), "censored": running,
         "ngpus": ngpus.to_numpy(dtype=float)})
 
@@ -83,8 +86,9 @@ def _allocations(jobs: pd.DataFrame, window_end: int | None) -> pd.DataFrame:
 def _asof(left: pd.DataFrame, on: str, right: pd.DataFrame, right_on: str, by: str,
           direction: str, cols: list[str]) -> pd.DataFrame:
     """``merge_asof`` that keeps ``left``'s row order; the matched key is ``_hit``."""
-    ordered = left.reset_index(names="_row").sort_values(on, kind="stable")
-    right = right.sort_values(right_on, kind="stable")[[by, right_on, *cols]]
+    # only the keys are sorted and merged (not copies of every column: 1M allocations, ~700 MB less)
+    ordered = left[[on, by]].reset_index(names="_row").sort_values(on, kind="stable")
+    right = right[[by, right_on, *cols]].sort_values(right_on, kind="stable")
     out = pd.merge_asof(ordered, right.rename(columns={right_on: "_hit"}), left_on=on,
                         right_on="_hit", by=by, direction=direction)
     return out.set_index("_row").sort_index()[["_hit", *cols]]

@@ -38,11 +38,12 @@ from reliab import schema
 from reliab.errors import Origin, ParseError
 from reliab.io._files import open_binary
 from reliab.io._lines import LineContext, scan_lines, unexpected
-from reliab.io._quarantine import Quarantine, quarantine_frame
+from reliab.io._quarantine import Quarantine
 from reliab.io._registry import FileResult, register_parser
 from reliab.io.formats._hostpath import named_for
 from reliab.io.formats._timestamps import localize, out_of_range
 from reliab.io.formats.slurm._delimiter import delimiter_of
+from reliab.io.formats.slurm._signals import SignalChunks, refuse_signals, with_signal_chunks
 from reliab.io.formats.slurm.hostlist import expand_hostlist
 
 SOURCE = "sacct"
@@ -421,7 +422,7 @@ def read_sacct(
         missing = [f for f in REQUIRED if f not in names]
         if missing:
             raise ValueError(f"fields= lacks required field(s) {', '.join(missing)}")
-    signals: list[dict[str, Any]] = []
+    signals = SignalChunks()
     options = {"tz": zone, "fields": names, "gpus_per_node": gpus_per_node, "delimiter": delimiter}
     state: dict[str, Any] = {"fields": names, "signals": signals}
     if names is not None:
@@ -442,21 +443,15 @@ def with_signals(result: FileResult, signals: list[dict[str, Any]]) -> FileResul
     Signals of lines the reader quarantined (a job row refused at the schema boundary) are
     dropped; a signal the table cannot hold makes its line malformed and drops its job.
     """
+    if isinstance(signals, SignalChunks):
+        return with_signal_chunks(result, signals)
     bad = result.quarantine if result.quarantine is not None else schema.empty("quarantine")
     gone = {f"{p}:{n}" for p, n in zip(bad["path"], bad["lineno"], strict=True)}
     kept = [s for s in signals if s["origin"] not in gone]
     frame, refused = schema.conform_rows(kept, "signals")
     if not refused:
         return dataclasses.replace(result, tables={**result.tables, "signals": frame})
-    origins = {kept[i]["origin"]: why for i, why in refused.items()}
-    jobs = result.tables["jobs"]
-    jobs = jobs[~jobs["origin"].isin(list(origins))].reset_index(drop=True)
-    rows = [(result.path, int(o.rsplit(":", 1)[1]), result.source, why, None) for o, why in origins.items()]
-    quarantine = pd.concat([bad, quarantine_frame(rows)], ignore_index=True).sort_values("lineno", kind="stable")
-    n = len(origins)
-    return dataclasses.replace(result, parsed=result.parsed - n, malformed=result.malformed + n,
-                               tables={**result.tables, "jobs": jobs, "signals": frame},
-                               quarantine=schema.conform(quarantine.reset_index(drop=True), "quarantine"))
+    return refuse_signals(result, bad, frame, {kept[i]["origin"]: why for i, why in refused.items()})
 
 
 
