@@ -331,9 +331,11 @@ def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.
     its exact trigger set), so no line can be taken by two of them: each looks at the free
     lines of its mask only, and the lines none took are left once, at the end, in line order.
     """
+    from reliab.io.formats.kernel._bulk_headers import original_lines, rewrite_ctime
     from reliab.io.formats.kernel._bulk_reports import aer_in_bulk, kernel_sxid, merge
 
-    hits = _prepared(hits.rechunk())  # (the flags are read on every hit: the tail is the group's last lines)
+    hits = _prepared(rewrite_ctime(hits.rechunk(), ctx))  # (the flags are read on every hit: the tail is the
+    # group's last lines; ``dmesg -T`` headers are read as rsyslog ones, the text kept for the per-line parser)
     if hits.get_column("_quiet").any():
         hits = hits.filter(~pl.col("_quiet"))
     always, tail, before = hits.get_column("_always"), hits.get_column("_tail"), hits.get_column("_before")
@@ -348,4 +350,4 @@ def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.
     rows = merge([xid_rows(free), other_rows(free), sxid, aer_rows])
     rest = rest_of(left, pl.concat([rows.get_column("_lineno") - 1, sxid_taken]))  # (held lines are in no row)
     _remember_xid79(rows, ctx)
-    return rows, rest.select("i", "line")
+    return rows, original_lines(rest)

@@ -22,9 +22,10 @@ _WORD = r"[!-9;-Z\\\^-~]"
 _YEAR = r"(?:19[0-9]{2}|2[01][0-9]{2}|22[0-5][0-9])"
 
 #: the RFC 3339 stamp of every bulk shape: seconds 00-59, at most six fraction digits, ``Z`` or
-#: an offset of less than 24 hours (what :meth:`datetime.fromisoformat` reads the same way)
+#: an offset of less than 24 hours, with or without its colon (``journalctl -o short-iso``
+#: prints ``+0000``): what :meth:`datetime.fromisoformat` reads the same way
 _STAMP = (rf"{_YEAR}-[0-9]{{2}}-[0-9]{{2}}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
-          r"(?:\.[0-9]{1,6})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])")
+          r"(?:\.[0-9]{1,6})?(?:Z|[+-](?:[01][0-9]|2[0-3]):?[0-5][0-9])")
 #: the rsyslog prefix of the Xid shape (``_bulk._SHAPE``) up to the message, with the host captured
 _HEAD = rf"^{_STAMP} (?P<host>{_WORD}+) {_WORD}+(?:\[[0-9]+\])?: "
 _P = "[ -~]"  # printable ASCII
