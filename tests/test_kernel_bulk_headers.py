@@ -7,6 +7,7 @@ whatever the message: the messages are sampled from ``tests/reference/real_world
 
 from __future__ import annotations
 
+import os
 import time
 from datetime import UTC, datetime
 from functools import cache
@@ -116,7 +117,7 @@ def _corpus_log(draw: st.DrawFn) -> tuple[str, list[str]]:
     return style, lines
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=int(os.environ.get("KBULK_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(_corpus_log())
 def test_bulk_route_equals_per_line_route_on_corpus_mixes(monkeypatch: pytest.MonkeyPatch,
                                                            tmp_path_factory: pytest.TempPathFactory,
@@ -127,3 +128,29 @@ def test_bulk_route_equals_per_line_route_on_corpus_mixes(monkeypatch: pytest.Mo
     path = tmp_path_factory.mktemp("k") / "node7.log"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert _result(path, True, monkeypatch) == _result(path, False, monkeypatch)
+
+
+#: corpus messages of shapes the bulk route reads since issue 24, and the row the per-line matcher
+#: gives each (written by hand from ``_kmsg``'s wording)
+_NEW_SHAPES = [
+    ("{35}[Hardware Error]: Hardware error from APEI Generic Hardware Error Source: 4",
+     "apei:hardware_error", "error", "Hardware error from APEI Generic Hardware Error Source: 4"),
+    ("igb 0000:00:14.0 eth0: igb: eth0 NIC Link is Down", "nic:link_down", "warning", "eth0: Link is Down"),
+    ("mt7530-mdio mdio-bus:1f lan: Link is Down", "nic:link_down", "warning", "lan: Link is Down"),
+    ("nvme nvme2: Removing after probe failure status: -19", "nvme:removed", "critical",
+     "nvme2: Removing after probe failure status: -19"),
+    ("mlx5_core 0000:1a:00.0: mlx5_pcie_event:299:(pid 9): Detected insufficient power on the PCIe slot (27W).",
+     "nic:pcie_power", "warning", "0000:1a:00.0: Detected insufficient power on the PCIe slot (27W)."),
+]
+
+
+def test_bulk_takes_more_corpus_shapes() -> None:
+    """APEI report heads, Intel/phylib ``Link is Down``, nvme removal and mlx5 slot power lines are
+    read in bulk, each with the row the per-line matcher gives."""
+    lines = [with_header("rfc3339", T0 + k, "node7", shape[0]) for k, shape in enumerate(_NEW_SHAPES)]
+    lines += [FILLER] * (_bulk._AER_LINES + 1)
+    ctx = LineContext(path="x", source="kernel", state={"tz": UTC, "host": "h"})
+    rows, rest = _bulk.kernel_rows(_hits(lines), ctx)
+    assert rest["i"].to_list() == list(range(len(_NEW_SHAPES), len(lines)))
+    assert rows.select("signal", "severity", "message").rows() == [s[1:] for s in _NEW_SHAPES]
+    assert rows["host"].to_list() == ["node7"] * len(_NEW_SHAPES)

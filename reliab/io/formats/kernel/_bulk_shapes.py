@@ -72,6 +72,8 @@ def _by_aer(fatal: str, nonfatal: str, corrected: str) -> pl.Expr:
             .when(_g("s") == "Fatal").then(pl.lit(fatal)).otherwise(pl.lit(nonfatal)))
 
 
+_APEI_SOURCE = "APEI Generic Hardware Error Source"
+
 #: the first line of an AER report, every severity and wording of ``_kmsg._aer``
 _AER_TAIL = (rf"AER: (?:Multiple )?(?P<w>Uncorrected|Uncorrectable|Corrected|Correctable) "
              rf"(?:\((?P<s>Fatal|Non-Fatal)\) )?error (?:message )?received(?: from)?:? *(?P<b>{_N}*){_P}*")
@@ -122,6 +124,13 @@ _KINDS = (
           rf"nvme (?P<a>nvme[0-9]+): I/O (?P<b>[0-9]+) QID (?P<c>[0-9]+) timeout(?P<d>{_P}*)",
           lambda: pl.format("{}: I/O {} QID {} timeout{}", _g("a"), _g("b"), _g("c"), _g("d")).str.strip_chars(" "),
           _const("error")),
+    _Kind("nvme:removed", ("Removing after probe failure",), ("Removing after probe failure",),
+          r"nvme (?P<a>nvme[0-9]+): Removing after probe failure status: (?P<b>-?[0-9]+)" + f"{_P}*",
+          lambda: pl.format("{}: Removing after probe failure status: {}", _g("a"), _g("b")), _const("critical")),
+    _Kind("nic:pcie_power", ("mlx5", "insufficient power"), ("mlx5_core", "insufficient power"),
+          rf"mlx5_core (?P<a>{_N}+?):? {_P}*Detected insufficient power on the PCIe slot(?P<b>{_P}*)",
+          lambda: pl.format("{}: Detected insufficient power on the PCIe slot{}", _g("a"), _g("b"))
+          .str.strip_chars(" "), _const("warning")),
     _Kind("block:io_error", ("I/O error, dev",), ("I/O error, dev",),
           rf"{_P}*I/O error, dev (?P<a>[!-+\--~]+),(?P<b>{_P}*)",
           lambda: pl.format("I/O error, dev {},{}", _g("a"), _g("b")).str.strip_chars(" "), _const("error")),
@@ -130,10 +139,20 @@ _KINDS = (
           lambda: pl.format("CPU {}: Machine Check{}: {}", _g("a"), _g("b").fill_null(""),
                             _g("c").str.strip_chars(" ")),
           lambda: pl.when(_g("b").is_null()).then(pl.lit("error")).otherwise(pl.lit("critical")),
-          absent=("Machine check events logged",)),
+          absent=("Machine check events logged", _APEI_SOURCE)),
     _Kind("mce:events_logged", ("Hardware Error",), ("Hardware Error",),
           r"mce: \[Hardware Error\]: Machine check events logged",
-          _const("Machine check events logged"), _const("warning")),
+          _const("Machine check events logged"), _const("warning"), absent=(_APEI_SOURCE,)),
+    # ghes.c's report head ("{N}[Hardware Error]: Hardware error from APEI ... Source: <n>"), which
+    # ``_mce`` reads before anything else; the source named once pins where its search lands
+    _Kind("apei:hardware_error", ("Hardware Error",), (_APEI_SOURCE,),
+          rf"{_P}*?\[Hardware Error\]: Hardware error from {_APEI_SOURCE}: (?P<a>[0-9]+){_P}*",
+          lambda: pl.format("Hardware error from {}: {}", pl.lit(_APEI_SOURCE), _g("a")), _const("error")),
+    # Intel igb/ixgbe/i40e "<if> NIC Link is Down", phylib "<if>: Link is Down": ``_LINK_IS_DOWN``
+    # searches for the first word followed by it (the lazy words before it find the same one)
+    _Kind("nic:link_down", ("Link is Down",), ("Link is Down",),
+          rf"(?:{_N}+ )*?(?P<a>{_N}+?):? (?:NIC )?Link is Down{_P}*",
+          lambda: pl.format("{}: Link is Down", _g("a")), _const("warning")),
     _Kind(lambda: pl.when(_g("t") == "UE").then(pl.lit("edac:uncorrectable")).otherwise(pl.lit("edac:correctable")),
           ("EDAC",), ("EDAC",), rf"EDAC (?:{_N}+ )?(?P<a>MC[0-9]+): (?P<b>[0-9]+) (?P<t>UE|CE)\b(?P<c>{_P}*)",
           lambda: _g("m").str.strip_chars_end(" "),  # "{a}: {b} {t}{c}": the message as printed
