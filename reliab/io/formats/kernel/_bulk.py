@@ -1,8 +1,8 @@
 """Column-wise (polars) parsing of the common rsyslog kernel signal lines, for the fast route.
 
 :func:`kernel_rows` is the bulk hook of the kernel reader: :func:`kernel_xid` for the NVIDIA
-Xid lines described below, then :func:`kernel_other` for the rsyslog mlx5, networkd, nvme,
-blk, MCE (reports and "events logged"), EDAC (UE and CE) and AER lines (:data:`_KINDS`, same narrow-acceptance rule: a whole-line
+Xid lines described below, then :func:`kernel_other` for the rsyslog mlx5, networkd, Intel/phylib
+link, nvme, blk, MCE (reports and "events logged"), APEI, EDAC (UE and CE) and AER lines (:data:`_KINDS`, same narrow-acceptance rule: a whole-line
 shape in printable ASCII, one matcher trigger, literal counts that pin where the per-line
 ``search`` lands; anything else goes to the per-line parser), then
 :func:`reliab.io.formats.kernel._bulk_reports.kernel_sxid` for
@@ -325,6 +325,8 @@ def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
 def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     """:func:`kernel_xid`, :func:`kernel_other` then ``kernel_sxid``; rows in line order.
 
+    ``dmesg -T`` lines are first given the rsyslog header the shapes read
+    (:func:`._bulk_headers.rewrite_ctime`; the lines left over are given back as read).
     Noise lines (:func:`._bulk_reports.quiet_of`) are dropped first (they are irrelevant); AER
     reports are decided in bulk when the whole group's are (:func:`._bulk_reports.aer_in_bulk`).
     Each shape requires its own triggers (the Xid shape ``NVRM: Xid``, every other shape

@@ -4,8 +4,9 @@ Each :class:`_Kind` of :data:`_KINDS` is one signal line of
 :mod:`reliab.io.formats.kernel._kmsg` in its common rsyslog shape: the RFC 3339 prefix
 :data:`_HEAD`, ``tag: `` and the message as a regular expression in printable ASCII, with
 the row built as the per-line matcher builds it (mlx5 ``en_main.c``/``events.c``/
-``health.c``, systemd-networkd, nvme ``core.c``/``pci.c``, ``blk-core.c``, MCE
-``arch/x86/kernel/cpu/mce/core.c``, EDAC ``edac_mc.c``, AER ``drivers/pci/pcie/aer.c``).
+``health.c``, systemd-networkd, Intel ``igb_main.c`` and phylib ``phy.c`` link loss, nvme
+``core.c``/``pci.c``, ``blk-core.c``, MCE ``arch/x86/kernel/cpu/mce/core.c``, APEI
+``drivers/acpi/apei/ghes.c``, EDAC ``edac_mc.c``, AER ``drivers/pci/pcie/aer.c``).
 :mod:`reliab.io.formats.kernel._bulk` turns them into query plans.
 """
 
