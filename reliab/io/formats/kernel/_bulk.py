@@ -1,8 +1,8 @@
 """Column-wise (polars) parsing of the common rsyslog kernel signal lines, for the fast route.
 
 :func:`kernel_rows` is the bulk hook of the kernel reader: :func:`kernel_xid` for the NVIDIA
-Xid lines described below, then :func:`kernel_other` for the rsyslog mlx5, networkd, nvme,
-blk, MCE (reports and "events logged"), EDAC (UE and CE) and AER lines (:data:`_KINDS`, same narrow-acceptance rule: a whole-line
+Xid lines described below, then :func:`kernel_other` for the rsyslog mlx5, networkd, Intel/phylib
+link, nvme, blk, MCE (reports and "events logged"), APEI, EDAC (UE and CE) and AER lines (:data:`_KINDS`, same narrow-acceptance rule: a whole-line
 shape in printable ASCII, one matcher trigger, literal counts that pin where the per-line
 ``search`` lands; anything else goes to the per-line parser), then
 :func:`reliab.io.formats.kernel._bulk_reports.kernel_sxid` for
@@ -325,15 +325,19 @@ def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
 def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     """:func:`kernel_xid`, :func:`kernel_other` then ``kernel_sxid``; rows in line order.
 
+    ``dmesg -T`` lines are first given the rsyslog header the shapes read
+    (:func:`._bulk_headers.rewrite_ctime`; the lines left over are given back as read).
     Noise lines (:func:`._bulk_reports.quiet_of`) are dropped first (they are irrelevant); AER
     reports are decided in bulk when the whole group's are (:func:`._bulk_reports.aer_in_bulk`).
     Each shape requires its own triggers (the Xid shape ``NVRM: Xid``, every other shape
     its exact trigger set), so no line can be taken by two of them: each looks at the free
     lines of its mask only, and the lines none took are left once, at the end, in line order.
     """
+    from reliab.io.formats.kernel._bulk_headers import original_lines, rewrite_ctime
     from reliab.io.formats.kernel._bulk_reports import aer_in_bulk, kernel_sxid, merge
 
-    hits = _prepared(hits.rechunk())  # (the flags are read on every hit: the tail is the group's last lines)
+    hits = _prepared(rewrite_ctime(hits.rechunk(), ctx))  # (the flags are read on every hit: the tail is the
+    # group's last lines; ``dmesg -T`` headers are read as rsyslog ones, the text kept for the per-line parser)
     if hits.get_column("_quiet").any():
         hits = hits.filter(~pl.col("_quiet"))
     always, tail, before = hits.get_column("_always"), hits.get_column("_tail"), hits.get_column("_before")
@@ -348,4 +352,4 @@ def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.
     rows = merge([xid_rows(free), other_rows(free), sxid, aer_rows])
     rest = rest_of(left, pl.concat([rows.get_column("_lineno") - 1, sxid_taken]))  # (held lines are in no row)
     _remember_xid79(rows, ctx)
-    return rows, rest.select("i", "line")
+    return rows, original_lines(rest)

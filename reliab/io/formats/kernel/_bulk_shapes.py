@@ -4,8 +4,9 @@ Each :class:`_Kind` of :data:`_KINDS` is one signal line of
 :mod:`reliab.io.formats.kernel._kmsg` in its common rsyslog shape: the RFC 3339 prefix
 :data:`_HEAD`, ``tag: `` and the message as a regular expression in printable ASCII, with
 the row built as the per-line matcher builds it (mlx5 ``en_main.c``/``events.c``/
-``health.c``, systemd-networkd, nvme ``core.c``/``pci.c``, ``blk-core.c``, MCE
-``arch/x86/kernel/cpu/mce/core.c``, EDAC ``edac_mc.c``, AER ``drivers/pci/pcie/aer.c``).
+``health.c``, systemd-networkd, Intel ``igb_main.c`` and phylib ``phy.c`` link loss, nvme
+``core.c``/``pci.c``, ``blk-core.c``, MCE ``arch/x86/kernel/cpu/mce/core.c``, APEI
+``drivers/acpi/apei/ghes.c``, EDAC ``edac_mc.c``, AER ``drivers/pci/pcie/aer.c``).
 :mod:`reliab.io.formats.kernel._bulk` turns them into query plans.
 """
 
@@ -22,9 +23,10 @@ _WORD = r"[!-9;-Z\\\^-~]"
 _YEAR = r"(?:19[0-9]{2}|2[01][0-9]{2}|22[0-5][0-9])"
 
 #: the RFC 3339 stamp of every bulk shape: seconds 00-59, at most six fraction digits, ``Z`` or
-#: an offset of less than 24 hours (what :meth:`datetime.fromisoformat` reads the same way)
+#: an offset of less than 24 hours, with or without its colon (``journalctl -o short-iso``
+#: prints ``+0000``): what :meth:`datetime.fromisoformat` reads the same way
 _STAMP = (rf"{_YEAR}-[0-9]{{2}}-[0-9]{{2}}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
-          r"(?:\.[0-9]{1,6})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])")
+          r"(?:\.[0-9]{1,6})?(?:Z|[+-](?:[01][0-9]|2[0-3]):?[0-5][0-9])")
 #: the rsyslog prefix of the Xid shape (``_bulk._SHAPE``) up to the message, with the host captured
 _HEAD = rf"^{_STAMP} (?P<host>{_WORD}+) {_WORD}+(?:\[[0-9]+\])?: "
 _P = "[ -~]"  # printable ASCII
@@ -70,6 +72,8 @@ def _by_aer(fatal: str, nonfatal: str, corrected: str) -> pl.Expr:
     return (pl.when(_g("w").str.starts_with("Corr")).then(pl.lit(corrected))
             .when(_g("s") == "Fatal").then(pl.lit(fatal)).otherwise(pl.lit(nonfatal)))
 
+
+_APEI_SOURCE = "APEI Generic Hardware Error Source"
 
 #: the first line of an AER report, every severity and wording of ``_kmsg._aer``
 _AER_TAIL = (rf"AER: (?:Multiple )?(?P<w>Uncorrected|Uncorrectable|Corrected|Correctable) "
@@ -121,6 +125,13 @@ _KINDS = (
           rf"nvme (?P<a>nvme[0-9]+): I/O (?P<b>[0-9]+) QID (?P<c>[0-9]+) timeout(?P<d>{_P}*)",
           lambda: pl.format("{}: I/O {} QID {} timeout{}", _g("a"), _g("b"), _g("c"), _g("d")).str.strip_chars(" "),
           _const("error")),
+    _Kind("nvme:removed", ("Removing after probe failure",), ("Removing after probe failure",),
+          r"nvme (?P<a>nvme[0-9]+): Removing after probe failure status: (?P<b>-?[0-9]+)" + f"{_P}*",
+          lambda: pl.format("{}: Removing after probe failure status: {}", _g("a"), _g("b")), _const("critical")),
+    _Kind("nic:pcie_power", ("mlx5", "insufficient power"), ("mlx5_core", "insufficient power"),
+          rf"mlx5_core (?P<a>{_N}+?):? {_P}*Detected insufficient power on the PCIe slot(?P<b>{_P}*)",
+          lambda: pl.format("{}: Detected insufficient power on the PCIe slot{}", _g("a"), _g("b"))
+          .str.strip_chars(" "), _const("warning")),
     _Kind("block:io_error", ("I/O error, dev",), ("I/O error, dev",),
           rf"{_P}*I/O error, dev (?P<a>[!-+\--~]+),(?P<b>{_P}*)",
           lambda: pl.format("I/O error, dev {},{}", _g("a"), _g("b")).str.strip_chars(" "), _const("error")),
@@ -129,10 +140,20 @@ _KINDS = (
           lambda: pl.format("CPU {}: Machine Check{}: {}", _g("a"), _g("b").fill_null(""),
                             _g("c").str.strip_chars(" ")),
           lambda: pl.when(_g("b").is_null()).then(pl.lit("error")).otherwise(pl.lit("critical")),
-          absent=("Machine check events logged",)),
+          absent=("Machine check events logged", _APEI_SOURCE)),
     _Kind("mce:events_logged", ("Hardware Error",), ("Hardware Error",),
           r"mce: \[Hardware Error\]: Machine check events logged",
-          _const("Machine check events logged"), _const("warning")),
+          _const("Machine check events logged"), _const("warning"), absent=(_APEI_SOURCE,)),
+    # ghes.c's report head ("{N}[Hardware Error]: Hardware error from APEI ... Source: <n>"), which
+    # ``_mce`` reads before anything else; the source named once pins where its search lands
+    _Kind("apei:hardware_error", ("Hardware Error",), (_APEI_SOURCE,),
+          rf"{_P}*?\[Hardware Error\]: Hardware error from {_APEI_SOURCE}: (?P<a>[0-9]+){_P}*",
+          lambda: pl.format("Hardware error from {}: {}", pl.lit(_APEI_SOURCE), _g("a")), _const("error")),
+    # Intel igb/ixgbe/i40e "<if> NIC Link is Down", phylib "<if>: Link is Down": ``_LINK_IS_DOWN``
+    # searches for the first word followed by it (the lazy words before it find the same one)
+    _Kind("nic:link_down", ("Link is Down",), ("Link is Down",),
+          rf"(?:{_N}+ )*?(?P<a>{_N}+?):? (?:NIC )?Link is Down{_P}*",
+          lambda: pl.format("{}: Link is Down", _g("a")), _const("warning")),
     _Kind(lambda: pl.when(_g("t") == "UE").then(pl.lit("edac:uncorrectable")).otherwise(pl.lit("edac:correctable")),
           ("EDAC",), ("EDAC",), rf"EDAC (?:{_N}+ )?(?P<a>MC[0-9]+): (?P<b>[0-9]+) (?P<t>UE|CE)\b(?P<c>{_P}*)",
           lambda: _g("m").str.strip_chars_end(" "),  # "{a}: {b} {t}{c}": the message as printed

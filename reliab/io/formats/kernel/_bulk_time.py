@@ -29,7 +29,7 @@ STAMP = rf"^{_STAMP}$"
 
 def reference_time(stamp: pl.Expr) -> pl.Expr:
     """The UTC time of RFC 3339 stamps, null where one is not a calendar date (polars/chrono)."""
-    return stamp.str.replace("Z", "+00:00", literal=True).str.to_datetime(
+    return stamp.str.replace("Z", "+00:00", literal=True).str.replace(r"([+-][0-9]{2})([0-9]{2})$", "$1:$2").str.to_datetime(
         "%Y-%m-%dT%H:%M:%S%.f%:z", time_unit="us", time_zone="UTC", strict=False, cache=False)
 
 

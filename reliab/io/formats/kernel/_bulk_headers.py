@@ -1,0 +1,98 @@
+"""Candidate lines of other header styles, rewritten in bulk to the rsyslog header of the bulk shapes.
+
+Every bulk shape (:mod:`reliab.io.formats.kernel._bulk`) starts with the rsyslog RFC 3339
+header ``<stamp> <host> <tag>: `` (:data:`._bulk_shapes._HEAD`).  Two other common headers
+state an absolute time too, and are read here for a whole group of candidate lines at once:
+
+* ``journalctl -o short-iso`` (``2024-06-03T14:02:11+0000 host kernel: …``, journalctl(1)):
+  its stamp differs only by an offset without a colon (ISO 8601 basic form), which the
+  bulk stamp (:data:`._bulk_shapes._STAMP`) accepts as it is;
+* ``dmesg -T`` (``[Mon Jun  3 14:02:11 2024] msg``, util-linux dmesg(1) ``--ctime``): local
+  time in the reader's ``tz``, no host and no tag.  When ``tz`` is a fixed offset (UTC by
+  default) the header is rewritten to ``<ISO stamp with that offset> <host> kernel: `` with
+  the file's host, so that the bulk shapes read the line; the original text is kept in
+  ``_orig`` and given back for every line no shape takes.  In a zone with summer time the
+  lines stay with the per-line parser (the local time of a change is decided there).
+
+The rewrite is exact for the bulk shapes: the new header holds no matcher literal (the host
+is checked), the message is what the per-line ``dmesg -T`` pattern reads after ``] `` (one
+space), the stamp is the same instant (ctime's English month; the weekday is not read), and
+the row's host is the file's host, as the per-line parser gives a line without one.
+``tests/test_kernel_bulk_headers.py`` checks the bulk route against the per-line reader.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta, timezone
+
+import polars as pl
+
+from reliab.io._lines import LineContext
+from reliab.io.formats.kernel._bulk_shapes import _WORD
+from reliab.io.formats.kernel._kmsg import LITERALS
+
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+#: the ``dmesg -T`` header in English (``%a %b %e %T %Y`` in brackets) and one space
+_CTIME = (rf"^\[[A-Z][a-z]{{2}} ({'|'.join(_MONTHS)}) +([0-9]{{1,2}}) ([0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}) "
+          r"([0-9]{4})\] ")
+_HOST = re.compile(rf"{_WORD}+")
+
+
+def _offset(tz: object) -> str | None:
+    """``±hh:mm`` of a fixed-offset zone (less than a day, whole minutes), else ``None``."""
+    if not isinstance(tz, timezone):
+        return None
+    off = tz.utcoffset(None)
+    if abs(off) >= timedelta(hours=24) or off % timedelta(minutes=1):
+        return None
+    sign, off = ("-", -off) if off < timedelta(0) else ("+", off)
+    minutes = int(off.total_seconds()) // 60
+    return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def _host(ctx: LineContext) -> str | None:
+    """The file's host as an rsyslog host word holding no matcher literal, else ``None``."""
+    host = ctx.state.get("host")
+    if not isinstance(host, str) or _HOST.fullmatch(host) is None:
+        return None
+    head = f" {host} kernel: "
+    if any(lit.decode() in head for lit in LITERALS):
+        return None
+    return host
+
+
+def rewrite_ctime(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
+    """``hits`` with the ``dmesg -T`` header of its lines rewritten (see the module), and ``_orig``.
+
+    ``_orig`` is the original text of a rewritten line, null on the others.  Returns ``hits``
+    unchanged when no line can start with that header or the zone or host do not allow it.
+    """
+    line = pl.col("line")
+    offset, host = _offset(ctx.state.get("tz")), _host(ctx)
+    if offset is None or host is None or not hits.height:
+        return hits
+    rows = hits.select(line.str.starts_with("[")).to_series().arg_true()
+    if not rows.len():
+        return hits
+    part = hits.select("line")[rows]
+    g = part.select(line.str.extract_groups(_CTIME).alias("g"), n=line.str.find("] ", literal=True))
+    month = pl.col("g").struct.field("1").replace_strict({m: f"{k:02d}" for k, m in enumerate(_MONTHS, 1)},
+                                                        default=None)
+    new = part.with_columns(g.to_series(0), g.to_series(1)).select(
+        pl.concat_str(pl.col("g").struct.field("4"), pl.lit("-"), month, pl.lit("-"),
+                      pl.col("g").struct.field("2").str.zfill(2), pl.lit("T"), pl.col("g").struct.field("3"),
+                      pl.lit(f"{offset} {host} kernel: "), line.str.slice(pl.col("n") + 2))).to_series()
+    taken = new.is_not_null()
+    if not taken.any():
+        return hits
+    rows, new = rows.filter(taken), new.filter(taken)
+    orig = pl.repeat(None, hits.height, dtype=pl.String, eager=True).scatter(rows, part.to_series().filter(taken))
+    return hits.with_columns(hits.get_column("line").scatter(rows, new), orig.alias("_orig"))
+
+
+def original_lines(rest: pl.DataFrame) -> pl.DataFrame:
+    """``i`` and ``line`` of ``rest``, each rewritten line given back as it was read."""
+    if "_orig" not in rest.columns:
+        return rest.select("i", "line")
+    return rest.select("i", pl.coalesce("_orig", "line").alias("line"))
