@@ -9,6 +9,7 @@ hour does not exist and its line is quarantined.  America/New_York changed on 20
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -57,9 +58,28 @@ CASES = {
         "    Product Name                          : NVIDIA H100 80GB HBM3\n"
         "    Temperature\n        GPU Current Temp                  : 31 C\n\n"
         for stamp in ("Sun Nov  3 01:30:00 2024", "Sun Mar 10 02:30:00 2024"))),
+    "lifetimes": ("inv.csv", "lifetimes", "serial,kind,installed,removed\nA1,gpu,2024-11-03 01:30:00,\n"
+                  "A2,gpu,2024-03-10 02:30:00,\n"),
+    "helios": ("cluster_log.csv", "helios",
+               "job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue\n"
+               "j1,u1,vc1,8,16,1,COMPLETED,2024-11-02 20:00:00,2024-11-02 21:00:00,2024-11-03 01:30:00,16200,0\n"
+               "j2,u1,vc1,8,16,1,COMPLETED,2024-03-09 20:00:00,2024-03-09 21:00:00,2024-03-10 02:30:00,19800,0\n"),
+    "acme": ("trace_seren.csv", "acme",
+             "job_id,user,node_num,gpu_num,cpu_num,type,state,submit_time,start_time,end_time,duration,queue\n"
+             "j1,u1,1,8,16,Other,COMPLETED,2024-11-02 20:00:00,2024-11-02 21:00:00,2024-11-03 01:30:00,16200,0\n"
+             "j2,u1,1,8,16,Other,COMPLETED,2024-03-09 20:00:00,2024-03-09 21:00:00,2024-03-10 02:30:00,19800,0\n"),
+    "philly": ("cluster_job_log", "philly", json.dumps([
+        {"status": "Pass", "vc": "vc1", "jobid": f"application_{i}", "user": "u1",
+         "submitted_time": sub, "attempts": [{"start_time": sub, "end_time": end,
+                                              "detail": [{"ip": "m1", "gpus": ["gpu0"]}]}]}
+        for i, (sub, end) in enumerate([("2024-11-02 20:00:00", "2024-11-03 01:30:00"),
+                                        ("2024-03-09 20:00:00", "2024-03-10 02:30:00")])])),
 }
 #: readers whose rows go to the telemetry table
 TELEMETRY = ("telemetry_csv", "nvidia_smi_csv", "nvidia_smi_dmon", "nvidia_smi_q")
+#: readers whose rows go to another table than signals: (table, its time column)
+TABLE_TIME = {"lifetimes": ("lifetimes", "installed"), "helios": ("jobs", "end"), "acme": ("jobs", "end"),
+              "philly": ("jobs", "end")}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -69,7 +89,8 @@ def test_one_dst_rule_in_every_reader(tmp_path: Path, case: str) -> None:
     name, source, text = CASES[case]
     (tmp_path / name).write_text(text)
     res = reliab.ingest(tmp_path / name, source=source, tz=NY, **({"year": 2024} if source in ("kernel", "nccl") else {}))
-    times = res.telemetry["time"] if source in TELEMETRY else res.signals["time"]
+    table, column = TABLE_TIME.get(source, ("telemetry" if source in TELEMETRY else "signals", "time"))
+    times = getattr(res, table)[column]
     # the ambiguous 01:30 is the earlier instant, 01:30 EDT = 05:30 UTC
     assert times.dt.floor("s").tolist() == [pd.Timestamp("2024-11-03T05:30:00Z")]
     q = res.quarantine

@@ -145,6 +145,10 @@ def test_policy_invariants(jobs, evidence) -> None:
         columns=["time", "host", "gpu", "job_id", "source", "signal", "severity", "message",
                  "origin"]), "signals")
     fleet = reliab.job_outcomes(sig, job_frame)
+    if not (job_frame["name"] == "run").any():  # a name that matches nothing lists the names present
+        with pytest.raises(ValueError, match="job_name='run' matches no job; the job names present"):
+            reliab.job_outcomes(sig, job_frame, policy="training-run", job_name="run")
+        return
     run = reliab.job_outcomes(sig, job_frame, policy="training-run", job_name="run")
     for out in (fleet, run):
         assert out.outcomes["job_id"].is_unique

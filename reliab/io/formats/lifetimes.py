@@ -55,6 +55,7 @@ import pandas as pd
 from reliab import schema
 from reliab.errors import ParseError
 from reliab.io._files import open_binary
+from reliab.io._localtime import localize_series, noting
 from reliab.io._quarantine import Quarantine
 from reliab.io._registry import FileResult, register_parser
 
@@ -121,11 +122,14 @@ def _sniff(path: str, first_lines: Sequence[str]) -> float:
     return 0.9 if all(has) and len(header) >= 2 else 0.0
 
 
-def _times(text: pd.Series, tz: str) -> pd.Series:
+def _times(text: pd.Series, tz: str) -> tuple[pd.Series, dict[int, str]]:
+    """UTC times of ``text``; a naive time is local in ``tz`` by the one DST rule of every reader
+    (:func:`reliab.io._localtime.localize_series`: the repeated hour is the earlier instant, a
+    skipped time is not a time).  Also the reasons, by position, of the skipped times."""
     t = pd.to_datetime(text, errors="coerce", format="mixed")
     if getattr(t.dt, "tz", None) is None:
-        return t.dt.tz_localize(tz, ambiguous="NaT", nonexistent="NaT").dt.tz_convert("UTC")
-    return t.dt.tz_convert("UTC")
+        return localize_series(t, tz)
+    return t.dt.tz_convert("UTC"), {}
 
 
 def failed_of(frame: pd.DataFrame, failure_reasons: Sequence[str] | None = None) -> pd.Series:
@@ -190,13 +194,16 @@ def read_lifetimes(path: str, *, columns: Mapping[str, str] | None = None, tz: s
             continue
         good_rows.append(row)
         good_starts.append(lineno)
-    frame, bad = _frame(good_rows, good_starts, names, tz, str(path), failure_reasons)
+    with noting() as local_times:
+        frame, bad = _frame(good_rows, good_starts, names, tz, str(path), failure_reasons)
     for lineno, reason in bad:
         if strict:
             raise ParseError(f"{reason} at {path}:{lineno}")
         quarantine.add(lineno, reason, None)
     frame, repeated = _lives(frame)
     notes = _notes(frame, repeated, failure_reasons is not None or "failed" in names)
+    if local_times.note():
+        notes = (*notes, local_times.note())
     malformed = quarantine.count
     return FileResult(path=str(path), source=SOURCE, lines=lines, parsed=len(frame),
                       irrelevant=lines - len(frame) - malformed, malformed=malformed,
@@ -211,11 +218,15 @@ def _frame(rows: list[list[str]], starts: list[int], names: list[str], tz: str, 
     for c in names:  # a blank cell is a missing value
         raw[c] = raw[c].str.strip().replace("", pd.NA)
     raw["serial"] = raw["serial"].fillna("")
-    installed = _times(raw["installed"], tz)
-    removed = _times(raw["removed"], tz) if "removed" in raw.columns else pd.Series(pd.NaT, index=raw.index, dtype=schema.UTC)
+    installed, skipped = _times(raw["installed"], tz)
+    removed, skipped_r = (_times(raw["removed"], tz) if "removed" in raw.columns
+                          else (pd.Series(pd.NaT, index=raw.index, dtype=schema.UTC), {}))
     blank_removed = raw["removed"].isna() if "removed" in raw.columns else True
     why = pd.Series(pd.NA, index=raw.index, dtype=object)
     why[raw["serial"].eq("")] = "no serial"
+    for pos, reason in (*skipped.items(), *skipped_r.items()):  # a local time a DST change skipped
+        if pd.isna(why.iloc[pos]):
+            why.iloc[pos] = reason
     why[why.isna() & installed.isna()] = "install time missing or not a date/time"
     why[why.isna() & removed.isna() & ~blank_removed] = "removal time not a date/time"
     why[why.isna() & (removed < installed)] = "removed before installed"

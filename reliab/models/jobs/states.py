@@ -97,7 +97,7 @@ class JobFailuresBySize(ResultMixin):
         b = self.table
         err = np.vstack([b["failed_share"] - b["failed_share_low"], b["failed_share_high"] - b["failed_share"]])
         ax.errorbar(b["bucket"], b["failed_share"], yerr=err, fmt="o", color="#c0392b")
-        ax.set(xlabel="GPUs per job", ylabel="share of jobs that failed", ylim=(0, 1),
+        ax.set(xlabel="GPUs per job", ylabel="share of jobs that failed (fraction)", ylim=(0, 1),
                title="Failed jobs against job size")
         return fig
 
