@@ -101,7 +101,11 @@ def test_streamed_report_gives_the_same_results(tmp_path: Path) -> None:
     a = json.loads((tmp_path / "held" / "results.json").read_text())
     b = json.loads((tmp_path / "streamed" / "results.json").read_text())
     assert a == b
-    assert not any(isinstance(r, reliab.NotAvailable) for r in held.results.values())
+    missing = {k for k, r in held.results.items() if isinstance(r, reliab.NotAvailable)}
+    assert missing == {k for k, r in streamed.results.items() if isinstance(r, reliab.NotAvailable)}
+    # what the signals read back feed is computed (the comparisons between job sizes need more
+    # than the one job size of the sample: not available either way)
+    assert not missing & {"rates", "lemons", "tbi_weibull", "trend_verdict", "job_costs", "replay"}, missing
     assert _text(tmp_path / "held" / "report.html") == _text(tmp_path / "streamed" / "report.html")
     assert (tmp_path / "streamed" / "tables" / "_reliab_dataset.json").is_file()
 

@@ -153,6 +153,22 @@ def positions(record: dict[str, Any]) -> np.ndarray:
     return np.concatenate([np.arange(s, s + n, dtype=np.int64) for s, n in runs])
 
 
+def signals_in_order(frames: list[Any], keys: list[np.ndarray]) -> pd.DataFrame:
+    """Signal rows read from parts (Arrow tables), in the order of the full table.
+
+    ``keys`` holds, per frame, ``(task, position)`` of each row; the rows are put back in task
+    and position order, then sorted by time (stably), as the in-memory ingest orders them.
+    """
+    import pyarrow as pa
+
+    if not frames:
+        return schema.empty("signals")
+    key = np.concatenate(keys)
+    signals = schema.from_parquet_arrow(pa.concat_tables(frames, promote_options="permissive"), "signals")
+    signals = signals.iloc[np.lexsort((key[:, 1], key[:, 0]))].reset_index(drop=True)
+    return signals.sort_values("time", kind="stable").reset_index(drop=True)
+
+
 def remap(record: dict[str, Any], where: np.ndarray) -> dict[str, Any]:
     """``record`` with its row positions ``p`` replaced by ``where[p]`` (``where`` increasing)."""
     return {**record, "runs": _runs(where[positions(record)])}

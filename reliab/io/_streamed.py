@@ -270,7 +270,6 @@ class OutputWriter:
         (``time`` tested only when its date partition meets a window), then the whole rows
         of those kept.  Nothing is read when no job has an end.
         """
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
         ends = pd.to_datetime(jobs["end"], utc=True).dropna() if len(jobs) else pd.Series(dtype="datetime64[ns, UTC]")
@@ -294,12 +293,7 @@ class OutputWriter:
                 frames.append(pq.read_table(path).filter(keep))
                 where = _partitioned.positions(record)[keep]
                 keys.append(np.column_stack([np.full(len(where), record["task"]), where]))
-        if not frames:
-            return schema.empty("signals")
-        key = np.concatenate(keys)
-        signals = schema.from_parquet_arrow(pa.concat_tables(frames, promote_options="permissive"), "signals")
-        signals = signals.iloc[np.lexsort((key[:, 1], key[:, 0]))].reset_index(drop=True)
-        return signals.sort_values("time", kind="stable").reset_index(drop=True)
+        return _partitioned.signals_in_order(frames, keys)
 
 
 def _as_ns(times: pd.Series) -> np.ndarray:

@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reliab import schema
 from reliab.io import _partitioned
 from reliab.io._result import OutputIngestResult
 
@@ -137,12 +136,7 @@ def lean_signals(folder: str | os.PathLike[str]) -> pd.DataFrame:
             frames.append(pq.read_table(folder / record["path"]).take(pa.array(rows)))
             where = _partitioned.positions(record)[rows]
             keys.append(np.column_stack([np.full(len(rows), record["task"]), where]))
-    if not frames:
-        return schema.empty("signals")
-    key = np.concatenate(keys)
-    signals = schema.from_parquet_arrow(pa.concat_tables(frames, promote_options="permissive"), "signals")
-    signals = signals.iloc[np.lexsort((key[:, 1], key[:, 0]))].reset_index(drop=True)
-    return signals.sort_values("time", kind="stable").reset_index(drop=True)
+    return _partitioned.signals_in_order(frames, keys)
 
 
 def _ns(times: pd.Series) -> np.ndarray:
