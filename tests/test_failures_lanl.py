@@ -82,6 +82,9 @@ def test_root_cause_shares(failures: pd.DataFrame) -> None:
 
 
 #: Schroeder & Gibson (DSN 2006) Table 3, time to repair by root cause (minutes): mean, median
+#: (the paper calls "Facilities" "Environment").  UNVERIFIED: written from recall of the paper;
+#: its text could not be retrieved to check them (2026-12-06).  They agree with the release
+#: (BY_HAND) exactly for several causes; the checks that bind are those against BY_HAND.
 PAPER_TABLE_3 = {"Unknown": (398, 32), "Human Error": (163, 44), "Facilities": (572, 269),
                  "Network": (247, 70), "Software": (369, 33), "Hardware": (342, 64), "All": (355, 54)}
 #: the same statistics computed by hand from the release (Down Time column, minutes); Unknown is
