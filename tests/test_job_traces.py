@@ -323,8 +323,9 @@ def test_end_states_by_hand() -> None:
     # Garwood 95 % for 2 events: [0.2422, 7.2247]
     assert b.loc["5-8", ["failures_per_1k_job_h_low", "failures_per_1k_job_h_high"]].tolist() == pytest.approx(
         [242.2 / 11, 7224.7 / 11], rel=1e-3)
-    # KM: 1 (censored), 2 (fail, S=3/4), 4 (fail, S=1/2): median 4 h
-    assert res.ttf_median_h == 4.0
+    # KM: 1 (censored), 2 (fail, S=3/4), 4 (fail, S=1/2 exactly), 6 (fail, S=1/4): on the exact
+    # 0.5 plateau [4, 6) the median is its midpoint, 5 h (R's quantile.survfit convention)
+    assert res.ttf_median_h == 5.0
     assert (res.failed, res.infrastructure, res.user) == (3, 1, 2)
 
 

@@ -165,14 +165,12 @@ def _ttf(hours: np.ndarray, failed: np.ndarray, conf_level: float) -> tuple[floa
     keep = np.isfinite(hours) & (hours > 0)
     if not failed[keep].any():
         return np.inf, np.nan, np.inf
-    t = estimate_kaplan_meier(hours[keep], failed[keep], conf_level=conf_level).table
-
-    def first(col: str) -> float:
-        # (a product of fractions that is 1/2 exactly may round above it: 3/4 x 2/3)
-        hit = np.flatnonzero(t[col].to_numpy() <= 0.5 + 1e-12)
-        return float(t["time"].iloc[hit[0]]) if hit.size else np.inf
-
-    return first("survival"), first("low"), first("high")
+    km = estimate_kaplan_meier(hours[keep], failed[keep], conf_level=conf_level)
+    median = km.median()
+    low, high = km.quantile_interval(0.5)  # Brookmeyer & Crowley (1982), as R's quantile.survfit
+    if low > median:  # the band is undefined where the curve reaches 0 (R: NA): no lower limit
+        low = np.nan
+    return median, low, high
 
 
 def estimate_end_states(jobs: pd.DataFrame, *, interruptions: pd.DataFrame | None = None,
