@@ -225,7 +225,9 @@ def _by_host_groups(client: Any, groups: list[list[str]], spans: dict[str, tuple
     """Tasks of a host group and a run of its files in time, each continuing the one before;
     runs whose sampling intervals differ from their group's are reduced again (see
     :mod:`reliab.fleet._chunk`)."""
-    spec = client.scatter(_spec(groups[0][0], kw, level), broadcast=True)
+    # the spec (a few hundred bytes) travels with each task rather than scattered: scattered data
+    # is lost with a worker that dies, and no task could then run ("lost dependencies")
+    spec = _spec(groups[0][0], kw, level)
     span_ns = None if task_span is None else pd.Timedelta(task_span).value
     token = uuid.uuid4().hex[:8]
     folder = None if output is None else Path(output)
