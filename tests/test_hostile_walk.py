@@ -67,9 +67,16 @@ def test_a_folder_nested_1100_deep_is_walked(tmp_path: Path) -> None:
         deep = deep / "d"
         deep.mkdir()
     (deep / "a.log").write_text(_syslog("node1", 1))
-    res = reliab.ingest(tmp_path)
-    assert len(res.signals) == 1
-    assert list(res.accounting["path"]) == [str(deep / "a.log")]
+    try:
+        res = reliab.ingest(tmp_path)
+        assert len(res.signals) == 1
+        assert list(res.accounting["path"]) == [str(deep / "a.log")]
+    finally:  # pytest's own clean-up (shutil.rmtree, recursive on Python < 3.12) cannot remove 1,100 levels
+        (deep / "a.log").unlink()
+        while deep != tmp_path:
+            deep.rmdir()
+            deep = deep.parent
+    assert not any(tmp_path.iterdir())
 
 
 LOOK_ALIKES = ("node01", "node01\u202e", "\u200bnode01", "node\u200d01", "\uff4e\uff4f\uff44\uff45\uff10\uff11",
