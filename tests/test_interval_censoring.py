@@ -229,10 +229,12 @@ def test_times_between_interruptions_recorded_to_the_minute_are_intervals():
     minutes = [30, 95, 95, 400, 1000, 1001, 2500, 4000, 4100, 6000]
     times = pd.Series(t0 + pd.to_timedelta(minutes, unit="min"))
     fit = _tbi(reliab.fit_weibull, times, _fleet(t0, 120.0), 0.95)
-    assert fit.n == 11  # 10 gaps from the window start, the zero one included, + censored tail
-    assert "times recorded to the minute: 10 gaps interval-censored" in fit.notes[-1]
+    # 9 gaps between the 10 interruptions (the zero one included) + the censored tail; the 30 min
+    # from the window start to the first interruption is no gap
+    assert fit.n == 10
+    assert "times recorded to the minute: 9 gaps interval-censored" in fit.notes[-1]
     comp = _tbi(reliab.compare_distributions, times, _fleet(t0, 120.0), 0.95)
-    assert "times recorded to the minute" in comp.notes[-1] and comp.n == 11
+    assert "times recorded to the minute" in comp.notes[-1] and comp.n == 10
 
 
 def test_times_between_interruptions_with_fine_stamps_stay_exact():

@@ -60,10 +60,14 @@ def in_window(interruptions: pd.DataFrame, fleet: Fleet) -> pd.DataFrame:
 
 def _gaps(hours: np.ndarray, window_h: float, keep_zero: bool = False
           ) -> tuple[np.ndarray, np.ndarray]:
-    """Times between interruptions; the last gap (to the window end) is right-censored."""
-    edges = np.r_[0.0, hours]
-    gaps = np.diff(edges)
-    tail = window_h - edges[-1]
+    """Times between consecutive interruptions; the last gap (to the window end) is
+    right-censored.  The time from the window start to the first interruption is no gap: it is a
+    forward recurrence time from an unseen event, length-biased (Cox 1962, *Renewal Theory*
+    §5.2), so the gaps start at the first interruption."""
+    if not hours.size:
+        return np.empty(0), np.empty(0, dtype=int)
+    gaps = np.diff(hours)
+    tail = window_h - hours[-1]
     observed = np.r_[np.ones(gaps.size, dtype=int), 0] if tail > 0 else np.ones(gaps.size, dtype=int)
     gaps = np.r_[gaps, tail] if tail > 0 else gaps
     keep = gaps >= 0 if keep_zero else gaps > 0
