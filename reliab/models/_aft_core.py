@@ -89,14 +89,14 @@ class AFTData:
     x: F64
     time: F64
     event: NDArray[np.bool_]
-    upper: F64  # inf: right-censored or exact (per ``event``); finite: interval (time, upper]
+    upper: F64  # finite: failure in (time, upper] (``event`` False); inf otherwise
     entry: F64
     weight: F64
 
     @property
     def interval(self) -> NDArray[np.bool_]:
         """Interval-censored rows."""
-        return ~self.event & np.isfinite(self.upper)
+        return np.isfinite(self.upper)
 
 
 def _accumulate(base: str, g: F64, g1: F64, g2: F64, z: F64, sigma: float, w: F64,
@@ -171,8 +171,11 @@ def _add_interval(base: str, data: AFTData, z: F64, eta: F64, sigma: float,
 
 
 def start(data: AFTData, fixed: bool) -> F64:
-    """Least-squares fit of log time on x (all rows), log sigma from its residual spread."""
-    y = np.log(data.time)
+    """Least-squares fit of log time on x (interval rows at their log midpoint, or at half
+    the upper end when left-censored), log sigma from its residual spread."""
+    up = np.where(np.isfinite(data.upper), data.upper, data.time)
+    mid = np.where(data.time > 1e-300, np.sqrt(data.time * up), 0.5 * up)
+    y = np.log(mid)
     beta, *_ = np.linalg.lstsq(data.x, y, rcond=None)
     if fixed:
         return beta

@@ -153,15 +153,19 @@ def _aft_data(df: pd.DataFrame, x: NDArray[np.float64], duration: str, event: st
     en = np.zeros(n) if en is None else en
     w = _column(df, weights, "weights")
     w = np.ones(n) if w is None else w
-    if np.any(time <= 0):
-        raise ValueError(f"durations must be > 0 (log-time model); {int(np.sum(time <= 0))} are not")
+    iv = ev & np.isfinite(up) & (up > time)
+    if np.any(up < time):
+        raise ValueError("upper must be >= duration in every row")
+    if np.any(time[~iv] <= 0) or np.any(time[iv] < 0):
+        raise ValueError("durations must be > 0 (log-time model; an interval-censored row may "
+                         "start at 0: left-censored)")
     if np.any(en < 0) or np.any(en > time):
         raise ValueError("entry times must lie in [0, duration]")
     if np.any(w <= 0):
         raise ValueError("case weights must be > 0")
-    iv = ~ev & np.isfinite(up)
-    if np.any(up[iv] <= time[iv]):
-        raise ValueError("an interval-censored row needs upper > duration")
+    # a left-censored row (0, u]: log S0 at log(1e-300) is 0 to double precision
+    time = np.where(iv, np.maximum(time, 1e-300), time)
+    ev, up = ev & ~iv, np.where(iv, up, np.inf)
     return core.AFTData(x=x, time=time, event=ev, upper=up, entry=en, weight=w)
 
 
@@ -198,7 +202,9 @@ def fit_aft(
     weights : str, optional
         Case-weight column (as R's ``survreg(weights=)``).
     upper : str, optional
-        For censored rows with a finite ``upper``: failure in ``(duration, upper]``.
+        Upper end of the failure time: a failure row (``event`` 1) with ``upper > duration``
+        failed in ``(duration, upper]`` (interval censoring; ``duration`` 0: left-censored),
+        as ``fit_parametric(upper=)``; censored rows and ``upper == duration`` are unaffected.
     reference : mapping, optional
         Reference level per categorical column (default: first in sorted order).
     conf_level : float
