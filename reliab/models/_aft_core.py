@@ -188,7 +188,9 @@ def newton(base: str, data: AFTData, fixed: bool, *, tol: float = 1e-12,
     """Maximise :func:`loglik`: (theta, loglik, covariance, iterations)."""
     theta = start(data, fixed)
     ll, g, h = loglik(base, data, theta, fixed)
-    for it in range(1, max_iter + 1):
+    it = 0
+    while it < max_iter:
+        it += 1
         try:
             step = np.linalg.solve(-h, g)
         except np.linalg.LinAlgError as exc:
