@@ -33,7 +33,6 @@ from scipy import optimize, stats
 from reliab._checks import Check, contains, equal, finite, positive
 from reliab._result import ResultMixin
 from reliab.errors import InsufficientDataError
-from reliab.models import _interval
 from reliab.models._survival_input import as_lifetimes, check_conf_level
 
 F64 = NDArray[np.float64]
