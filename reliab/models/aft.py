@@ -16,15 +16,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from reliab._checks import Check, contains, equal, finite, in_range, positive
-from reliab._result import ResultMixin
+from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
 from reliab.models import _aft_core as core
 from reliab.models._survival_input import check_conf_level
@@ -78,6 +79,19 @@ class AFTFit(ResultMixin):
                       2.0 * self.n_params - 2.0 * self.log_likelihood, rtol=1e-12),
                 in_range("fit_not_below_null", [self.log_likelihood - self.log_likelihood_null],
                          -1e-8 * abs(self.log_likelihood_null)))
+
+    def plot(self, ax: Any = None) -> Figure:
+        """Time ratio ``exp(coef)`` of each covariate with its interval (log axis; 1 = no effect)."""
+        tb = self.table.drop(index=INTERCEPT)
+        fig, ax = new_figure(ax, (6, 0.45 * max(len(tb), 1) + 1.6))
+        y = np.arange(len(tb))
+        r, lo, hi = (np.exp(tb[c].to_numpy()) for c in ("coef", "low", "high"))
+        ax.errorbar(r, y, xerr=[r - lo, hi - r], fmt="o", color="#4c78a8")
+        ax.axvline(1.0, color="grey", lw=0.8, ls="--")
+        ax.set_yticks(y, list(tb.index))
+        ax.set_xscale("log")
+        ax.set_xlabel(f"time ratio (AFT {self.distribution}, {self.conf_level:.0%} interval)")
+        return fig
 
     def _linear(self, new: pd.DataFrame) -> NDArray[np.float64]:
         x = _new_design(self._design, new, list(self.table.index))

@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special, stats
 
 from reliab._checks import Check, contains, equal, finite
-from reliab._result import ResultMixin
+from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
 from reliab.models import _interval
 from reliab.models._interval_fits import bounds_from
@@ -136,6 +138,7 @@ class GenGammaFit(ResultMixin):
     n_failures: int
     conf_level: float
     cov: pd.DataFrame = field(repr=False)
+    time_max: float = math.nan
     method: str = "generalized gamma (Prentice 1974) maximum likelihood; Wald intervals"
     notes: tuple[str, ...] = ()
 
@@ -155,6 +158,16 @@ class GenGammaFit(ResultMixin):
         """Fitted survival at ``t``."""
         tt = np.atleast_1d(np.asarray(t, dtype=float))
         return np.exp(log_sf_cdf(self.mu, self.sigma, self.q, tt)[0])
+
+    def plot(self, ax: Any = None) -> Figure:
+        """Fitted survival function up to the largest time of the data."""
+        fig, ax = new_figure(ax)
+        t = np.linspace(0.0, self.time_max, 200)[1:]
+        ax.plot(t, self.sf(t), color="#4c78a8")
+        ax.set_xlabel("time")
+        ax.set_ylabel("survival")
+        ax.set_title(f"generalized gamma: mu {self.mu:.3g}, sigma {self.sigma:.3g}, Q {self.q:.3g}")
+        return fig
 
     def at(self, t: ArrayLike) -> pd.DataFrame:
         """Columns time, survival, cdf."""
@@ -227,7 +240,8 @@ def fit_gengamma(
     return GenGammaFit(params=params, mu=mu, sigma=math.exp(log_s), q=q, log_likelihood=ll,
                        aic=6.0 - 2.0 * ll, n=data.n, n_failures=data.n_failures,
                        conf_level=level, cov=pd.DataFrame(cov, index=labels, columns=labels),
-                       notes=notes)
+                       time_max=float(np.max(np.where(np.isfinite(data.upper), data.upper,
+                                                      data.lower))), notes=notes)
 
 
 __all__ = ["GenGammaFit", "fit_gengamma", "log_pdf", "log_sf_cdf"]

@@ -24,14 +24,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, stats
 
 from reliab._checks import Check, contains, equal, finite, positive
-from reliab._result import ResultMixin
+from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
 from reliab.models._survival_input import as_lifetimes, check_conf_level
 
@@ -88,6 +90,20 @@ class Weibull3Fit(ResultMixin):
     threshold_min: float
     method: str = "3-parameter Weibull maximum likelihood, profile over the threshold"
     notes: tuple[str, ...] = ()
+    profile: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+
+    def plot(self, ax: Any = None) -> Figure:
+        """Profile log-likelihood against the threshold (dashed: the first failure)."""
+        fig, ax = new_figure(ax)
+        pr = self.profile
+        ax.plot(pr["threshold"], pr["log_likelihood"], color="#4c78a8", marker=".")
+        ax.axvline(float(pr["first_failure"].iloc[0]), color="grey", ls="--", lw=0.8)
+        if self.status != "unbounded":
+            ax.axvline(self.threshold, color="#e45756", lw=0.8)
+        ax.set_xlabel("threshold")
+        ax.set_ylabel("profile log-likelihood")
+        ax.set_title(f"3-parameter Weibull: {self.status.replace('_', ' ')}")
+        return fig
 
     def summary(self) -> pd.DataFrame:
         """Parameter table: estimate, se, low, high (NaN where no estimate exists)."""
@@ -177,12 +193,14 @@ def _table(theta: F64, grad, unit: float, level: float,  # noqa: ANN001
     return pd.DataFrame.from_dict(rows, orient="index", columns=["estimate", "se", "low", "high"])
 
 
-def _search(t: F64, d: NDArray[np.bool_], e: F64, lo: float) -> tuple[str, float]:
-    """Scan the profile over [lo, t_(1)) (dense near t_(1)); (status, threshold)."""
+def _search(t: F64, d: NDArray[np.bool_], e: F64, lo: float
+            ) -> tuple[str, float, pd.DataFrame]:
+    """Scan the profile over [lo, t_(1)) (dense near t_(1)); (status, threshold, scan)."""
     t1 = float(np.min(t[d]))
     grid = t1 - (t1 - lo) * np.logspace(0.0, -8.0, _GRID)
     prof = np.array([_profile_beta(g, t, d, e)[0] for g in grid])
     best = int(np.argmax(prof))
+    scan = pd.DataFrame({"threshold": grid, "log_likelihood": prof, "first_failure": t1})
     interior = [j for j in range(1, _GRID - 1) if prof[j] >= prof[j - 1] and prof[j] >= prof[j + 1]]
     if interior:
         j = max(interior, key=lambda i: prof[i])
@@ -190,10 +208,10 @@ def _search(t: F64, d: NDArray[np.bool_], e: F64, lo: float) -> tuple[str, float
             res = optimize.minimize_scalar(lambda g: -_profile_beta(g, t, d, e)[0],
                                            bounds=(grid[j - 1], grid[j + 1]), method="bounded",
                                            options={"xatol": 1e-12 * max(1.0, t1)})
-            return "interior", float(res.x)
+            return "interior", float(res.x), scan
     if best == 0 or prof[0] >= prof[-1]:
-        return "at_lower_bound", lo
-    return "unbounded", math.nan
+        return "at_lower_bound", lo, scan
+    return "unbounded", math.nan, scan
 
 
 def fit_weibull3(
@@ -235,9 +253,9 @@ def fit_weibull3(
     if not threshold_min < t1:
         raise ValueError(f"threshold_min {threshold_min} must lie below the smallest failure "
                          f"time {t1}")
-    status, g = _search(t, d, e, float(threshold_min))
+    status, g, scan = _search(t, d, e, float(threshold_min))
     base = dict(n=int(t.size), n_failures=int(d.sum()), conf_level=level,
-                threshold_min=float(threshold_min))
+                threshold_min=float(threshold_min), profile=scan)
     if status == "unbounded":
         nan = pd.DataFrame(math.nan, index=["threshold", "shape", "scale"],
                            columns=["estimate", "se", "low", "high"])
