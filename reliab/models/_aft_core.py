@@ -13,8 +13,8 @@ with the standard extreme-value (Weibull, exponential: ``sigma = 1``), normal (l
 logistic (log-logistic) ``f0``, ``S0``; every term multiplied by the unit's case weight.  The
 parameters are ``(beta, log sigma)``.  The maximum is found by Newton–Raphson with the exact
 gradient and Hessian (step halving when the likelihood does not rise), from the least-squares
-fit to the log times; the inverse of the negative Hessian is the covariance (as R's
-``survreg``, Therneau 1999, *A package for survival analysis in S*, §5).
+fit to the log times; the inverse of the negative Hessian is the covariance, in the
+coordinates R's ``survreg`` reports (Therneau, *survival: Survival Analysis*, R package).
 """
 
 from __future__ import annotations
