@@ -124,3 +124,11 @@ def test_bad_input_is_named():
     ok = fit_aft(df.assign(t=[1.0, 2.0, 3.0, 4.5]), "C(g)", duration="t", event="ev")
     with pytest.raises(ValueError, match="not in the fitted data"):
         ok.median(pd.DataFrame({"g": ["c"]}))
+
+
+def test_covariate_list_is_the_formula_of_those_columns():
+    df = _truncated(500)
+    a = fit_aft(df, "x", duration="t", event="ev", entry="e", distribution="lognormal")
+    b = fit_aft(df, duration="t", event="ev", entry="e", covariates=["x"],
+                distribution="lognormal")
+    pd.testing.assert_frame_equal(a.table, b.table)
