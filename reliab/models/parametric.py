@@ -1,6 +1,8 @@
 """Parametric lifetime distributions with censoring and delayed entry, and AIC comparison.
 
-Weibull routes to reliab's own profile-likelihood solver (:func:`reliab.models.fit_weibull`);
+Weibull routes to reliab's own profile-likelihood solver (:func:`reliab.models.fit_weibull`),
+the generalized gamma and the 3-parameter Weibull to :mod:`.gengamma` and :mod:`.weibull3`
+(asked for by name: not in the default set);
 exponential, lognormal and log-logistic use lifelines' maximum-likelihood fitters, kept
 reachable as ``ParametricFit.backend``.  Model choice by Akaike's information criterion follows
 Meeker & Escobar (1998), *Statistical Methods for Reliability Data*, §11, and the worked
@@ -22,7 +24,7 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from reliab._checks import Check, contains, finite, in_range
+from reliab._checks import Check, contains, equal, finite, in_range
 from reliab._deprecation import warn_renamed
 from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
@@ -30,11 +32,23 @@ from reliab.models import _interval
 from reliab.models._interval_fits import bounds_from, fit_weibull_bounds, plotting_data, wald_params
 from reliab.models._probplot import probability_plot
 from reliab.models._survival_input import Lifetimes, as_lifetimes, check_conf_level
+from reliab.models.gengamma import GenGammaFit, fit_gengamma
 from reliab.models.weibull import WeibullFit, fit_weibull
+from reliab.models.weibull3 import Weibull3Fit, fit_weibull3
 
-Distribution = Literal["weibull", "exponential", "lognormal", "loglogistic", "gamma"]
+Distribution = Literal["weibull", "exponential", "lognormal", "loglogistic", "gamma", "gengamma",
+                       "weibull3"]
 DISTRIBUTIONS: tuple[Distribution, ...] = ("weibull", "exponential", "lognormal", "loglogistic",
                                            "gamma")
+#: fitted when named, not by default (three parameters; the 3-parameter Weibull may have none)
+EXTRA_DISTRIBUTIONS: tuple[Distribution, ...] = ("gengamma", "weibull3")
+_KNOWN = DISTRIBUTIONS + EXTRA_DISTRIBUTIONS
+#: free parameters of each family (the AIC's k)
+N_PARAMS = {"exponential": 1, "weibull": 2, "lognormal": 2, "loglogistic": 2, "gamma": 2,
+            "gengamma": 3, "weibull3": 3}
+#: three-parameter family -> the families it contains (its likelihood is at least theirs)
+_NESTED = {"gengamma": ("weibull", "lognormal", "gamma", "exponential"),
+           "weibull3": ("weibull", "exponential")}
 
 # distribution -> (lifelines class, {lifelines parameter: our name}, parameters that are > 0)
 _LIFELINES: dict[str, tuple[type, dict[str, str], frozenset[str]]] = {
@@ -71,9 +85,13 @@ class ParametricFit(ResultMixin):
         return self.params.copy()
 
     def invariants(self) -> tuple[Check, ...]:
-        """Parameters and log-likelihood finite; each interval contains its estimate."""
+        """Parameters and log-likelihood finite; each interval contains its estimate; AIC =
+        2k - 2 log L with k the family's parameter count."""
+        k = N_PARAMS[self.distribution]
         return (finite("estimates_finite", [*self.params["estimate"], self.log_likelihood,
                                             self.aic]),
+                equal("aic_is_2k_minus_2loglik", self.aic, 2.0 * k - 2.0 * self.log_likelihood,
+                      rtol=1e-10),
                 contains("interval_contains_estimate", self.params["low"],
                          self.params["estimate"], self.params["high"]),
                 finite("bounds_not_infinite", self.params[["low", "high"]].to_numpy(),
@@ -83,7 +101,7 @@ class ParametricFit(ResultMixin):
         tt = np.atleast_1d(np.asarray(t, dtype=float))
         if isinstance(self.backend, WeibullFit):
             return self.backend._sf(tt)
-        if isinstance(self.backend, _interval.MLE):
+        if isinstance(self.backend, (_interval.MLE, GenGammaFit, Weibull3Fit)):
             return self.backend.sf(tt)
         return np.asarray(self.backend.survival_function_at_times(tt), dtype=float)
 
@@ -101,9 +119,10 @@ class ParametricFit(ResultMixin):
 
     def plot(self, ax: Any = None) -> Figure:
         """Probability plot on this distribution's linearizing scale with the fitted line."""
-        axes = "lognormal" if self.distribution == "gamma" else self.distribution
-        title = ("gamma fit on lognormal probability axes" if self.distribution == "gamma"
-                 else f"{self.distribution} probability plot")
+        axes = {"gamma": "lognormal", "gengamma": "lognormal", "weibull3": "weibull"}.get(
+            self.distribution, self.distribution)
+        title = (f"{self.distribution} fit on {axes} probability axes"
+                 if axes != self.distribution else f"{self.distribution} probability plot")
         return probability_plot(self._data, lambda g: 1.0 - self._sf(g),
                                 axes, title, ax=ax)  # type: ignore[arg-type]
 
@@ -144,7 +163,31 @@ def _fit_bounds(data: _interval.Bounds, distribution: str, level: float) -> Para
                          backend=mle, notes=(f"censored data: {data.counts()}",), _data=shown)
 
 
+def _wrap_three(fit: GenGammaFit | Weibull3Fit, distribution: str, level: float,
+                shown: Lifetimes) -> ParametricFit:
+    """A generalized gamma or 3-parameter Weibull fit as a ParametricFit (Wald intervals)."""
+    if isinstance(fit, Weibull3Fit) and fit.status == "unbounded":
+        raise InsufficientDataError(f"weibull3: {fit.notes[0]}")
+    params = fit.params[["estimate", "low", "high"]]
+    if isinstance(fit, Weibull3Fit) and fit.status == "at_lower_bound":
+        params = params.drop(index="threshold")  # on its bound: no interval
+    return ParametricFit(distribution=distribution, params=params,
+                         log_likelihood=fit.log_likelihood, aic=fit.aic, n=fit.n,
+                         n_failures=fit.n_failures, conf_level=level,
+                         interval_method="Wald (log scale for positive parameters)",
+                         backend=fit, notes=fit.notes, _data=shown)
+
+
+def _fit_three(data: Lifetimes, distribution: str, level: float) -> ParametricFit:
+    entry = data.entry if data.has_entry else None
+    fn = fit_gengamma if distribution == "gengamma" else fit_weibull3
+    return _wrap_three(fn(data.durations, data.observed, entry=entry, conf_level=level),
+                       distribution, level, data)
+
+
 def _fit_one(data: Lifetimes, distribution: str, level: float) -> ParametricFit:
+    if distribution in EXTRA_DISTRIBUTIONS:
+        return _fit_three(data, distribution, level)
     if distribution == "gamma":
         upper = np.where(data.observed, data.durations, np.inf)
         fit = _fit_bounds(_interval.as_bounds(data.durations, upper, data.entry), "gamma", level)
@@ -168,8 +211,8 @@ def _fit_one(data: Lifetimes, distribution: str, level: float) -> ParametricFit:
 
 def _prepare(durations: ArrayLike, observed: ArrayLike | None, entry: ArrayLike | None,
              distribution: str) -> Lifetimes:
-    if distribution not in DISTRIBUTIONS:
-        raise ValueError(f"distribution must be one of {DISTRIBUTIONS}, got {distribution!r}")
+    if distribution not in _KNOWN:
+        raise ValueError(f"distribution must be one of {_KNOWN}, got {distribution!r}")
     data = as_lifetimes(durations, observed, entry, positive=True)
     if data.n_failures < 1 or (distribution != "exponential" and data.n_failures < 2):
         need = 1 if distribution == "exponential" else 2
@@ -182,8 +225,14 @@ def _fit_any(durations: ArrayLike, observed: ArrayLike | None, entry: ArrayLike 
              upper: ArrayLike | None, distribution: str, level: float) -> ParametricFit:
     if upper is None:
         return _fit_one(_prepare(durations, observed, entry, distribution), distribution, level)
-    if distribution not in DISTRIBUTIONS:
-        raise ValueError(f"distribution must be one of {DISTRIBUTIONS}, got {distribution!r}")
+    if distribution not in _KNOWN:
+        raise ValueError(f"distribution must be one of {_KNOWN}, got {distribution!r}")
+    if distribution == "weibull3":
+        raise ValueError("the 3-parameter Weibull takes right-censored data only, not upper")
+    if distribution == "gengamma":
+        fit = fit_gengamma(durations, observed, entry=entry, upper=upper, conf_level=level)
+        shown = plotting_data(bounds_from(durations, observed, upper, entry))
+        return _wrap_three(fit, distribution, level, shown)
     return _fit_bounds(bounds_from(durations, observed, upper, entry), distribution, level)
 
 
@@ -209,7 +258,10 @@ def fit_parametric(
         mean life), ``"lognormal"`` (``mu``, ``sigma`` of log time), ``"loglogistic"``
         (``scale``, ``shape``), the three via lifelines, or ``"gamma"`` (``scale``,
         ``shape``: density ``t^(shape-1) exp(-t/scale) / (Gamma(shape) scale^shape)``,
-        reliab's own likelihood); all but the Weibull with Wald intervals.
+        reliab's own likelihood); all but the Weibull with Wald intervals.  Named only:
+        ``"gengamma"`` (``mu``, ``sigma``, ``Q``; :func:`reliab.models.fit_gengamma`) and
+        ``"weibull3"`` (``threshold``, ``shape``, ``scale``; :func:`reliab.models.fit_weibull3`,
+        right censoring only; raises InsufficientDataError where the likelihood has no maximum).
     conf_level
         Level of the parameter intervals.
 
@@ -257,13 +309,18 @@ class DistributionComparison(ResultMixin):
         return tb
 
     def invariants(self) -> tuple[Check, ...]:
-        """AIC finite, differences to the best >= 0 (the best at 0), and every fit's own."""
+        """AIC finite, differences to the best >= 0 (the best at 0), a three-parameter family's
+        log-likelihood at least that of each family it contains, and every fit's own."""
         tb = self.summary()
+        ll = {d: f.log_likelihood for d, f in self.fits.items()}
+        gaps = [ll[big] - ll[small] for big, smalls in _NESTED.items() if big in ll
+                for small in smalls if small in ll]
+        nested = (in_range("three_parameter_not_below_nested", gaps, -1e-6),) if gaps else ()
         own = tuple(dataclasses.replace(c, name=f"{d}.{c.name}")
                     for d, f in self.fits.items() for c in f.invariants())
         return (finite("aic_finite", tb["aic"]), in_range("delta_aic_nonnegative",
                 tb["delta_aic"], 0), in_range("best_delta_aic_zero", tb["delta_aic"].iloc[:1],
-                                              0, 0), *own)
+                                              0, 0), *nested, *own)
 
     @property
     def best(self) -> ParametricFit:
@@ -287,7 +344,9 @@ def compare_distributions(
     durations, observed, entry, upper
         As in :func:`fit_parametric`.
     distributions
-        Names to compare (default: all five).
+        Names to compare (default: the five two-parameter-or-fewer families); ``"gengamma"``
+        and ``"weibull3"`` when named.  A 3-parameter Weibull without a maximum (shape < 1
+        at the first failure) is left out and the notes say why.
     conf_level
         Level of each fit's parameter intervals.
 
@@ -299,9 +358,14 @@ def compare_distributions(
     if not distributions:
         raise ValueError("distributions is empty; give at least one distribution name")
     level = check_conf_level(conf_level)
-    fits = {}
+    fits, left_out = {}, []
     for name in distributions:
-        fits[name] = _fit_any(durations, observed, entry, upper, name, level)
+        try:
+            fits[name] = _fit_any(durations, observed, entry, upper, name, level)
+        except InsufficientDataError as exc:
+            if name != "weibull3" or len(distributions) == 1:
+                raise
+            left_out.append(f"weibull3 left out: {exc}")
     first = next(iter(fits.values()))
     return DistributionComparison(fits=fits, n=first.n, n_failures=first.n_failures,
-                                  conf_level=level, notes=first.notes)
+                                  conf_level=level, notes=(*first.notes, *left_out))
