@@ -113,8 +113,9 @@ def test_repair_time_per_cause_beside_the_paper(failures: pd.DataFrame) -> None:
     # reliab also fits the log-logistic, which is not among the paper's candidates
     for cause in ("Hardware", "Software", "Unknown"):
         ranks = res.comparisons[cause].summary().set_index("distribution")["aic"]
-        assert ranks["lognormal"] < ranks["weibull"] < ranks["exponential"], cause
-    assert any("gamma" in n for n in res.notes)
+        assert ranks["lognormal"] < min(ranks["weibull"], ranks["gamma"]), cause
+        assert max(ranks["weibull"], ranks["gamma"]) < ranks["exponential"], cause
+    assert not any("gamma is not" in n for n in res.notes)  # gamma is fitted: no note says otherwise
 
 
 def test_availability_is_mtbf_over_mtbf_plus_mttr(failures: pd.DataFrame) -> None:

@@ -26,12 +26,10 @@ from reliab._result import ResultMixin
 from reliab.errors import InsufficientDataError
 from reliab.models.parametric import DISTRIBUTIONS, DistributionComparison, compare_distributions
 
-#: distributions ranked for the repair times (the paper's four; gamma is not fitted by reliab yet)
+#: distributions ranked for the repair times (the paper's four and the gamma)
 REPAIR_DISTRIBUTIONS = DISTRIBUTIONS
 #: repair times of a cause needed for the distributions to be ranked
 MIN_REPAIRS = 10
-_NO_GAMMA = ("gamma is not among the distributions compared: reliab's compare_distributions "
-             "fits exponential, Weibull, lognormal and log-logistic")
 
 
 def unit_exposure(failures: pd.DataFrame) -> pd.DataFrame:
@@ -221,7 +219,7 @@ def estimate_repair_times(failures: pd.DataFrame, *, by: str = "cause",
                      "mean_min": 60.0 * float(x.mean()), "median_min": 60.0 * float(np.median(x)),
                      "best": best, "ranking": ranking})
     zeros = int((data["repair_h"] == 0).sum())
-    notes = [_NO_GAMMA, f"{len(failures) - len(data)} record(s) without a repair time left out"]
+    notes = [f"{len(failures) - len(data)} record(s) without a repair time left out"]
     if zeros:
         notes.append(f"{zeros} repair time(s) of zero (fixed within the record's time resolution) are in the"
                      " mean and median, not in the distribution fits (a likelihood needs positive times)")
