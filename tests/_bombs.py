@@ -229,3 +229,15 @@ def baseline_rss() -> float:
     """Peak RSS (MiB) of a fresh interpreter after importing reliab, polars and pyarrow."""
     out = subprocess.run([sys.executable, "-c", _BASELINE], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])["rss_mb"]
+
+
+def ingest_here(path: Path, source: str | None = None) -> dict:
+    """:func:`run_child`'s accounting, ingested in this process (no RSS: for small bombs)."""
+    import reliab
+
+    res = reliab.ingest(path, source=source)
+    acc = res.accounting.iloc[0]
+    return {"lines": int(acc["lines"]), "parsed": int(acc["parsed"]), "irrelevant": int(acc["irrelevant"]),
+            "malformed": int(acc["malformed"]), "quarantine": len(res.quarantine),
+            "reasons": res.quarantine["reason"].str.slice(0, 120).tolist()[:3],
+            "signals": len(res.signals), "jobs": len(res.jobs), "telemetry": len(res.telemetry)}

@@ -32,6 +32,28 @@ def dask_client():
         yield client
 
 
+#: (test module, fixture) whose module- or session-scoped fixture is expensive (a report run, a
+#: quarter pair, live servers): every test using it goes to one xdist worker (``--dist loadgroup``
+#: in pyproject.toml's addopts), so the fixture is built once per run, not once per worker
+ONE_WORKER = {
+    ("test_analyses", "quarters"),
+    ("test_report_run", "demo"),
+    ("test_cli", "demo_dir"),
+    ("test_live_prometheus", "prom"),
+    ("test_live_journald", "journal"),
+}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests of an expensive shared fixture ``xdist_group`` (before xdist reads the marks)."""
+    for item in items:
+        stem = item.path.stem
+        for name in getattr(item, "fixturenames", ()):
+            if (stem, name) in ONE_WORKER:
+                item.add_marker(pytest.mark.xdist_group(f"{stem}.{name}"))
+
+
 def pytest_terminal_summary(terminalreporter):
     """List the artifacts the live-source tests kept (``RELIAB_TEST_ARTIFACTS``, set by CI)."""
     import os

@@ -83,3 +83,19 @@ def test_walkthrough_notebook_runs(tmp_path: Path) -> None:
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     assert (tmp_path / "walkthrough-report" / "report.html").exists()
+
+
+@pytest.mark.skipif(not NOTEBOOK.exists(), reason="notebook not in this checkout")
+def test_walkthrough_notebook_calls_only_the_public_api() -> None:
+    """The notebook run's sibling in the default tier: every ``reliab.<name>`` its code cells
+    use is exported by ``reliab`` (the slow tier executes the notebook)."""
+    import ast
+
+    import reliab
+
+    nb = json.loads(NOTEBOOK.read_text())
+    source = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    used = {node.attr for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "reliab"}
+    assert {"ingest", "analyze", "build_report", "write_html"} <= used
+    assert not [name for name in sorted(used) if name not in reliab.__all__ or not hasattr(reliab, name)]

@@ -291,7 +291,6 @@ def test_large_input_is_fast() -> None:
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "llama3-54d"
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(not (SAMPLE / "truth").is_dir(), reason="bundled sample not present")
 def test_bundled_sample_categories_match_truth() -> None:
     """Regression: the generator's ground truth is recovered for every interruption."""

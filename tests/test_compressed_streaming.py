@@ -48,3 +48,26 @@ def test_zst_of_millions_of_xid_lines_streams_in_bounded_memory(tmp_path: Path) 
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert (out["lines"], out["parsed"], out["malformed"]) == (n, n, 0)
     assert out["rss_mib"] < 700, out
+
+
+def test_zst_of_xid_lines_takes_the_bulk_route(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 3M-line case's sibling in the default tier (50,000 lines, in this process): a small
+    ``.zst`` goes to the block reader with the bulk parser, and every line is counted and parsed."""
+    import reliab
+    from reliab.io import _lines
+
+    real = _lines.fast_candidates
+    bulk: list[bool] = []
+
+    def spy(fh, literals, counter, **kwargs):
+        bulk.append(kwargs.get("bulk") is not None)
+        return real(fh, literals, counter, **kwargs)
+
+    monkeypatch.setattr(_lines, "fast_candidates", spy)
+    n = 50_000
+    path = tmp_path / "node1807.log.zst"
+    _xid_zst(path, n)
+    res = reliab.ingest(path, output=tmp_path / "out", source="kernel")
+    acc = res.accounting.iloc[0]
+    assert (int(acc["lines"]), int(acc["parsed"]), int(acc["malformed"])) == (n, n, 0)
+    assert bulk == [True]

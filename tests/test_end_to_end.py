@@ -70,7 +70,8 @@ def test_bundled_truth_equals_ingest(sample) -> None:
     _check_truth(sample, truth)
 
 
-@pytest.mark.parametrize("counts,seed,n_gpus,days", [("table5", 7, 16384, 54), ("expected", 3, 4096, 20)])
+@pytest.mark.parametrize("counts,seed,n_gpus,days", [pytest.param("table5", 7, 16384, 54, marks=pytest.mark.slow),
+                                                     ("expected", 3, 4096, 20)])
 def test_fresh_simulation_round_trip(tmp_path: Path, counts: str, seed: int, n_gpus: int, days: int) -> None:
     """Simulation: a fresh seeded cluster written to raw files is recovered exactly by ingest."""
     sim = simulate_cluster(n_gpus=n_gpus, days=days, counts=counts, seed=seed)

@@ -35,6 +35,7 @@ SEEDS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", SOURCES)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(head=st.sampled_from(SEEDS), body=st.binary(max_size=300), tail=st.sampled_from([b"", b"\n", b"\x00"]))
@@ -53,3 +54,11 @@ def test_driver_survives_any_bytes(source: str, head: bytes, body: bytes, tail: 
         assert (acc["lines"] == acc["parsed"] + acc["irrelevant"] + acc["malformed"]).all()
         assert int(acc["malformed"].iloc[0]) == int((res.quarantine["path"] == str(path)).sum()) or \
             int(acc["malformed"].iloc[0]) >= len(res.quarantine)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(head=st.sampled_from(SEEDS), body=st.binary(max_size=300), tail=st.sampled_from([b"", b"\n", b"\x00"]))
+def test_driver_survives_some_bytes(source: str, head: bytes, body: bytes, tail: bytes) -> None:
+    """The fuzz's default-tier sibling: the same contract on 4 examples per parser (the slow tier runs 40)."""
+    test_driver_survives_any_bytes.hypothesis.inner_test(source, head, body, tail)

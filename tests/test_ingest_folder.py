@@ -134,6 +134,48 @@ def test_handover_folder_completes_with_every_input_accounted(handover, sample_i
     schema.validate(acc, "accounting")
 
 
+def test_handover_extras_alone_are_each_accounted(handover) -> None:
+    """The whole hand-over's sibling in the default tier (the slow tier adds the sample's copy):
+    each odd file has its accounting row, source and reason, and the odd name's Xid is found."""
+    root, expected = handover
+    ingest(SAMPLE / "slurm")  # import every module a run needs while still privileged
+    with _unprivileged():
+        res = ingest(root / "extra")
+    acc = res.accounting
+    names = {Path(p).name: row for p, row in zip(acc["path"], acc.to_dict(orient="records"), strict=True)}
+    assert {p.name for p in (root / "extra").iterdir()} <= set(names)
+    for name, source in expected.items():
+        assert names[name]["source"] == source, (name, names[name])
+        assert isinstance(names[name]["reason"], str) and names[name]["reason"]
+    assert "PNG image" in names["dashboard.png"]["reason"]
+    assert "FIFO" in names["pipe.log"]["reason"]
+    assert names["locked.log"]["source"] == "unreadable" and "ermission" in names["locked.log"]["reason"]
+    for name in ("train-clean.out", "node0099-sel.txt"):
+        assert names[name]["parsed"] == 0 and names[name]["lines"] >= 1
+    odd = names[ODD_NAME]
+    assert odd["source"] == "kernel" and odd["parsed"] == 1
+    assert res.signals["origin"].str.contains(ODD_NAME, regex=False).sum() == 1
+    assert any("file(s) not read" in n for n in res.notes)
+    assert (acc["lines"] == acc["parsed"] + acc["irrelevant"] + acc["malformed"]).all()
+    schema.validate(acc, "accounting")
+
+
+def test_handover_extras_through_the_cli(handover) -> None:
+    """The CLI run's sibling in the default tier: the odd files alone, on a narrow terminal."""
+    from typer.testing import CliRunner
+
+    from reliab.cli import app
+
+    root, _ = handover
+    out = CliRunner().invoke(app, ["ingest", str(root / "extra"), "-q"], env={"COLUMNS": "60"})
+    assert out.exit_code == 0, out.output
+    assert "Traceback" not in out.output
+    assert not any("│" in ln or "\x1b[" in ln for ln in out.stdout.splitlines())
+    summary = next(ln for ln in out.stdout.splitlines() if "not read" in ln)
+    for name in ("dashboard.png (binary)", "pipe.log (special)", "empty.log (empty)"):
+        assert name in summary, summary
+
+
 def test_handover_folder_round_trips_parquet(handover, tmp_path: Path) -> None:
     root, _ = handover
     res = ingest(root / "extra")

@@ -124,6 +124,7 @@ STATES = ["COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED", "TIMEOUT", "OUT_OF_ME
 T0 = pd.Timestamp("2024-06-01T00:00:00Z")
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(jobs=st.lists(st.tuples(st.sampled_from(STATES), st.sampled_from(["run", "other"]),
                                st.integers(0, 30), st.booleans()), min_size=1, max_size=25),
@@ -161,3 +162,14 @@ def test_policy_invariants(jobs, evidence) -> None:
     run_ids = set(job_frame.loc[job_frame["name"] == "run", "job_id"])
     fleet_in_run = set(fleet.interruptions["job_id"]) & run_ids
     assert fleet_in_run <= set(run.interruptions["job_id"])
+
+
+@settings(max_examples=5, deadline=None)
+@given(jobs=st.lists(st.tuples(st.sampled_from(STATES), st.sampled_from(["run", "other"]),
+                               st.integers(0, 30), st.booleans()), min_size=1, max_size=25),
+       evidence=st.lists(st.tuples(st.integers(0, 30 * 60), st.integers(0, 3),
+                                   st.sampled_from(["xid:79", "xid:13", "nccl:watchdog_timeout",
+                                                    "sel:power_supply_ac_lost"])), max_size=15))
+def test_policy_invariants_on_a_few_examples(jobs, evidence) -> None:
+    """The property's default-tier sibling: the same body on 5 examples (the slow tier runs 25)."""
+    test_policy_invariants.hypothesis.inner_test(jobs, evidence)
