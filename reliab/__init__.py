@@ -86,6 +86,7 @@ _EXPORTS: dict[str, str] = {
     "trend_test": "reliab.models",
     "trend_verdict": "reliab.models",
     "find_lemons": "reliab.models",
+    "predict_failures": "reliab.predict",
     # environment: alignment, windows, power, throughput, diurnal cycle, failures
     "align_asof": "reliab.align",
     "clean_times": "reliab.align",

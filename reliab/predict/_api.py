@@ -105,6 +105,8 @@ def predict_failures(data: Any, *, horizon: str | float = "7d", ks: tuple[int, .
                          tz="UTC").floor("D")
     times = pd.date_range(start + pd.Timedelta(days=1), end, freq="D")
     frame = build_features(events, times)
+    if "in_service" in frame:  # the risk set: nodes in a running allocation at T
+        frame = frame[frame["in_service"].to_numpy() > 0].reset_index(drop=True)
     y = label(events, frame, horizon_h)
     y1d = label(events, frame, 24.0)
     y7d = label(events, frame, WEEK_H)
@@ -162,6 +164,8 @@ def _final(frame: pd.DataFrame, y: np.ndarray, y1d: np.ndarray, events: Any, end
     risk = pd.DataFrame({"unit": now["unit"], "probability": prob, "low": lo, "high": hi,
                          "hazard_probability": hazard.probability(now, horizon_h),
                          "top_signals": _top_signals(now, rr)})
+    if "in_service" in now:
+        risk["in_service"] = now["in_service"].to_numpy() > 0
     risk = risk.sort_values(["probability", "hazard_probability"], ascending=False,
                             kind="stable").reset_index(drop=True)
     risk.insert(0, "rank", np.arange(1, len(risk) + 1))

@@ -28,12 +28,12 @@ SINCE_CAP_H = 24.0 * 60  # "never seen" is written as 60 days
 
 #: precursor family -> regular expression on the signal key
 FAMILIES: dict[str, str] = {
-    "ecc": r"xid:(63|64|92|94)$",
+    "ecc": r"xid:(?:63|64|92|94)$",
     "edac": r"edac:correctable$|sel:memory_correctable_ecc$",
     "aer": r"pcie:aer_corrected$|pcie:aer_nonfatal$",
     "nvlink": r"sxid:|xid:74$|nic:link_down$",
-    "thermal": r"sel:temperature_upper_noncritical$|sel:voltage_upper_noncritical$|xid:(150|154)$",
-    "gsp": r"xid:(119|120)$",
+    "thermal": r"sel:temperature_upper_noncritical$|sel:voltage_upper_noncritical$|xid:(?:150|154)$",
+    "gsp": r"xid:(?:119|120)$",
 }
 #: families whose presence defines the "any correctable error in the last 7 days" baseline
 CORRECTABLE = ("ecc", "edac", "aer")
@@ -49,6 +49,7 @@ class Events:
     families: dict[str, tuple[np.ndarray, np.ndarray]]
     failures: tuple[np.ndarray, np.ndarray, np.ndarray]  # unit, time, lost GPU-hours
     first_seen: np.ndarray  # µs; int64 max when never seen
+    service: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # unit, job start, end
 
 
 def _us(times: pd.Series) -> np.ndarray:
@@ -85,10 +86,14 @@ def collect_events(signals: pd.DataFrame, interruptions: pd.DataFrame,
     inter = _explode_hosts(interruptions[interruptions["hosts"].notna()])
     hosts |= set(inter["host"])
     job_first: dict[str, int] = {}
+    spans: list[tuple[str, int, int]] = []
     if jobs is not None and len(jobs) and "nodelist" in jobs:
         j = jobs[jobs["nodelist"].notna() & jobs["start"].notna()]
-        for expr, start in zip(j["nodelist"].astype(str), _us(j["start"]), strict=True):
+        never = np.iinfo(np.int64).max // 4
+        ends = np.where(j["end"].isna(), never, _us(j["end"].fillna(j["start"])))
+        for expr, start, end in zip(j["nodelist"].astype(str), _us(j["start"]), ends, strict=True):
             for h in expand_hostlist(expr):
+                spans.append((h, int(start), int(end)))
                 if start < job_first.get(h, np.iinfo(np.int64).max):
                     job_first[h] = int(start)
         hosts |= set(job_first)
@@ -109,8 +114,13 @@ def collect_events(signals: pd.DataFrame, interruptions: pd.DataFrame,
     np.minimum.at(first, s_unit, s_time)
     for h, t in job_first.items():
         first[index[h]] = min(first[index[h]], t)
+    service = None
+    if spans:
+        su = np.array([index[h] for h, _, _ in spans], dtype=np.int64)
+        service = (su, np.array([s[1] for s in spans], np.int64),
+                   np.array([s[2] for s in spans], np.int64))
     return Events(units, fams, (tgt["host"].map(index).to_numpy(np.int64), _us(tgt["time"]), lost),
-                  first)
+                  first, service)
 
 
 class _Keyed:
@@ -149,6 +159,8 @@ def build_features(events: Events, times: pd.DatetimeIndex, *,
     t = np.repeat(t_us, n_u)
     ahead = int(round(lookahead_h * US_PER_H))
     all_t = [x[1] for x in events.families.values() if len(x[1])] + [t_us]
+    if events.service is not None:
+        all_t.append(events.service[1])
     lo = min(int(a.min()) for a in all_t) - int(800 * US_PER_H)
     hi = max(int(a.max()) for a in all_t) + int(800 * US_PER_H)
     span = hi - lo + 1
@@ -163,11 +175,17 @@ def build_features(events: Events, times: pd.DatetimeIndex, *,
             out[f"{fam}_{name}"] = (upto - k.count_before(q - int(w * US_PER_H))).astype(np.float64)
         start = k.count_before(unit * span)
         has = upto > start
-        last = k.times[np.maximum(upto - 1, 0)] + lo
+        last = (k.times[np.maximum(upto - 1, 0)] if len(k.times) else np.zeros(len(q), np.int64)) + lo
         out[f"{fam}_since_h"] = np.where(has, np.minimum((t - last) / US_PER_H, SINCE_CAP_H),
                                          SINCE_CAP_H)
         if fam == "failure":
             out["failure_total"] = (upto - start).astype(np.float64)
+    if events.service is not None:  # allocations running at T: started before, not ended
+        su, s0, s1 = events.service
+        started = _Keyed(su, s0, lo, span).count_before(_Keyed(su, s0, lo, span).query(unit, t + 1))
+        keep = s1 < np.iinfo(np.int64).max // 4
+        ended = _Keyed(su[keep], s1[keep], lo, span)
+        out["in_service"] = (started - ended.count_before(ended.query(unit, t + 1))).astype(float)
     first = events.first_seen[unit]
     out["age_h"] = np.where(first < t, (t - np.minimum(first, t)) / US_PER_H, 0.0)
     frame = pd.DataFrame(out)
