@@ -45,12 +45,13 @@ def _gpus_per_node(jobs: pd.DataFrame | None) -> int:
 
 
 def _top_signals(frame: pd.DataFrame, rr: pd.DataFrame) -> list[str]:
+    """Precursor families seen in the last 30 days, largest rate ratio first: '7 d / 30 d'."""
     ratio = {t.split(" in last")[0]: v for t, v in zip(rr["term"], rr["rate_ratio"], strict=True)}
     fams = sorted((*FAMILIES, "interrupt"), key=lambda f: -ratio.get(f, 0.0))
-    out = []
-    for row in frame[[f"{f}_7d" for f in fams]].to_numpy():
-        out.append(", ".join(f"{f} ×{int(n)} (7 d)" for f, n in zip(fams, row, strict=True) if n > 0))
-    return out
+    week = frame[[f"{f}_7d" for f in fams]].to_numpy()
+    month = frame[[f"{f}_30d" for f in fams]].to_numpy()
+    return ["; ".join(f"{f} {int(a)}/{int(b)}" for f, a, b in zip(fams, w, m, strict=True) if b > 0)
+            for w, m in zip(week, month, strict=True)]
 
 
 def predict_failures(data: Any, *, horizon: str | float = "7d", ks: tuple[int, ...] = (1, 2, 5, 10, 20),

@@ -5,7 +5,7 @@
   fitted as a Poisson GLM (Holford, Biometrics 1980; Laird & Olivier, JASA 1981).  Each
   ``xⱼ`` says whether precursor family ``j`` was seen in the last 7 days (and whether the
   node failed before), so ``exp(βⱼ)`` is that family's rate ratio, with its Wald interval.
-  Its probability of a failure within ``h`` is ``1 − exp(−μ h)``.
+  Its probability of a failure within ``h`` hours is ``1 − exp(−λ h)``, ``λ`` per hour.
 * **Classifier.**  scikit-learn's ``HistGradientBoostingClassifier`` (gradient boosting,
   Friedman, Annals of Statistics 2001) on every feature, for "a hardware interruption within
   the horizon"; its scores are calibrated by Platt scaling (Platt 1999: a logistic regression
@@ -39,11 +39,13 @@ class Hazard:
     params: np.ndarray
     cov: np.ndarray
 
-    def daily_rate(self, frame: pd.DataFrame) -> np.ndarray:
+    def hourly_rate(self, frame: pd.DataFrame) -> np.ndarray:
+        """Failures per node-hour (the offset is the piece's 24 hours)."""
         return np.exp(glm_design(frame, self.terms) @ self.params)
 
     def probability(self, frame: pd.DataFrame, horizon_h: float) -> np.ndarray:
-        return -np.expm1(-self.daily_rate(frame) * horizon_h / 24.0)
+        """``1 − exp(−λ h)``: covariates held at their values at ``T`` over the horizon."""
+        return -np.expm1(-self.hourly_rate(frame) * horizon_h)
 
     def rate_ratios(self, conf_level: float) -> pd.DataFrame:
         from scipy import stats

@@ -22,7 +22,7 @@ class FailureRiskResult(ResultMixin):
         ``probability`` of a hardware interruption within the horizon with ``low``/``high``
         (delta-method interval of the Platt calibration: the calibration's uncertainty only),
         ``hazard_probability`` and ``top_signals`` (the precursor families seen in the last
-        7 days, largest rate ratio first).
+        30 days, largest rate ratio first, as ``family <count in 7 d>/<count in 30 d>``).
     metrics : DataFrame
         ``model``, ``metric`` (auroc, auprc, brier), ``estimate``, ``low``, ``high``: pooled
         out-of-sample rows of the rolling-origin folds, models and baselines side by side.
