@@ -117,3 +117,35 @@ def test_precision_at_k_by_hand():
     assert row["recall"] == pytest.approx(2 / 3)
     assert row["lift"] == pytest.approx((2 / 4) / (3 / 8))
     assert row["precision_low"] <= row["precision"] <= row["precision_high"]
+
+
+def test_hazard_probability_is_one_minus_exp_of_hourly_rate_times_horizon():
+    from reliab.predict._models import GLM_TERMS, fit_hazard
+
+    # no precursor ever seen: the fit is the intercept only, the MLE rate = failures / hours
+    frame = pd.DataFrame(0.0, index=range(1000), columns=list(GLM_TERMS))
+    y = np.zeros(1000)
+    y[:20] = 1  # 20 failures in 1000 node-days of 24 h
+    hz = fit_hazard(frame, y)
+    assert hz.terms == ()
+    rate_per_h = 20 / (1000 * 24)
+    assert hz.probability(frame.head(1), 168.0)[0] == pytest.approx(1 - np.exp(-rate_per_h * 168),
+                                                                     rel=1e-6)
+
+
+def test_in_service_counts_allocations_running_at_the_cut(tables):
+    sig, inter = tables
+    jobs = pd.DataFrame({
+        "nodelist": ["n[1-2]", "n[2-3]", "n4", "n5"],
+        "start": pd.to_datetime(["2024-06-01T00:00:00", "2024-06-19T00:00:00", "2024-06-20T00:00:01",
+                                 "2024-06-18T00:00:00"], utc=True),
+        "end": pd.to_datetime(["2024-06-10T00:00:00", None, "2024-06-25T00:00:00",
+                               "2024-06-20T00:00:00"], utc=True),
+    })
+    ev = collect_events(sig, inter, jobs)
+    f = build_features(ev, pd.DatetimeIndex([CUT])).set_index("unit")
+    # n1: its allocation ended on the 10th; n2, n3: in the running one; n4: starts after the
+    # cut; n5: its allocation ended exactly at the cut
+    assert f["in_service"].to_dict() == {"n1": 0, "n2": 1, "n3": 1, "n4": 0, "n5": 0}
+    assert f.loc["n1", "age_h"] == pytest.approx(19 * 24)
+    assert f.loc["n4", "age_h"] == 0

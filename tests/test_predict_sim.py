@@ -26,7 +26,7 @@ def _run(tmp_path_factory, null: bool):
     folder = tmp_path_factory.mktemp("null" if null else "planted")
     sim.write(folder)
     data = reliab.ingest(folder)
-    return sim, reliab.predict_failures(data, horizon="7d", n_boot=100, seed=0)
+    return sim, reliab.predict_failures(data, horizon="7d", n_boot=100, seed=0), folder
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def null(tmp_path_factory):
 
 
 def test_precursors_are_planted_before_failures_only_in_the_planted_run(planted, null):
-    sim, _ = planted
+    sim = planted[0]
     p = sim.precursors
     assert len(p) > 10
     assert (p["last"] < p["failure_time"]).all()
@@ -51,7 +51,7 @@ def test_precursors_are_planted_before_failures_only_in_the_planted_run(planted,
 
 
 def test_planted_lift_is_recovered_above_the_baselines(planted):
-    _, r = planted
+    _, r, _ = planted
     assert not failures(r)
     est, lo, _ = r.metric("hazard", "auroc")
     assert lo > 0.5
@@ -67,7 +67,7 @@ def test_planted_lift_is_recovered_above_the_baselines(planted):
 
 
 def test_null_simulation_gives_chance(null):
-    _, r = null
+    _, r, _ = null
     assert not failures(r)
     for model in ("boosted", "hazard", "correctable_7d"):
         _, lo, hi = r.metric(model, "auroc")
@@ -75,10 +75,49 @@ def test_null_simulation_gives_chance(null):
 
 
 def test_result_contract(planted):
-    _, r = planted
+    _, r, _ = planted
     d = r.to_dict()
     assert d["type"] == "FailureRiskResult" and d["summary"]
     assert r.risk["probability"].is_monotonic_decreasing
     assert np.all((r.risk["low"] <= r.risk["probability"]) & (r.risk["probability"] <= r.risk["high"]))
     fig = r.plot()
     assert len(fig.axes) == 2
+
+
+def test_hazard_is_calibrated_in_the_large(planted):
+    # out of sample, the mean predicted probability is within a factor 2 of the observed share
+    _, r, _ = planted
+    cal = r.calibration[r.calibration["model"] == "hazard"]
+    pred = (cal["predicted"] * cal["n"]).sum() / cal["n"].sum()
+    obs = (cal["observed"] * cal["n"]).sum() / cal["n"].sum()
+    assert 0.5 < pred / obs < 2.0
+
+
+def test_cli_writes_the_ranked_risk_table(planted, tmp_path):
+    import json
+
+    import pandas as pd
+    from typer.testing import CliRunner
+
+    from reliab.cli import app
+
+    folder = planted[2]
+    res = CliRunner().invoke(app, ["predict", str(folder), "--horizon", "7d", "--boot", "20",
+                                   "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    risk = pd.read_csv(tmp_path / "out" / "risk.csv")
+    assert list(risk.columns[:5]) == ["rank", "unit", "probability", "low", "high"]
+    assert risk["probability"].is_monotonic_decreasing
+    assert pd.read_parquet(tmp_path / "out" / "risk.parquet")["unit"].tolist() == risk["unit"].tolist()
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["horizon_h"] == 168.0
+    assert set(pd.read_csv(tmp_path / "out" / "drain.csv")["model"]) >= {"boosted", "lemon"}
+
+
+def test_cli_names_a_missing_folder(tmp_path):
+    from typer.testing import CliRunner
+
+    from reliab.cli import app
+
+    res = CliRunner().invoke(app, ["predict", str(tmp_path / "nothing")])
+    assert res.exit_code == 1

@@ -58,8 +58,10 @@ def lemon_scores(signals: pd.DataFrame, interruptions: pd.DataFrame, events: Eve
     hours = pd.Series(np.maximum(at_us - np.minimum(events.first_seen, at_us), 0) / US_PER_H,
                       index=list(events.units))
     try:
-        res = find_lemons(signals[signals["time"] < cut], interruptions[interruptions["time"] < cut],
-                          node_hours=hours, anomaly=False)
+        with np.errstate(divide="ignore", invalid="ignore"):  # nodes not yet in service: 0 h
+            res = find_lemons(signals[signals["time"] < cut],
+                              interruptions[interruptions["time"] < cut], node_hours=hours,
+                              anomaly=False)
     except (InsufficientDataError, ValueError):
         return np.zeros(len(events.units))
     return res.table.set_index("host")["score"].reindex(list(events.units)).fillna(0).to_numpy(float)

@@ -85,18 +85,10 @@ def collect_events(signals: pd.DataFrame, interruptions: pd.DataFrame,
     hosts = set(sig["host"].astype(str))
     inter = _explode_hosts(interruptions[interruptions["hosts"].notna()])
     hosts |= set(inter["host"])
-    job_first: dict[str, int] = {}
-    spans: list[tuple[str, int, int]] = []
-    if jobs is not None and len(jobs) and "nodelist" in jobs:
-        j = jobs[jobs["nodelist"].notna() & jobs["start"].notna()]
-        never = np.iinfo(np.int64).max // 4
-        ends = np.where(j["end"].isna(), never, _us(j["end"].fillna(j["start"])))
-        for expr, start, end in zip(j["nodelist"].astype(str), _us(j["start"]), ends, strict=True):
-            for h in expand_hostlist(expr):
-                spans.append((h, int(start), int(end)))
-                if start < job_first.get(h, np.iinfo(np.int64).max):
-                    job_first[h] = int(start)
-        hosts |= set(job_first)
+    exprs, j_start, j_end = _allocations(jobs)
+    expanded = {e: expand_hostlist(e) for e in set(exprs)}  # allocations share node lists
+    for names in expanded.values():
+        hosts.update(names)
     units = tuple(sorted(hosts))
     index = {h: i for i, h in enumerate(units)}
     key = sig["signal"].astype(str)
@@ -112,15 +104,26 @@ def collect_events(signals: pd.DataFrame, interruptions: pd.DataFrame,
             else np.full(len(tgt), np.nan))
     first = np.full(len(units), np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(first, s_unit, s_time)
-    for h, t in job_first.items():
-        first[index[h]] = min(first[index[h]], t)
     service = None
-    if spans:
-        su = np.array([index[h] for h, _, _ in spans], dtype=np.int64)
-        service = (su, np.array([s[1] for s in spans], np.int64),
-                   np.array([s[2] for s in spans], np.int64))
+    if exprs:
+        ids = {e: np.fromiter((index[h] for h in names), np.int64, len(names))
+               for e, names in expanded.items()}
+        su = np.concatenate([ids[e] for e in exprs])
+        n = np.array([len(ids[e]) for e in exprs])
+        service = (su, np.repeat(j_start, n), np.repeat(j_end, n))
+        np.minimum.at(first, su, service[1])
     return Events(units, fams, (tgt["host"].map(index).to_numpy(np.int64), _us(tgt["time"]), lost),
                   first, service)
+
+
+def _allocations(jobs: pd.DataFrame | None) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Node list, start and end (µs; far future while running) of every started allocation."""
+    if jobs is None or not len(jobs) or "nodelist" not in jobs:
+        return [], np.zeros(0, np.int64), np.zeros(0, np.int64)
+    j = jobs[jobs["nodelist"].notna() & jobs["start"].notna()]
+    never = np.iinfo(np.int64).max // 4
+    end = np.where(j["end"].isna(), never, _us(j["end"].fillna(j["start"])))
+    return list(j["nodelist"].astype(str)), _us(j["start"]), end.astype(np.int64)
 
 
 class _Keyed:
@@ -137,6 +140,11 @@ class _Keyed:
     def count_before(self, q: np.ndarray) -> np.ndarray:
         """Events of the unit strictly before the queried time (cumulative count)."""
         return np.searchsorted(self.keys, q, side="left")
+
+
+def _own(k: _Keyed, unit: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Events of each row's own unit strictly before ``t``."""
+    return k.count_before(k.query(unit, t)) - k.count_before(unit.astype(np.int64) * k.span)
 
 
 def build_features(events: Events, times: pd.DatetimeIndex, *,
@@ -180,12 +188,11 @@ def build_features(events: Events, times: pd.DatetimeIndex, *,
                                          SINCE_CAP_H)
         if fam == "failure":
             out["failure_total"] = (upto - start).astype(np.float64)
-    if events.service is not None:  # allocations running at T: started before, not ended
+    if events.service is not None:  # allocations running at T: started, not ended, by T
         su, s0, s1 = events.service
-        started = _Keyed(su, s0, lo, span).count_before(_Keyed(su, s0, lo, span).query(unit, t + 1))
         keep = s1 < np.iinfo(np.int64).max // 4
-        ended = _Keyed(su[keep], s1[keep], lo, span)
-        out["in_service"] = (started - ended.count_before(ended.query(unit, t + 1))).astype(float)
+        started, ended = _Keyed(su, s0, lo, span), _Keyed(su[keep], s1[keep], lo, span)
+        out["in_service"] = (_own(started, unit, t + 1) - _own(ended, unit, t + 1)).astype(float)
     first = events.first_seen[unit]
     out["age_h"] = np.where(first < t, (t - np.minimum(first, t)) / US_PER_H, 0.0)
     frame = pd.DataFrame(out)

@@ -9,14 +9,17 @@ _COLORS = {"boosted": "#1f77b4", "hazard": "#2ca02c", "lemon": "#d62728",
 
 
 def plot_result(result: Any, ax: Any = None) -> Any:
-    """Two panels: calibration curve with intervals, precision at k with intervals."""
+    """Three panels: calibration and precision at k with intervals, the drain-k curve.
+
+    With ``ax`` given, only the calibration curve is drawn on it.
+    """
     from matplotlib.figure import Figure
 
     if ax is None:
-        fig = Figure(figsize=(10, 4))
-        left, right = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
+        fig = Figure(figsize=(15, 4.2))
+        left, right, drain = (fig.add_subplot(1, 3, i) for i in (1, 2, 3))
     else:
-        fig, left, right = ax.figure, ax, None
+        fig, left, right, drain = ax.figure, ax, None, None
     cal = result.calibration
     for name, g in cal.groupby("model", sort=False):
         c = _COLORS.get(name)
@@ -40,6 +43,8 @@ def plot_result(result: Any, ax: Any = None) -> Any:
         right.set_ylabel("precision at k (failed within 7 d)")
         right.set_title("Precision at k")
         right.legend(fontsize=8)
+    if drain is not None:
+        plot_drain(result, drain)
     fig.tight_layout()
     return fig
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import pandas as pd
 
@@ -57,6 +57,7 @@ class FailureRiskResult(ResultMixin):
     method: str = ("rolling-origin evaluation of a Platt-calibrated HistGradientBoostingClassifier "
                    "and a piecewise-exponential Poisson hazard, beside three baselines")
     notes: tuple[str, ...] = ()
+    report_section: ClassVar[str] = "prediction"  # placement in the report (reliab.report.catalog)
 
     @property
     def n(self) -> int:
@@ -98,7 +99,7 @@ class FailureRiskResult(ResultMixin):
         return self.risk.head(n).copy()
 
     def plot(self, ax: Any = None) -> Any:
-        """Calibration curve and precision at k; returns the Figure."""
+        """Calibration curve, precision at k and the drain-k curve; returns the Figure."""
         from reliab.predict._plots import plot_result
 
         return plot_result(self, ax)
