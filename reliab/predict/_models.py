@@ -73,8 +73,14 @@ def fit_hazard(frame: pd.DataFrame, events_1d: np.ndarray) -> Hazard:
         if on.any() and (~on).any() and events_1d[on].sum() > 0:
             terms.append(t)
     x = glm_design(frame, tuple(terms))
-    fit = sm.GLM(events_1d.astype(float), x, family=sm.families.Poisson(),
-                 offset=np.full(len(x), np.log(24.0))).fit()
+    # the indicators take few distinct values: the Poisson likelihood of the rows equals that
+    # of the covariate cells with summed counts and exposures (sufficient statistics)
+    cells, inverse = np.unique(x, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    count = np.bincount(inverse, weights=events_1d.astype(float), minlength=len(cells))
+    hours = 24.0 * np.bincount(inverse, minlength=len(cells))
+    with np.errstate(invalid="ignore", divide="ignore"):  # one cell: IRLS's WLS has 0 df
+        fit = sm.GLM(count, cells, family=sm.families.Poisson(), offset=np.log(hours)).fit()
     return Hazard(tuple(terms), np.asarray(fit.params), np.asarray(fit.cov_params()))
 
 
