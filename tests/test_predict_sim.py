@@ -81,7 +81,8 @@ def test_result_contract(planted):
     assert r.risk["probability"].is_monotonic_decreasing
     assert np.all((r.risk["low"] <= r.risk["probability"]) & (r.risk["probability"] <= r.risk["high"]))
     fig = r.plot()
-    assert len(fig.axes) == 2
+    assert [a.get_title() for a in fig.axes] == ["Calibration (out of sample)", "Precision at k",
+                                                 "Drain the top k nodes each week (replay)"]
 
 
 def test_hazard_is_calibrated_in_the_large(planted):
