@@ -16,7 +16,7 @@ def plot_result(result: Any, ax: Any = None) -> Any:
     from matplotlib.figure import Figure
 
     if ax is None:
-        fig = Figure(figsize=(15, 4.2))
+        fig = Figure(figsize=(14, 4.6))
         left, right, drain = (fig.add_subplot(1, 3, i) for i in (1, 2, 3))
     else:
         fig, left, right, drain = ax.figure, ax, None, None
@@ -55,12 +55,12 @@ def plot_drain(result: Any, ax: Any = None) -> Any:
 
     fig, ax = new_figure(ax, (6, 4))
     for name, g in result.drain.groupby("model", sort=False):
-        ax.plot(g["capacity_gpu_hours"], g["interruptions_avoided"], "o-",
-                color=_COLORS.get(name), label=name)
-        for k, x, y in zip(g["k"], g["capacity_gpu_hours"], g["interruptions_avoided"], strict=True):
+        cap = g["capacity_gpu_hours"] / 1000.0
+        ax.plot(cap, g["interruptions_avoided"], "o-", color=_COLORS.get(name), label=name)
+        for k, x, y in zip(g["k"], cap, g["interruptions_avoided"], strict=True):
             if name == "boosted":
                 ax.annotate(f"k={k}", (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
-    ax.set_xlabel("capacity drained (GPU-hours)")
+    ax.set_xlabel("capacity drained (1,000 GPU-hours)")
     ax.set_ylabel("hardware interruptions avoided")
     ax.set_title("Drain the top k nodes each week (replay)")
     ax.legend(fontsize=8)
