@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reliab.errors import InsufficientDataError
 from reliab.predict._drain import drain_curve
 from reliab.predict._evaluate import BASELINES, WEEK_H, evaluate
 from reliab.predict._features import (
@@ -86,8 +87,10 @@ def predict_failures(data: Any, *, horizon: str | float = "7d", ks: tuple[int, .
 
     Raises
     ------
-    ValueError
+    InsufficientDataError
         When the logs are too short for one rolling-origin fold, or hold no hardware failure.
+    ValueError
+        When ``horizon`` or ``conf_level`` is out of range.
     """
     if not 0 < conf_level < 1:
         raise ValueError(f"conf_level must be in (0, 1), got {conf_level}")
@@ -97,7 +100,7 @@ def predict_failures(data: Any, *, horizon: str | float = "7d", ks: tuple[int, .
     signals, interruptions, jobs = _tables(data)
     events = collect_events(signals, interruptions, jobs, components=components)
     if not len(events.failures[1]):
-        raise ValueError("no hardware interruption names a node: nothing to predict")
+        raise InsufficientDataError("no hardware interruption names a node: nothing to predict")
     stamps = [signals["time"].max(), interruptions["time"].max()]
     if jobs is not None and len(jobs):
         stamps.append(jobs["end"].max())

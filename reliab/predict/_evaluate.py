@@ -101,7 +101,9 @@ def evaluate(frame: pd.DataFrame, y: np.ndarray, y1d: np.ndarray, events: Events
         fold.append(np.full(len(test), i))
         dec.append(t[test] == t[test].min())
     if not rows:
-        raise ValueError("no rolling-origin fold fits in the data: need at least "
+        from reliab.errors import InsufficientDataError
+
+        raise InsufficientDataError("no rolling-origin fold fits in the data: need at least "
                          f"{(min_train_h + 2 * horizon_h + cal_h + max(horizon_h, WEEK_H)) / 24:.0f} "
                          "days of logs")
     return Folds(np.concatenate(rows), np.concatenate(fold), np.concatenate(dec),
