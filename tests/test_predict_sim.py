@@ -122,3 +122,15 @@ def test_cli_names_a_missing_folder(tmp_path):
 
     res = CliRunner().invoke(app, ["predict", str(tmp_path / "nothing")])
     assert res.exit_code == 1
+
+
+def test_drains_through_the_mitigation_replay_are_nested_in_k(planted):
+    # the top k of a decision contain the top k-1: the avoided interruptions can only grow
+    _, r, _ = planted
+    rp = r.drain_replay
+    assert set(rp["model"]) == {"boosted", "hazard", "lemon"}
+    for _, g in rp.groupby("model"):
+        g = g.sort_values("k")
+        assert g["interruptions"].is_monotonic_decreasing
+        assert g["saved_gpu_hours"].iloc[0] == pytest.approx(0, abs=1e-6)
+        assert g["interruptions"].iloc[-1] < g["interruptions"].iloc[0]

@@ -18,7 +18,7 @@ def predict(
     horizon: Annotated[str, typer.Option(help="Prediction horizon, e.g. 24h or 7d.")] = "7d",
     out: Annotated[Path | None, typer.Option(
         "--out", "-o", help="Write risk.csv, risk.parquet, metrics.csv, at_k.csv, drain.csv, "
-                            "rate_ratios.csv, summary.json and the figures here.")] = None,
+                            "drain_replay.csv, rate_ratios.csv, summary.json and the figures here.")] = None,
     boot: Annotated[int, typer.Option("--boot", help="Bootstrap resamples of the nodes.")] = 200,
     top: Annotated[int, typer.Option(help="Riskiest nodes to print.")] = 10,
     seed: Annotated[int, typer.Option(help="Seed of the trees and of the bootstrap.")] = 0,
@@ -50,6 +50,11 @@ def _print(res, top: int) -> None:
          f"{res.conf_level:.0%} bootstrap over {res.bootstrap}")
     for r in res.metrics.itertuples(index=False):
         echo(f"  {r.model:<15} {r.metric:<6} {r.estimate:.3f} [{r.low:.3f}, {r.high:.3f}]")
+    d = res.drain[res.drain["model"] == "boosted"]
+    echo(f"draining the top k nodes each week ({int(d['weeks'].max())} test weeks; boosted):")
+    for r in d.itertuples(index=False):
+        echo(f"  k={r.k:<3} interruptions avoided {r.interruptions_avoided:>4.0f}  GPU-hours saved "
+             f"{r.gpu_hours_saved:>10,.0f}  capacity drained {r.capacity_gpu_hours:>10,.0f} GPU-h")
     echo(f"riskiest nodes at {res.predicted_at:%Y-%m-%d %H:%M} UTC:")
     for r in res.risk.head(top).itertuples(index=False):
         echo(f"  {r.rank:>3} {r.unit:<12} {r.probability:.3f} [{r.low:.3f}, {r.high:.3f}]  "
@@ -68,7 +73,7 @@ def write_outputs(res, out: Path) -> list[Path]:
     risk.to_csv(out / "risk.csv", index=False)
     risk.to_parquet(out / "risk.parquet", index=False)
     written += [out / "risk.csv", out / "risk.parquet"]
-    for name in ("metrics", "at_k", "calibration", "rate_ratios", "drain"):
+    for name in ("metrics", "at_k", "calibration", "rate_ratios", "drain", "drain_replay"):
         getattr(res, name).to_csv(out / f"{name}.csv", index=False)
         written.append(out / f"{name}.csv")
     (out / "summary.json").write_text(json.dumps(res.to_dict(), indent=2) + "\n", encoding="utf-8")

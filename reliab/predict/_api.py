@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from reliab.errors import InsufficientDataError
-from reliab.predict._drain import drain_curve
+from reliab.predict._drain import drain_curve, replay_drains
 from reliab.predict._evaluate import BASELINES, WEEK_H, evaluate
 from reliab.predict._features import (
     FAMILIES,
@@ -131,7 +131,14 @@ def predict_failures(data: Any, *, horizon: str | float = "7d", ks: tuple[int, .
     drain = drain_curve(frame, folds.rows, folds.scores, folds.decision, events,
                         tuple(sorted({0, *ks})), _gpus_per_node(jobs))
     risk, rr = _final(frame, y, y1d, events, end, horizon_h, conf_level, seed)
-    notes = (f"baselines: {', '.join(BASELINES)}; the lemon score is recomputed at each origin "
+    replayed, why = pd.DataFrame(), ()
+    if jobs is not None and len(jobs):
+        try:
+            replayed = replay_drains(frame, folds.rows, folds.scores, folds.decision,
+                                     tuple(sorted({0, *ks})), signals, interruptions, jobs)
+        except (InsufficientDataError, ValueError, KeyError) as exc:
+            why = (f"mitigation replay of the drains not available: {exc}",)
+    notes = why + (f"baselines: {', '.join(BASELINES)}; the lemon score is recomputed at each origin "
              "from the data before it",
              "risk intervals cover the calibration's uncertainty only (delta method), not the trees'",
              "drain replay: a drained node is replaced by a healthy spare; its interruptions in "
@@ -139,6 +146,7 @@ def predict_failures(data: Any, *, horizon: str | float = "7d", ks: tuple[int, .
     return FailureRiskResult(
         risk=risk, metrics=pd.DataFrame(metrics), at_k=pd.DataFrame(k_rows),
         calibration=pd.concat(cal, ignore_index=True), rate_ratios=rr, drain=drain,
+        drain_replay=replayed,
         horizon_h=horizon_h, n_units=len(events.units), n_rows=len(frame),
         n_test_rows=len(folds.rows), n_events=len(events.failures[1]),
         folds=int(len(np.unique(folds.fold))), n_boot=n_boot, predicted_at=end,

@@ -47,3 +47,42 @@ def drain_curve(frame: pd.DataFrame, decision_rows: np.ndarray, scores: dict[str
                         "capacity_gpu_hours": float(k * gpus_per_node * WEEK_H * weeks),
                         "net_gpu_hours": saved - k * gpus_per_node * WEEK_H * weeks})
     return pd.DataFrame(out)
+
+
+def replay_drains(frame: pd.DataFrame, decision_rows: np.ndarray, scores: dict[str, np.ndarray],
+                  decision_mask: np.ndarray, ks: tuple[int, ...], signals: pd.DataFrame,
+                  interruptions: pd.DataFrame, jobs: pd.DataFrame,
+                  models: tuple[str, ...] = ("boosted", "hazard", "lemon")) -> pd.DataFrame:
+    """The same weekly drains through the mitigation replay of the run's allocations.
+
+    :func:`reliab.replay_mitigations` merges the running times around every avoided
+    interruption (GPU and host components only) and reports the run's ETTR and saved
+    GPU-hours; one scenario per (model, k).
+    """
+    from reliab.models import failure_cost, replay_mitigations
+    from reliab.models.jobs import Scenario
+
+    cost = failure_cost(interruptions, jobs, signals)
+    rows = frame.iloc[decision_rows[decision_mask]]
+    when = pd.to_datetime(rows["time"], utc=True).to_numpy()
+    units = rows["unit"].to_numpy()
+    scen = []
+    for name in models:
+        s = scores[name][decision_mask]
+        for k in ks:
+            windows = []
+            for d in np.unique(when):
+                g = np.flatnonzero(when == d)
+                top = g[np.argsort(-s[g], kind="stable")[:k]]
+                start = pd.Timestamp(d).tz_localize("UTC") if pd.Timestamp(d).tzinfo is None \
+                    else pd.Timestamp(d)
+                windows += [(str(units[i]), start, start + pd.Timedelta(hours=WEEK_H)) for i in top]
+            scen.append(Scenario(f"{name}|{k}", drain_windows=tuple(windows)))
+    table = replay_mitigations(cost, scenarios=scen).table
+    table = table[table["scenario"].str.contains("|", regex=False)]
+    split = table["scenario"].str.split("|", expand=True)
+    return pd.DataFrame({"model": split[0].to_numpy(), "k": split[1].astype(int).to_numpy(),
+                         "interruptions": table["interruptions"].to_numpy(),
+                         "ettr": table["ettr"].to_numpy(),
+                         "ettr_change_pp": table["ettr_change_pp"].to_numpy(),
+                         "saved_gpu_hours": table["saved_gpu_hours"].to_numpy()})

@@ -58,7 +58,7 @@ def plot_drain(result: Any, ax: Any = None) -> Any:
         cap = g["capacity_gpu_hours"] / 1000.0
         ax.plot(cap, g["interruptions_avoided"], "o-", color=_COLORS.get(name), label=name)
         for k, x, y in zip(g["k"], cap, g["interruptions_avoided"], strict=True):
-            if name == "boosted":
+            if name == "boosted" and k >= 5:
                 ax.annotate(f"k={k}", (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
     ax.set_xlabel("capacity drained (1,000 GPU-hours)")
     ax.set_ylabel("hardware interruptions avoided")

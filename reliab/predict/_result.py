@@ -36,6 +36,9 @@ class FailureRiskResult(ResultMixin):
         piecewise-exponential Poisson model fitted on every closed day.
     drain : DataFrame
         Drain-top-k-per-week replay: interruptions avoided, GPU-hours saved and capacity lost.
+    drain_replay : DataFrame
+        The same drains through :func:`reliab.replay_mitigations` (the run's ETTR, its change
+        in percentage points and the saved GPU-hours per model and k); empty without jobs.
     """
 
     risk: pd.DataFrame = field(repr=False)
@@ -44,6 +47,7 @@ class FailureRiskResult(ResultMixin):
     calibration: pd.DataFrame = field(repr=False)
     rate_ratios: pd.DataFrame = field(repr=False)
     drain: pd.DataFrame = field(repr=False)
+    drain_replay: pd.DataFrame = field(repr=False)
     horizon_h: float
     n_units: int
     n_rows: int
@@ -109,7 +113,7 @@ class FailureRiskResult(ResultMixin):
         from reliab._result import json_safe
 
         d = super().to_dict()
-        for name in ("at_k", "calibration", "rate_ratios", "drain"):
+        for name in ("at_k", "calibration", "rate_ratios", "drain", "drain_replay"):
             d[name] = json_safe(getattr(self, name))
         d["risk_top"] = json_safe(self.risk.head(50))
         return d
