@@ -26,7 +26,7 @@ def _run(tmp_path_factory, null: bool):
     folder = tmp_path_factory.mktemp("null" if null else "planted")
     sim.write(folder)
     data = reliab.ingest(folder)
-    return sim, reliab.predict_failures(data, horizon="7d", n_boot=100, seed=0), folder
+    return sim, reliab.predict_failures(data, horizon="7d", n_boot=100, seed=0), folder, data
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,7 @@ def test_precursors_are_planted_before_failures_only_in_the_planted_run(planted,
 
 
 def test_planted_lift_is_recovered_above_the_baselines(planted):
-    _, r, _ = planted
+    r = planted[1]
     assert not failures(r)
     est, lo, _ = r.metric("hazard", "auroc")
     assert lo > 0.5
@@ -67,7 +67,7 @@ def test_planted_lift_is_recovered_above_the_baselines(planted):
 
 
 def test_null_simulation_gives_chance(null):
-    _, r, _ = null
+    r = null[1]
     assert not failures(r)
     for model in ("boosted", "hazard", "correctable_7d"):
         _, lo, hi = r.metric(model, "auroc")
@@ -75,7 +75,7 @@ def test_null_simulation_gives_chance(null):
 
 
 def test_result_contract(planted):
-    _, r, _ = planted
+    r = planted[1]
     d = r.to_dict()
     assert d["type"] == "FailureRiskResult" and d["summary"]
     assert r.risk["probability"].is_monotonic_decreasing
@@ -87,7 +87,7 @@ def test_result_contract(planted):
 
 def test_hazard_is_calibrated_in_the_large(planted):
     # out of sample, the mean predicted probability is within a factor 2 of the observed share
-    _, r, _ = planted
+    r = planted[1]
     cal = r.calibration[r.calibration["model"] == "hazard"]
     pred = (cal["predicted"] * cal["n"]).sum() / cal["n"].sum()
     obs = (cal["observed"] * cal["n"]).sum() / cal["n"].sum()
@@ -126,7 +126,7 @@ def test_cli_names_a_missing_folder(tmp_path):
 
 def test_drains_through_the_mitigation_replay_are_nested_in_k(planted):
     # the top k of a decision contain the top k-1: the avoided interruptions can only grow
-    _, r, _ = planted
+    r = planted[1]
     rp = r.drain_replay
     assert set(rp["model"]) == {"boosted", "hazard", "lemon"}
     for _, g in rp.groupby("model"):
@@ -134,3 +134,26 @@ def test_drains_through_the_mitigation_replay_are_nested_in_k(planted):
         assert g["interruptions"].is_monotonic_decreasing
         assert g["saved_gpu_hours"].iloc[0] == pytest.approx(0, abs=1e-6)
         assert g["interruptions"].iloc[-1] < g["interruptions"].iloc[0]
+
+
+def test_no_feature_sees_past_the_cut_on_simulated_logs(planted):
+    """Every signal, interruption, job start and job end at or after the cut moved 3 days later:
+    the features at the cut are the same; a window reaching 1 h past the cut is caught."""
+    import pandas as pd
+
+    from reliab.predict._features import build_features, collect_events
+
+    data = planted[3]
+    cut = pd.Timestamp("2024-07-01T00:00:00Z")
+
+    def later(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+        t = frame[column]
+        return frame.assign(**{column: t.where(~(t >= cut), t + pd.Timedelta(days=3))})
+
+    jobs = later(later(data.jobs, "start"), "end")
+    moved = (later(data.signals, "time"), later(data.interruptions, "time"), jobs)
+    for ahead, same in ((0.0, True), (1.0, False)):
+        a = build_features(collect_events(data.signals, data.interruptions, data.jobs),
+                           pd.DatetimeIndex([cut]), lookahead_h=ahead)
+        b = build_features(collect_events(*moved), pd.DatetimeIndex([cut]), lookahead_h=ahead)
+        assert a.equals(b) is same

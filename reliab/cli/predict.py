@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from reliab.cli._app import _fail, app
 from reliab.cli._render import echo
+
+if TYPE_CHECKING:
+    from reliab.predict import FailureRiskResult
 
 
 @app.command()
@@ -44,7 +47,7 @@ def predict(
             echo(f"wrote {path}")
 
 
-def _print(res, top: int) -> None:
+def _print(res: FailureRiskResult, top: int) -> None:
     echo(f"{res.n_units} nodes, {res.n_events} hardware interruptions, horizon {res.horizon_h:g} h; "
          f"{res.folds} rolling-origin folds, {res.n_test_rows} test rows; intervals: "
          f"{res.conf_level:.0%} bootstrap over {res.bootstrap}")
@@ -61,7 +64,7 @@ def _print(res, top: int) -> None:
              f"{r.top_signals or '-'}")
 
 
-def write_outputs(res, out: Path) -> list[Path]:
+def write_outputs(res: FailureRiskResult, out: Path) -> list[Path]:
     """Write the tables, the summary and the figures of a FailureRiskResult under ``out``."""
     import json
 
