@@ -89,6 +89,8 @@ _EXPORTS: dict[str, str] = {
     "trend_test": "reliab.models",
     "trend_verdict": "reliab.models",
     "find_lemons": "reliab.models",
+    "predict_failures": "reliab.predict",
+    "FailureRiskResult": "reliab.predict",
     # environment: alignment, windows, power, throughput, diurnal cycle, failures
     "align_asof": "reliab.align",
     "clean_times": "reliab.align",

@@ -153,3 +153,17 @@ def test_lemons_given_as_a_result_with_none_flagged(hand):
     assert not any(name.startswith("remove") for name in res.table["scenario"])
     res = reliab.replay_mitigations(hand, lemons=["node0001"])
     assert _row(res, "remove 1 lemon node(s)")["interruptions"] == 0
+
+
+def test_drain_windows_avoid_only_the_interruptions_inside_them(hand):
+    """Hand-worked: node0001 drained over [3 h, 6 h) avoids its interruption at 4.5 h, exactly as
+    draining it after its Xid at 2.55 h does; drained over [5 h, 6 h) it avoids nothing."""
+    res = reliab.replay_mitigations(hand, scenarios=[
+        Scenario("drained 3-6 h", drain_windows=(("node0001", fx.at(3), fx.at(6)),)),
+        Scenario("drained 5-6 h", drain_windows=(("node0001", fx.at(5), fx.at(6)),)),
+        Scenario("other node drained", drain_windows=(("node0002", fx.at(3), fx.at(6)),))])
+    t = res.table.set_index("scenario")
+    assert t.loc["drained 3-6 h", "interruptions"] == 1
+    assert t.loc["drained 3-6 h", "ettr"] == pytest.approx(7.5 / 9.4)
+    assert t.loc["drained 5-6 h", "ettr"] == pytest.approx(0.72)
+    assert t.loc["other node drained", "interruptions"] == 2

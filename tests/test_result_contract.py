@@ -137,6 +137,17 @@ def _node_windows() -> pd.DataFrame:
                          "failures": rng.poisson(0.02 * 1.08 ** (temp - 60))})
 
 
+def _failure_risk(tmp: Path) -> object:
+    """A small simulated fleet (64 nodes, 54 days, failure rates x 8, precursors planted)."""
+    from reliab.datasets._simulate import default_rates
+
+    rates = {k: 8 * v for k, v in default_rates(512 / 16384, 1.0).items()}
+    sim = reliab.simulate_cluster(n_gpus=512, days=54, seed=2, rates={**rates, "Planned": 3.0},
+                                  precursor_fraction=0.8)
+    sim.write(tmp)
+    return reliab.predict_failures(reliab.ingest(tmp), n_boot=20)
+
+
 @dataclass(frozen=True)
 class Case:
     make: Callable[[Path], object]
@@ -219,6 +230,8 @@ CASES: dict[str, Case] = {
         lambda _: reliab.fit_throughput(_steps().head(0), throughput="tflops")),
     "DiurnalResult": Case(lambda _: reliab.diurnal_amplitude(_daily(), temperature=_daily(), n_boot=20),
                           lambda _: reliab.diurnal_amplitude(_daily().iloc[:0])),
+    "FailureRiskResult": Case(_failure_risk, lambda _: reliab.predict_failures(
+        {"signals": schema.empty("signals"), "interruptions": schema.empty("interruptions")})),
     "FailureGLMFit": Case(lambda _: reliab.fit_failure_glm(_node_windows(), ["temp_c_mean"]),
                           lambda _: reliab.fit_failure_glm(_node_windows().head(0), ["temp_c_mean"])),
 }

@@ -48,6 +48,8 @@ def simulate_cluster(
     telemetry_nodes: int = 16,
     utc_offset_h: float = -7.0,
     other_jobs_per_day: float = 3.0,
+    precursor_fraction: float = 0.0,
+    precursor_null: bool = False,
 ) -> SimulatedCluster:
     """Simulate one large training job on a GPU cluster, with ground truth.
 
@@ -97,6 +99,13 @@ def simulate_cluster(
         TIMEOUT, OUT_OF_MEMORY, PREEMPTED) and no evidence near their ends; written to the
         sacct capture only.  They are not interruptions under either policy (the fleet
         policy counts the FAILED ones apart as user failures); their rates are assumed.
+    precursor_fraction : float
+        Share of GPU, network and host-memory failures announced by precursor bursts in the
+        days before them (rising Xid 63/92/94, SXid/AER corrected, EDAC CE;
+        :mod:`reliab.datasets._precursors`); 0 (default) plants none.
+    precursor_null : bool
+        Plant the same bursts on random nodes at random times instead (same marginal
+        rates, no predictive value): the null variant for testing failure predictors.
 
     Returns
     -------
@@ -116,6 +125,8 @@ def simulate_cluster(
                          f"gpus_per_node={gpus_per_node}")
     if days <= 0:
         raise ValueError(f"days must be positive, got {days}")
+    if not 0.0 <= precursor_fraction <= 1.0:
+        raise ValueError(f"precursor_fraction must be in [0, 1], got {precursor_fraction}")
     if other_jobs_per_day < 0:
         raise ValueError(f"other_jobs_per_day must be >= 0, got {other_jobs_per_day}")
     if rates is None:
@@ -137,7 +148,8 @@ def simulate_cluster(
         repair_hours=tuple(repair_hours), noise_lines_per_node_day=float(noise_lines_per_node_day),
         background_per_node_day=float(background_per_node_day),
         telemetry_nodes=int(telemetry_nodes), utc_offset_h=float(utc_offset_h),
-        other_jobs_per_day=float(other_jobs_per_day))
+        other_jobs_per_day=float(other_jobs_per_day),
+        precursor_fraction=float(precursor_fraction), precursor_null=bool(precursor_null))
     return simulate(params)
 
 

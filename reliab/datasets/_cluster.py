@@ -26,6 +26,7 @@ from reliab.datasets._evidence import Evidence, add_background
 from reliab.datasets._jobs import build_jobs, hostlist
 from reliab.datasets._noise import kernel_noise, syslog_noise, training_lines
 from reliab.datasets._other_jobs import build_other_jobs
+from reliab.datasets._precursors import plant_precursors
 from reliab.datasets._progress import (
     CHECKPOINT_WRITE_S,
     checkpoint_schedule,
@@ -96,6 +97,7 @@ class SimulatedCluster:
     other_jobs: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     checkpoints: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     costs: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    precursors: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
 
     def write(self, directory: str | Path) -> dict[str, Path]:
         """Write every raw file of docs/raw-formats.md and ``truth/*.csv`` under ``directory``.
@@ -133,6 +135,8 @@ def simulate(params: SimParams) -> SimulatedCluster:
     ev = Evidence()
     _express_all(params, timeline, raw_jobs, segments, ev, rng_for(params, 6))
     _background(params, nodes, timeline, ev, rng_for(params, 7))
+    planted = (plant_precursors(params, timeline, ev, rng_for(params, 9))
+               if params.precursor_fraction > 0 else pd.DataFrame())
     telemetry = cluster_telemetry(params, raw_jobs, spans, rng_for(params, 8))
     nodes = nodes.assign(interruptions=np.bincount(timeline["node"][timeline["node"] >= 0],
                                                    minlength=len(nodes)))
@@ -144,7 +148,7 @@ def simulate(params: SimParams) -> SimulatedCluster:
                                                                                    timeline),
         nodes=nodes, telemetry=telemetry, true_rates=true_rates(params), params=params,
         evidence=ev, raw_jobs=raw_jobs, other_jobs=others, checkpoints=checkpoints,
-        costs=costs)
+        costs=costs, precursors=planted)
 
 
 def _evidence_times(ev: Evidence) -> dict[int, np.ndarray]:
@@ -351,7 +355,9 @@ def _write_truth(cluster: SimulatedCluster, directory: Path) -> dict[str, Path]:
             | w.write_csv(directory, "truth/rates.csv", cluster.true_rates)
             | w.write_csv(directory, "truth/checkpoints.csv", cluster.checkpoints, date_format=fmt)
             | w.write_csv(directory, "truth/costs.csv", cluster.costs, date_format=fmt)
-            | _write_other_truth(cluster, directory, fmt))
+            | _write_other_truth(cluster, directory, fmt)
+            | (w.write_csv(directory, "truth/precursors.csv", cluster.precursors, date_format=fmt)
+               if len(cluster.precursors) else {}))
 
 
 def _write_other_truth(cluster: SimulatedCluster, directory: Path, fmt: str) -> dict[str, Path]:

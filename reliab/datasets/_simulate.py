@@ -66,6 +66,8 @@ class SimParams:
     telemetry_nodes: int
     utc_offset_h: float
     other_jobs_per_day: float = 3.0
+    precursor_fraction: float = 0.0
+    precursor_null: bool = False
 
     @property
     def n_nodes(self) -> int:

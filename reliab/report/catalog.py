@@ -71,6 +71,10 @@ SECTIONS: tuple[SectionSpec, ...] = (
     SectionSpec("lemons", "Lemon nodes",
                 "Nodes with more hardware interruptions than the fleet's rate predicts, with the "
                 "evidence behind each."),
+    SectionSpec("prediction", "Which node fails next",
+                "Risk of a hardware interruption per node from precursor signals, scored out of "
+                "sample on rolling-origin folds beside three baselines; the drain curve replays "
+                "draining the top k nodes each week on these logs."),
     SectionSpec("downtime", "Downtime, lost GPU-hours and ETTR"),
     SectionSpec("jobs", "Job-level reliability"),
     SectionSpec("environment", "Environment"),

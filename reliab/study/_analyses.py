@@ -302,6 +302,8 @@ def analyze(
     gate("lemons", "lemon nodes", lambda: reliab.find_lemons(
         ingest.signals, inter, node_hours=hosts, jobs=jobs, conf_level=conf_level),
         no_jobs, no_hosts)
+    gate("failure_risk", "which node fails next", lambda: reliab.predict_failures(
+        ingest, horizon="7d", n_boot=100, conf_level=conf_level), no_jobs, no_hosts)
     gate("job_end_states", "how jobs end", lambda: estimate_end_states(
         jobs, interruptions=inter, user_failures=getattr(ingest, "user_failures", None),
         conf_level=conf_level), no_jobs)

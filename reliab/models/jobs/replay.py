@@ -59,6 +59,9 @@ class Scenario:
     restart_h: float | None = None
     drain_after_first_critical: bool = False
     remove_hosts: tuple[str, ...] = ()
+    #: (host, start, end): the node is out of service over [start, end) (e.g. weekly drains of
+    #: the riskiest nodes, reliab.predict_failures); its GPU and host interruptions then vanish
+    drain_windows: tuple[tuple[str, Any, Any], ...] = ()
 
     @property
     def changes_checkpoints(self) -> bool:
@@ -159,6 +162,14 @@ def _removed(cost: FailureCostResult, sc: Scenario, drain_delay_h: float) -> np.
         late = np.array([any(h.strip() in first.index and t > first[h.strip()] + delay for h in hs)
                          for hs, t in zip(hosts, when, strict=True)])
         out |= late & np.isin(comp, DRAIN_COMPONENTS)
+    if sc.drain_windows:
+        when = pd.to_datetime(inter["time"], utc=True)
+        spans: dict[str, list[tuple[pd.Timestamp, pd.Timestamp]]] = {}
+        for host, start, end in sc.drain_windows:
+            spans.setdefault(host, []).append((pd.Timestamp(start), pd.Timestamp(end)))
+        inside = np.array([any(a <= t < b for h in hs for a, b in spans.get(h.strip(), ()))
+                           for hs, t in zip(hosts, when, strict=True)])
+        out |= inside & np.isin(comp, DRAIN_COMPONENTS)
     return out
 
 
