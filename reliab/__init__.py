@@ -83,6 +83,7 @@ _EXPORTS: dict[str, str] = {
     "compare_mcf": "reliab.models",
     "fit_crow_amsaa": "reliab.models",
     "crow_amsaa": "reliab.models",  # deprecated alias of fit_crow_amsaa
+    "fit_duane": "reliab.models",
     "trend_test": "reliab.models",
     "trend_verdict": "reliab.models",
     "find_lemons": "reliab.models",
@@ -131,6 +132,7 @@ _EXPORTS: dict[str, str] = {
     "MCFResult": "reliab.models",
     "MCFComparison": "reliab.models",
     "CrowAMSAAResult": "reliab.models",
+    "DuaneResult": "reliab.models",
     "TrendTestResult": "reliab.models",
     "TrendVerdict": "reliab.models",
     "LemonsResult": "reliab.models",

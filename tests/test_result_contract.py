@@ -183,6 +183,7 @@ CASES: dict[str, Case] = {
                           "compares two MCFResults; an empty input already raised in estimate_mcf"),
     "CrowAMSAAResult": Case(lambda _: reliab.fit_crow_amsaa(TIMES, end=320.0),
                             lambda _: reliab.fit_crow_amsaa([], end=320.0)),
+    "DuaneResult": Case(lambda _: reliab.fit_duane(TIMES), lambda _: reliab.fit_duane([])),
     "TrendTestResult": Case(lambda _: reliab.trend_test(TIMES, end=320.0),
                             lambda _: reliab.trend_test([], end=320.0)),
     "TrendVerdict": Case(

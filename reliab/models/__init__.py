@@ -40,6 +40,7 @@ _EXPORTS: dict[str, str] = {
     "compare_mcf": "reliab.models.mcf",
     "fit_crow_amsaa": "reliab.models.growth",
     "crow_amsaa": "reliab.models.growth",  # deprecated alias
+    "fit_duane": "reliab.models.duane",
     "trend_test": "reliab.models.trend",
     "trend_verdict": "reliab.models.verdict",
     "TrendVerdict": "reliab.models.verdict",
@@ -70,6 +71,7 @@ _EXPORTS: dict[str, str] = {
     "MCFResult": "reliab.models.mcf",
     "MCFComparison": "reliab.models.mcf",
     "CrowAMSAAResult": "reliab.models.growth",
+    "DuaneResult": "reliab.models.duane",
     "TrendTestResult": "reliab.models.trend",
     "LemonsResult": "reliab.models.lemons",
     "TurnbullResult": "reliab.models.turnbull",
