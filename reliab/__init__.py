@@ -84,6 +84,7 @@ _EXPORTS: dict[str, str] = {
     "fit_crow_amsaa": "reliab.models",
     "crow_amsaa": "reliab.models",  # deprecated alias of fit_crow_amsaa
     "fit_duane": "reliab.models",
+    "fit_power_law_nhpp": "reliab.models",
     "trend_test": "reliab.models",
     "trend_verdict": "reliab.models",
     "find_lemons": "reliab.models",
@@ -133,6 +134,7 @@ _EXPORTS: dict[str, str] = {
     "MCFComparison": "reliab.models",
     "CrowAMSAAResult": "reliab.models",
     "DuaneResult": "reliab.models",
+    "PowerLawNHPPResult": "reliab.models",
     "TrendTestResult": "reliab.models",
     "TrendVerdict": "reliab.models",
     "LemonsResult": "reliab.models",
