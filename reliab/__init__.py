@@ -86,6 +86,8 @@ _EXPORTS: dict[str, str] = {
     "compare_mcf": "reliab.models",
     "fit_crow_amsaa": "reliab.models",
     "crow_amsaa": "reliab.models",  # deprecated alias of fit_crow_amsaa
+    "fit_duane": "reliab.models",
+    "fit_power_law_nhpp": "reliab.models",
     "trend_test": "reliab.models",
     "trend_verdict": "reliab.models",
     "find_lemons": "reliab.models",
@@ -139,6 +141,8 @@ _EXPORTS: dict[str, str] = {
     "MCFResult": "reliab.models",
     "MCFComparison": "reliab.models",
     "CrowAMSAAResult": "reliab.models",
+    "DuaneResult": "reliab.models",
+    "PowerLawNHPPResult": "reliab.models",
     "TrendTestResult": "reliab.models",
     "TrendVerdict": "reliab.models",
     "LemonsResult": "reliab.models",

@@ -198,6 +198,14 @@ CASES: dict[str, Case] = {
                           "compares two MCFResults; an empty input already raised in estimate_mcf"),
     "CrowAMSAAResult": Case(lambda _: reliab.fit_crow_amsaa(TIMES, end=320.0),
                             lambda _: reliab.fit_crow_amsaa([], end=320.0)),
+    "DuaneResult": Case(lambda _: reliab.fit_duane(TIMES), lambda _: reliab.fit_duane([])),
+    "PowerLawNHPPResult": Case(
+        lambda _: reliab.fit_power_law_nhpp(
+            pd.DataFrame({"unit": [0] * 5 + [1] * 4, "time": np.r_[TIMES[:5], TIMES[5:]]}),
+            pd.DataFrame({"unit": [0, 1, 2], "start": 0.0, "end": 320.0, "x": [0.0, 1.0, 1.0]}),
+            covariates=["x"]),
+        lambda _: reliab.fit_power_law_nhpp(pd.DataFrame({"unit": [], "time": []}),
+                                            pd.DataFrame({"unit": [0], "start": 0.0, "end": 1.0}))),
     "TrendTestResult": Case(lambda _: reliab.trend_test(TIMES, end=320.0),
                             lambda _: reliab.trend_test([], end=320.0)),
     "TrendVerdict": Case(

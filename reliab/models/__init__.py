@@ -46,6 +46,8 @@ _EXPORTS: dict[str, str] = {
     "compare_mcf": "reliab.models.mcf",
     "fit_crow_amsaa": "reliab.models.growth",
     "crow_amsaa": "reliab.models.growth",  # deprecated alias
+    "fit_duane": "reliab.models.duane",
+    "fit_power_law_nhpp": "reliab.models.powerlaw",
     "trend_test": "reliab.models.trend",
     "trend_verdict": "reliab.models.verdict",
     "TrendVerdict": "reliab.models.verdict",
@@ -76,6 +78,8 @@ _EXPORTS: dict[str, str] = {
     "MCFResult": "reliab.models.mcf",
     "MCFComparison": "reliab.models.mcf",
     "CrowAMSAAResult": "reliab.models.growth",
+    "DuaneResult": "reliab.models.duane",
+    "PowerLawNHPPResult": "reliab.models.powerlaw",
     "TrendTestResult": "reliab.models.trend",
     "LemonsResult": "reliab.models.lemons",
     "TurnbullResult": "reliab.models.turnbull",

@@ -28,6 +28,7 @@ from reliab._checks import Check, contains, finite, in_range, positive
 from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
 from reliab.models import _cox_core as core
+from reliab.models import _cox_frailty as _frailty
 from reliab.models import _cox_input as inp
 from reliab.models import _cox_resid as res
 from reliab.models._cox_concord import concordance as _concordance
@@ -63,6 +64,9 @@ class CoxFit(ResultMixin):
     _cd: Any = field(default=None, repr=False, compare=False)
     _steps: Any = field(default=None, repr=False, compare=False)
     _strata_levels: Any = field(default=None, repr=False, compare=False)
+    frailty_theta: float | None = None
+    marginal_log_likelihood: float | None = None
+    frailty_effects: pd.DataFrame | None = field(default=None, repr=False)
 
     def summary(self) -> pd.DataFrame:
         """covariate, coef, se, [robust_se,] hazard_ratio, hr_low, hr_high, z, p."""
@@ -81,6 +85,9 @@ class CoxFit(ResultMixin):
         return self.table["coef"].to_numpy()
 
     def _keysums(self) -> res.KeySums:
+        if self.frailty_theta is not None:
+            raise NotImplementedError("residuals, baseline hazard, prediction and the PH test "
+                                      "are not implemented for a frailty fit")
         return res.key_sums(self._cd, self._steps)
 
     def _unsort(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -267,6 +274,8 @@ def fit_cox(
     robust: bool | None = None,
     weights: str | None = None,
     offset: str | None = None,
+    frailty: str | None = None,
+    frailty_theta: float | None = None,
 ) -> CoxFit:
     """Fit a Cox proportional-hazards model (R ``coxph``).
 
@@ -304,6 +313,16 @@ def fit_cox(
         Case-weight column (> 0).
     offset
         Offset column added to the linear predictor with coefficient 1.
+    frailty
+        Column of clusters sharing a gamma frailty (R ``frailty(unit, distribution =
+        "gamma")``): penalised partial likelihood, the frailty variance by maximum marginal
+        likelihood (R's default ``method = "em"``), or fixed at ``frailty_theta``.  Sets
+        ``frailty_theta``, ``marginal_log_likelihood`` (R's I-likelihood) and
+        ``frailty_effects`` (log-frailty per cluster); ``log_likelihood`` is the partial
+        log-likelihood at the fit, as R's ``loglik``; no robust variance, residuals or
+        baseline (Therneau, Grambsch & Pankratz 2003, *JCGS* 12, 156–175).
+    frailty_theta
+        Fixed frailty variance (> 0) instead of its estimate.
 
     Returns
     -------
@@ -339,6 +358,12 @@ def fit_cox(
     stratum = inp.codes(df, strata)
     cd = core.prepare(s, t, ev.astype(bool), x, inp.numeric(df, weights, 1.0, "weight", True),
                       inp.numeric(df, offset, 0.0, "offset"), stratum, ties)
+    if frailty is not None:
+        if cluster is not None or robust:
+            raise ValueError("frailty= cannot be combined with cluster= or robust= (R's robust "
+                             "variance for frailty fits is not implemented)")
+        return _frailty.cox_fit(df, cd, frailty, frailty_theta, covariates, level, ties,
+                            n_subjects, n_events, strata_names)
     try:
         sol = core.newton(cd, len(covariates))
     except np.linalg.LinAlgError:

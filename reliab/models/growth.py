@@ -48,6 +48,7 @@ from reliab._checks import Check, contains, in_range, positive
 from reliab._deprecation import renamed, warn_renamed
 from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
+from reliab.models._growth_gof import CramerVonMises, cramer_von_mises, critical_value
 from reliab.models._times import end_time, failure_times
 
 
@@ -66,6 +67,7 @@ class CrowAMSAAResult(ResultMixin):
     method: str
     notes: tuple[str, ...] = ()
     times: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
+    gof: CramerVonMises | None = None
 
     @property
     def beta(self) -> float:
@@ -92,6 +94,11 @@ class CrowAMSAAResult(ResultMixin):
             index=["beta_unbiased", "mtbf_instantaneous", "mtbf_cumulative"],
             columns=["estimate", "low", "high"])
         return pd.concat([self.params, extra])
+
+    def _meta(self) -> dict[str, Any]:
+        meta = super()._meta()
+        meta["gof"] = None if self.gof is None else self.gof.as_row()
+        return meta
 
     def invariants(self) -> tuple[Check, ...]:
         """beta, lambda and both MTBFs finite and > 0, each inside its interval."""
@@ -177,8 +184,8 @@ def _instantaneous_mtbf(m: float, n: int, termination: str,
     return low, m * n**2 / denom**2, []
 
 
-def fit_crow_amsaa(times: Any, *, end: float | None = None,
-                   conf_level: float = 0.95) -> CrowAMSAAResult:
+def fit_crow_amsaa(times: Any, *, end: float | None = None, conf_level: float = 0.95,
+                   gof_level: float = 0.10) -> CrowAMSAAResult:
     """Fit the Crow–AMSAA power-law NHPP to the failure times of one system.
 
     Parameters
@@ -190,13 +197,18 @@ def fit_crow_amsaa(times: Any, *, end: float | None = None,
         failure time. An ``end`` equal to the last failure is taken as time-terminated.
     conf_level : float
         Two-sided confidence level.
+    gof_level : float
+        Significance level of the Cramér–von Mises goodness-of-fit test, one of the
+        handbook table's 0.20, 0.15, 0.10, 0.05, 0.01.
 
     Returns
     -------
     CrowAMSAAResult
         ``params`` (index ``beta``, ``lambda``; columns ``estimate``, ``low``, ``high``),
         ``beta_unbiased``, ``mtbf_instantaneous`` and ``mtbf_cumulative`` as
-        ``(estimate, low, high)`` at ``end``; ``summary()`` stacks them.
+        ``(estimate, low, high)`` at ``end``; ``summary()`` stacks them.  ``gof``: the
+        Cramér–von Mises test (statistic ``C²_M``, critical value, level, ``reject``;
+        MIL-HDBK-189C), ``None`` with a note when M < 2.
 
     Raises
     ------
@@ -215,6 +227,7 @@ def fit_crow_amsaa(times: Any, *, end: float | None = None,
     """
     if not 0.0 < conf_level < 1.0:
         raise ValueError(f"conf_level must be in (0, 1), got {conf_level}")
+    critical_value(2, gof_level)  # an unknown level fails before any work
     t, tend, termination = _prepare(times, end)
     n, alpha = t.size, 1.0 - conf_level
     log_end = math.log(tend)
@@ -239,6 +252,10 @@ def fit_crow_amsaa(times: Any, *, end: float | None = None,
     m_inst = tend / (n * beta)
     i_lo, i_hi, inote = _instantaneous_mtbf(m_inst, n, termination, alpha)
     notes += inote
+    m_gof = n if termination == "time" else n - 1
+    gof = cramer_von_mises(t, tend, termination, gof_level) if m_gof >= 2 else None
+    if gof is None:
+        notes.append("M = 1 failure before the end: no Cramér–von Mises goodness of fit")
     m_cum = tend / n
     c_lo = 2 * tend / stats.chi2.ppf(1 - alpha / 2, df_up)
     c_hi = 2 * tend / stats.chi2.ppf(alpha / 2, 2 * n)
@@ -253,7 +270,7 @@ def fit_crow_amsaa(times: Any, *, end: float | None = None,
         method=(f"Crow-AMSAA MLE ({termination}-terminated); β: chi-square pivot df {df}; "
                 f"λ: Crow bounds given β̂; instantaneous MTBF: {inst}; cumulative MTBF: exact "
                 "chi-square"),
-        notes=tuple(notes), times=t)
+        notes=tuple(notes), times=t, gof=gof)
 
 
 crow_amsaa = renamed(fit_crow_amsaa, "crow_amsaa")

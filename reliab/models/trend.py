@@ -15,11 +15,20 @@ the null of a homogeneous Poisson process (no trend):
   ``2 Σ_{i<r} ln(t_r/t_i)`` with ``2(r−1)`` failure-terminated. Small values: worsening;
   large: improving.
 * ``"reverse-arrangement"`` — no model assumed (Kendall 1938). With inter-arrival times
-  ``I_1 = t_1, I_k = t_k − t_{k−1}``, ``R = #{j < k : I_j < I_k}`` (reversals). Under no
-  trend ``R`` is the inversion count of a random permutation of ``r`` items (the Mahonian
-  distribution, computed exactly by dynamic programming for ``r ≤ 60``); beyond that
-  ``z = (R − r(r−1)/4 ∓ 0.5) / √((2r+5)(r−1)r/72)`` (continuity correction towards the mean;
-  NIST Dataplot prints ``+0.5``). Many reversals: improving; few: worsening.
+  ``I_1 = t_1, I_k = t_k − t_{k−1}``, ``R = #{j < k : I_j < I_k}`` (reversals; tied gaps are
+  not reversals). Under no trend every ordering of the gaps is equally likely, so ``R`` is
+  the inversion count of a random permutation of ``r`` items: the Mahonian distribution
+  without ties, and with tie groups of sizes ``t_1 … t_g`` the q-multinomial coefficients
+  ``[r; t_1, …, t_g]_q`` (MacMahon 1916, *Combinatory Analysis* I, §103; Andrews 1976, *The
+  Theory of Partitions*, Thm 3.6), both computed exactly for ``r ≤ 60``. Beyond that
+  ``z = (|R − E R| − 0.5) / √Var R`` (continuity correction towards the mean; NIST Dataplot
+  prints ``+0.5``) with ``E R = (r(r−1)/2 − Σ t(t−1)/2)/2`` and the tie-corrected
+  ``Var R = [r(r−1)(2r+5) − Σ t(t−1)(2t+5)]/72``, a quarter of the variance of Kendall's
+  ``S = 2R − (r(r−1)/2 − Σ t(t−1)/2)`` with one ranking tied (Kendall 1970, *Rank
+  Correlation Methods*, 4th ed., eq. 4.3); it equals R's ``cor.test(gaps, seq_along(gaps),
+  method = "kendall", exact = FALSE, continuity = TRUE)``. Many reversals: improving; few:
+  worsening.  Gaps within floating-point resolution of each other (64 ulp of the end
+  time) count as tied.
 """
 
 from __future__ import annotations
@@ -37,7 +46,7 @@ from reliab._checks import Check, finite, in_range
 from reliab._deprecation import warn_renamed
 from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
-from reliab.models._times import end_time, failure_times
+from reliab.models._times import TIE_RTOL, end_time, failure_times
 
 Method = Literal["laplace", "mil-hdbk-189", "reverse-arrangement"]
 EXACT_MAX_R = 60
@@ -131,7 +140,25 @@ def _inversion_pmf(r: int) -> np.ndarray:
 
 def reversals(times: np.ndarray) -> int:
     """Number of reversals ``#{j < k : I_j < I_k}`` of the inter-arrival times of ``times``."""
-    gaps = np.diff(np.concatenate([[0.0], np.sort(np.asarray(times, dtype=float))]))
+    return _count_reversals(_gaps(np.sort(np.asarray(times, dtype=float))))
+
+
+def _gaps(t: np.ndarray) -> np.ndarray:
+    """Inter-arrival times of sorted ``t``; gaps within resolution of another are one value."""
+    gaps = np.diff(np.concatenate([[0.0], t]))
+    if gaps.size < 2:
+        return gaps
+    order = np.argsort(gaps, kind="stable")
+    g = gaps[order]
+    tol = TIE_RTOL * max(float(t[-1]), 1.0)
+    start = np.r_[True, np.diff(g) > tol]
+    g = g[np.maximum.accumulate(np.where(start, np.arange(g.size), 0))]
+    out = np.empty_like(gaps)
+    out[order] = g
+    return out
+
+
+def _count_reversals(gaps: np.ndarray) -> int:
     total = 0
     for lo in range(0, gaps.size, 1024):  # row blocks keep memory O(1024 r)
         rows = gaps[lo: lo + 1024, None]
@@ -140,21 +167,64 @@ def reversals(times: np.ndarray) -> int:
     return total
 
 
+def _tie_sizes(gaps: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(c) for c in np.unique(gaps, return_counts=True)[1])
+
+
+def _reversal_moments(gaps: np.ndarray) -> tuple[float, float]:
+    """Mean and tie-corrected variance of ``R`` under no trend (Kendall 1970, eq. 4.3 / 4)."""
+    r = gaps.size
+    t = np.array(_tie_sizes(gaps), dtype=float)
+    mean = (r * (r - 1) / 2 - float(np.sum(t * (t - 1))) / 2) / 2
+    var = (r * (r - 1) * (2 * r + 5) - float(np.sum(t * (t - 1) * (2 * t + 5)))) / 72
+    return mean, var
+
+
+@lru_cache(maxsize=256)
+def _q_binomial(m: int, k: int) -> np.ndarray:
+    """Coefficients of the Gaussian binomial ``[m; k]_q`` (``[m;k] = [m−1;k−1] + q^k [m−1;k]``)."""
+    if k == 0 or k == m:
+        return np.array([1.0])
+    a, b = _q_binomial(m - 1, k - 1), _q_binomial(m - 1, k)
+    out = np.zeros(k * (m - k) + 1)
+    out[: a.size] += a
+    out[k: k + b.size] += b
+    return out
+
+
+@lru_cache(maxsize=128)
+def _tied_reversal_pmf(sizes: tuple[int, ...]) -> np.ndarray:
+    """PMF of the inversion count of a uniformly random arrangement of a multiset with tie
+    groups of ``sizes``: the normalised q-multinomial ``Π_i [t_1+…+t_i; t_i]_q``."""
+    poly, total = np.array([1.0]), 0
+    for size in sorted(sizes):
+        total += size
+        poly = np.convolve(poly, _q_binomial(total, size))
+    return poly / poly.sum()
+
+
 def _reverse_arrangement(t: np.ndarray) -> tuple[float, float, str, str]:
     r = t.size
     if r < 2:
         raise InsufficientDataError("the reverse arrangement test needs >= 2 failures")
-    big_r = reversals(t)
-    mean = r * (r - 1) / 4
+    gaps = _gaps(t)
+    big_r = _count_reversals(gaps)
+    mean, var = _reversal_moments(gaps)
     direction = "improving" if big_r > mean else "worsening"
+    sizes = _tie_sizes(gaps)
+    tied = len(sizes) < r
     if r <= EXACT_MAX_R:
-        pmf = _inversion_pmf(r)
+        pmf = _tied_reversal_pmf(sizes) if tied else _inversion_pmf(r)
         p = 2 * min(pmf[: big_r + 1].sum(), pmf[big_r:].sum())
-        return float(big_r), min(1.0, p), direction, f"exact inversion-count distribution, r = {r}"
-    sd = math.sqrt((2 * r + 5) * (r - 1) * r / 72)
-    z = max(abs(big_r - mean) - 0.5, 0.0) / sd
+        return float(big_r), min(1.0, p), direction, (
+            f"exact {'q-multinomial (tied gaps)' if tied else 'inversion-count'} "
+            f"distribution, r = {r}")
+    if var <= 0:
+        return float(big_r), 1.0, direction, "all gaps tied: no ordering information"
+    z = max(abs(big_r - mean) - 0.5, 0.0) / math.sqrt(var)
     return float(big_r), min(1.0, 2 * stats.norm.sf(z)), direction, (
-        "normal approximation with continuity correction")
+        "normal approximation with continuity correction"
+        + (" and Kendall's tie-corrected variance" if tied else ""))
 
 
 def trend_test(
@@ -220,8 +290,6 @@ def trend_test(
     elif method == "reverse-arrangement":
         stat, p, direction, dist = _reverse_arrangement(t)
         n = t.size
-        if np.unique(np.diff(np.concatenate([[0.0], t]))).size < t.size:
-            notes.append("tied inter-arrival times: the null distribution is approximate")
     else:
         raise ValueError(f"unknown method {method!r}")
     return TrendTestResult(
