@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from reliab.fleet import _rows
+from reliab.fleet._partials import telemetry_partials
 from reliab.fleet._rows import Rows
 
 __all__ = ["Carry", "Spec", "reduce_run", "check_intervals", "time_runs", "footer_ranges"]
@@ -168,9 +169,7 @@ def _read(path: str, spec: Spec) -> tuple[list[Key], np.ndarray, np.ndarray, dic
 
 
 def _pandas_rows(path: str, spec: Spec) -> tuple[list[Key], Rows]:
-    """Partials of a file that needs cleaning, by :func:`reliab.fleet.telemetry.telemetry_partials`."""
-    from reliab.fleet.telemetry import telemetry_partials
-
+    """Partials of a file that needs cleaning, by :func:`reliab.fleet._partials.telemetry_partials`."""
     frame = pd.read_parquet(path)
     parts = telemetry_partials(frame, freq=spec.freq, columns=list(spec.columns), thresholds=spec.thresholds,
                                swings=spec.swings, duplicates=spec.duplicates)  # type: ignore[arg-type]
