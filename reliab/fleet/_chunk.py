@@ -137,23 +137,19 @@ def _read(path: str, spec: Spec) -> tuple[list[Key], np.ndarray, np.ndarray, dic
         col = table.column(name)
         if col.null_count:
             return None
-        cat = pd.Categorical(col.to_pandas())
-        text = np.array([str(x) for x in cat.categories], dtype=object)
-        rank = np.empty(len(text), np.int64)
-        rank[np.argsort(text, kind="stable")] = np.arange(len(text))
-        codes.append(rank[cat.codes])
-        labels.append(sorted(text.tolist()))
+        code, text = _dictionary(col)
+        codes.append(code)
+        labels.append(text)
     width = len(labels[1])
     series = codes[0] * width + codes[1]
-    same = series[1:] == series[:-1]
-    if (series[1:] < series[:-1]).any() or (same & (tns[1:] < tns[:-1])).any():
+    dseries, dtime = np.diff(series), np.diff(tns)
+    if not ((dseries > 0) | ((dseries == 0) & (dtime > 0))).all():  # not strictly by series, time
         order = np.lexsort((tns, series))
         series, tns = series[order], tns[order]
-        same = series[1:] == series[:-1]
+        if ((series[1:] == series[:-1]) & (tns[1:] == tns[:-1])).any():
+            return None
     else:
         order = None
-    if (same & (tns[1:] == tns[:-1])).any():
-        return None
     missing = [c for c in measured if c not in table.column_names]
     if missing:
         raise ValueError(f"{path}: telemetry column(s) {missing} missing (the first file has them)")
@@ -166,6 +162,21 @@ def _read(path: str, spec: Spec) -> tuple[list[Key], np.ndarray, np.ndarray, dic
     local[present] = np.arange(len(present))
     names = [(labels[0][int(k) // width], labels[1][int(k) % width]) for k in present]
     return names, tns, local[series], values
+
+
+def _dictionary(col: Any) -> tuple[np.ndarray, list[str]]:
+    """Per row of a key column (no nulls) the rank of its text among the distinct texts, and
+    those texts sorted."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if not pa.types.is_dictionary(arr.type):
+        arr = pc.dictionary_encode(arr)
+    text = np.array([str(x) for x in arr.dictionary.to_pylist()], dtype=object)
+    distinct, rank = np.unique(text, return_inverse=True)
+    code = arr.indices.to_numpy(zero_copy_only=False)
+    return rank.astype(np.int64)[code], distinct.tolist()
 
 
 def _pandas_rows(path: str, spec: Spec) -> tuple[list[Key], Rows]:

@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from reliab.fleet._segments import Segments
+
 Rows = dict[str, np.ndarray]
 
 _SUM = ("n", "__n", "__sum", "__above", "__steps")
@@ -78,26 +80,30 @@ def file_rows(tns: np.ndarray, series: np.ndarray, values: Mapping[str, np.ndarr
         return {}
     new = np.ones(total, dtype=bool)
     new[1:] = (series[1:] != series[:-1]) | (key[1:] != key[:-1])
-    starts = np.flatnonzero(new)
-    ends = _at(starts, total)
-    out: Rows = {"series": series[starts], "window": key[starts], "n": np.diff(np.r_[starts, total]).astype(np.int64),
-                 "first": tns[starts], "last": tns[ends]}
+    seg = Segments(np.flatnonzero(new), total)
+    out: Rows = {"series": seg.first(series), "window": seg.first(key), "n": seg.counts,
+                 "first": seg.first(tns), "last": seg.last(tns)}
     for c in columns:
         x = values[c]
-        ok = ~np.isnan(x)
-        out[f"{c}__n"] = np.add.reduceat(ok.astype(np.int64), starts)
-        out[f"{c}__sum"] = np.add.reduceat(np.where(ok, x, 0.0), starts)
-        out[f"{c}__min"] = np.fmin.reduceat(x, starts)
-        out[f"{c}__max"] = np.fmax.reduceat(x, starts)
+        nan = np.isnan(x)
+        if nan.any():
+            out[f"{c}__n"] = seg.count(~nan)
+            out[f"{c}__sum"] = seg.sum(np.where(nan, 0.0, x))
+        else:
+            out[f"{c}__n"] = seg.counts.copy()
+            out[f"{c}__sum"] = seg.sum(x)
+        out[f"{c}__min"] = seg.fmin(x)
+        out[f"{c}__max"] = seg.fmax(x)
         if c in thresholds:
-            out[f"{c}__above"] = np.add.reduceat((x > float(thresholds[c])).astype(np.int64), starts)
+            out[f"{c}__above"] = seg.count(x > float(thresholds[c]))
     for c, level in swings.items():
         x = values[c]
-        jump = np.abs(np.diff(x)) >= float(level)  # NaN compares False: no step across a gap
-        inside = np.r_[False, jump & ~new[1:]]
-        out[f"{c}__steps"] = np.add.reduceat(inside.astype(np.int64), starts)
-        out[f"{c}__vfirst"] = x[starts]
-        out[f"{c}__vlast"] = x[ends]
+        inside = np.zeros(total, dtype=bool)
+        inside[1:] = np.abs(np.diff(x)) >= float(level)  # NaN compares False: no step across a gap
+        inside &= ~new
+        out[f"{c}__steps"] = seg.count(inside)
+        out[f"{c}__vfirst"] = seg.first(x)
+        out[f"{c}__vlast"] = seg.last(x)
     return out
 
 
