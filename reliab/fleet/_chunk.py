@@ -247,7 +247,7 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
         rows = _rows.add_boundary_steps(rows, fresh, spec.swings, tail_last, tail_value, names)
     rows = _rows.merge(rows)
     held = rows["window"] >= rows["window"].max() if not last else np.zeros(_rows.size(rows), bool)
-    done = _rows.take(rows, np.flatnonzero(~held))
+    done = _rows.take(rows, np.flatnonzero(~held)) if held.any() else rows
     # the next run's view of every series: its last sample and the first time of its last finished window
     ends = np.flatnonzero(np.r_[rows["series"][1:] != rows["series"][:-1], True])
     tail_last[rows["series"][ends]] = rows["last"][ends]
@@ -272,14 +272,32 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
 
 
 def _finish(done: Rows, names: list[Key], interval: np.ndarray, spec: Spec) -> pd.DataFrame:
-    from reliab.windows import count_events
-
     out = _rows.finalize(done, names, interval, step=spec.step, level=spec.level, columns=spec.columns,
                          thresholds=spec.thresholds, swings=spec.swings, summed=spec.summed)
     if spec.events is not None:
-        out = count_events(out, spec.events, name=spec.event_name, freq=spec.freq)
-        out.attrs = {}
+        out[spec.event_name] = _event_counts(out, spec.events, spec.step)
     return out
+
+
+def _event_counts(windows: pd.DataFrame, events: pd.DataFrame, step: int) -> np.ndarray:
+    """Events (``time``, ``host``: one row per host) per row of host ``windows`` sorted by host
+    then window, as :func:`reliab.windows.count_events` counts them (an event outside every
+    window is not counted)."""
+    host = np.asarray(windows["host"], dtype=object)
+    window = pd.DatetimeIndex(windows["window"]).as_unit("ns").asi8 // step
+    counts = np.zeros(len(windows), np.int64)
+    if not len(windows) or not len(events):
+        return counts
+    ev_host = np.asarray(events["host"].astype(str), dtype=object)
+    ev_window = pd.DatetimeIndex(pd.to_datetime(events["time"], utc=True)).as_unit("ns").asi8 // step
+    lo = np.searchsorted(host, ev_host, side="left")
+    hi = np.searchsorted(host, ev_host, side="right")
+    mine = np.flatnonzero(hi > lo)  # events on a host of these windows
+    for i in mine:  # a handful per task: the failures of its hosts
+        j = lo[i] + int(np.searchsorted(window[lo[i]:hi[i]], ev_window[i]))
+        if j < hi[i] and window[j] == ev_window[i]:
+            counts[j] += 1
+    return counts
 
 
 def _store(windows: pd.DataFrame | None, output: str | None) -> pd.DataFrame | str | None:

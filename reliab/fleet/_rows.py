@@ -107,6 +107,17 @@ def file_rows(tns: np.ndarray, series: np.ndarray, values: Mapping[str, np.ndarr
     return out
 
 
+def series_order(series: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Order of rows by series, then first time: a stable sort of the series codes when the
+    rows of each series already come in time (pieces concatenated in time, each sorted by
+    series), else a sort on both keys."""
+    order = np.argsort(series, kind="stable")
+    s, f = series[order], first[order]
+    if ((s[1:] == s[:-1]) & (f[1:] < f[:-1])).any():
+        order = np.lexsort((first, series))
+    return order
+
+
 def add_boundary_steps(rows: Rows, fresh: np.ndarray, swings: Mapping[str, float],
                        tail_last: np.ndarray, tail_value: Mapping[str, np.ndarray], names: Sequence[str]) -> Rows:
     """Sort by series and first time; add to each fresh row the step from the row (or tail) before it.
@@ -115,7 +126,7 @@ def add_boundary_steps(rows: Rows, fresh: np.ndarray, swings: Mapping[str, float
     rows (an earlier piece of the series; ``tail_last`` < 0: none).  Raises ``ValueError``
     when a fresh row starts before the previous piece of its series ends.
     """
-    order = np.lexsort((rows["first"], rows["series"]))
+    order = series_order(rows["series"], rows["first"])
     rows, fresh = take(rows, order), fresh[order]
     s = rows["series"]
     total = len(s)
@@ -168,6 +179,21 @@ def sketch(codes: np.ndarray, values: np.ndarray) -> Sketch:
     median needs, a few triples per series when sampling is regular."""
     ok = ~np.isnan(values)
     codes, values = codes[ok], values[ok]
+    if len(codes) and (codes[1:] >= codes[:-1]).all():
+        # grouped by code: each code's first value (the usual one) is counted without a sort
+        new = np.ones(len(codes), dtype=bool)
+        new[1:] = codes[1:] != codes[:-1]
+        starts = np.flatnonzero(new)
+        ref = np.repeat(values[starts], np.diff(np.r_[starts, len(codes)]))
+        common = values == ref
+        count = np.add.reduceat(common.astype(np.int64), starts)
+        rest = _distinct(codes[~common], values[~common])
+        return tuple(np.concatenate([a, b]) for a, b in  # type: ignore[return-value]
+                     zip((codes[starts], values[starts], count), rest, strict=True))
+    return _distinct(codes, values)
+
+
+def _distinct(codes: np.ndarray, values: np.ndarray) -> Sketch:
     order = np.lexsort((values, codes))
     codes, values = codes[order], values[order]
     new = np.ones(len(codes), dtype=bool)
@@ -240,46 +266,55 @@ def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.n
     hours = np.minimum(rows["n"] * ival, width_s) / 3600.0
     host_names = np.array([h for h, _ in names], dtype=object)
     gpu_names = np.array([g for _, g in names], dtype=object)
+    w = rows["window"]
     if level == "host":
         _, host_code = np.unique(host_names, return_inverse=True)
-        order = np.lexsort((s, rows["window"], host_code[s]))
-        group = host_code[s][order]
+        # rows come by series (host-major) then window: a stable sort on (host, window) keeps
+        # each window's series in order
+        lo = int(w.min()) if len(w) else 0
+        group = host_code[s]
+        order = np.argsort(group * (int(w.max()) - lo + 1 if len(w) else 1) + (w - lo), kind="stable")
+        group, w = group[order], w[order]
+
+        def at(v: np.ndarray) -> np.ndarray:
+            return v[order]
     else:
-        order = np.arange(len(s))
         group = s
-    w = rows["window"][order]
-    new = np.ones(len(order), dtype=bool)
+
+        def at(v: np.ndarray) -> np.ndarray:
+            return v
+    new = np.ones(len(s), dtype=bool)
     new[1:] = (group[1:] != group[:-1]) | (w[1:] != w[:-1])
-    starts = np.flatnonzero(new)
-    counts = np.diff(np.r_[starts, len(order)])
-    first_row = order[starts]
+    seg = Segments(np.flatnonzero(new), len(s))
+    first_row = seg.first(at(np.arange(len(s))))
     out: dict[str, object] = {"host": _keys(host_names[s[first_row]], bool(swings))}
     if level == "gpu":
         out["gpu"] = _keys(gpu_names[s[first_row]], bool(swings))
-    out["window"] = pd.to_datetime(w[starts] * step, unit="ns", utc=True)
-    out["hours"] = np.fmax.reduceat(hours[order], starts)
-    out["n_series"] = counts.astype(np.int64)
-    out["n_samples"] = np.add.reduceat(rows["n"][order], starts)
+    out["window"] = pd.to_datetime(seg.first(w) * step, unit="ns", utc=True)
+    out["hours"] = seg.fmax(at(hours))
+    out["n_series"] = seg.counts
+    out["n_samples"] = seg.sum(at(rows["n"]))
 
     def nansum(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ok = ~np.isnan(x)
-        return np.add.reduceat(np.where(ok, x, 0.0), starts), np.add.reduceat(ok.astype(np.int64), starts)
+        return seg.sum(np.where(ok, x, 0.0)), seg.count(ok)
 
+    ival_o = at(ival)
     for c in columns:
-        n_c = rows[f"{c}__n"][order]
-        tot_n = np.add.reduceat(n_c, starts)
+        n_c = at(rows[f"{c}__n"])
+        tot_n = seg.sum(n_c)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out[f"{c}_mean"] = np.where(tot_n > 0, np.add.reduceat(rows[f"{c}__sum"][order], starts) / tot_n, np.nan)
-            out[f"{c}_min"] = np.fmin.reduceat(rows[f"{c}__min"][order], starts)
-            out[f"{c}_max"] = np.fmax.reduceat(rows[f"{c}__max"][order], starts)
+            out[f"{c}_mean"] = np.where(tot_n > 0, seg.sum(at(rows[f"{c}__sum"])) / tot_n, np.nan)
+            out[f"{c}_min"] = seg.fmin(at(rows[f"{c}__min"]))
+            out[f"{c}_max"] = seg.fmax(at(rows[f"{c}__max"]))
             if c in thresholds:
-                above = np.minimum(rows[f"{c}__above"][order] * ival[order], width_s) / 3600.0
+                above = np.minimum(at(rows[f"{c}__above"]) * ival_o, width_s) / 3600.0
                 tot, cnt = nansum(np.where(n_c > 0, above, np.nan))
                 out[f"{c}_hours_above"] = np.where(cnt > 0, tot / cnt, np.nan)
             if c in summed:
-                mean = np.where(n_c > 0, rows[f"{c}__sum"][order] / n_c, np.nan)
+                mean = np.where(n_c > 0, at(rows[f"{c}__sum"]) / n_c, np.nan)
                 tot, cnt = nansum(mean)
                 out[f"{c}_total"] = np.where(cnt > 0, tot, np.nan)
     for c in swings:
-        out[f"{c}_swings"] = np.add.reduceat(rows[f"{c}__steps"][order], starts) / counts
+        out[f"{c}_swings"] = seg.sum(at(rows[f"{c}__steps"])) / seg.counts
     return pd.DataFrame(out)
