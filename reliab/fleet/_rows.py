@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from reliab.fleet._segments import Segments
+from reliab.fleet._segments import Blocks, Segments
 
 Rows = dict[str, np.ndarray]
 
@@ -252,6 +252,29 @@ def _keys(names: np.ndarray, plain: bool) -> object:
     return out
 
 
+def _blocks(host_code: np.ndarray, s: np.ndarray, w: np.ndarray) -> Blocks | None:
+    """:class:`Blocks` of rows sorted by series then window when every host has as many
+    series and every series the same consecutive windows (each host's windows are then the
+    fold of its series' rows, no sort needed); ``None`` otherwise."""
+    if not len(s):
+        return None
+    n_series = int(s[-1]) - int(s[0]) + 1
+    if len(s) % n_series:
+        return None
+    width = len(s) // n_series
+    codes = np.arange(int(s[0]), int(s[0]) + n_series)
+    if not (s.reshape(n_series, width) == codes[:, None]).all():
+        return None
+    lo = int(w[0])
+    if not (w.reshape(n_series, width) == np.arange(lo, lo + width)).all():
+        return None
+    per_host = np.bincount(host_code[codes])
+    per_host = per_host[per_host > 0]
+    if (per_host != per_host[0]).any():
+        return None
+    return Blocks(len(per_host), int(per_host[0]), width)
+
+
 def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.ndarray, *, step: int,
              level: str, columns: Sequence[str], thresholds: Mapping[str, float], swings: Mapping[str, float],
              summed: Sequence[str]) -> pd.DataFrame:
@@ -267,25 +290,34 @@ def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.n
     host_names = np.array([h for h, _ in names], dtype=object)
     gpu_names = np.array([g for _, g in names], dtype=object)
     w = rows["window"]
+    seg: Segments | None = None
     if level == "host":
         _, host_code = np.unique(host_names, return_inverse=True)
-        # rows come by series (host-major) then window: a stable sort on (host, window) keeps
-        # each window's series in order
-        lo = int(w.min()) if len(w) else 0
-        group = host_code[s]
-        order = np.argsort(group * (int(w.max()) - lo + 1 if len(w) else 1) + (w - lo), kind="stable")
-        group, w = group[order], w[order]
+        seg = _blocks(host_code, s, w)
+        if seg is not None:
+            group = host_code[s]
 
-        def at(v: np.ndarray) -> np.ndarray:
-            return v[order]
+            def at(v: np.ndarray) -> np.ndarray:
+                return v
+        else:
+            # rows come by series (host-major) then window: a stable sort on (host, window)
+            # keeps each window's series in order
+            lo = int(w.min()) if len(w) else 0
+            group = host_code[s]
+            order = np.argsort(group * (int(w.max()) - lo + 1 if len(w) else 1) + (w - lo), kind="stable")
+            group, w = group[order], w[order]
+
+            def at(v: np.ndarray) -> np.ndarray:
+                return v[order]
     else:
         group = s
 
         def at(v: np.ndarray) -> np.ndarray:
             return v
-    new = np.ones(len(s), dtype=bool)
-    new[1:] = (group[1:] != group[:-1]) | (w[1:] != w[:-1])
-    seg = Segments(np.flatnonzero(new), len(s))
+    if seg is None:
+        new = np.ones(len(s), dtype=bool)
+        new[1:] = (group[1:] != group[:-1]) | (w[1:] != w[:-1])
+        seg = Segments(np.flatnonzero(new), len(s))
     first_row = seg.first(at(np.arange(len(s))))
     out: dict[str, object] = {"host": _keys(host_names[s[first_row]], bool(swings))}
     if level == "gpu":

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Segments"]
+__all__ = ["Segments", "Blocks"]
 
 #: longest segment reduced on a grid; longer ones (minute windows of 1 Hz samples) use reduceat
 MAX_WIDTH = 64
@@ -89,3 +89,38 @@ class Segments:
     def last(self, x: np.ndarray) -> np.ndarray:
         """Each segment's last element."""
         return x[self.starts + self.counts - 1]
+
+
+class Blocks(Segments):
+    """Segments that interleave: ``blocks`` blocks of ``inner`` runs of ``width`` elements, where
+    segment ``(b, j)`` holds element ``j`` of every run of block ``b`` (the series of a host
+    by window, when every series of every host has the same windows).  Reduced by folding
+    the runs of each block in order, without gathering the segments together.
+
+    Parameters
+    ----------
+    blocks, inner, width : int
+        Number of blocks, runs per block and elements per run.
+    """
+
+    def __init__(self, blocks: int, inner: int, width: int) -> None:
+        self.shape = (blocks, inner, width)
+        self.starts = np.arange(blocks * width, dtype=np.int64)  # one per segment (its count only)
+        self.total = blocks * inner * width
+        self.counts = np.full(blocks * width, inner, np.int64)
+        self.width = inner
+        self.grid = True
+        self.index = None
+
+    def _fold(self, ufunc: np.ufunc, x: np.ndarray, fill: float | int, dtype: np.dtype | type | None) -> np.ndarray:
+        cells = x.reshape(self.shape)
+        acc = cells[:, 0, :].astype(dtype or x.dtype)
+        for j in range(1, self.shape[1]):
+            ufunc(acc, cells[:, j, :], out=acc)
+        return acc.reshape(-1)
+
+    def first(self, x: np.ndarray) -> np.ndarray:
+        return x.reshape(self.shape)[:, 0, :].reshape(-1)
+
+    def last(self, x: np.ndarray) -> np.ndarray:
+        return x.reshape(self.shape)[:, -1, :].reshape(-1)

@@ -1,0 +1,146 @@
+"""Fleet telemetry -> host-hour windows beside a pyarrow read of the same files (ratios).
+
+Run: ``python benchmarks/bench_fleet_windows.py [--gpus 8192] [--days 14] [--rounds 5]
+[--before DIR] [--dask]``.
+
+A fleet written by :func:`reliab.write_fleet` (one Parquet file per pod and day, a sample per
+GPU every 15 minutes) is reduced as the Dask path reduces it: per pod (host group) one
+:func:`reliab.fleet._chunk.reduce_run` per week of files, each continuing the one before,
+with hours above 70 °C, power swings of 300 W and the generator's failures counted per
+window.  Beside it, the baseline reads every telemetry file once with
+``pyarrow.parquet.read_table`` (all columns): the floor of any reduction.  Each measurement
+runs in a fresh process, and the rounds interleave baseline, reduction and (with
+``--before DIR``, a folder holding an earlier ``reliab`` package, e.g. from ``git archive
+<commit> reliab | tar -x -C DIR``) the earlier reduction, so that a loaded machine slows them
+alike: the figures are the medians of the per-round ratios to the read, not absolute times.
+``--dask`` adds :func:`reliab.fleet.reduce_telemetry` on a LocalCluster of 2 single-threaded
+workers (cluster start not counted), against the same read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks._suite import WORK  # noqa: E402
+
+_READ = """
+import pathlib, sys, time
+import pyarrow.parquet as pq
+def read():
+    files = sorted(pathlib.Path(sys.argv[1], "telemetry").rglob("*.parquet"))
+    t = time.perf_counter()
+    rows = sum(pq.read_table(p).num_rows for p in files)
+    return time.perf_counter() - t, rows
+"""
+
+_REDUCE = _READ + """
+import pandas as pd
+from reliab.fleet.telemetry import _group_by_hosts, _spec
+from reliab.fleet._chunk import footer_ranges, reduce_run, time_runs
+root = pathlib.Path(sys.argv[1])
+files = [str(p) for p in sorted((root / "telemetry").rglob("*.parquet"))]
+ev = pd.read_csv(root / "truth" / "failures.csv")
+events = pd.DataFrame({"time": pd.to_datetime(ev["time"], utc=True), "host": ev["host"]})
+kw = {"freq": "1h", "columns": None, "thresholds": {"gpu_temp_c": 70.0}, "swings": {"power_w": 300.0},
+      "duplicates": "mean", "events": events, "event_name": "failures"}
+def reduce():
+    t = time.perf_counter()
+    ranges = {f: footer_ranges(f) for f in files}
+    groups = _group_by_hosts(files, [ranges[f][0] for f in files])
+    spec = _spec(groups[0][0], kw, "host")
+    windows = 0
+    for group in groups:
+        carry = None
+        runs = time_runs(group, [ranges[f][1] for f in group], pd.Timedelta("7D").value)
+        for r, run in enumerate(runs):
+            got = reduce_run(run, carry, spec, last=r == len(runs) - 1)
+            carry = got["carry"]
+            windows += 0 if got["windows"] is None else len(got["windows"])
+    return time.perf_counter() - t, windows
+reduce()  # warm-up: imports, first touch of memory
+for _ in range(int(sys.argv[2])):
+    print(*read(), *reduce())
+"""
+
+_DASK = _READ + """
+import logging, pathlib, sys, time
+import pandas as pd
+from dask.distributed import Client, LocalCluster
+from reliab.fleet import reduce_telemetry
+logging.getLogger("distributed").setLevel(logging.CRITICAL)
+root = pathlib.Path(sys.argv[1])
+ev = pd.read_csv(root / "truth" / "failures.csv")
+events = pd.DataFrame({"time": pd.to_datetime(ev["time"], utc=True), "host": ev["host"]})
+def reduce():
+    t = time.perf_counter()
+    out = reduce_telemetry(root / "telemetry", client=client, thresholds={"gpu_temp_c": 70.0},
+                           swings={"power_w": 300.0}, events=events)
+    return time.perf_counter() - t, len(out)
+with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \\
+        Client(cluster) as client:
+    reduce()
+    for _ in range(int(sys.argv[2])):
+        print(*read(), *reduce())
+"""
+
+
+def _run(code: str, folder: Path, rounds: int, path: str) -> list[tuple[float, float, int]]:
+    """(read seconds, reduction seconds, windows) per round, from one warmed-up child process."""
+    env = {**os.environ, "PYTHONPATH": path}
+    out = subprocess.run([sys.executable, "-c", code, str(folder), str(rounds)], check=True, capture_output=True,
+                         text=True, env=env).stdout.splitlines()
+    return [(float(a), float(c), int(d)) for a, _, c, d in (line.split() for line in out)]
+
+
+def measure(folder: Path, rounds: int, before: str | None, dask: bool, children: int = 2) -> dict:
+    """Each variant in ``children`` warmed-up processes, alternating with the others, each of
+    ``rounds`` rounds of (pyarrow read, reduction); the medians of the per-round ratios."""
+    here = str(Path(__file__).resolve().parents[1])
+    kinds = {"after": (_REDUCE, here)}
+    if before:
+        kinds["before"] = (_REDUCE, before)
+    if dask:
+        kinds["dask"] = (_DASK, here)
+    got: dict[str, list[tuple[float, float, int]]] = {k: [] for k in kinds}
+    for _ in range(children):
+        for name, (code, path) in kinds.items():
+            got[name] += _run(code, folder, rounds, path)
+    return {"ratio_to_read": {k: statistics.median(c / r for r, c, _ in v) for k, v in got.items()},
+            "read_s": {k: statistics.median(r for r, _, _ in v) for k, v in got.items()},
+            "reduce_s": {k: statistics.median(c for _, c, _ in v) for k, v in got.items()},
+            "windows": {k: v[0][2] for k, v in got.items()}, "load": os.getloadavg()[0]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gpus", type=int, default=8192)
+    parser.add_argument("--days", type=int, default=14)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--before", default=None, help="folder holding an earlier reliab package")
+    parser.add_argument("--dask", action="store_true")
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args()
+    folder = WORK / f"fleet-windows-{args.gpus}-{args.days}"
+    if not (folder / "telemetry").is_dir():
+        code = (f"from reliab.datasets import write_fleet; write_fleet({str(folder)!r}, n_gpus={args.gpus}, "
+                f"days={args.days}, noise_lines_per_node_day=1.0)")
+        subprocess.run([sys.executable, "-c", code], check=True)
+    try:
+        got = measure(folder, args.rounds, args.before, args.dask)
+    finally:
+        if not args.keep:
+            shutil.rmtree(folder, ignore_errors=True)
+    print(json.dumps(got, indent=1))
+
+
+if __name__ == "__main__":
+    main()
