@@ -37,9 +37,9 @@ import pathlib, sys, time
 import pyarrow.parquet as pq
 def read():
     files = sorted(pathlib.Path(sys.argv[1], "telemetry").rglob("*.parquet"))
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     rows = sum(pq.read_table(p).num_rows for p in files)
-    return time.perf_counter() - t, rows
+    return time.perf_counter() - t, time.process_time() - c, rows
 """
 
 _REDUCE = _READ + """
@@ -53,7 +53,7 @@ events = pd.DataFrame({"time": pd.to_datetime(ev["time"], utc=True), "host": ev[
 kw = {"freq": "1h", "columns": None, "thresholds": {"gpu_temp_c": 70.0}, "swings": {"power_w": 300.0},
       "duplicates": "mean", "events": events, "event_name": "failures"}
 def reduce():
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     ranges = {f: footer_ranges(f) for f in files}
     groups = _group_by_hosts(files, [ranges[f][0] for f in files])
     spec = _spec(groups[0][0], kw, "host")
@@ -65,7 +65,7 @@ def reduce():
             got = reduce_run(run, carry, spec, last=r == len(runs) - 1)
             carry = got["carry"]
             windows += 0 if got["windows"] is None else len(got["windows"])
-    return time.perf_counter() - t, windows
+    return time.perf_counter() - t, time.process_time() - c, windows
 reduce()  # warm-up: imports, first touch of memory
 for _ in range(int(sys.argv[2])):
     print(*read(), *reduce())
@@ -81,10 +81,10 @@ root = pathlib.Path(sys.argv[1])
 ev = pd.read_csv(root / "truth" / "failures.csv")
 events = pd.DataFrame({"time": pd.to_datetime(ev["time"], utc=True), "host": ev["host"]})
 def reduce():
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     out = reduce_telemetry(root / "telemetry", client=client, thresholds={"gpu_temp_c": 70.0},
                            swings={"power_w": 300.0}, events=events)
-    return time.perf_counter() - t, len(out)
+    return time.perf_counter() - t, time.process_time() - c, len(out)
 with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \\
         Client(cluster) as client:
     reduce()
@@ -93,31 +93,40 @@ with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_a
 """
 
 
-def _run(code: str, folder: Path, rounds: int, path: str) -> list[tuple[float, float, int]]:
-    """(read seconds, reduction seconds, windows) per round, from one warmed-up child process."""
+def _run(code: str, folder: Path, rounds: int, path: str) -> list[list[float]]:
+    """Per round (read wall s, read CPU s, read rows, reduction wall s, reduction CPU s,
+    windows), from one warmed-up child process."""
     env = {**os.environ, "PYTHONPATH": path}
     out = subprocess.run([sys.executable, "-c", code, str(folder), str(rounds)], check=True, capture_output=True,
-                         text=True, env=env).stdout.splitlines()
-    return [(float(a), float(c), int(d)) for a, _, c, d in (line.split() for line in out)]
+                         text=True, env=env, cwd=path).stdout.splitlines()  # -c puts the cwd first on sys.path
+    return [[float(x) for x in line.split()] for line in out]
 
 
 def measure(folder: Path, rounds: int, before: str | None, dask: bool, children: int = 2) -> dict:
     """Each variant in ``children`` warmed-up processes, alternating with the others, each of
-    ``rounds`` rounds of (pyarrow read, reduction); the medians of the per-round ratios."""
+    ``rounds`` rounds of (pyarrow read, reduction); the medians of the per-round ratios, in
+    wall time and in CPU time of the process (the Dask figure's CPU time is the client's
+    only: its wall ratio is the figure)."""
     here = str(Path(__file__).resolve().parents[1])
     kinds = {"after": (_REDUCE, here)}
     if before:
         kinds["before"] = (_REDUCE, before)
     if dask:
         kinds["dask"] = (_DASK, here)
-    got: dict[str, list[tuple[float, float, int]]] = {k: [] for k in kinds}
+    got: dict[str, list[list[float]]] = {k: [] for k in kinds}
     for _ in range(children):
         for name, (code, path) in kinds.items():
             got[name] += _run(code, folder, rounds, path)
-    return {"ratio_to_read": {k: statistics.median(c / r for r, c, _ in v) for k, v in got.items()},
-            "read_s": {k: statistics.median(r for r, _, _ in v) for k, v in got.items()},
-            "reduce_s": {k: statistics.median(c for _, c, _ in v) for k, v in got.items()},
-            "windows": {k: v[0][2] for k, v in got.items()}, "load": os.getloadavg()[0]}
+
+    def med(rows: list[list[float]], f: object) -> float:
+        return round(statistics.median(f(r) for r in rows), 3)  # type: ignore[operator]
+
+    return {"wall_ratio_to_read": {k: med(v, lambda r: r[3] / r[0]) for k, v in got.items()},
+            "cpu_ratio_to_read": {k: med(v, lambda r: r[4] / r[1]) for k, v in got.items()},
+            "read_wall_s": {k: med(v, lambda r: r[0]) for k, v in got.items()},
+            "reduce_wall_s": {k: med(v, lambda r: r[3]) for k, v in got.items()},
+            "rows": {k: int(v[0][2]) for k, v in got.items()}, "windows": {k: int(v[0][5]) for k, v in got.items()},
+            "load": os.getloadavg()[0]}
 
 
 def main() -> None:

@@ -114,9 +114,12 @@ def time_runs(files: Sequence[str], spans: Sequence[tuple[int, int] | None], spa
     return runs
 
 
-def _read(path: str, spec: Spec) -> tuple[list[Key], np.ndarray, np.ndarray, dict[str, np.ndarray]] | None:
-    """Sorted samples of one file on integer series codes; ``None`` when it needs cleaning
-    (missing times or keys, repeated timestamps, naive times): the pandas path does that."""
+def _read(path: str, spec: Spec
+          ) -> tuple[list[Key], np.ndarray, np.ndarray, dict[str, np.ndarray], np.ndarray] | None:
+    """Samples of one file sorted by series and time: series keys present, times (ns), series
+    codes, values, and the position in the keys of each code (-1: absent); ``None`` when it
+    needs cleaning (missing times or keys, repeated timestamps, naive times): the pandas
+    path does that."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -141,13 +144,14 @@ def _read(path: str, spec: Spec) -> tuple[list[Key], np.ndarray, np.ndarray, dic
         codes.append(code)
         labels.append(text)
     width = len(labels[1])
-    series = codes[0] * width + codes[1]
+    series = codes[0] * width + codes[1] if width > 1 else codes[0]
     dseries, dtime = np.diff(series), np.diff(tns)
     if not ((dseries > 0) | ((dseries == 0) & (dtime > 0))).all():  # not strictly by series, time
         order = np.lexsort((tns, series))
         series, tns = series[order], tns[order]
         if ((series[1:] == series[:-1]) & (tns[1:] == tns[:-1])).any():
             return None
+        dseries = np.diff(series)
     else:
         order = None
     missing = [c for c in measured if c not in table.column_names]
@@ -157,11 +161,12 @@ def _read(path: str, spec: Spec) -> tuple[list[Key], np.ndarray, np.ndarray, dic
     for c in measured:
         x = table.column(c).to_numpy().astype(float)
         values[c] = x if order is None else x[order]
-    present = np.flatnonzero(np.bincount(series, minlength=len(labels[0]) * width))
+    present = series[np.r_[0, np.flatnonzero(dseries) + 1]] if len(series) else series
     local = np.full(len(labels[0]) * width, -1, np.int64)
     local[present] = np.arange(len(present))
-    names = [(labels[0][int(k) // width], labels[1][int(k) % width]) for k in present]
-    return names, tns, local[series], values
+    names = list(zip(np.array(labels[0], dtype=object)[present // width].tolist(),
+                     np.array(labels[1], dtype=object)[present % width].tolist(), strict=True))
+    return names, tns, series, values, local
 
 
 def _dictionary(col: Any) -> tuple[np.ndarray, list[str]]:
@@ -175,7 +180,9 @@ def _dictionary(col: Any) -> tuple[np.ndarray, list[str]]:
         arr = pc.dictionary_encode(arr)
     text = np.array([str(x) for x in arr.dictionary.to_pylist()], dtype=object)
     distinct, rank = np.unique(text, return_inverse=True)
-    code = arr.indices.to_numpy(zero_copy_only=False)
+    code = arr.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    if (rank == np.arange(len(rank))).all():  # a sorted dictionary: its indices are the ranks
+        return code, distinct.tolist()
     return rank.astype(np.int64)[code], distinct.tolist()
 
 
@@ -203,6 +210,18 @@ def _sort_key(key: Key) -> tuple:
     return (host is None, host or "", gpu is None, gpu or "")
 
 
+def _coder(code: dict[Key, int]) -> Any:
+    """Codes of a list of keys in ``code``; the files of a host group mostly repeat their keys,
+    so the previous answer is kept (one list comparison instead of a lookup per key)."""
+    last: list[Any] = [None, None]
+
+    def codes(keys: list[Key]) -> np.ndarray:
+        if last[0] != keys:
+            last[0], last[1] = keys, np.array([code[k] for k in keys], np.int64)
+        return last[1]
+    return codes
+
+
 def _recode(rows: Rows, codes: np.ndarray) -> Rows:
     return {**rows, "series": codes[rows["series"]]} if rows else rows
 
@@ -222,15 +241,17 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
         if got is None:
             pieces.append(_pandas_rows(path, spec))
             continue
-        names, tns, series, values = got
-        pieces.append((names, _rows.file_rows(tns, series, values, step=spec.step, columns=spec.columns,
-                                              thresholds=spec.thresholds, swings=spec.swings)))
+        names, tns, series, values, local = got
+        rows = _rows.file_rows(tns, series, values, step=spec.step, columns=spec.columns,
+                               thresholds=spec.thresholds, swings=spec.swings)
+        pieces.append((names, _recode(rows, local)))
     names = sorted({*carry.names, *(k for n, _ in pieces for k in n)}, key=_sort_key)
     code = {k: i for i, k in enumerate(names)}
     n_codes = len(names)
     old = np.array([code[k] for k in carry.names], np.int64)
     pieces = [(n, r) for n, r in pieces if _rows.size(r)]
-    parts = [_recode(carry.held, old)] + [_recode(r, np.array([code[k] for k in n], np.int64)) for n, r in pieces]
+    codes = _coder(code)
+    parts = [_recode(carry.held, old)] + [_recode(r, codes(n)) for n, r in pieces]
     fresh = np.concatenate([np.zeros(_rows.size(parts[0]), bool)] + [np.ones(_rows.size(r), bool) for r in parts[1:]])
     rows = _rows.concat(parts)
     tail_last = np.full(n_codes, -1, np.int64)
@@ -265,7 +286,7 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
     used = local if given is None else np.array([given.get(k, np.nan) for k in names])
     windows = _finish(done, names, used, spec) if _rows.size(done) else None
     new_carry = Carry(names, _rows.take(rows, np.flatnonzero(held)), tail_last, tail_value, next_first)
-    present = np.unique(done["series"]) if _rows.size(done) else np.zeros(0, np.int64)
+    present = done["series"][np.r_[True, np.diff(done["series"]) != 0]] if _rows.size(done) else np.zeros(0, np.int64)
     return {"windows": _store(windows, output), "carry": new_carry, "names": names,
             "per": per, "gaps": gaps,
             "used": {names[i]: float(used[i]) for i in present}}
