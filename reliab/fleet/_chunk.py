@@ -159,7 +159,8 @@ def _read(path: str, spec: Spec
         raise ValueError(f"{path}: telemetry column(s) {missing} missing (the first file has them)")
     values = {}
     for c in measured:
-        x = table.column(c).to_numpy().astype(float)
+        x = table.column(c).to_numpy()
+        x = x if x.dtype in (np.float32, np.float64) else x.astype(np.float64)
         values[c] = x if order is None else x[order]
     present = series[np.r_[0, np.flatnonzero(dseries) + 1]] if len(series) else series
     local = np.full(len(labels[0]) * width, -1, np.int64)
@@ -252,8 +253,11 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
     pieces = [(n, r) for n, r in pieces if _rows.size(r)]
     codes = _coder(code)
     parts = [_recode(carry.held, old)] + [_recode(r, codes(n)) for n, r in pieces]
-    fresh = np.concatenate([np.zeros(_rows.size(parts[0]), bool)] + [np.ones(_rows.size(r), bool) for r in parts[1:]])
-    rows = _rows.concat(parts)
+    if _rows.size(parts[0]):
+        rows, fresh = _rows.stack(parts, n_codes)
+    else:
+        rows, fresh = _rows.stack(parts[1:], n_codes) if len(parts) > 1 else ({}, np.zeros(0, bool))
+        fresh[:] = True
     tail_last = np.full(n_codes, -1, np.int64)
     tail_last[old] = carry.tail_last
     tail_value = {c: np.full(n_codes, np.nan) for c in spec.swings}

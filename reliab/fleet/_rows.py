@@ -58,14 +58,6 @@ def take(rows: Rows, index: np.ndarray) -> Rows:
     return {k: v[index] for k, v in rows.items()}
 
 
-def concat(parts: Sequence[Rows]) -> Rows:
-    parts = [p for p in parts if p and len(p["series"])]
-    if not parts:
-        return {}
-    names = list(parts[0])
-    return {k: np.concatenate([p[k] for p in parts]) for k in names}
-
-
 def size(rows: Rows) -> int:
     return len(rows["series"]) if rows else 0
 
@@ -84,33 +76,65 @@ def file_rows(tns: np.ndarray, series: np.ndarray, values: Mapping[str, np.ndarr
     out: Rows = {"series": seg.first(series), "window": seg.first(key), "n": seg.counts,
                  "first": seg.first(tns), "last": seg.last(tns)}
     for c in columns:
-        x = values[c]
+        x = values[c]  # float32 or float64: sums in float64, comparisons with float64 levels
         nan = np.isnan(x)
         if nan.any():
             out[f"{c}__n"] = seg.count(~nan)
-            out[f"{c}__sum"] = seg.sum(np.where(nan, 0.0, x))
+            out[f"{c}__sum"] = seg.sum(np.where(nan, x.dtype.type(0), x), dtype=np.float64)
         else:
             out[f"{c}__n"] = seg.counts.copy()
-            out[f"{c}__sum"] = seg.sum(x)
-        out[f"{c}__min"] = seg.fmin(x)
-        out[f"{c}__max"] = seg.fmax(x)
+            out[f"{c}__sum"] = seg.sum(x, dtype=np.float64)
+        out[f"{c}__min"] = seg.fmin(x).astype(np.float64)
+        out[f"{c}__max"] = seg.fmax(x).astype(np.float64)
         if c in thresholds:
-            out[f"{c}__above"] = seg.count(x > float(thresholds[c]))
+            out[f"{c}__above"] = seg.count(x > np.float64(thresholds[c]))
     for c, level in swings.items():
         x = values[c]
         inside = np.zeros(total, dtype=bool)
-        inside[1:] = np.abs(np.diff(x)) >= float(level)  # NaN compares False: no step across a gap
+        # NaN compares False: no step across a gap
+        inside[1:] = np.abs(np.subtract(x[1:], x[:-1], dtype=np.float64)) >= np.float64(level)
         inside &= ~new
         out[f"{c}__steps"] = seg.count(inside)
-        out[f"{c}__vfirst"] = seg.first(x)
-        out[f"{c}__vlast"] = seg.last(x)
+        out[f"{c}__vfirst"] = seg.first(x).astype(np.float64)
+        out[f"{c}__vlast"] = seg.last(x).astype(np.float64)
     return out
 
 
-def series_order(series: np.ndarray, first: np.ndarray) -> np.ndarray:
-    """Order of rows by series, then first time: a stable sort of the series codes when the
-    rows of each series already come in time (pieces concatenated in time, each sorted by
-    series), else a sort on both keys."""
+def stack(parts: Sequence[Rows], n_codes: int) -> tuple[Rows, np.ndarray]:
+    """Rows of ``parts`` (each by series; parts in time order) by series, each series' rows
+    in the order of the parts, and which rows come from ``parts[1:]``: a counting sort on
+    the series codes, each column written once."""
+    parts = [p if (np.diff(p["series"]) >= 0).all() else take(p, np.argsort(p["series"], kind="stable"))
+             for p in parts]
+    counts = [np.bincount(p["series"], minlength=n_codes) for p in parts]
+    if all((c == c[0]).all() and c[0] for c in counts):  # every part holds each series as often
+        shape = [(n_codes, int(c[0])) for c in counts]
+        rows = {k: np.concatenate([p[k].reshape(n) for p, n in zip(parts, shape, strict=True)], axis=1).reshape(-1)
+                for k in parts[0]}
+        return rows, np.concatenate([np.zeros(shape[0], bool)] + [np.ones(n, bool) for n in shape[1:]],
+                                    axis=1).reshape(-1)
+    total = np.sum(counts, axis=0)
+    before = np.cumsum(total) - total  # where each series' rows start
+    out = {k: np.empty(int(total.sum()), dtype=v.dtype) for k, v in parts[0].items()}
+    fresh = np.ones(len(out["series"]), dtype=bool)
+    for i, (p, c) in enumerate(zip(parts, counts, strict=True)):
+        s = p["series"]
+        pos = before[s] + np.arange(len(s)) - (np.cumsum(c) - c)[s]
+        for k, v in p.items():
+            out[k][pos] = v
+        if i == 0:
+            fresh[pos] = False
+        before = before + c
+    return out, fresh
+
+
+def series_order(series: np.ndarray, first: np.ndarray) -> np.ndarray | None:
+    """Order of rows by series, then first time (``None``: they are in it already): a stable
+    sort of the series codes when the rows of each series already come in time (pieces
+    concatenated in time, each sorted by series), else a sort on both keys."""
+    ds = np.diff(series)
+    if ((ds > 0) | ((ds == 0) & (first[1:] >= first[:-1]))).all():
+        return None
     order = np.argsort(series, kind="stable")
     s, f = series[order], first[order]
     if ((s[1:] == s[:-1]) & (f[1:] < f[:-1])).any():
@@ -127,7 +151,8 @@ def add_boundary_steps(rows: Rows, fresh: np.ndarray, swings: Mapping[str, float
     when a fresh row starts before the previous piece of its series ends.
     """
     order = series_order(rows["series"], rows["first"])
-    rows, fresh = take(rows, order), fresh[order]
+    if order is not None:
+        rows, fresh = take(rows, order), fresh[order]
     s = rows["series"]
     total = len(s)
     same = np.zeros(total, dtype=bool)
