@@ -61,3 +61,29 @@ def test_layouts() -> None:
     assert uneven.grid and uneven.index is not None
     assert not Segments(np.array([0, 1]), 500).grid  # one segment of 499: the grid would be 998 cells
     assert Segments(np.zeros(0, np.int64), 0).sum(np.zeros(0)).shape == (0,)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n_codes=st.integers(1, 6), pieces=st.integers(1, 4), seed=st.integers(0, 1000), full=st.booleans())
+def test_stack_orders_rows_by_series_then_piece(n_codes: int, pieces: int, seed: int, full: bool) -> None:
+    """Stacked rows equal a stable sort of the concatenated pieces by series (the pieces come
+    in time order), whether every piece holds every series as often (reshape) or not."""
+    from reliab.fleet._rows import stack
+
+    rng = np.random.default_rng(seed)
+    parts = []
+    for p in range(pieces):
+        per = np.full(n_codes, 1 + p) if full else rng.integers(0, 4, n_codes)
+        series = np.repeat(np.arange(n_codes), per)
+        parts.append({"series": series, "first": np.arange(len(series)) + 1000 * p,
+                      "x": rng.random(len(series))})
+    parts = [q for q in parts if len(q["series"])]
+    if not parts:
+        return
+    got, fresh = stack(parts, n_codes)
+    joined = {k: np.concatenate([q[k] for q in parts]) for k in parts[0]}
+    order = np.argsort(joined["series"], kind="stable")
+    for k in joined:
+        np.testing.assert_array_equal(got[k], joined[k][order])
+    want_fresh = np.concatenate([np.full(len(q["series"]), i > 0) for i, q in enumerate(parts)])[order]
+    np.testing.assert_array_equal(fresh, want_fresh)
