@@ -17,29 +17,33 @@ alike: the figures are the medians of the per-round ratios to the read, not abso
 workers (cluster start not counted), against the same read.
 
 Measured 2026-12-06, 8,192 GPUs x 14 days (11.0 M samples, 56 files, 344,064 host-hours), 2
-cores shared with other jobs (load average 13-20), 6 rounds per variant, medians of the
+cores shared with other jobs (load average 9-15), 6 rounds per variant, medians of the
 per-round ratios to the pyarrow read:
 
 =============================  ==========  =========
 reduction                      wall ratio  CPU ratio
 =============================  ==========  =========
-before (commit b90b147)           9.8 x      8.0 x
-after, in process (per task)      4.9 x      4.3 x
-after, Dask, 2 workers            7.8 x         -
+before (commit b90b147)           9.5 x      8.6 x
+after, in process (per task)      4.4 x      4.6 x
+after, Dask, 2 workers            6.8 x         -
 =============================  ==========  =========
 
-The windows of both are bitwise equal.  Where the time went before (cProfile, in process):
+On Dask alone (``reduce_telemetry`` with a client, 2 single-threaded workers, two
+interleaved pairs): before 13.2-16.7 s, after 4.4-6.3 s (2.8x less).  The windows of before
+and after are bitwise equal.  Where the time went before (cProfile, in process):
 ``reduceat`` over 2.75 M segments of 4 samples, three-key ``lexsort`` of the rows (merge of
-the files, host roll-up, interval sketches), pandas for the failure counts and Python over
-each file's series keys.  Engines measured on the same files: a polars lazy scan with
-``group_by(host, gpu, window)`` (the partial sums only) took 4 s beside a 0.35 s read (11x),
-slower than numpy on the Arrow buffers; DuckDB is not installed.
+the files, host roll-up, interval sketches), pandas for the failure counts, Python over
+each file's series keys; and on a Dask worker every array above 128 KiB mapped afresh
+(the worker's ``MALLOC_TRIM_THRESHOLD_`` turns glibc's dynamic mmap threshold off: 1.9x
+slower than in a plain process).  Engines measured on the same files: a polars lazy scan
+with ``group_by(host, gpu, window)`` (the partial sums only) took 4 s beside a 0.35 s read
+(11x), slower than numpy on the Arrow buffers; DuckDB is not installed.
 
 Estimate (scaled, not measured) for the 100,000-GPU, 90-day fleet on 2 cores with Dask:
 its tasks are the same size as here (a 256-host pod, a week of files), 637 of them instead
-of 8, so the reduction scales with the read (67.7 s there): 7.8 x 67.7 s = 530 s instead of
-1,100 s; with the other stages unchanged (220 s), about 12.5 minutes end to end (4.9 x in
-process would give 9 minutes).  The 3 x and 8-minute targets are not reached.
+of 8, so the reduction scales with the read (67.7 s there): 6.8 x 67.7 s = 460 s (or
+1,100 s / 2.8 = 400 s) instead of 1,100 s; with the other stages unchanged (220 s), about
+10-11.5 minutes end to end.  The 3x and 8-minute targets are not reached.
 """
 
 from __future__ import annotations
