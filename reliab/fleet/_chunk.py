@@ -17,6 +17,9 @@ group's intervals, so the result equals the reduction of the whole group at once
 
 from __future__ import annotations
 
+import functools
+import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from reliab.fleet import _rows
+from reliab.fleet._partials import telemetry_partials
 from reliab.fleet._rows import Rows
 
 __all__ = ["Carry", "Spec", "reduce_run", "check_intervals", "time_runs", "footer_ranges"]
@@ -113,9 +117,12 @@ def time_runs(files: Sequence[str], spans: Sequence[tuple[int, int] | None], spa
     return runs
 
 
-def _read(path: str, spec: Spec) -> tuple[list[Key], np.ndarray, np.ndarray, dict[str, np.ndarray]] | None:
-    """Sorted samples of one file on integer series codes; ``None`` when it needs cleaning
-    (missing times or keys, repeated timestamps, naive times): the pandas path does that."""
+def _read(path: str, spec: Spec
+          ) -> tuple[list[Key], np.ndarray, np.ndarray, dict[str, np.ndarray], np.ndarray] | None:
+    """Samples of one file sorted by series and time: series keys present, times (ns), series
+    codes, values, and the position in the keys of each code (-1: absent); ``None`` when it
+    needs cleaning (missing times or keys, repeated timestamps, naive times): the pandas
+    path does that."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -136,41 +143,55 @@ def _read(path: str, spec: Spec) -> tuple[list[Key], np.ndarray, np.ndarray, dic
         col = table.column(name)
         if col.null_count:
             return None
-        cat = pd.Categorical(col.to_pandas())
-        text = np.array([str(x) for x in cat.categories], dtype=object)
-        rank = np.empty(len(text), np.int64)
-        rank[np.argsort(text, kind="stable")] = np.arange(len(text))
-        codes.append(rank[cat.codes])
-        labels.append(sorted(text.tolist()))
+        code, text = _dictionary(col)
+        codes.append(code)
+        labels.append(text)
     width = len(labels[1])
-    series = codes[0] * width + codes[1]
-    same = series[1:] == series[:-1]
-    if (series[1:] < series[:-1]).any() or (same & (tns[1:] < tns[:-1])).any():
+    series = codes[0] * width + codes[1] if width > 1 else codes[0]
+    dseries, dtime = np.diff(series), np.diff(tns)
+    if not ((dseries > 0) | ((dseries == 0) & (dtime > 0))).all():  # not strictly by series, time
         order = np.lexsort((tns, series))
         series, tns = series[order], tns[order]
-        same = series[1:] == series[:-1]
+        if ((series[1:] == series[:-1]) & (tns[1:] == tns[:-1])).any():
+            return None
+        dseries = np.diff(series)
     else:
         order = None
-    if (same & (tns[1:] == tns[:-1])).any():
-        return None
     missing = [c for c in measured if c not in table.column_names]
     if missing:
         raise ValueError(f"{path}: telemetry column(s) {missing} missing (the first file has them)")
     values = {}
     for c in measured:
-        x = table.column(c).to_numpy().astype(float)
+        x = table.column(c).to_numpy()
+        x = x if x.dtype in (np.float32, np.float64) else x.astype(np.float64)
         values[c] = x if order is None else x[order]
-    present = np.flatnonzero(np.bincount(series, minlength=len(labels[0]) * width))
+    present = series[np.r_[0, np.flatnonzero(dseries) + 1]] if len(series) else series
     local = np.full(len(labels[0]) * width, -1, np.int64)
     local[present] = np.arange(len(present))
-    names = [(labels[0][int(k) // width], labels[1][int(k) % width]) for k in present]
-    return names, tns, local[series], values
+    names = list(zip(np.array(labels[0], dtype=object)[present // width].tolist(),
+                     np.array(labels[1], dtype=object)[present % width].tolist(), strict=True))
+    return names, tns, series, values, local
+
+
+def _dictionary(col: Any) -> tuple[np.ndarray, list[str]]:
+    """Per row of a key column (no nulls) the rank of its text among the distinct texts, and
+    those texts sorted."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if not pa.types.is_dictionary(arr.type):
+        arr = pc.dictionary_encode(arr)
+    text = np.array([str(x) for x in arr.dictionary.to_pylist()], dtype=object)
+    distinct, rank = np.unique(text, return_inverse=True)
+    code = arr.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    if (rank == np.arange(len(rank))).all():  # a sorted dictionary: its indices are the ranks
+        return code, distinct.tolist()
+    return rank.astype(np.int64)[code], distinct.tolist()
 
 
 def _pandas_rows(path: str, spec: Spec) -> tuple[list[Key], Rows]:
-    """Partials of a file that needs cleaning, by :func:`reliab.fleet.telemetry.telemetry_partials`."""
-    from reliab.fleet.telemetry import telemetry_partials
-
+    """Partials of a file that needs cleaning, by :func:`reliab.fleet._partials.telemetry_partials`."""
     frame = pd.read_parquet(path)
     parts = telemetry_partials(frame, freq=spec.freq, columns=list(spec.columns), thresholds=spec.thresholds,
                                swings=spec.swings, duplicates=spec.duplicates)  # type: ignore[arg-type]
@@ -193,8 +214,46 @@ def _sort_key(key: Key) -> tuple:
     return (host is None, host or "", gpu is None, gpu or "")
 
 
+def _coder(code: dict[Key, int]) -> Any:
+    """Codes of a list of keys in ``code``; the files of a host group mostly repeat their keys,
+    so the previous answer is kept (one list comparison instead of a lookup per key)."""
+    last: list[Any] = [None, None]
+
+    def codes(keys: list[Key]) -> np.ndarray:
+        if last[0] != keys:
+            last[0], last[1] = keys, np.array([code[k] for k in keys], np.int64)
+        return last[1]
+    return codes
+
+
 def _recode(rows: Rows, codes: np.ndarray) -> Rows:
     return {**rows, "series": codes[rows["series"]]} if rows else rows
+
+
+#: arrays up to this size come from the heap (glibc's default is 128 KiB, or dynamic)
+MMAP_THRESHOLD = 32 * 2**20
+
+
+@functools.cache
+def heap_for_arrays() -> bool:
+    """Serve this process's arrays of up to :data:`MMAP_THRESHOLD` from the heap (glibc).
+
+    Dask starts its workers with ``MALLOC_TRIM_THRESHOLD_`` set, and setting any malloc
+    threshold turns glibc's dynamic mmap threshold off (mallopt(3)), so every array above
+    128 KiB is mapped afresh and unmapped when freed: each of the reduction's many
+    short-lived arrays faults its pages in again (the reduction ran 1.9x slower so).  Left
+    alone when ``MALLOC_MMAP_THRESHOLD_`` is set or the C library has no ``mallopt``.
+    Returns whether the threshold was set.
+    """
+    import ctypes
+
+    if not sys.platform.startswith("linux") or "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(ctypes.c_int(-3), ctypes.c_int(MMAP_THRESHOLD)))  # -3: M_MMAP_THRESHOLD
 
 
 def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: bool,
@@ -205,6 +264,7 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
     "per"/"gaps": sketches of the interval values (:func:`reliab.fleet._rows.sketch`),
     "used": intervals used per key}``.
     """
+    heap_for_arrays()
     carry = carry or Carry()
     pieces: list[tuple[list[Key], Rows]] = []
     for path in files:
@@ -212,17 +272,22 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
         if got is None:
             pieces.append(_pandas_rows(path, spec))
             continue
-        names, tns, series, values = got
-        pieces.append((names, _rows.file_rows(tns, series, values, step=spec.step, columns=spec.columns,
-                                              thresholds=spec.thresholds, swings=spec.swings)))
+        names, tns, series, values, local = got
+        rows = _rows.file_rows(tns, series, values, step=spec.step, columns=spec.columns,
+                               thresholds=spec.thresholds, swings=spec.swings)
+        pieces.append((names, _recode(rows, local)))
     names = sorted({*carry.names, *(k for n, _ in pieces for k in n)}, key=_sort_key)
     code = {k: i for i, k in enumerate(names)}
     n_codes = len(names)
     old = np.array([code[k] for k in carry.names], np.int64)
     pieces = [(n, r) for n, r in pieces if _rows.size(r)]
-    parts = [_recode(carry.held, old)] + [_recode(r, np.array([code[k] for k in n], np.int64)) for n, r in pieces]
-    fresh = np.concatenate([np.zeros(_rows.size(parts[0]), bool)] + [np.ones(_rows.size(r), bool) for r in parts[1:]])
-    rows = _rows.concat(parts)
+    codes = _coder(code)
+    parts = [_recode(carry.held, old)] + [_recode(r, codes(n)) for n, r in pieces]
+    if _rows.size(parts[0]):
+        rows, fresh = _rows.stack(parts, n_codes)
+    else:
+        rows, fresh = _rows.stack(parts[1:], n_codes) if len(parts) > 1 else ({}, np.zeros(0, bool))
+        fresh[:] = True
     tail_last = np.full(n_codes, -1, np.int64)
     tail_last[old] = carry.tail_last
     tail_value = {c: np.full(n_codes, np.nan) for c in spec.swings}
@@ -237,7 +302,7 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
         rows = _rows.add_boundary_steps(rows, fresh, spec.swings, tail_last, tail_value, names)
     rows = _rows.merge(rows)
     held = rows["window"] >= rows["window"].max() if not last else np.zeros(_rows.size(rows), bool)
-    done = _rows.take(rows, np.flatnonzero(~held))
+    done = _rows.take(rows, np.flatnonzero(~held)) if held.any() else rows
     # the next run's view of every series: its last sample and the first time of its last finished window
     ends = np.flatnonzero(np.r_[rows["series"][1:] != rows["series"][:-1], True])
     tail_last[rows["series"][ends]] = rows["last"][ends]
@@ -255,21 +320,39 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
     used = local if given is None else np.array([given.get(k, np.nan) for k in names])
     windows = _finish(done, names, used, spec) if _rows.size(done) else None
     new_carry = Carry(names, _rows.take(rows, np.flatnonzero(held)), tail_last, tail_value, next_first)
-    present = np.unique(done["series"]) if _rows.size(done) else np.zeros(0, np.int64)
+    present = done["series"][np.r_[True, np.diff(done["series"]) != 0]] if _rows.size(done) else np.zeros(0, np.int64)
     return {"windows": _store(windows, output), "carry": new_carry, "names": names,
             "per": per, "gaps": gaps,
             "used": {names[i]: float(used[i]) for i in present}}
 
 
 def _finish(done: Rows, names: list[Key], interval: np.ndarray, spec: Spec) -> pd.DataFrame:
-    from reliab.windows import count_events
-
     out = _rows.finalize(done, names, interval, step=spec.step, level=spec.level, columns=spec.columns,
                          thresholds=spec.thresholds, swings=spec.swings, summed=spec.summed)
     if spec.events is not None:
-        out = count_events(out, spec.events, name=spec.event_name, freq=spec.freq)
-        out.attrs = {}
+        out[spec.event_name] = _event_counts(out, spec.events, spec.step)
     return out
+
+
+def _event_counts(windows: pd.DataFrame, events: pd.DataFrame, step: int) -> np.ndarray:
+    """Events (``time``, ``host``: one row per host) per row of host ``windows`` sorted by host
+    then window, as :func:`reliab.windows.count_events` counts them (an event outside every
+    window is not counted)."""
+    host = np.asarray(windows["host"], dtype=object)
+    window = pd.DatetimeIndex(windows["window"]).as_unit("ns").asi8 // step
+    counts = np.zeros(len(windows), np.int64)
+    if not len(windows) or not len(events):
+        return counts
+    ev_host = np.asarray(events["host"].astype(str), dtype=object)
+    ev_window = pd.DatetimeIndex(pd.to_datetime(events["time"], utc=True)).as_unit("ns").asi8 // step
+    lo = np.searchsorted(host, ev_host, side="left")
+    hi = np.searchsorted(host, ev_host, side="right")
+    mine = np.flatnonzero(hi > lo)  # events on a host of these windows
+    for i in mine:  # a handful per task: the failures of its hosts
+        j = lo[i] + int(np.searchsorted(window[lo[i]:hi[i]], ev_window[i]))
+        if j < hi[i] and window[j] == ev_window[i]:
+            counts[j] += 1
+    return counts
 
 
 def _store(windows: pd.DataFrame | None, output: str | None) -> pd.DataFrame | str | None:

@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from reliab.fleet._segments import Blocks, Segments
+
 Rows = dict[str, np.ndarray]
 
 _SUM = ("n", "__n", "__sum", "__above", "__steps")
@@ -56,14 +58,6 @@ def take(rows: Rows, index: np.ndarray) -> Rows:
     return {k: v[index] for k, v in rows.items()}
 
 
-def concat(parts: Sequence[Rows]) -> Rows:
-    parts = [p for p in parts if p and len(p["series"])]
-    if not parts:
-        return {}
-    names = list(parts[0])
-    return {k: np.concatenate([p[k] for p in parts]) for k in names}
-
-
 def size(rows: Rows) -> int:
     return len(rows["series"]) if rows else 0
 
@@ -78,27 +72,74 @@ def file_rows(tns: np.ndarray, series: np.ndarray, values: Mapping[str, np.ndarr
         return {}
     new = np.ones(total, dtype=bool)
     new[1:] = (series[1:] != series[:-1]) | (key[1:] != key[:-1])
-    starts = np.flatnonzero(new)
-    ends = _at(starts, total)
-    out: Rows = {"series": series[starts], "window": key[starts], "n": np.diff(np.r_[starts, total]).astype(np.int64),
-                 "first": tns[starts], "last": tns[ends]}
+    seg = Segments(np.flatnonzero(new), total)
+    out: Rows = {"series": seg.first(series), "window": seg.first(key), "n": seg.counts,
+                 "first": seg.first(tns), "last": seg.last(tns)}
     for c in columns:
-        x = values[c]
-        ok = ~np.isnan(x)
-        out[f"{c}__n"] = np.add.reduceat(ok.astype(np.int64), starts)
-        out[f"{c}__sum"] = np.add.reduceat(np.where(ok, x, 0.0), starts)
-        out[f"{c}__min"] = np.fmin.reduceat(x, starts)
-        out[f"{c}__max"] = np.fmax.reduceat(x, starts)
+        x = values[c]  # float32 or float64: sums in float64, comparisons with float64 levels
+        nan = np.isnan(x)
+        if nan.any():
+            out[f"{c}__n"] = seg.count(~nan)
+            out[f"{c}__sum"] = seg.sum(np.where(nan, x.dtype.type(0), x), dtype=np.float64)
+        else:
+            out[f"{c}__n"] = seg.counts.copy()
+            out[f"{c}__sum"] = seg.sum(x, dtype=np.float64)
+        out[f"{c}__min"] = seg.fmin(x).astype(np.float64)
+        out[f"{c}__max"] = seg.fmax(x).astype(np.float64)
         if c in thresholds:
-            out[f"{c}__above"] = np.add.reduceat((x > float(thresholds[c])).astype(np.int64), starts)
+            out[f"{c}__above"] = seg.count(x > np.float64(thresholds[c]))
     for c, level in swings.items():
         x = values[c]
-        jump = np.abs(np.diff(x)) >= float(level)  # NaN compares False: no step across a gap
-        inside = np.r_[False, jump & ~new[1:]]
-        out[f"{c}__steps"] = np.add.reduceat(inside.astype(np.int64), starts)
-        out[f"{c}__vfirst"] = x[starts]
-        out[f"{c}__vlast"] = x[ends]
+        inside = np.zeros(total, dtype=bool)
+        # NaN compares False: no step across a gap
+        inside[1:] = np.abs(np.subtract(x[1:], x[:-1], dtype=np.float64)) >= np.float64(level)
+        inside &= ~new
+        out[f"{c}__steps"] = seg.count(inside)
+        out[f"{c}__vfirst"] = seg.first(x).astype(np.float64)
+        out[f"{c}__vlast"] = seg.last(x).astype(np.float64)
     return out
+
+
+def stack(parts: Sequence[Rows], n_codes: int) -> tuple[Rows, np.ndarray]:
+    """Rows of ``parts`` (each by series; parts in time order) by series, each series' rows
+    in the order of the parts, and which rows come from ``parts[1:]``: a counting sort on
+    the series codes, each column written once."""
+    parts = [p if (np.diff(p["series"]) >= 0).all() else take(p, np.argsort(p["series"], kind="stable"))
+             for p in parts]
+    counts = [np.bincount(p["series"], minlength=n_codes) for p in parts]
+    if all((c == c[0]).all() and c[0] for c in counts):  # every part holds each series as often
+        shape = [(n_codes, int(c[0])) for c in counts]
+        rows = {k: np.concatenate([p[k].reshape(n) for p, n in zip(parts, shape, strict=True)], axis=1).reshape(-1)
+                for k in parts[0]}
+        return rows, np.concatenate([np.zeros(shape[0], bool)] + [np.ones(n, bool) for n in shape[1:]],
+                                    axis=1).reshape(-1)
+    total = np.sum(counts, axis=0)
+    before = np.cumsum(total) - total  # where each series' rows start
+    out = {k: np.empty(int(total.sum()), dtype=v.dtype) for k, v in parts[0].items()}
+    fresh = np.ones(len(out["series"]), dtype=bool)
+    for i, (p, c) in enumerate(zip(parts, counts, strict=True)):
+        s = p["series"]
+        pos = before[s] + np.arange(len(s)) - (np.cumsum(c) - c)[s]
+        for k, v in p.items():
+            out[k][pos] = v
+        if i == 0:
+            fresh[pos] = False
+        before = before + c
+    return out, fresh
+
+
+def series_order(series: np.ndarray, first: np.ndarray) -> np.ndarray | None:
+    """Order of rows by series, then first time (``None``: they are in it already): a stable
+    sort of the series codes when the rows of each series already come in time (pieces
+    concatenated in time, each sorted by series), else a sort on both keys."""
+    ds = np.diff(series)
+    if ((ds > 0) | ((ds == 0) & (first[1:] >= first[:-1]))).all():
+        return None
+    order = np.argsort(series, kind="stable")
+    s, f = series[order], first[order]
+    if ((s[1:] == s[:-1]) & (f[1:] < f[:-1])).any():
+        order = np.lexsort((first, series))
+    return order
 
 
 def add_boundary_steps(rows: Rows, fresh: np.ndarray, swings: Mapping[str, float],
@@ -109,8 +150,9 @@ def add_boundary_steps(rows: Rows, fresh: np.ndarray, swings: Mapping[str, float
     rows (an earlier piece of the series; ``tail_last`` < 0: none).  Raises ``ValueError``
     when a fresh row starts before the previous piece of its series ends.
     """
-    order = np.lexsort((rows["first"], rows["series"]))
-    rows, fresh = take(rows, order), fresh[order]
+    order = series_order(rows["series"], rows["first"])
+    if order is not None:
+        rows, fresh = take(rows, order), fresh[order]
     s = rows["series"]
     total = len(s)
     same = np.zeros(total, dtype=bool)
@@ -162,6 +204,21 @@ def sketch(codes: np.ndarray, values: np.ndarray) -> Sketch:
     median needs, a few triples per series when sampling is regular."""
     ok = ~np.isnan(values)
     codes, values = codes[ok], values[ok]
+    if len(codes) and (codes[1:] >= codes[:-1]).all():
+        # grouped by code: each code's first value (the usual one) is counted without a sort
+        new = np.ones(len(codes), dtype=bool)
+        new[1:] = codes[1:] != codes[:-1]
+        starts = np.flatnonzero(new)
+        ref = np.repeat(values[starts], np.diff(np.r_[starts, len(codes)]))
+        common = values == ref
+        count = np.add.reduceat(common.astype(np.int64), starts)
+        rest = _distinct(codes[~common], values[~common])
+        return tuple(np.concatenate([a, b]) for a, b in  # type: ignore[return-value]
+                     zip((codes[starts], values[starts], count), rest, strict=True))
+    return _distinct(codes, values)
+
+
+def _distinct(codes: np.ndarray, values: np.ndarray) -> Sketch:
     order = np.lexsort((values, codes))
     codes, values = codes[order], values[order]
     new = np.ones(len(codes), dtype=bool)
@@ -220,6 +277,29 @@ def _keys(names: np.ndarray, plain: bool) -> object:
     return out
 
 
+def _blocks(host_code: np.ndarray, s: np.ndarray, w: np.ndarray) -> Blocks | None:
+    """:class:`Blocks` of rows sorted by series then window when every host has as many
+    series and every series the same consecutive windows (each host's windows are then the
+    fold of its series' rows, no sort needed); ``None`` otherwise."""
+    if not len(s):
+        return None
+    n_series = int(s[-1]) - int(s[0]) + 1
+    if len(s) % n_series:
+        return None
+    width = len(s) // n_series
+    codes = np.arange(int(s[0]), int(s[0]) + n_series)
+    if not (s.reshape(n_series, width) == codes[:, None]).all():
+        return None
+    lo = int(w[0])
+    if not (w.reshape(n_series, width) == np.arange(lo, lo + width)).all():
+        return None
+    per_host = np.bincount(host_code[codes])
+    per_host = per_host[per_host > 0]
+    if (per_host != per_host[0]).any():
+        return None
+    return Blocks(len(per_host), int(per_host[0]), width)
+
+
 def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.ndarray, *, step: int,
              level: str, columns: Sequence[str], thresholds: Mapping[str, float], swings: Mapping[str, float],
              summed: Sequence[str]) -> pd.DataFrame:
@@ -234,46 +314,64 @@ def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.n
     hours = np.minimum(rows["n"] * ival, width_s) / 3600.0
     host_names = np.array([h for h, _ in names], dtype=object)
     gpu_names = np.array([g for _, g in names], dtype=object)
+    w = rows["window"]
+    seg: Segments | None = None
     if level == "host":
         _, host_code = np.unique(host_names, return_inverse=True)
-        order = np.lexsort((s, rows["window"], host_code[s]))
-        group = host_code[s][order]
+        seg = _blocks(host_code, s, w)
+        if seg is not None:
+            group = host_code[s]
+
+            def at(v: np.ndarray) -> np.ndarray:
+                return v
+        else:
+            # rows come by series (host-major) then window: a stable sort on (host, window)
+            # keeps each window's series in order
+            lo = int(w.min()) if len(w) else 0
+            group = host_code[s]
+            order = np.argsort(group * (int(w.max()) - lo + 1 if len(w) else 1) + (w - lo), kind="stable")
+            group, w = group[order], w[order]
+
+            def at(v: np.ndarray) -> np.ndarray:
+                return v[order]
     else:
-        order = np.arange(len(s))
         group = s
-    w = rows["window"][order]
-    new = np.ones(len(order), dtype=bool)
-    new[1:] = (group[1:] != group[:-1]) | (w[1:] != w[:-1])
-    starts = np.flatnonzero(new)
-    counts = np.diff(np.r_[starts, len(order)])
-    first_row = order[starts]
+
+        def at(v: np.ndarray) -> np.ndarray:
+            return v
+    if seg is None:
+        new = np.ones(len(s), dtype=bool)
+        new[1:] = (group[1:] != group[:-1]) | (w[1:] != w[:-1])
+        seg = Segments(np.flatnonzero(new), len(s))
+    first_row = seg.first(at(np.arange(len(s))))
     out: dict[str, object] = {"host": _keys(host_names[s[first_row]], bool(swings))}
     if level == "gpu":
         out["gpu"] = _keys(gpu_names[s[first_row]], bool(swings))
-    out["window"] = pd.to_datetime(w[starts] * step, unit="ns", utc=True)
-    out["hours"] = np.fmax.reduceat(hours[order], starts)
-    out["n_series"] = counts.astype(np.int64)
-    out["n_samples"] = np.add.reduceat(rows["n"][order], starts)
+    out["window"] = pd.to_datetime(seg.first(w) * step, unit="ns", utc=True)
+    out["hours"] = seg.fmax(at(hours))
+    out["n_series"] = seg.counts
+    out["n_samples"] = seg.sum(at(rows["n"]))
 
     def nansum(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ok = ~np.isnan(x)
-        return np.add.reduceat(np.where(ok, x, 0.0), starts), np.add.reduceat(ok.astype(np.int64), starts)
+        return seg.sum(np.where(ok, x, 0.0)), seg.count(ok)
 
+    ival_o = at(ival)
     for c in columns:
-        n_c = rows[f"{c}__n"][order]
-        tot_n = np.add.reduceat(n_c, starts)
+        n_c = at(rows[f"{c}__n"])
+        tot_n = seg.sum(n_c)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out[f"{c}_mean"] = np.where(tot_n > 0, np.add.reduceat(rows[f"{c}__sum"][order], starts) / tot_n, np.nan)
-            out[f"{c}_min"] = np.fmin.reduceat(rows[f"{c}__min"][order], starts)
-            out[f"{c}_max"] = np.fmax.reduceat(rows[f"{c}__max"][order], starts)
+            out[f"{c}_mean"] = np.where(tot_n > 0, seg.sum(at(rows[f"{c}__sum"])) / tot_n, np.nan)
+            out[f"{c}_min"] = seg.fmin(at(rows[f"{c}__min"]))
+            out[f"{c}_max"] = seg.fmax(at(rows[f"{c}__max"]))
             if c in thresholds:
-                above = np.minimum(rows[f"{c}__above"][order] * ival[order], width_s) / 3600.0
+                above = np.minimum(at(rows[f"{c}__above"]) * ival_o, width_s) / 3600.0
                 tot, cnt = nansum(np.where(n_c > 0, above, np.nan))
                 out[f"{c}_hours_above"] = np.where(cnt > 0, tot / cnt, np.nan)
             if c in summed:
-                mean = np.where(n_c > 0, rows[f"{c}__sum"][order] / n_c, np.nan)
+                mean = np.where(n_c > 0, at(rows[f"{c}__sum"]) / n_c, np.nan)
                 tot, cnt = nansum(mean)
                 out[f"{c}_total"] = np.where(cnt > 0, tot, np.nan)
     for c in swings:
-        out[f"{c}_swings"] = np.add.reduceat(rows[f"{c}__steps"][order], starts) / counts
+        out[f"{c}_swings"] = seg.sum(at(rows[f"{c}__steps"])) / seg.counts
     return pd.DataFrame(out)

@@ -14,8 +14,9 @@ runs of ``task_span`` (a week by default; the time range of each file is in its 
 one task per run, each continuing the run before it (:mod:`reliab.fleet._chunk`: the
 partials of the run's last window, the last sample of every series for the swing across
 the cut), so a task's memory does not grow with the number of days.  These tasks work on
-integer series codes and numpy arrays (:mod:`reliab.fleet._rows`), read only the columns
-they reduce, and clean (:func:`reliab.align.clean_times`) only a file that needs it
+integer series codes and numpy arrays (:mod:`reliab.fleet._rows`; a window's few samples and
+a host's GPUs are folded as the rows of a grid, :mod:`reliab.fleet._segments`, not sorted or
+``reduceat``), read only the columns they reduce, and clean (:func:`reliab.align.clean_times`) only a file that needs it
 (missing times or keys, repeated timestamps); their windows equal those of
 :func:`finish_partials` on the whole group.
 
@@ -47,63 +48,19 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from reliab.align import clean_times, key_codes
+from reliab.align import key_codes
 from reliab.fleet._chunk import Spec, check_intervals, footer_ranges, reduce_run, time_runs
 from reliab.fleet._frames import Source, as_dask, parquet_files
+from reliab.fleet._partials import FIRST, LAST, STEPS, telemetry_partials
 from reliab.windows import (
-    SERIES,
     SUM_SUFFIXES,
     _measurements,
     combine_partials,
     count_events,
     finalize_windows,
-    window_partials,
 )
 
 __all__ = ["reduce_telemetry", "telemetry_partials", "finish_partials", "host_groups"]
-
-_FIRST, _LAST, _STEPS = "__vfirst", "__vlast", "__steps"
-
-
-def _swing_partials(clean: pd.DataFrame, freq: str, swings: Mapping[str, float]) -> pd.DataFrame:
-    """Per series and window: steps of at least ``swings[c]`` inside, first and last value."""
-    step = pd.Timedelta(pd.tseries.frequencies.to_offset(freq)).value
-    tns = pd.DatetimeIndex(clean["time"]).as_unit("ns").asi8
-    series = key_codes(clean, list(SERIES))
-    key = tns // step
-    order = np.lexsort((tns, key, series))
-    series, key = series[order], key[order]
-    new = np.r_[True, (series[1:] != series[:-1]) | (key[1:] != key[:-1])] if len(order) else np.zeros(0, bool)
-    starts = np.flatnonzero(new)
-    ends = np.r_[starts[1:], len(order)] - 1 if len(starts) else starts
-    rows = order[starts]
-    out = pd.DataFrame({"host": clean["host"].iloc[rows].astype("string").to_numpy(),
-                        "gpu": clean["gpu"].iloc[rows].astype("string").to_numpy(),
-                        "window": pd.to_datetime(key[starts] * step, unit="ns", utc=True)})
-    for c, level in swings.items():
-        x = clean[c].to_numpy(dtype=float)[order]
-        jump = np.abs(np.diff(x)) >= float(level)  # NaN compares False: no step across a gap
-        inside = np.r_[False, jump & ~new[1:]]
-        out[f"{c}{_STEPS}"] = np.add.reduceat(inside.astype(np.int64), starts) if len(starts) else inside[:0]
-        out[f"{c}{_FIRST}"] = x[starts]
-        out[f"{c}{_LAST}"] = x[ends]
-    return out
-
-
-def telemetry_partials(frame: pd.DataFrame, *, freq: str = "1h", columns: Sequence[str] | None = None,
-                       thresholds: Mapping[str, float] | None = None, swings: Mapping[str, float] | None = None,
-                       duplicates: Literal["mean", "first", "last", "error"] = "mean") -> pd.DataFrame:
-    """Mergeable partials of one partition of telemetry (:func:`reliab.windows.window_partials`
-    plus the swing columns), with string ``host``/``gpu`` keys."""
-    tel = frame if "gpu" in frame.columns else frame.assign(gpu=pd.Series(pd.NA, index=frame.index, dtype="string"))
-    tel = tel.assign(host=tel["host"].astype("category"), gpu=tel["gpu"].astype("category"))
-    clean, _ = clean_times(tel, by=list(SERIES), duplicates=duplicates, name="telemetry")
-    parts = window_partials(clean, freq=freq, columns=columns, thresholds=thresholds)
-    parts = parts.assign(host=parts["host"].astype("string"), gpu=parts["gpu"].astype("string"))
-    if swings:
-        parts = parts.merge(_swing_partials(clean, freq, swings), on=["host", "gpu", "window"], how="left")
-    return parts
-
 
 def _boundary_steps(parts: pd.DataFrame, swings: Mapping[str, float]) -> pd.DataFrame:
     """Add to each partial row the step from the series' previous row (another partition or window)."""
@@ -118,12 +75,12 @@ def _boundary_steps(parts: pd.DataFrame, swings: Mapping[str, float]) -> pd.Data
                          "overlap in time; power swings need the partitions of a series to follow each other")
     out = parts.copy()
     for c, level in swings.items():
-        prev = out[f"{c}{_LAST}"].to_numpy()[order][:-1]
-        nxt = out[f"{c}{_FIRST}"].to_numpy()[order][1:]
+        prev = out[f"{c}{LAST}"].to_numpy()[order][:-1]
+        nxt = out[f"{c}{FIRST}"].to_numpy()[order][1:]
         jump = np.zeros(len(out), dtype=np.int64)
         jump[order[1:]] = (same & (np.abs(nxt - prev) >= float(level))).astype(np.int64)
-        out[f"{c}{_STEPS}"] = out[f"{c}{_STEPS}"].to_numpy() + jump
-    return out.drop(columns=[f"{c}{s}" for c in swings for s in (_FIRST, _LAST)])
+        out[f"{c}{STEPS}"] = out[f"{c}{STEPS}"].to_numpy() + jump
+    return out.drop(columns=[f"{c}{s}" for c in swings for s in (FIRST, LAST)])
 
 
 def finish_partials(parts: pd.DataFrame, *, freq: str, level: Literal["gpu", "host"] = "host",
@@ -140,7 +97,7 @@ def finish_partials(parts: pd.DataFrame, *, freq: str, level: Literal["gpu", "ho
     if swings:
         keys = ["host", "gpu"] if level == "gpu" else ["host"]
         counts = merged.groupby([*keys, "window"], dropna=False, sort=True)[
-            [f"{c}{_STEPS}" for c in swings]].mean()
+            [f"{c}{STEPS}" for c in swings]].mean()
         counts.columns = [f"{c}_swings" for c in swings]
         out = out.merge(counts.reset_index(), on=[*keys, "window"], how="left")
     if events is not None:
