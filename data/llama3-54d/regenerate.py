@@ -19,7 +19,7 @@ from pathlib import Path
 from reliab.datasets import simulate_cluster
 
 SEED = 20240723  # Llama 3 paper release date, as a fixed seed
-PARAMS = {"counts": "table5", "seed": SEED}
+PARAMS = {"counts": "table5", "seed": SEED, "precursor_fraction": 0.5}
 
 OUTPUT_DIRS = ("syslog", "dmesg", "train", "slurm", "ipmi", "tickets", "telemetry", "truth")
 
@@ -59,6 +59,14 @@ and imitate, line by line, the raw formats of a real GPU cluster (`docs/raw-form
   states in the order of Meta's RSC-1 (Kokolis et al., arXiv:2410.21680) with the rare
   ones raised (50 % COMPLETED, 22 % FAILED in user code, 10 % `CANCELLED by <uid>`, 7 %
   PREEMPTED, 7 % TIMEOUT, 4 % OUT_OF_MEMORY), none with evidence near its end.
+- Precursors (`precursor_fraction=0.5`): half of the GPU, GPU-memory, network and
+  host-memory/CPU failures are announced 2–7 days ahead by a rising burst of correctable
+  signals on the failing node (Xid 63/92/94; NVSwitch non-fatal SXid and PCIe AER
+  corrected; EDAC CE), the rest unannounced; the planted bursts are in
+  `truth/precursors.csv`.  The strength is an assumption (announced memory failures:
+  Sridharan et al., ASPLOS 2015; Ostrouchov et al., SC 2020).  Every planted line keeps
+  31 minutes from every interruption's attribution window, so the interruption counts
+  below are the same as without them.
 
 ## Interruption policy
 The sample is one training run: `reliab demo` counts it as Llama 3 did
