@@ -91,6 +91,86 @@ def rewrite_ctime(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
     return hits.with_columns(hits.get_column("line").scatter(rows, new), orig.alias("_orig"))
 
 
+#: the fake stamp of a rewritten line whose time needs the whole file (RFC 3164, raw printk): the
+#: shapes read it, the row it gives is deferred (:func:`._bulk_route.kernel_rows`), never stored
+DEFERRED_STAMP = "2000-01-01T00:00:00Z"
+#: an RFC 3164 / ``journalctl -o short[-precise]`` header in English, ASCII, no PRI: month, day,
+#: hour, minute, second, fraction (``_timestamps._RFC3164`` reads the same groups on such a line)
+_SYSLOG = (rf"^({'|'.join(_MONTHS)}) +([0-9]{{1,2}}) ([0-9]{{2}}):([0-9]{{2}}):([0-9]{{2}})(\.[0-9]{{1,9}})? ")
+#: a raw printk header, spaces only, at most ten integer and nine fraction digits, then one space
+#: and a visible character (``_timestamps._RAW`` reads the same seconds and message)
+_PRINTK = r"^\[ *([0-9]{1,10})\.([0-9]{1,9})\] ([!-~])"
+
+
+def _scatter(hits: pl.DataFrame, rows: pl.Series, new: pl.Series, extra: dict[str, pl.Series]) -> pl.DataFrame:
+    """``hits`` with ``line`` replaced at ``rows`` by ``new``, ``_orig`` kept, and ``extra`` columns
+    (null elsewhere) set at ``rows``."""
+    orig = hits.get_column("_orig") if "_orig" in hits.columns else pl.repeat(
+        None, hits.height, dtype=pl.String, eager=True)
+    cols = [hits.get_column("line").scatter(rows, new), orig.scatter(rows, hits.get_column("line").gather(rows))
+            .alias("_orig")]
+    for name, values in extra.items():
+        base = hits.get_column(name) if name in hits.columns else pl.repeat(
+            None, hits.height, dtype=values.dtype, eager=True)
+        cols.append(base.scatter(rows, values).alias(name))
+    return hits.with_columns(cols)
+
+
+def rewrite_syslog(hits: pl.DataFrame) -> pl.DataFrame:
+    """``hits`` with each RFC 3164 header (:data:`_SYSLOG`) replaced by :data:`DEFERRED_STAMP`.
+
+    The host and tag after the stamp stay as they are (the per-line parser splits the same
+    ``host tag: msg`` tail after either stamp).  ``_partial`` (month, day, hour, minute,
+    second as the decimal digits ``MMDDhhmmss`` of one integer) and ``_frac`` (the fraction, null without one) keep the stamp;
+    lines whose fields are out of range (the per-line parser rejects them) are left alone.
+    """
+    if not hits.height:
+        return hits
+    line = pl.col("line")
+    rows = hits.select(line.str.contains(_SYSLOG)).to_series().arg_true()
+    if not rows.len():
+        return hits
+    part = hits.select("line")[rows]
+    g = part.select(line.str.extract_groups(_SYSLOG).alias("g"), n=line.str.find(" [0-9]{2}:[0-9]{2}:").alias("n"))
+    f = pl.col("g").struct.field
+    month = f("1").replace_strict({m: k for k, m in enumerate(_MONTHS, 1)}, return_dtype=pl.Int32)
+    nums = [f(str(k)).cast(pl.Int32) for k in range(2, 6)]
+    ok = nums[0].is_between(1, 31) & (nums[1] < 24) & (nums[2] < 60) & (nums[3] < 61)
+    out = g.select(
+        ok=ok, partial=(((month * 100 + nums[0]) * 100 + nums[1]) * 100 + nums[2]) * 100 + nums[3],
+        frac=pl.concat_str(pl.lit("0"), f("6")).cast(pl.Float64),
+        skip=pl.col("n") + 10 + f("6").str.len_chars().fill_null(0))
+    keep = out.get_column("ok")
+    if not keep.any():
+        return hits
+    out, part = out.filter(keep), part.filter(keep)
+    new = part.with_columns(out.get_column("skip")).select(
+        pl.concat_str(pl.lit(DEFERRED_STAMP + " "), line.str.slice(pl.col("skip")))).to_series()
+    return _scatter(hits, rows.filter(keep), new, {"_partial": out.get_column("partial"),
+                                                    "_frac": out.get_column("frac")})
+
+
+def rewrite_printk(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
+    """``hits`` with each raw printk header (:data:`_PRINTK`) replaced by
+    ``<DEFERRED_STAMP> <host> kernel: `` (the file's host, as the per-line parser gives a line
+    without one); ``_mono`` keeps the seconds since boot.  Unchanged when the host is not a
+    host word free of matcher literals."""
+    host = _host(ctx)
+    if host is None or not hits.height:
+        return hits
+    line = pl.col("line")
+    rows = hits.select(line.str.contains(_PRINTK)).to_series().arg_true()
+    if not rows.len():
+        return hits
+    part = hits.select("line")[rows]
+    g = part.select(line.str.extract_groups(_PRINTK).alias("g"), n=line.str.find("] ", literal=True))
+    f = pl.col("g").struct.field
+    out = g.select(mono=pl.concat_str(f("1"), pl.lit("."), f("2")).cast(pl.Float64), n="n")
+    new = part.with_columns(out.get_column("n")).select(
+        pl.concat_str(pl.lit(f"{DEFERRED_STAMP} {host} kernel: "), line.str.slice(pl.col("n") + 2))).to_series()
+    return _scatter(hits, rows, new, {"_mono": out.get_column("mono")})
+
+
 def original_lines(rest: pl.DataFrame) -> pl.DataFrame:
     """``i`` and ``line`` of ``rest``, each rewritten line given back as it was read."""
     if "_orig" not in rest.columns:

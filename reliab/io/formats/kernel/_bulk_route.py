@@ -1,0 +1,167 @@
+"""The bulk route of the kernel reader: every bulk step over one group of candidate lines, in order.
+
+:func:`kernel_rows` is the bulk hook of :func:`reliab.io.formats.kernel.read_kernel`.  It
+gives the candidate lines of other header styles the rsyslog header the shapes read
+(:mod:`._bulk_headers`: ``dmesg -T`` and ``journalctl -o short-iso`` with their own time,
+RFC 3164 and raw printk with a placeholder time), drops noise, decides AER and SXid reports
+(:mod:`._bulk_reports`) and reads the Xid and other signal shapes (:mod:`._bulk`).
+
+A row of an RFC 3164 or raw printk line has no time of its own: its year (RFC 3164 §4.1.2
+prints none, and rolls over in December) and its boot time (printk seconds since boot) are
+settled once the whole file is read (:func:`reliab.io.formats.kernel._clock.resolve_times`).
+Such a row is *deferred*: its fields are kept in ``ctx.state["bulk_pre"]`` by line number
+and its line is given to the per-line parser, which returns the kept row at once (no
+header or message is parsed again), so the row is settled with the per-line rows, in line
+order, by the same rules.
+
+This module imports the bulk modules; none of them imports it (no import circle).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from reliab.io._lines import LineContext
+from reliab.io.formats.kernel._bulk import (
+    _TRIGGERS,
+    _no_rows,
+    only_where,
+    other_rows,
+    rest_of,
+    with_printable,
+    xid_rows,
+)
+from reliab.io.formats.kernel._bulk_headers import (
+    original_lines,
+    rewrite_ctime,
+    rewrite_printk,
+    rewrite_syslog,
+)
+from reliab.io.formats.kernel._bulk_reports import aer_in_bulk, kernel_sxid, merge, quiet_of
+from reliab.io.formats.kernel._bulk_time import stamp_times
+from reliab.io.formats.kernel._reports import AER_LINES as _AER_LINES
+from reliab.io.formats.kernel._reports import remember_xid79_rows
+from reliab.io.formats.kernel._triggers import with_mask
+
+#: the per-line fields of a deferred row: host, gpu, signal, severity, message, partial, fraction, printk seconds
+Deferred = tuple[str, "str | None", str, str, str, "tuple[int, int, int, int, int] | None", "float | None",
+                 "float | None"]
+
+
+def _bit(trigger: str) -> pl.Expr:
+    """True where the line holds ``trigger`` (one of :data:`_TRIGGERS`), read from ``_mask``."""
+    return (pl.col("_mask") & (1 << _TRIGGERS.index(trigger))) != 0
+
+
+def _prepared(hits: pl.DataFrame) -> pl.DataFrame:
+    """``hits`` with ``_mask`` and, in the same query, the flags every later step reads.
+
+    ``_always``, ``_tail``, ``_before``: hits left to the per-line parser whatever their
+    shape, so that the look-back rules of ``_reports`` see them: ``_always`` — those
+    followed within three lines by a hit that does not start with a visible ASCII character
+    (an indented continuation line takes the time of the line before it) and the last
+    :data:`_AER_LINES` lines of the group (``_tail``: their followers are in the next
+    group); ``_before`` — those at most :data:`_AER_LINES` lines before a ``PCIe Bus Error``
+    hit (an AER report's second line) but NVSwitch SXid lines, held only when the group's
+    AER reports are not decided in bulk.  ``_quiet``: noise
+    (:func:`._bulk_reports.quiet_of`); ``_aer``: the lines holding ``AER:`` or ``PCIe Bus Error``;
+    ``_printable`` (:func:`with_printable`).
+    """
+    hits = with_mask(with_printable(hits)).with_columns(stamp_times(hits))
+    i = pl.col("i").cast(pl.Int64)
+    nxt_i, nxt = i.shift(-1), pl.col("line").shift(-1)
+    indented = ((nxt_i - i) <= 3) & ~nxt.str.contains("^[!-~]")
+    next_detail = pl.when(_bit("PCIe Bus Error")).then(i).backward_fill()
+    # (an NVSwitch SXid line is read by its own matcher, never as part of an AER report)
+    switch = only_where(hits, hits.select(_bit("SXid")).to_series(),
+                        pl.col("line").str.contains("nvidia-nvswitch", literal=True))
+    tail = i >= i.max() - _AER_LINES
+    return hits.with_columns(quiet_of(hits).alias("_quiet"), switch.alias("_switch")).lazy().with_columns(
+        _always=tail | indented.fill_null(False), _tail=tail,
+        _before=(((next_detail.shift(-1) - i) <= _AER_LINES) & ~pl.col("_switch")).fill_null(False),
+        _aer=_bit("AER:") | _bit("PCIe Bus Error"),
+    ).drop("_switch").collect()
+
+
+def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
+    """Keep the Xid 79 rows taken here (as a small frame) for the bus-drop rule of ``_reports``."""
+    if not rows.height:
+        return
+    lost = rows.filter(pl.col("signal") == "xid:79")
+    if lost.height:
+        remember_xid79_rows(ctx.state, lost.select("_lineno", "host", "gpu", t=pl.col("time").dt.epoch("us") / 1e6))
+
+
+def _rewritten(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
+    """``hits`` with every header style the shapes can read rewritten to their rsyslog header."""
+    return rewrite_syslog(rewrite_printk(rewrite_ctime(hits.rechunk(), ctx), ctx))
+
+
+def _deferred_lines(hits: pl.DataFrame) -> pl.DataFrame | None:
+    """``_lineno`` and the settlement columns of the hits whose rows are deferred, or ``None``."""
+    cols = [c for c in ("_partial", "_frac", "_mono") if c in hits.columns]
+    if not cols:
+        return None
+    flag = pl.any_horizontal(pl.col(c).is_not_null() for c in cols if c != "_frac")
+    out = hits.filter(flag).select((pl.col("i").cast(pl.Int64) + 1).alias("_lineno"), *cols)
+    return out if out.height else None
+
+
+def defer_rows(rows: pl.DataFrame, lines: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
+    """The rows of ``rows`` that stand alone; the others kept in ``ctx.state["bulk_pre"]``.
+
+    ``lines`` (:func:`_deferred_lines`) name the lines whose rows need the whole file for
+    their time: their fields go to ``bulk_pre`` by line number (see the module).
+    """
+    later = rows.join(lines, on="_lineno", how="inner")
+    if not later.height:
+        return rows
+    pre: dict[int, Deferred] = ctx.state.setdefault("bulk_pre", {})
+    names = ("_partial", "_frac", "_mono")
+    cols = [pl.col(c) if c in later.columns else pl.lit(None).alias(c) for c in names]
+    for lineno, host, gpu, signal, severity, message, partial, frac, mono in later.select(
+            "_lineno", "host", "gpu", "signal", "severity", "message", *cols).iter_rows():
+        part = None if partial is None else (partial // 10**8, partial // 10**6 % 100, partial // 10**4 % 100,
+                                             partial // 100 % 100, partial % 100)
+        pre[lineno] = (host, gpu, signal, severity, message, part, frac, mono)
+    return rows.join(lines.select("_lineno"), on="_lineno", how="anti", maintain_order="left")
+
+
+def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`kernel_xid`, :func:`kernel_other` then ``kernel_sxid``; rows in line order.
+
+    Headers of other styles are first given the rsyslog header the shapes read
+    (:func:`_rewritten`; the lines left over are given back as read).
+    Noise lines (:func:`._bulk_reports.quiet_of`) are dropped first (they are irrelevant); AER
+    reports are decided in bulk when the whole group's are (:func:`._bulk_reports.aer_in_bulk`).
+    Each shape requires its own triggers (the Xid shape ``NVRM: Xid``, every other shape
+    its exact trigger set), so no line can be taken by two of them: each looks at the free
+    lines of its mask only, and the lines none took are left once, at the end, in line order.
+    The rows of RFC 3164 and raw printk lines are deferred (:func:`defer_rows`): their lines
+    are left too, with their rows kept for the per-line parser.
+    """
+    hits = _prepared(_rewritten(hits, ctx))  # (the flags are read on every hit: the tail is the group's last lines)
+    if hits.get_column("_quiet").any():
+        hits = hits.filter(~pl.col("_quiet"))
+    always, tail, before = hits.get_column("_always"), hits.get_column("_tail"), hits.get_column("_before")
+    aer = aer_in_bulk(hits, always, tail, ctx)
+    if aer is None:  # the AER reports go to the per-line parser, with the lines before them
+        free, left, aer_rows = hits.filter(~(always | before)), hits, _no_rows()
+    else:
+        taken, aer_rows = aer
+        free, left = hits.filter(~always & ~taken), hits.filter(~taken) if taken.any() else hits
+    sxid_lines = int(hits.select(_bit("SXid").sum()).item())
+    sxid, sxid_taken = kernel_sxid(free, ctx, sxid_lines)
+    rows = merge([xid_rows(free), other_rows(free), sxid, aer_rows])
+    rest = rest_of(left, pl.concat([rows.get_column("_lineno") - 1, sxid_taken]))  # (held lines are in no row)
+    later = _deferred_lines(hits)
+    if later is not None and rows.height:
+        kept = defer_rows(rows, later, ctx)
+        if kept.height != rows.height:  # the deferred rows' lines go back, in line order
+            back = rows.join(kept.select("_lineno"), on="_lineno", how="anti").get_column("_lineno") - 1
+            cols = [c for c in ("i", "line", "_orig") if c in rest.columns]
+            rest = pl.concat([rest.select(cols), hits.filter(pl.col("i").cast(pl.Int64).is_in(back.implode()))
+                              .select(cols)], how="vertical_relaxed").sort("i")
+            rows = kept
+    _remember_xid79(rows, ctx)
+    return rows, original_lines(rest)
