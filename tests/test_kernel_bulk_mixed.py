@@ -206,3 +206,37 @@ def test_mixed_generator_covers_every_header_shape() -> None:
     got = {s: parse_header(_line(s, T0, "n1", "EDAC MC0: 1 CE x")).style for s in STYLES}
     assert got == expected
     assert datetime.fromtimestamp(T0, UTC) == datetime(2024, 6, 3, 14, 2, 11, tzinfo=UTC)
+
+
+def test_rows_whose_time_is_certain_are_settled_in_bulk() -> None:
+    """With ``year=`` an RFC 3164 row's year is certain (no rollover before it), with ``boot_time=``
+    a printk row's time: both come out of the bulk route with their time (UTC, the zone default)."""
+    tail = ["EDAC MC0: Giving out device to module skx_edac"] * (_bulk_route._AER_LINES + 1)
+    lines = ["Jun  3 14:02:11.250000 n1 kernel: EDAC MC0: 1 CE memory read error on DIMM_A1",
+             "[  100.500000] EDAC MC1: 2 CE memory read error on DIMM_B1", *tail]
+    ctx = LineContext(path="x", source="kernel", state={"tz": UTC, "host": "h"},
+                      options={"year": 2023, "boot_time": "2024-06-03T14:00:00Z"})
+    rows, rest = _bulk_route.kernel_rows(_hits(lines), ctx)
+    assert rows.select("_lineno", "host", "signal").rows() == [(1, "n1", "edac:correctable"),
+                                                               (2, "h", "edac:correctable")]
+    assert rows["time"].to_list() == [datetime(2023, 6, 3, 14, 2, 11, 250000, tzinfo=UTC),
+                                      datetime(2024, 6, 3, 14, 1, 40, 500000, tzinfo=UTC)]
+    assert "bulk_pre" not in ctx.state and ctx.state["settled_partial"] == 1
+
+
+def test_a_year_rollover_leaves_the_later_rows_to_the_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a line more than a day earlier than one before it (New Year), the bulk route no longer
+    knows the year: from there the rows wait for the end, and each year is the per-line reader's."""
+    tail = ["EDAC MC0: Giving out device to module skx_edac"] * (_bulk_route._AER_LINES + 1)
+    before = [f"Dec 31 23:5{k}:00 n1 kernel: EDAC MC0: 1 CE before" for k in range(5)]
+    after = [f"Jan  1 00:0{k}:00 n1 kernel: EDAC MC0: 1 CE after" for k in range(5)]
+    ctx = LineContext(path="x", source="kernel", state={"tz": UTC, "host": "h"}, options={"year": 2023})
+    first, _ = _bulk_route.kernel_rows(_hits(before + tail), ctx)
+    second, rest = _bulk_route.kernel_rows(_hits(after + tail), ctx)
+    assert first.height == 5 and second.height == 0 and ctx.state["partial_unsure"]
+    path = tmp_path / "node7.log"
+    path.write_text("\n".join(before + tail + after + tail) + "\n")
+    monkeypatch.setattr(_fastscan, "FAST_MIN_BYTES", 0)
+    times = read_kernel(str(path), year=2023).tables["signals"]["time"].tolist()
+    assert times == [pd_time(f"2023-12-31T23:5{k}:00") for k in range(5)] + [
+        pd_time(f"2024-01-01T00:0{k}:00") for k in range(5)]

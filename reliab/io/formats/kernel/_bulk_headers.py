@@ -30,6 +30,7 @@ import polars as pl
 
 from reliab.io._lines import LineContext
 from reliab.io.formats.kernel._bulk_shapes import _WORD
+from reliab.io.formats.kernel._clock import ANCHOR
 from reliab.io.formats.kernel._kmsg import LITERALS
 
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -121,7 +122,8 @@ def rewrite_syslog(hits: pl.DataFrame) -> pl.DataFrame:
 
     The host and tag after the stamp stay as they are (the per-line parser splits the same
     ``host tag: msg`` tail after either stamp).  ``_partial`` (month, day, hour, minute,
-    second as the decimal digits ``MMDDhhmmss`` of one integer) and ``_frac`` (the fraction, null without one) keep the stamp;
+    second as the decimal digits ``MMDDhhmmss`` of one integer), ``_frac`` (the fraction, null without
+    one) and ``_fracus`` (it in whole microseconds: null beyond six digits) keep the stamp;
     lines whose fields are out of range (the per-line parser rejects them) are left alone.
     """
     if not hits.height:
@@ -139,6 +141,8 @@ def rewrite_syslog(hits: pl.DataFrame) -> pl.DataFrame:
     out = g.select(
         ok=ok, partial=(((month * 100 + nums[0]) * 100 + nums[1]) * 100 + nums[2]) * 100 + nums[3],
         frac=pl.concat_str(pl.lit("0"), f("6")).cast(pl.Float64),
+        fracus=pl.when(f("6").is_null()).then(0).when(f("6").str.len_chars() <= 7)
+        .then(f("6").str.slice(1).str.pad_end(6, "0").cast(pl.Int64)),
         skip=pl.col("n") + 10 + f("6").str.len_chars().fill_null(0))
     keep = out.get_column("ok")
     if not keep.any():
@@ -147,28 +151,35 @@ def rewrite_syslog(hits: pl.DataFrame) -> pl.DataFrame:
     new = part.with_columns(out.get_column("skip")).select(
         pl.concat_str(pl.lit(DEFERRED_STAMP + " "), line.str.slice(pl.col("skip")))).to_series()
     return _scatter(hits, rows.filter(keep), new, {"_partial": out.get_column("partial"),
-                                                    "_frac": out.get_column("frac")})
+                                                    "_frac": out.get_column("frac"),
+                                                    "_fracus": out.get_column("fracus")})
 
 
 def rewrite_printk(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
     """``hits`` with each raw printk header (:data:`_PRINTK`) replaced by
     ``<DEFERRED_STAMP> <host> kernel: `` (the file's host, as the per-line parser gives a line
-    without one); ``_mono`` keeps the seconds since boot.  Unchanged when the host is not a
+    without one); ``_mono`` keeps the seconds since boot, ``_monous`` them in whole microseconds
+    (null beyond eight integer or six fraction digits).  A line holding the rtc anchor is left
+    alone.  Unchanged when the host is not a
     host word free of matcher literals."""
     host = _host(ctx)
     if host is None or not hits.height:
         return hits
     line = pl.col("line")
-    rows = hits.select(line.str.contains(_PRINTK)).to_series().arg_true()
+    # (a line holding the rtc anchor may set the boot time: the per-line parser reads it)
+    rows = hits.select(line.str.contains(_PRINTK) & ~line.str.contains(ANCHOR, literal=True)).to_series().arg_true()
     if not rows.len():
         return hits
     part = hits.select("line")[rows]
     g = part.select(line.str.extract_groups(_PRINTK).alias("g"), n=line.str.find("] ", literal=True))
     f = pl.col("g").struct.field
-    out = g.select(mono=pl.concat_str(f("1"), pl.lit("."), f("2")).cast(pl.Float64), n="n")
+    exact = (f("1").str.len_chars() <= 8) & (f("2").str.len_chars() <= 6)  # (see ``_bulk_settle``)
+    out = g.select(mono=pl.concat_str(f("1"), pl.lit("."), f("2")).cast(pl.Float64), n="n",
+                   monous=pl.when(exact).then(f("1").cast(pl.Int64) * 1_000_000 + f("2").str.pad_end(6, "0")
+                                              .cast(pl.Int64)))
     new = part.with_columns(out.get_column("n")).select(
         pl.concat_str(pl.lit(f"{DEFERRED_STAMP} {host} kernel: "), line.str.slice(pl.col("n") + 2))).to_series()
-    return _scatter(hits, rows, new, {"_mono": out.get_column("mono")})
+    return _scatter(hits, rows, new, {"_mono": out.get_column("mono"), "_monous": out.get_column("monous")})
 
 
 def original_lines(rest: pl.DataFrame) -> pl.DataFrame:

@@ -38,6 +38,7 @@ from reliab.io.formats.kernel._bulk_headers import (
     rewrite_syslog,
 )
 from reliab.io.formats.kernel._bulk_reports import aer_in_bulk, kernel_sxid, merge, quiet_of
+from reliab.io.formats.kernel._bulk_settle import settle, track_year
 from reliab.io.formats.kernel._bulk_time import stamp_times
 from reliab.io.formats.kernel._reports import AER_LINES as _AER_LINES
 from reliab.io.formats.kernel._reports import remember_xid79_rows
@@ -98,33 +99,47 @@ def _rewritten(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
 
 
 def _deferred_lines(hits: pl.DataFrame) -> pl.DataFrame | None:
-    """``_lineno`` and the settlement columns of the hits whose rows are deferred, or ``None``."""
-    cols = [c for c in ("_partial", "_frac", "_mono") if c in hits.columns]
+    """``_lineno`` and the settlement columns of the hits whose rows need the whole file, or ``None``."""
+    cols = [c for c in ("_partial", "_frac", "_fracus", "_mono", "_monous") if c in hits.columns]
     if not cols:
         return None
-    flag = pl.any_horizontal(pl.col(c).is_not_null() for c in cols if c != "_frac")
+    flag = pl.any_horizontal(pl.col(c).is_not_null() for c in cols if c in ("_partial", "_mono"))
     out = hits.filter(flag).select((pl.col("i").cast(pl.Int64) + 1).alias("_lineno"), *cols)
     return out if out.height else None
 
 
-def defer_rows(rows: pl.DataFrame, lines: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
-    """The rows of ``rows`` that stand alone; the others kept in ``ctx.state["bulk_pre"]``.
-
-    ``lines`` (:func:`_deferred_lines`) name the lines whose rows need the whole file for
-    their time: their fields go to ``bulk_pre`` by line number (see the module).
-    """
-    later = rows.join(lines, on="_lineno", how="inner")
+def _keep(later: pl.DataFrame, ctx: LineContext) -> None:
+    """Keep the fields of the deferred rows ``later`` in ``ctx.state["bulk_pre"]`` by line number."""
     if not later.height:
-        return rows
+        return
     pre: dict[int, Deferred] = ctx.state.setdefault("bulk_pre", {})
-    names = ("_partial", "_frac", "_mono")
-    cols = [pl.col(c) if c in later.columns else pl.lit(None).alias(c) for c in names]
+    cols = [pl.col(c) if c in later.columns else pl.lit(None).alias(c) for c in ("_partial", "_frac", "_mono")]
     for lineno, host, gpu, signal, severity, message, partial, frac, mono in later.select(
             "_lineno", "host", "gpu", "signal", "severity", "message", *cols).iter_rows():
         part = None if partial is None else (partial // 10**8, partial // 10**6 % 100, partial // 10**4 % 100,
                                              partial // 100 % 100, partial % 100)
         pre[lineno] = (host, gpu, signal, severity, message, part, frac, mono)
-    return rows.join(lines.select("_lineno"), on="_lineno", how="anti", maintain_order="left")
+
+
+def defer_rows(rows: pl.DataFrame, lines: pl.DataFrame, hits: pl.DataFrame, year: int | None,
+               ctx: LineContext) -> tuple[pl.DataFrame, pl.Series]:
+    """The rows that stand alone or whose time is settled now (:func:`._bulk_settle.settle`), and
+    the line numbers of the others, kept in ``ctx.state["bulk_pre"]`` (see the module).
+
+    ``lines`` (:func:`_deferred_lines`) name the lines whose rows need the whole file for their time.
+    """
+    later = rows.join(lines, on="_lineno", how="inner")
+    none = pl.Series("_lineno", [], pl.Int64)
+    if not later.height:
+        return rows, none
+    settled = settle(later, hits, year, ctx).select(rows.columns)
+    waiting = later.join(settled.select("_lineno"), on="_lineno", how="anti")
+    _keep(waiting, ctx)
+    alone = rows.join(lines.select("_lineno"), on="_lineno", how="anti", maintain_order="left")
+    if "bulk_dated" not in ctx.state and alone.height:  # the first dated bulk row (``_clock._base_year``)
+        first = alone.row(0, named=True)
+        ctx.state["bulk_dated"] = (first["_lineno"], first["time"].astimezone(ctx.state["tz"]).year)
+    return merge([alone, settled]), waiting.get_column("_lineno")
 
 
 def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -143,6 +158,7 @@ def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.
     hits = _prepared(_rewritten(hits, ctx))  # (the flags are read on every hit: the tail is the group's last lines)
     if hits.get_column("_quiet").any():
         hits = hits.filter(~pl.col("_quiet"))
+    year = track_year(hits, ctx)  # (every group, in line order, before this group's rows are dated)
     always, tail, before = hits.get_column("_always"), hits.get_column("_tail"), hits.get_column("_before")
     aer = aer_in_bulk(hits, always, tail, ctx)
     if aer is None:  # the AER reports go to the per-line parser, with the lines before them
@@ -156,12 +172,13 @@ def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.
     rest = rest_of(left, pl.concat([rows.get_column("_lineno") - 1, sxid_taken]))  # (held lines are in no row)
     later = _deferred_lines(hits)
     if later is not None and rows.height:
-        kept = defer_rows(rows, later, ctx)
-        if kept.height != rows.height:  # the deferred rows' lines go back, in line order
-            back = rows.join(kept.select("_lineno"), on="_lineno", how="anti").get_column("_lineno") - 1
+        rows, waiting = defer_rows(rows, later, hits, year, ctx)
+        if waiting.len():  # the deferred rows' lines go back, in line order
             cols = [c for c in ("i", "line", "_orig") if c in rest.columns]
-            rest = pl.concat([rest.select(cols), hits.filter(pl.col("i").cast(pl.Int64).is_in(back.implode()))
-                              .select(cols)], how="vertical_relaxed").sort("i")
-            rows = kept
+            back = hits.filter(pl.col("i").cast(pl.Int64).is_in((waiting - 1).implode())).select(cols)
+            rest = pl.concat([rest.select(cols), back], how="vertical_relaxed").sort("i")
+    elif "bulk_dated" not in ctx.state and rows.height:
+        first = rows.row(0, named=True)
+        ctx.state["bulk_dated"] = (first["_lineno"], first["time"].astimezone(ctx.state["tz"]).year)
     _remember_xid79(rows, ctx)
     return rows, original_lines(rest)
