@@ -86,16 +86,23 @@ def pd_time(text: str) -> object:
     return pd.Timestamp(text, tz="UTC")
 
 
-def test_printk_rows_are_read_in_bulk_and_wait_for_the_boot_time(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_printk_rows_are_read_in_bulk_from_the_boot_time(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Raw printk signal lines are read in bulk and placed from the rtc line's boot time:
-    1717423200 s (14:00:00 UTC) less 1 s of uptime, plus each line's seconds since boot."""
+    1717423200 s (14:00:00 UTC) less 1 s of uptime, plus each line's seconds since boot; the
+    Xid 79 is kept for the bus-drop rule with its printk clock.  Without the anchor line in the
+    group the row waits for the end of the file."""
     lines = [ANCHOR, f"[  100.500000] {XID79}"]
     lines += ["[  200.000000] EDAC MC0: 1 CE filler"] * (_bulk_route._AER_LINES + 1)
     ctx = _ctx()
     rows, rest = _bulk_route.kernel_rows(_hits(lines), ctx)
-    assert rows.height == 0 and rest["line"].to_list() == lines
-    assert ctx.state["bulk_pre"][2] == ("h", "0000:18:00", "xid:79", "critical", "GPU has fallen off the bus.",
+    assert rows.select("_lineno", "host", "signal", "time").rows() == [
+        (2, "h", "xid:79", datetime(2024, 6, 3, 14, 1, 39, 500000, tzinfo=UTC))]
+    assert ctx.state["xid79_bulk"][0].select("_lineno", "kind", "t").rows() == [(2, "m", 100.5)]
+    ctx = _ctx()
+    rows, rest = _bulk_route.kernel_rows(_hits(lines[1:]), ctx)
+    assert rows.height == 0 and rest["line"].to_list() == lines[1:]
+    assert ctx.state["bulk_pre"][1] == ("h", "0000:18:00", "xid:79", "critical", "GPU has fallen off the bus.",
                                         None, None, 100.5)
     path = tmp_path / "node7.log"
     path.write_text("\n".join(lines) + "\n")

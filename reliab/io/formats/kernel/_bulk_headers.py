@@ -95,9 +95,10 @@ def rewrite_ctime(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
 #: the fake stamp of a rewritten line whose time needs the whole file (RFC 3164, raw printk): the
 #: shapes read it, the row it gives is deferred (:func:`._bulk_route.kernel_rows`), never stored
 DEFERRED_STAMP = "2000-01-01T00:00:00Z"
-#: an RFC 3164 / ``journalctl -o short[-precise]`` header in English, ASCII, no PRI: month, day,
-#: hour, minute, second, fraction (``_timestamps._RFC3164`` reads the same groups on such a line)
-_SYSLOG = (rf"^({'|'.join(_MONTHS)}) +([0-9]{{1,2}}) ([0-9]{{2}}):([0-9]{{2}}):([0-9]{{2}})(\.[0-9]{{1,9}})? ")
+#: an RFC 3164 / ``journalctl -o short[-precise]`` header in English, ASCII, no PRI, 15 characters
+#: (the day padded with a space or a zero), an optional fraction, one space: ``_timestamps._RFC3164``
+#: reads the same fields on such a line, each at a fixed place (month 0-2, day 4-5, time 7-14)
+_SYSLOG = rf"^(?:{'|'.join(_MONTHS)}) (?: [1-9]|[0-3][0-9]) [0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}(?:\.[0-9]{{1,9}})? "
 #: a raw printk header, spaces only, at most ten integer and nine fraction digits, then one space
 #: and a visible character (``_timestamps._RAW`` reads the same seconds and message)
 _PRINTK = r"^\[ *([0-9]{1,10})\.([0-9]{1,9})\] ([!-~])"
@@ -133,17 +134,17 @@ def rewrite_syslog(hits: pl.DataFrame) -> pl.DataFrame:
     if not rows.len():
         return hits
     part = hits.select("line")[rows]
-    g = part.select(line.str.extract_groups(_SYSLOG).alias("g"), n=line.str.find(" [0-9]{2}:[0-9]{2}:").alias("n"))
-    f = pl.col("g").struct.field
-    month = f("1").replace_strict({m: k for k, m in enumerate(_MONTHS, 1)}, return_dtype=pl.Int32)
-    nums = [f(str(k)).cast(pl.Int32) for k in range(2, 6)]
-    ok = nums[0].is_between(1, 31) & (nums[1] < 24) & (nums[2] < 60) & (nums[3] < 61)
-    out = g.select(
-        ok=ok, partial=(((month * 100 + nums[0]) * 100 + nums[1]) * 100 + nums[2]) * 100 + nums[3],
-        frac=pl.concat_str(pl.lit("0"), f("6")).cast(pl.Float64),
-        fracus=pl.when(f("6").is_null()).then(0).when(f("6").str.len_chars() <= 7)
-        .then(f("6").str.slice(1).str.pad_end(6, "0").cast(pl.Int64)),
-        skip=pl.col("n") + 10 + f("6").str.len_chars().fill_null(0))
+    at = [line.str.slice(k, 2).str.strip_chars_start(" ").cast(pl.Int32) for k in (4, 7, 10, 13)]
+    month = line.str.slice(0, 3).replace_strict({m: k for k, m in enumerate(_MONTHS, 1)}, return_dtype=pl.Int32)
+    dot = line.str.slice(15, 1) == "."
+    frac = pl.when(dot).then(line.str.extract(r"^.{15}(\.[0-9]{1,9}) ", 1))
+    ok = at[0].is_between(1, 31) & (at[1] < 24) & (at[2] < 60) & (at[3] < 61)
+    out = part.select(
+        ok=ok, partial=(((month * 100 + at[0]) * 100 + at[1]) * 100 + at[2]) * 100 + at[3],
+        frac=pl.concat_str(pl.lit("0"), frac).cast(pl.Float64),
+        fracus=pl.when(~dot).then(0).when(frac.str.len_chars() <= 7)
+        .then(frac.str.slice(1).str.pad_end(6, "0").cast(pl.Int64)),
+        skip=16 + frac.str.len_chars().fill_null(0))
     keep = out.get_column("ok")
     if not keep.any():
         return hits

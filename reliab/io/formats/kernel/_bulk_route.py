@@ -38,7 +38,7 @@ from reliab.io.formats.kernel._bulk_headers import (
     rewrite_syslog,
 )
 from reliab.io.formats.kernel._bulk_reports import aer_in_bulk, kernel_sxid, merge, quiet_of
-from reliab.io.formats.kernel._bulk_settle import settle, track_year
+from reliab.io.formats.kernel._bulk_settle import ordinal_of, settle, track_year
 from reliab.io.formats.kernel._bulk_time import stamp_times
 from reliab.io.formats.kernel._reports import AER_LINES as _AER_LINES
 from reliab.io.formats.kernel._reports import remember_xid79_rows
@@ -90,7 +90,8 @@ def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
         return
     lost = rows.filter(pl.col("signal") == "xid:79")
     if lost.height:
-        remember_xid79_rows(ctx.state, lost.select("_lineno", "host", "gpu", t=pl.col("time").dt.epoch("us") / 1e6))
+        remember_xid79_rows(ctx.state, lost.select("_lineno", "host", "gpu", kind=pl.lit("t"),
+                                                   t=pl.col("time").dt.epoch("us") / 1e6))
 
 
 def _rewritten(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
@@ -129,17 +130,30 @@ def defer_rows(rows: pl.DataFrame, lines: pl.DataFrame, hits: pl.DataFrame, year
     ``lines`` (:func:`_deferred_lines`) name the lines whose rows need the whole file for their time.
     """
     later = rows.join(lines, on="_lineno", how="inner")
-    none = pl.Series("_lineno", [], pl.Int64)
     if not later.height:
-        return rows, none
-    settled = settle(later, hits, year, ctx).select(rows.columns)
+        _date(rows, ctx)
+        return rows, pl.Series("_lineno", [], pl.Int64)
+    settled = settle(later, hits, year, ctx)
+    lost = settled.filter(pl.col("signal") == "xid:79")
+    if lost.height:  # (with the clock of its header, as the per-line parser records it)
+        mono = pl.col("_mono") if "_mono" in lost.columns else pl.lit(None, pl.Float64)
+        calendar = ordinal_of(pl.col("_partial")).cast(pl.Float64) if "_partial" in lost.columns else pl.lit(None)
+        remember_xid79_rows(ctx.state, lost.select("_lineno", "host", "gpu", kind=pl.when(mono.is_not_null())
+                                                   .then(pl.lit("m")).otherwise(pl.lit("p")),
+                                                   t=pl.coalesce(mono, calendar)))
+    settled = settled.select(rows.columns)
     waiting = later.join(settled.select("_lineno"), on="_lineno", how="anti")
     _keep(waiting, ctx)
     alone = rows.join(lines.select("_lineno"), on="_lineno", how="anti", maintain_order="left")
-    if "bulk_dated" not in ctx.state and alone.height:  # the first dated bulk row (``_clock._base_year``)
-        first = alone.row(0, named=True)
-        ctx.state["bulk_dated"] = (first["_lineno"], first["time"].astimezone(ctx.state["tz"]).year)
+    _date(alone, ctx)
     return merge([alone, settled]), waiting.get_column("_lineno")
+
+
+def _date(rows: pl.DataFrame, ctx: LineContext) -> None:
+    """Keep the line and year of the file's first bulk row of a dated line (``_clock._base_year``)."""
+    if "bulk_dated" not in ctx.state and rows.height:
+        first = rows.row(0, named=True)
+        ctx.state["bulk_dated"] = (first["_lineno"], first["time"].astimezone(ctx.state["tz"]).year)
 
 
 def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -177,8 +191,7 @@ def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.
             cols = [c for c in ("i", "line", "_orig") if c in rest.columns]
             back = hits.filter(pl.col("i").cast(pl.Int64).is_in((waiting - 1).implode())).select(cols)
             rest = pl.concat([rest.select(cols), back], how="vertical_relaxed").sort("i")
-    elif "bulk_dated" not in ctx.state and rows.height:
-        first = rows.row(0, named=True)
-        ctx.state["bulk_dated"] = (first["_lineno"], first["time"].astimezone(ctx.state["tz"]).year)
+    else:
+        _date(rows, ctx)
     _remember_xid79(rows, ctx)
     return rows, original_lines(rest)

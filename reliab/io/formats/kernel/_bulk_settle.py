@@ -22,7 +22,8 @@ once only where that time is already certain, and defers the others to the per-l
   calendar date and at most six fraction digits.
 
 Settled RFC 3164 rows are counted in ``ctx.state["settled_partial"]`` for the file's note on
-years; an Xid 79 row is always deferred (the bus-drop rule keeps its printk or calendar clock).
+years.  A settled Xid 79 row is recorded for the bus-drop rule with the clock of its header
+(printk or calendar seconds), as the per-line parser records it.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def _first_year(ctx: LineContext) -> int | None:
     return min(firsts)[1] if firsts else None
 
 
-def _ordinal(p: pl.Expr) -> pl.Expr:
+def ordinal_of(p: pl.Expr) -> pl.Expr:
     """:func:`ordinal` of a packed ``MMDDhhmmss`` partial stamp."""
     mon, day, hh, mm, ss = (p // 10**k % 100 for k in (8, 6, 4, 2, 0))
     return (((mon * 31 + day) * 24 + hh) * 60 + mm) * 60 + ss
@@ -88,7 +89,7 @@ def _keys(hits: pl.DataFrame, ctx: LineContext) -> pl.Series | None:
     for name in ("_orig", "_time"):  # rewritten lines and RFC 3339 lines state no calendar key of their own
         if name in cols:
             other = other & pl.col(name).is_null()
-    frame = hits.select(pl.col("i").cast(pl.Int64), "line", key=_ordinal(partial), other=other)
+    frame = hits.select(pl.col("i").cast(pl.Int64), "line", key=ordinal_of(partial), other=other)
     odd = frame.filter("other")
     extra: list[tuple[int, int]] = []
     for i, line in odd.select("i", "line").iter_rows():
@@ -136,10 +137,9 @@ def track_year(hits: pl.DataFrame, ctx: LineContext) -> int | None:
 
 def settle(later: pl.DataFrame, hits: pl.DataFrame, year: int | None, ctx: LineContext) -> pl.DataFrame:
     """The rows of ``later`` (deferred rows with ``_partial``, ``_fracus``, ``_monous``) whose time
-    is certain, with it (``year``: :func:`track_year` of the group); Xid 79 rows and the uncertain
-    ones are left out."""
+    is certain, with it (``year``: :func:`track_year` of the group); the uncertain ones are left out."""
     parts = []
-    rows = later.filter(pl.col("signal") != "xid:79")
+    rows = later
     if "_monous" in rows.columns:
         boot = known_boot(hits, ctx)
         if boot is not None:
@@ -158,7 +158,7 @@ def settle(later: pl.DataFrame, hits: pl.DataFrame, year: int | None, ctx: LineC
             part = part.filter(pl.col("time").is_not_null())
             ctx.state["settled_partial"] = ctx.state.get("settled_partial", 0) + part.height
             if part.height:  # (their calendar keys join the rollover count of the rows left to the end)
-                keys = part.select("_lineno", k=_ordinal(p))
+                keys = part.select("_lineno", k=ordinal_of(p))
                 ctx.state.setdefault("settled_keys", []).append((keys.get_column("_lineno"), keys.get_column("k")))
             parts.append(part)
     if not parts:
