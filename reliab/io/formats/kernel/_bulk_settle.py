@@ -43,9 +43,10 @@ _DAY = 86400
 
 def known_boot(hits: pl.DataFrame, ctx: LineContext) -> datetime | None:
     """The file's boot time if nothing after this group can change it, else ``None``."""
-    boot = boot_time_of(ctx)
-    if boot is not None or "boot" in ctx.state:
-        return boot
+    if ctx.options.get("boot_time") is not None:  # (read once per group: only where no local-time rule applies)
+        return boot_time_of(ctx) if _fixed_offset(ctx.state["tz"]) is not None else None
+    if "boot" in ctx.state:
+        return ctx.state["boot"]
     text = pl.coalesce("_orig", "line") if "_orig" in hits.columns else pl.col("line")
     printk = pl.col("_mono").is_not_null() if "_mono" in hits.columns else pl.lit(False)
     maybe = hits.select(pl.col("i"), text.alias("t"), may=(~printk & text.str.contains(_PRINTK_ANYWHERE))
