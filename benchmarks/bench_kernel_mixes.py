@@ -10,10 +10,10 @@ Mixes (``benchmarks/_kernel_mixes.py``; the benchmark's own from ``bench_ingest_
 * *corpus*: the real-world corpus's kernel shapes in a fleet's proportions (``sb_edac``
   reports, AER corrected, mlx5 cable chatter, ``NVRM: GPU at``, non-fatal SXid, MCE
   "events logged", 0.6 % Xid), in each header style: rsyslog RFC 3339, ``journalctl -o
-  short-iso``, ``dmesg -T``, RFC 3164;
-* *worst*: only the corpus mix's reports, none an Xid, no noise between them (RFC 3339; a
-  fifth of ``--lines``; the mlx5 cable, ``NVRM: GPU at`` and AER status lines in them hold
-  no literal).
+  short-iso``, ``dmesg -T``, RFC 3164, raw printk (``dmesg``, the rtc boot-anchor line first);
+* *worst*: only the corpus mix's reports, none an Xid, no noise between them (a fifth of
+  ``--lines``; the mlx5 cable, ``NVRM: GPU at`` and AER status lines in them hold no literal),
+  in RFC 3339, RFC 3164 and raw printk.
 
 For each: the reader's CPU seconds (``read_kernel`` in a child, after its imports, user +
 system of all its threads) against grep's CPU seconds in the same round, rounds interleaved,

@@ -107,6 +107,9 @@ _PRINTK = r"^\[ *([0-9]{1,10})\.([0-9]{1,9})\] ([!-~])"
 def _scatter(hits: pl.DataFrame, rows: pl.Series, new: pl.Series, extra: dict[str, pl.Series]) -> pl.DataFrame:
     """``hits`` with ``line`` replaced at ``rows`` by ``new``, ``_orig`` kept, and ``extra`` columns
     (null elsewhere) set at ``rows``."""
+    if rows.len() == hits.height:  # every line (a file of one header style): the columns as they are
+        return hits.with_columns(new.alias("line"), hits.get_column("line").alias("_orig"),
+                                 *(values.alias(name) for name, values in extra.items()))
     orig = hits.get_column("_orig") if "_orig" in hits.columns else pl.repeat(
         None, hits.height, dtype=pl.String, eager=True)
     cols = [hits.get_column("line").scatter(rows, new), orig.scatter(rows, hits.get_column("line").gather(rows))
@@ -133,27 +136,27 @@ def rewrite_syslog(hits: pl.DataFrame) -> pl.DataFrame:
     rows = hits.select(line.str.contains(_SYSLOG)).to_series().arg_true()
     if not rows.len():
         return hits
-    part = hits.select("line")[rows]
-    at = [line.str.slice(k, 2).str.strip_chars_start(" ").cast(pl.Int32) for k in (4, 7, 10, 13)]
+    part = hits.select("line") if rows.len() == hits.height else hits.select("line")[rows]
+    day = line.str.slice(4, 2).str.strip_chars_start(" ").cast(pl.Int32)
+    hms = line.str.slice(7, 8).str.replace_all(":", "", literal=True).cast(pl.Int32)  # hhmmss
     month = line.str.slice(0, 3).replace_strict({m: k for k, m in enumerate(_MONTHS, 1)}, return_dtype=pl.Int32)
     dot = line.str.slice(15, 1) == "."
     frac = pl.when(dot).then(line.str.extract(r"^.{15}(\.[0-9]{1,9}) ", 1))
-    ok = at[0].is_between(1, 31) & (at[1] < 24) & (at[2] < 60) & (at[3] < 61)
+    ok = day.is_between(1, 31) & (hms // 10000 < 24) & (hms // 100 % 100 < 60) & (hms % 100 < 61)
     out = part.select(
-        ok=ok, partial=(((month * 100 + at[0]) * 100 + at[1]) * 100 + at[2]) * 100 + at[3],
+        ok=ok, partial=(month * 100 + day).cast(pl.Int64) * 1_000_000 + hms,
         frac=pl.concat_str(pl.lit("0"), frac).cast(pl.Float64),
         fracus=pl.when(~dot).then(0).when(frac.str.len_chars() <= 7)
         .then(frac.str.slice(1).str.pad_end(6, "0").cast(pl.Int64)),
-        skip=16 + frac.str.len_chars().fill_null(0))
+        line=pl.concat_str(pl.lit(DEFERRED_STAMP + " "), line.str.slice(16 + frac.str.len_chars().fill_null(0))))
     keep = out.get_column("ok")
-    if not keep.any():
-        return hits
-    out, part = out.filter(keep), part.filter(keep)
-    new = part.with_columns(out.get_column("skip")).select(
-        pl.concat_str(pl.lit(DEFERRED_STAMP + " "), line.str.slice(pl.col("skip")))).to_series()
-    return _scatter(hits, rows.filter(keep), new, {"_partial": out.get_column("partial"),
-                                                    "_frac": out.get_column("frac"),
-                                                    "_fracus": out.get_column("fracus")})
+    if not keep.all():
+        if not keep.any():
+            return hits
+        out, rows = out.filter(keep), rows.filter(keep)
+    return _scatter(hits, rows, out.get_column("line"), {"_partial": out.get_column("partial"),
+                                                          "_frac": out.get_column("frac"),
+                                                          "_fracus": out.get_column("fracus")})
 
 
 def rewrite_printk(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
@@ -171,7 +174,7 @@ def rewrite_printk(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
     rows = hits.select(line.str.contains(_PRINTK) & ~line.str.contains(ANCHOR, literal=True)).to_series().arg_true()
     if not rows.len():
         return hits
-    part = hits.select("line")[rows]
+    part = hits.select("line") if rows.len() == hits.height else hits.select("line")[rows]
     g = part.select(line.str.extract_groups(_PRINTK).alias("g"), n=line.str.find("] ", literal=True))
     f = pl.col("g").struct.field
     exact = (f("1").str.len_chars() <= 8) & (f("2").str.len_chars() <= 6)  # (see ``_bulk_settle``)
