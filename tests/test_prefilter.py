@@ -418,6 +418,21 @@ def test_bulk_sxid_reports_equal_per_line_reports(lines: list[str], opened_at: i
     assert ctx.state.get("sxid_open", {}) == ref_ctx.state.get("sxid_open", {})
 
 
+@settings(max_examples=200, deadline=None)
+@given(_sxid_group(), st.lists(st.booleans(), min_size=_bulk_route._AER_LINES + 1, max_size=_bulk_route._AER_LINES + 1))
+def test_bulk_sxid_reports_with_sxid_lines_in_the_tail(lines: list[str], tail_sxid: list[bool]) -> None:
+    """SXid lines among the group's last lines (always left to the per-line parser) no longer send
+    the group's other SXid lines there: bulk plus per-line == the per-line parser, in line order."""
+    tail = [_SX.format(s=9, h=1, w=1, c="12028") + _SXID_TEXTS[2 if k % 2 else 0] if sx else _FILLER
+            for k, sx in enumerate(tail_sxid)]
+    lines = lines[: -len(tail)] + tail
+    rows, rest, ctx, ref_ctx = _bulk_equals_per_line(lines, {"tz": UTC, "host": "stem"})
+    assert ctx.state.get("sxid_open", {}) == ref_ctx.state.get("sxid_open", {})
+    group = lines[: -len(tail)]
+    if not any(line in _SXID_ODD for line in group):  # every SXid line of the group decided in bulk
+        assert not {n for n, line in enumerate(group) if "SXid" in line} & set(rest["i"].to_list())
+
+
 def test_bulk_takes_sxid_reports() -> None:
     lines = [_SX.format(s=1, h=1, w=3, c="12028") + t for t in _SXID_TEXTS[:5]] + [_FILLER] * 9
     hits = pl.DataFrame({"i": list(range(len(lines))), "line": lines}, schema={"i": pl.UInt32, "line": pl.String})

@@ -156,6 +156,16 @@ def _date(rows: pl.DataFrame, ctx: LineContext) -> None:
         ctx.state["bulk_dated"] = (first["_lineno"], first["time"].astimezone(ctx.state["tz"]).year)
 
 
+def _sxid_lines(hits: pl.DataFrame, always: pl.Series, tail: pl.Series) -> int:
+    """The group's lines holding ``SXid`` that the bulk step must decide all of: every one but
+    those held in the group's tail, when no other is held (the tail's come after every bulk
+    row, so the per-line parser reads them in line order with the open reports the bulk step
+    left); else every one (then ``kernel_sxid`` leaves them all to the per-line parser)."""
+    sxid = hits.select(_bit("SXid")).to_series()
+    held = sxid & always
+    return int(sxid.sum()) - (int(held.sum()) if not (held & ~tail).any() else 0)
+
+
 def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     """:func:`kernel_xid`, :func:`kernel_other` then ``kernel_sxid``; rows in line order.
 
@@ -180,8 +190,7 @@ def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.
     else:
         taken, aer_rows = aer
         free, left = hits.filter(~always & ~taken), hits.filter(~taken) if taken.any() else hits
-    sxid_lines = int(hits.select(_bit("SXid").sum()).item())
-    sxid, sxid_taken = kernel_sxid(free, ctx, sxid_lines)
+    sxid, sxid_taken = kernel_sxid(free, ctx, _sxid_lines(hits, always, tail))
     rows = merge([xid_rows(free), other_rows(free), sxid, aer_rows])
     rest = rest_of(left, pl.concat([rows.get_column("_lineno") - 1, sxid_taken]))  # (held lines are in no row)
     later = _deferred_lines(hits)
