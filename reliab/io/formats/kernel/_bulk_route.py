@@ -14,6 +14,23 @@ and its line is given to the per-line parser, which returns the kept row at once
 header or message is parsed again), so the row is settled with the per-line rows, in line
 order, by the same rules.
 
+The header shapes :func:`reliab.io.formats._timestamps.parse_header` reads, and the route each takes:
+
+=====================================  =========================================================
+shape                                  route
+=====================================  =========================================================
+rsyslog RFC 3339, ``-o short-iso``     bulk, the time of the stamp
+``dmesg -T``                           bulk in a fixed-offset zone (rewritten), else per line
+RFC 3164, ``-o short[-precise]``       bulk (English month, 15-character stamp, no PRI, a host);
+                                       time settled in bulk or deferred (:mod:`._bulk_settle`)
+raw printk ``[  123.456789]``          bulk (not the rtc anchor line); settled or deferred
+``dmesg --time-format iso``, RFC 5424, per line (each prints its shape rarely in a fleet's logs)
+``logread``, console ``[date][printk]``,
+``talosctl``, ``/dev/kmsg``,
+``--decode`` columns, localized months
+``dmesg --reltime``                    per line, the whole file (every line moves the clock)
+=====================================  =========================================================
+
 This module imports the bulk modules; none of them imports it (no import circle).
 """
 
