@@ -1,6 +1,6 @@
 """Column-wise (polars) parsing of the common rsyslog kernel signal lines, for the fast route.
 
-:func:`kernel_rows` is the bulk hook of the kernel reader: :func:`kernel_xid` for the NVIDIA
+The shapes of the bulk hook (:func:`._bulk_route.kernel_rows`) of the kernel reader: :func:`kernel_xid` for the NVIDIA
 Xid lines described below, then :func:`kernel_other` for the rsyslog mlx5, networkd, Intel/phylib
 link, nvme, blk, MCE (reports and "events logged"), APEI, EDAC (UE and CE) and AER lines (:data:`_KINDS`, same narrow-acceptance rule: a whole-line
 shape in printable ASCII, one matcher trigger, literal counts that pin where the per-line
