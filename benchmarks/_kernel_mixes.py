@@ -116,6 +116,10 @@ def write_mix(path: Path, n: int, seed: int, mix: str, style: str = "rfc3339") -
     path.parent.mkdir(parents=True, exist_ok=True)
     written = 0
     with open(path, "w") as fh:
+        if style == "printk":  # the rtc line that anchors the boot time (drivers/rtc/class.c), as dmesg prints it
+            fh.write(f"[{1.0:12.6f}] rtc_cmos 00:00: setting system clock to 2024-06-03T14:01:59 UTC"
+                     f" ({int(t0 - 12.5 + 1.0)})\n")
+            written += 1
         while written < n:
             host = f"node{rng.randrange(1, 2049):04d}"
             if mix == "worst" or rng.random() < 0.03:  # ~4.5 % candidate lines

@@ -1,6 +1,6 @@
 """The kernel reader's bulk route on every header style and every kernel shape of the real-world corpus.
 
-The bulk route (``_bulk.kernel_rows``) must give what the per-line parser gives, whatever the
+The bulk route (``_bulk_route.kernel_rows``) must give what the per-line parser gives, whatever the
 header (rsyslog RFC 3339, ``journalctl -o short-iso``, ``dmesg -T``, RFC 3164, raw printk) and
 whatever the message: the messages are sampled from ``tests/reference/real_world/kernel/``.
 """
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from reliab.io import _fastscan
 from reliab.io._lines import LineContext
 from reliab.io.formats._timestamps import parse_header
-from reliab.io.formats.kernel import _bulk, read_kernel
+from reliab.io.formats.kernel import _bulk_route, read_kernel
 
 CORPUS = Path(__file__).parent / "reference" / "real_world" / "kernel"
 T0 = 1717423331.0  # 2024-06-03T14:02:11Z
@@ -73,9 +73,9 @@ def test_bulk_takes_signal_lines_of_other_headers(style: str) -> None:
                 "mce: [Hardware Error]: Machine check events logged",
                 "pcieport 0000:00:1c.5: AER: Corrected error received: id=00e5"]
     lines = [with_header(style, T0 + k, "node7", m) for k, m in enumerate(messages)]
-    lines += [FILLER] * (_bulk._AER_LINES + 1)  # the tail of a group is always left to the per-line parser
+    lines += [FILLER] * (_bulk_route._AER_LINES + 1)  # the tail of a group is always left to the per-line parser
     ctx = LineContext(path="x", source="kernel", state={"tz": UTC, "host": "file-host"})
-    rows, rest = _bulk.kernel_rows(_hits(lines), ctx)
+    rows, rest = _bulk_route.kernel_rows(_hits(lines), ctx)
     assert rest["i"].to_list() == list(range(4, len(lines)))
     assert rest["line"].to_list() == lines[4:]
     assert rows["signal"].to_list() == ["xid:79", "edac:correctable", "mce:events_logged", "pcie:aer_corrected"]
@@ -88,9 +88,9 @@ def test_dmesg_t_left_to_the_per_line_parser_in_a_zone_with_dst() -> None:
     from zoneinfo import ZoneInfo
 
     lines = [with_header("ctime", T0, "n", "mce: [Hardware Error]: Machine check events logged")]
-    lines += [FILLER] * (_bulk._AER_LINES + 1)
+    lines += [FILLER] * (_bulk_route._AER_LINES + 1)
     ctx = LineContext(path="x", source="kernel", state={"tz": ZoneInfo("Europe/Berlin"), "host": "h"})
-    rows, rest = _bulk.kernel_rows(_hits(lines), ctx)
+    rows, rest = _bulk_route.kernel_rows(_hits(lines), ctx)
     assert rows.height == 0 and rest["line"].to_list()[0] == lines[0]
 
 
@@ -148,9 +148,9 @@ def test_bulk_takes_more_corpus_shapes() -> None:
     """APEI report heads, Intel/phylib ``Link is Down``, nvme removal and mlx5 slot power lines are
     read in bulk, each with the row the per-line matcher gives."""
     lines = [with_header("rfc3339", T0 + k, "node7", shape[0]) for k, shape in enumerate(_NEW_SHAPES)]
-    lines += [FILLER] * (_bulk._AER_LINES + 1)
+    lines += [FILLER] * (_bulk_route._AER_LINES + 1)
     ctx = LineContext(path="x", source="kernel", state={"tz": UTC, "host": "h"})
-    rows, rest = _bulk.kernel_rows(_hits(lines), ctx)
+    rows, rest = _bulk_route.kernel_rows(_hits(lines), ctx)
     assert rest["i"].to_list() == list(range(len(_NEW_SHAPES), len(lines)))
     assert rows.select("signal", "severity", "message").rows() == [s[1:] for s in _NEW_SHAPES]
     assert rows["host"].to_list() == ["node7"] * len(_NEW_SHAPES)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from reliab.io.formats._nccl_messages import classify, month_day_stamp, split_line
-from reliab.io.formats.nccl import _score_lines, read_nccl
+from reliab.io.formats._nccl_sniff import score_lines
+from reliab.io.formats.nccl import read_nccl
 
 # vllm-project/vllm#17756 (corpus: vllm-17756-…), vllm#27405 (corpus), vllm#9308, vllm#7057
 V0_WORKER = ("(VllmWorker rank=6 pid=409) ERROR 07-23 19:34:51 [multiproc_executor.py:487] RuntimeError:"
@@ -84,7 +85,7 @@ def test_year_option_and_no_dated_line(tmp_path: Path) -> None:
 
 
 def test_month_day_stamp_alone_is_not_glog_for_the_sniffer() -> None:
-    assert _score_lines([OLD_FORMAT]) < 0.8
+    assert score_lines([OLD_FORMAT]) < 0.8
 
 
 def test_caret_notation_colour_codes_around_a_vllm_worker_prefix() -> None:

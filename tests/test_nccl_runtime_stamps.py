@@ -16,7 +16,8 @@ import pandas as pd
 
 from reliab.io._driver import choose_source
 from reliab.io.formats._nccl_messages import runtime_stamped, split_line
-from reliab.io.formats.nccl import _score_lines, read_nccl
+from reliab.io.formats._nccl_sniff import score_lines
+from reliab.io.formats.nccl import read_nccl
 
 TGI = [
     "2023-12-28T13:17:07.318695558Z You are using a model of type llama to instantiate a model of type . This is"
@@ -67,7 +68,7 @@ def test_cri_line_with_a_failure_marker(tmp_path: Path) -> None:
 def test_tgi_file_is_sniffed_and_read_as_a_training_log(tmp_path: Path) -> None:
     path = tmp_path / "tgi-shard.log"
     path.write_text("\n".join(TGI) + "\n")
-    assert _score_lines(TGI) == 0.9
+    assert score_lines(TGI) == 0.9
     assert choose_source(path).source == "nccl"
     sig = read_nccl(str(path)).tables["signals"]
     assert sig["signal"].tolist() == ["nccl:watchdog_timeout"]

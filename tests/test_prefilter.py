@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from reliab.errors import ParseError
 from reliab.io import _fastscan, _lines, _prefilter
 from reliab.io._lines import LineContext
-from reliab.io.formats.kernel import _bulk, parse_kernel_line, read_kernel
+from reliab.io.formats.kernel import _bulk, _bulk_route, parse_kernel_line, read_kernel
 
 LIMIT = 64
 XID = "NVRM: Xid (PCI:0000:18:00): 79, pid=1, name=x, GPU has fallen off the bus."
@@ -306,7 +306,7 @@ def test_bulk_other_rows_equal_per_line_rows(pairs: list[tuple[str, str]]) -> No
     lines = [head + body for head, body in pairs]
     hits = pl.DataFrame({"i": list(range(len(lines))), "line": lines}, schema={"i": pl.UInt32, "line": pl.String})
     ctx = LineContext(path="x.log", source="kernel", state={"tz": UTC, "host": "stem"})
-    rows, rest = _bulk.kernel_rows(hits, ctx)
+    rows, rest = _bulk_route.kernel_rows(hits, ctx)
     assert rows["_lineno"].to_list() == sorted(rows["_lineno"].to_list())
     assert sorted(rows["_lineno"].to_list() + [i + 1 for i in rest["i"].to_list()]) == list(range(1, len(lines) + 1))
     assert rest["line"].to_list() == [lines[i] for i in rest["i"].to_list()]
@@ -318,10 +318,10 @@ def test_bulk_other_rows_equal_per_line_rows(pairs: list[tuple[str, str]]) -> No
 def test_bulk_takes_the_other_common_shapes() -> None:
     """Every common shape is taken; the last lines of a group are always left to the per-line
     parser (the next group may hold their continuation lines)."""
-    tail = [f"2024-06-03T14:02:11Z n1 kernel: EDAC MC0: {k} CE tail" for k in range(_bulk._AER_LINES + 1)]
+    tail = [f"2024-06-03T14:02:11Z n1 kernel: EDAC MC0: {k} CE tail" for k in range(_bulk_route._AER_LINES + 1)]
     lines = [_OTHER_HEADS[0] + body for body in _OTHER_GOOD] + tail
     hits = pl.DataFrame({"i": list(range(len(lines))), "line": lines}, schema={"i": pl.UInt32, "line": pl.String})
-    rows, rest = _bulk.kernel_rows(hits, LineContext(path="x", source="kernel", state={"tz": UTC, "host": "h"}))
+    rows, rest = _bulk_route.kernel_rows(hits, LineContext(path="x", source="kernel", state={"tz": UTC, "host": "h"}))
     assert rest["i"].to_list() == list(range(len(_OTHER_GOOD), len(lines)))
     assert rows["_lineno"].to_list() == list(range(1, len(_OTHER_GOOD) + 1))
     assert rows["host"].unique().to_list() == ["n1"]
@@ -353,7 +353,7 @@ def _group(draw: st.DrawFn, odd: list[str], shape: Callable[[st.DrawFn], str]) -
             lines.append(draw(st.sampled_from(odd)))
         else:
             lines.append(shape(draw))
-    return lines + [_FILLER] * (_bulk._AER_LINES + 1)  # the tail of a group is always held back
+    return lines + [_FILLER] * (_bulk_route._AER_LINES + 1)  # the tail of a group is always held back
 
 
 def _sxid_line(draw: st.DrawFn) -> str:
@@ -395,7 +395,7 @@ def _bulk_equals_per_line(lines: list[str], state: dict, start: int = 0
     ctx, ref_ctx = _context(state), _context(state)
     hits = pl.DataFrame({"i": list(range(start, len(lines))), "line": lines[start:]},
                         schema={"i": pl.UInt32, "line": pl.String})
-    rows, rest = _bulk.kernel_rows(hits, ctx)
+    rows, rest = _bulk_route.kernel_rows(hits, ctx)
     got: dict[int, dict | str] = {}
     for row in rows.to_dicts():
         got[row.pop("_lineno")] = row
@@ -418,11 +418,26 @@ def test_bulk_sxid_reports_equal_per_line_reports(lines: list[str], opened_at: i
     assert ctx.state.get("sxid_open", {}) == ref_ctx.state.get("sxid_open", {})
 
 
+@settings(max_examples=200, deadline=None)
+@given(_sxid_group(), st.lists(st.booleans(), min_size=_bulk_route._AER_LINES + 1, max_size=_bulk_route._AER_LINES + 1))
+def test_bulk_sxid_reports_with_sxid_lines_in_the_tail(lines: list[str], tail_sxid: list[bool]) -> None:
+    """SXid lines among the group's last lines (always left to the per-line parser) no longer send
+    the group's other SXid lines there: bulk plus per-line == the per-line parser, in line order."""
+    tail = [_SX.format(s=9, h=1, w=1, c="12028") + _SXID_TEXTS[2 if k % 2 else 0] if sx else _FILLER
+            for k, sx in enumerate(tail_sxid)]
+    lines = lines[: -len(tail)] + tail
+    rows, rest, ctx, ref_ctx = _bulk_equals_per_line(lines, {"tz": UTC, "host": "stem"})
+    assert ctx.state.get("sxid_open", {}) == ref_ctx.state.get("sxid_open", {})
+    group = lines[: -len(tail)]
+    if not any(line in _SXID_ODD for line in group):  # every SXid line of the group decided in bulk
+        assert not {n for n, line in enumerate(group) if "SXid" in line} & set(rest["i"].to_list())
+
+
 def test_bulk_takes_sxid_reports() -> None:
     lines = [_SX.format(s=1, h=1, w=3, c="12028") + t for t in _SXID_TEXTS[:5]] + [_FILLER] * 9
     hits = pl.DataFrame({"i": list(range(len(lines))), "line": lines}, schema={"i": pl.UInt32, "line": pl.String})
     ctx = LineContext(path="x", source="kernel", state={"tz": UTC, "host": "h"})
-    rows, rest = _bulk.kernel_rows(hits, ctx)
+    rows, rest = _bulk_route.kernel_rows(hits, ctx)
     assert not any("SXid" in line for line in rest["line"].to_list())  # every SXid line decided in bulk
     sx = rows.filter(pl.col("signal").str.starts_with("sxid:"))
     assert sx["_lineno"].to_list() == [1, 2]  # two first lines; their detail lines are part of the reports
@@ -474,7 +489,7 @@ def test_bulk_aer_reports_equal_per_line_reports(lines: list[str], opened_at: in
         state["aer_heads"] = {1: ("0000:00:02.0", "0000:18:00.0")}
     rows, _, ctx, ref_ctx = _bulk_equals_per_line(lines, state, opened_at or 0)
     assert rows["_lineno"].to_list() == sorted(rows["_lineno"].to_list())
-    window = len(lines) + 1 - _bulk._AER_LINES  # entries the next group can still look back to
+    window = len(lines) + 1 - _bulk_route._AER_LINES  # entries the next group can still look back to
     assert ({n: v for n, v in ctx.state.get("aer_heads", {}).items() if n >= window}
             == {n: v for n, v in ref_ctx.state.get("aer_heads", {}).items() if n >= window})
 
@@ -484,10 +499,10 @@ def test_bulk_takes_aer_reports_and_noise() -> None:
     only its tail to the per-line parser."""
     lines = [_AER_HEAD.format(s=1) + body for body in (_AER_BODIES[0], _AER_BODIES[5], _AER_BODIES[11],
                                                        _AER_BODIES[12], _AER_BODIES[13], _AER_BODIES[15])]
-    lines += [_FILLER] * (_bulk._AER_LINES + 1)
+    lines += [_FILLER] * (_bulk_route._AER_LINES + 1)
     hits = pl.DataFrame({"i": list(range(len(lines))), "line": lines}, schema={"i": pl.UInt32, "line": pl.String})
     ctx = LineContext(path="x", source="kernel", state={"tz": UTC, "host": "h"})
-    rows, rest = _bulk.kernel_rows(hits, ctx)
+    rows, rest = _bulk_route.kernel_rows(hits, ctx)
     assert rest["i"].to_list() == list(range(6, len(lines)))
     assert rows["_lineno"].to_list() == [1, 6]  # the report's severity line is part of it; noise is no row
     assert rows["signal"].to_list() == ["pcie:aer_corrected", "nvme:io_timeout"]
@@ -537,7 +552,7 @@ def _mixed_line(draw: st.DrawFn) -> str:
 def test_bulk_mixed_group_equals_per_line(lines: list[str]) -> None:
     """Bulk rows plus the per-line rows of what it left == the per-line parser on every line in order;
     the rest is in line order and holds no line that has a bulk row."""
-    lines = lines + [_FILLER] * (_bulk._AER_LINES + 1)
+    lines = lines + [_FILLER] * (_bulk_route._AER_LINES + 1)
     rows, rest, _, _ = _bulk_equals_per_line(lines, {"tz": UTC, "host": "stem"})
     left = rest["i"].to_list()
     assert left == sorted(left) and not set(left) & {n - 1 for n in rows["_lineno"].to_list()}
@@ -562,7 +577,7 @@ def test_bulk_edac_lines_with_any_characters_equal_per_line(cuts: list[tuple[str
         word = f"sb{text} " if where == "lead" else ""
         tail = text if where == "tail" else ""
         lines.append(f"2024-06-03T14:02:11Z {host} kernel: EDAC {word}MC0: 1 CE memory read error{tail}")
-    _bulk_equals_per_line(lines + [_FILLER] * (_bulk._AER_LINES + 1), {"tz": UTC, "host": "stem"})
+    _bulk_equals_per_line(lines + [_FILLER] * (_bulk_route._AER_LINES + 1), {"tz": UTC, "host": "stem"})
 
 
 def test_edac_lead_is_the_shape_without_its_printable_tail() -> None:
@@ -573,9 +588,9 @@ def test_edac_lead_is_the_shape_without_its_printable_tail() -> None:
 
 def test_bulk_takes_an_edac_storm_whatever_its_stamps() -> None:
     """Every EDAC line of the common shape is taken in bulk with the time of its own stamp."""
-    lines = [f"{s} n1 kernel: {_EDAC_BODIES[0]}" for s in _GOOD_STAMPS] + [_FILLER] * (_bulk._AER_LINES + 1)
+    lines = [f"{s} n1 kernel: {_EDAC_BODIES[0]}" for s in _GOOD_STAMPS] + [_FILLER] * (_bulk_route._AER_LINES + 1)
     hits = pl.DataFrame({"i": list(range(len(lines))), "line": lines}, schema={"i": pl.UInt32, "line": pl.String})
-    rows, rest = _bulk.kernel_rows(hits, LineContext(path="x", source="kernel", state={"tz": UTC, "host": "h"}))
+    rows, rest = _bulk_route.kernel_rows(hits, LineContext(path="x", source="kernel", state={"tz": UTC, "host": "h"}))
     assert rows["_lineno"].to_list() == [1, 2, 3] and rest["i"].to_list() == list(range(3, len(lines)))
     assert [t.isoformat() for t in rows["time"].to_list()] == [
         "2024-06-03T14:02:11+00:00", "2024-06-03T08:32:11.500000+00:00", "2024-06-04T01:47:11.123456+00:00"]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import reliab
 from reliab.errors import InputFileError
 from reliab.io._files import head_lines, read_start
-from reliab.io.formats import nccl
+from reliab.io.formats import _nccl_sniff
 
 REAL = Path(__file__).parent / "reference" / "real_world"
 
@@ -41,12 +41,12 @@ _LINE = st.one_of(st.sampled_from(POOL), st.text(max_size=60),
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_LINE, min_size=1, max_size=20))
 def test_nccl_hints_never_change_the_score(lines: list[str]) -> None:
-    hints = nccl._Hints.of("\n".join(lines))
-    assert nccl._score_lines(lines, hints) == nccl._score_lines(lines)
+    hints = _nccl_sniff.Hints.of("\n".join(lines))
+    assert _nccl_sniff.score_lines(lines, hints) == _nccl_sniff.score_lines(lines)
 
 
 def test_pool_holds_every_kind_of_line() -> None:
-    scores = {nccl._score_lines([line]) for line in POOL}
+    scores = {_nccl_sniff.score_lines([line]) for line in POOL}
     assert {0.0, 0.4, 0.6, 0.8} <= scores  # plain, dated, failure marker, glog
 
 

@@ -1,6 +1,6 @@
 """Column-wise (polars) parsing of the common rsyslog kernel signal lines, for the fast route.
 
-:func:`kernel_rows` is the bulk hook of the kernel reader: :func:`kernel_xid` for the NVIDIA
+The shapes of the bulk hook (:func:`._bulk_route.kernel_rows`) of the kernel reader: :func:`kernel_xid` for the NVIDIA
 Xid lines described below, then :func:`kernel_other` for the rsyslog mlx5, networkd, Intel/phylib
 link, nvme, blk, MCE (reports and "events logged"), APEI, EDAC (UE and CE) and AER lines (:data:`_KINDS`, same narrow-acceptance rule: a whole-line
 shape in printable ASCII, one matcher trigger, literal counts that pin where the per-line
@@ -49,10 +49,8 @@ from reliab.io.formats.kernel._bulk_shapes import (
     _g,
     _Plan,
 )
-from reliab.io.formats.kernel._bulk_time import stamp_times, with_time
+from reliab.io.formats.kernel._bulk_time import with_time
 from reliab.io.formats.kernel._kmsg import CRITICAL_XIDS, WARNING_XIDS
-from reliab.io.formats.kernel._reports import AER_LINES as _AER_LINES
-from reliab.io.formats.kernel._reports import remember_xid79_rows
 from reliab.io.formats.kernel._triggers import TRIGGERS as _TRIGGERS
 from reliab.io.formats.kernel._triggers import with_mask
 
@@ -263,43 +261,6 @@ def _no_rows() -> pl.DataFrame:
                                 "severity": pl.String, "message": pl.String})
 
 
-def _bit(trigger: str) -> pl.Expr:
-    """True where the line holds ``trigger`` (one of :data:`_TRIGGERS`), read from ``_mask``."""
-    return (pl.col("_mask") & (1 << _TRIGGERS.index(trigger))) != 0
-
-
-def _prepared(hits: pl.DataFrame) -> pl.DataFrame:
-    """``hits`` with ``_mask`` and, in the same query, the flags every later step reads.
-
-    ``_always``, ``_tail``, ``_before``: hits left to the per-line parser whatever their
-    shape, so that the look-back rules of ``_reports`` see them: ``_always`` — those
-    followed within three lines by a hit that does not start with a visible ASCII character
-    (an indented continuation line takes the time of the line before it) and the last
-    :data:`_AER_LINES` lines of the group (``_tail``: their followers are in the next
-    group); ``_before`` — those at most :data:`_AER_LINES` lines before a ``PCIe Bus Error``
-    hit (an AER report's second line) but NVSwitch SXid lines, held only when the group's
-    AER reports are not decided in bulk.  ``_quiet``: noise
-    (:func:`._bulk_reports.quiet_of`); ``_aer``: the lines holding ``AER:`` or ``PCIe Bus Error``;
-    ``_printable`` (:func:`with_printable`).
-    """
-    from reliab.io.formats.kernel._bulk_reports import quiet_of
-
-    hits = with_mask(with_printable(hits)).with_columns(stamp_times(hits))
-    i = pl.col("i").cast(pl.Int64)
-    nxt_i, nxt = i.shift(-1), pl.col("line").shift(-1)
-    indented = ((nxt_i - i) <= 3) & ~nxt.str.contains("^[!-~]")
-    next_detail = pl.when(_bit("PCIe Bus Error")).then(i).backward_fill()
-    # (an NVSwitch SXid line is read by its own matcher, never as part of an AER report)
-    switch = only_where(hits, hits.select(_bit("SXid")).to_series(),
-                        pl.col("line").str.contains("nvidia-nvswitch", literal=True))
-    tail = i >= i.max() - _AER_LINES
-    return hits.with_columns(quiet_of(hits).alias("_quiet"), switch.alias("_switch")).lazy().with_columns(
-        _always=tail | indented.fill_null(False), _tail=tail,
-        _before=(((next_detail.shift(-1) - i) <= _AER_LINES) & ~pl.col("_switch")).fill_null(False),
-        _aer=_bit("AER:") | _bit("PCIe Bus Error"),
-    ).drop("_switch").collect()
-
-
 def only_where(hits: pl.DataFrame, chosen: pl.Series, test: pl.Expr) -> pl.Series:
     """``test`` evaluated on the ``chosen`` rows of ``hits`` only; ``False`` on the others.
 
@@ -311,45 +272,3 @@ def only_where(hits: pl.DataFrame, chosen: pl.Series, test: pl.Expr) -> pl.Serie
     if rows.len():
         out = out.scatter(rows, hits.select("line")[rows].select(test).to_series())
     return out
-
-
-def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
-    """Keep the Xid 79 rows taken here (as a small frame) for the bus-drop rule of ``_reports``."""
-    if not rows.height:
-        return
-    lost = rows.filter(pl.col("signal") == "xid:79")
-    if lost.height:
-        remember_xid79_rows(ctx.state, lost.select("_lineno", "host", "gpu", t=pl.col("time").dt.epoch("us") / 1e6))
-
-
-def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """:func:`kernel_xid`, :func:`kernel_other` then ``kernel_sxid``; rows in line order.
-
-    ``dmesg -T`` lines are first given the rsyslog header the shapes read
-    (:func:`._bulk_headers.rewrite_ctime`; the lines left over are given back as read).
-    Noise lines (:func:`._bulk_reports.quiet_of`) are dropped first (they are irrelevant); AER
-    reports are decided in bulk when the whole group's are (:func:`._bulk_reports.aer_in_bulk`).
-    Each shape requires its own triggers (the Xid shape ``NVRM: Xid``, every other shape
-    its exact trigger set), so no line can be taken by two of them: each looks at the free
-    lines of its mask only, and the lines none took are left once, at the end, in line order.
-    """
-    from reliab.io.formats.kernel._bulk_headers import original_lines, rewrite_ctime
-    from reliab.io.formats.kernel._bulk_reports import aer_in_bulk, kernel_sxid, merge
-
-    hits = _prepared(rewrite_ctime(hits.rechunk(), ctx))  # (the flags are read on every hit: the tail is the
-    # group's last lines; ``dmesg -T`` headers are read as rsyslog ones, the text kept for the per-line parser)
-    if hits.get_column("_quiet").any():
-        hits = hits.filter(~pl.col("_quiet"))
-    always, tail, before = hits.get_column("_always"), hits.get_column("_tail"), hits.get_column("_before")
-    aer = aer_in_bulk(hits, always, tail, ctx)
-    if aer is None:  # the AER reports go to the per-line parser, with the lines before them
-        free, left, aer_rows = hits.filter(~(always | before)), hits, _no_rows()
-    else:
-        taken, aer_rows = aer
-        free, left = hits.filter(~always & ~taken), hits.filter(~taken) if taken.any() else hits
-    sxid_lines = int(hits.select(_bit("SXid").sum()).item())
-    sxid, sxid_taken = kernel_sxid(free, ctx, sxid_lines)
-    rows = merge([xid_rows(free), other_rows(free), sxid, aer_rows])
-    rest = rest_of(left, pl.concat([rows.get_column("_lineno") - 1, sxid_taken]))  # (held lines are in no row)
-    _remember_xid79(rows, ctx)
-    return rows, original_lines(rest)

@@ -30,6 +30,7 @@ import polars as pl
 
 from reliab.io._lines import LineContext
 from reliab.io.formats.kernel._bulk_shapes import _WORD
+from reliab.io.formats.kernel._clock import ANCHOR
 from reliab.io.formats.kernel._kmsg import LITERALS
 
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -89,6 +90,100 @@ def rewrite_ctime(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
     rows, new = rows.filter(taken), new.filter(taken)
     orig = pl.repeat(None, hits.height, dtype=pl.String, eager=True).scatter(rows, part.to_series().filter(taken))
     return hits.with_columns(hits.get_column("line").scatter(rows, new), orig.alias("_orig"))
+
+
+#: the fake stamp of a rewritten line whose time needs the whole file (RFC 3164, raw printk): the
+#: shapes read it, the row it gives is deferred (:func:`._bulk_route.kernel_rows`), never stored
+DEFERRED_STAMP = "2000-01-01T00:00:00Z"
+#: an RFC 3164 / ``journalctl -o short[-precise]`` header in English, ASCII, no PRI, 15 characters
+#: (the day padded with a space or a zero), an optional fraction, one space: ``_timestamps._RFC3164``
+#: reads the same fields on such a line, each at a fixed place (month 0-2, day 4-5, time 7-14)
+_SYSLOG = rf"^(?:{'|'.join(_MONTHS)}) (?: [1-9]|[0-3][0-9]) [0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}(?:\.[0-9]{{1,9}})? "
+#: a raw printk header, spaces only, at most ten integer and nine fraction digits, then one space
+#: and a visible character (``_timestamps._RAW`` reads the same seconds and message)
+_PRINTK = r"^\[ *([0-9]{1,10})\.([0-9]{1,9})\] ([!-~])"
+
+
+def _scatter(hits: pl.DataFrame, rows: pl.Series, new: pl.Series, extra: dict[str, pl.Series]) -> pl.DataFrame:
+    """``hits`` with ``line`` replaced at ``rows`` by ``new``, ``_orig`` kept, and ``extra`` columns
+    (null elsewhere) set at ``rows``."""
+    if rows.len() == hits.height:  # every line (a file of one header style): the columns as they are
+        return hits.with_columns(new.alias("line"), hits.get_column("line").alias("_orig"),
+                                 *(values.alias(name) for name, values in extra.items()))
+    orig = hits.get_column("_orig") if "_orig" in hits.columns else pl.repeat(
+        None, hits.height, dtype=pl.String, eager=True)
+    cols = [hits.get_column("line").scatter(rows, new), orig.scatter(rows, hits.get_column("line").gather(rows))
+            .alias("_orig")]
+    for name, values in extra.items():
+        base = hits.get_column(name) if name in hits.columns else pl.repeat(
+            None, hits.height, dtype=values.dtype, eager=True)
+        cols.append(base.scatter(rows, values).alias(name))
+    return hits.with_columns(cols)
+
+
+def rewrite_syslog(hits: pl.DataFrame) -> pl.DataFrame:
+    """``hits`` with each RFC 3164 header (:data:`_SYSLOG`) replaced by :data:`DEFERRED_STAMP`.
+
+    The host and tag after the stamp stay as they are (the per-line parser splits the same
+    ``host tag: msg`` tail after either stamp).  ``_partial`` (month, day, hour, minute,
+    second as the decimal digits ``MMDDhhmmss`` of one integer), ``_frac`` (the fraction, null without
+    one) and ``_fracus`` (it in whole microseconds: null beyond six digits) keep the stamp;
+    lines whose fields are out of range (the per-line parser rejects them) are left alone.
+    """
+    if not hits.height:
+        return hits
+    line = pl.col("line")
+    rows = hits.select(line.str.contains(_SYSLOG)).to_series().arg_true()
+    if not rows.len():
+        return hits
+    part = hits.select("line") if rows.len() == hits.height else hits.select("line")[rows]
+    day = line.str.slice(4, 2).str.strip_chars_start(" ").cast(pl.Int32)
+    hms = line.str.slice(7, 8).str.replace_all(":", "", literal=True).cast(pl.Int32)  # hhmmss
+    month = line.str.slice(0, 3).replace_strict({m: k for k, m in enumerate(_MONTHS, 1)}, return_dtype=pl.Int32)
+    dot = line.str.slice(15, 1) == "."
+    frac = pl.when(dot).then(line.str.extract(r"^.{15}(\.[0-9]{1,9}) ", 1))
+    ok = day.is_between(1, 31) & (hms // 10000 < 24) & (hms // 100 % 100 < 60) & (hms % 100 < 61)
+    out = part.select(
+        ok=ok, partial=(month * 100 + day).cast(pl.Int64) * 1_000_000 + hms,
+        frac=pl.concat_str(pl.lit("0"), frac).cast(pl.Float64),
+        fracus=pl.when(~dot).then(0).when(frac.str.len_chars() <= 7)
+        .then(frac.str.slice(1).str.pad_end(6, "0").cast(pl.Int64)),
+        line=pl.concat_str(pl.lit(DEFERRED_STAMP + " "), line.str.slice(16 + frac.str.len_chars().fill_null(0))))
+    keep = out.get_column("ok")
+    if not keep.all():
+        if not keep.any():
+            return hits
+        out, rows = out.filter(keep), rows.filter(keep)
+    return _scatter(hits, rows, out.get_column("line"), {"_partial": out.get_column("partial"),
+                                                          "_frac": out.get_column("frac"),
+                                                          "_fracus": out.get_column("fracus")})
+
+
+def rewrite_printk(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
+    """``hits`` with each raw printk header (:data:`_PRINTK`) replaced by
+    ``<DEFERRED_STAMP> <host> kernel: `` (the file's host, as the per-line parser gives a line
+    without one); ``_mono`` keeps the seconds since boot, ``_monous`` them in whole microseconds
+    (null beyond eight integer or six fraction digits).  A line holding the rtc anchor is left
+    alone.  Unchanged when the host is not a
+    host word free of matcher literals."""
+    host = _host(ctx)
+    if host is None or not hits.height:
+        return hits
+    line = pl.col("line")
+    # (a line holding the rtc anchor may set the boot time: the per-line parser reads it)
+    rows = hits.select(line.str.contains(_PRINTK) & ~line.str.contains(ANCHOR, literal=True)).to_series().arg_true()
+    if not rows.len():
+        return hits
+    part = hits.select("line") if rows.len() == hits.height else hits.select("line")[rows]
+    g = part.select(line.str.extract_groups(_PRINTK).alias("g"), n=line.str.find("] ", literal=True))
+    f = pl.col("g").struct.field
+    exact = (f("1").str.len_chars() <= 8) & (f("2").str.len_chars() <= 6)  # (see ``_bulk_settle``)
+    out = g.select(mono=pl.concat_str(f("1"), pl.lit("."), f("2")).cast(pl.Float64), n="n",
+                   monous=pl.when(exact).then(f("1").cast(pl.Int64) * 1_000_000 + f("2").str.pad_end(6, "0")
+                                              .cast(pl.Int64)))
+    new = part.with_columns(out.get_column("n")).select(
+        pl.concat_str(pl.lit(f"{DEFERRED_STAMP} {host} kernel: "), line.str.slice(pl.col("n") + 2))).to_series()
+    return _scatter(hits, rows, new, {"_mono": out.get_column("mono"), "_monous": out.get_column("monous")})
 
 
 def original_lines(rest: pl.DataFrame) -> pl.DataFrame:

@@ -23,7 +23,7 @@ the bulk parser (:mod:`reliab.io.formats.kernel._bulk`) had no shape for them:
   leaves the reports to the per-line parser as before.
 
 :func:`kernel_sxid` decides NVSwitch SXid reports (first and detail lines) the same way, all
-of a group's or none.  :func:`reliab.io.formats.kernel._bulk.kernel_rows` runs them all.
+of a group's or none.  :func:`reliab.io.formats.kernel._bulk_route.kernel_rows` runs them all.
 """
 
 from __future__ import annotations

@@ -140,7 +140,8 @@ def _resolve_no_clock(rows: list[Row], ctx: LineContext) -> None:
             f" time inferred from the file's modification time ({mtime.isoformat()})")
 
 
-def _boot_time(ctx: LineContext) -> datetime | None:
+def boot_time_of(ctx: LineContext) -> datetime | None:
+    """``boot_time=`` (the one DST rule of :func:`localize`), else the anchor read so far."""
     given = ctx.options.get("boot_time")
     if given is None:
         return ctx.state.get("boot")
@@ -148,7 +149,7 @@ def _boot_time(ctx: LineContext) -> datetime | None:
 
 
 def _resolve_monotonic(rows: list[Row], ctx: LineContext) -> None:
-    boot = _boot_time(ctx)
+    boot = boot_time_of(ctx)
     why = ctx.state.get("anchor_error")
     for row in rows:
         if "_mono" not in row:
@@ -177,15 +178,32 @@ def _base_year(pending: list[Row], rels: list[int], ctx: LineContext) -> tuple[i
     if ctx.options.get("year") is not None:
         return int(ctx.options["year"]), "the year= option"
     firsts = [ctx.state["first_year_at"]] if "first_year_at" in ctx.state else []
-    if "bulk_first" in ctx.state:  # the first bulk-parsed row, which may come first
-        first = ctx.state["bulk_first"]
-        firsts.append((first["_lineno"], first["time"].astimezone(tz).year))
+    if "bulk_dated" in ctx.state:  # the first bulk row of a dated line (``_bulk_route``), which may come first
+        firsts.append(ctx.state["bulk_dated"])
     if firsts:
         return min(firsts)[1], "the file's dated lines"
     mtime = datetime.fromtimestamp(os.stat(ctx.path).st_mtime, tz=tz)
     last = pending[-1]["_partial"]
     last_year = mtime.year - (1 if last[:2] > (mtime.month, mtime.day) else 0)
     return last_year - rels[-1], f"the file's modification time ({mtime.date()}), inferred"
+
+
+def _rollovers(pending: list[Row], settled: Any) -> list[int]:
+    """Per pending row, the rollovers up to it, over the year-less rows in line order: the
+    pending ones and those the bulk route settled (``settled``: ``(line numbers, keys)`` pairs)."""
+    events = [(row["_lineno"], ordinal(row["_partial"]), k) for k, row in enumerate(pending)]
+    for linenos, keys in settled:
+        events += [(n, key, -1) for n, key in zip(linenos.to_list(), keys.to_list(), strict=True)]
+    if len(events) > len(pending):
+        events.sort(key=lambda e: e[0])
+    rel, prev, rels = 0, None, [0] * len(pending)
+    for _, key, k in events:
+        if prev is not None and key < prev - 86400:
+            rel += 1
+        prev = key
+        if k >= 0:
+            rels[k] = rel
+    return rels
 
 
 def _resolve_years(rows: list[Row], ctx: LineContext) -> None:
@@ -195,22 +213,22 @@ def _resolve_years(rows: list[Row], ctx: LineContext) -> None:
     before it; with the mtime the *last* line is anchored instead.
     """
     pending = [r for r in rows if "_partial" in r]
+    settled = ctx.state.get("settled_partial", 0)  # RFC 3164 rows the bulk route gave their year
     if not pending:
+        if settled:
+            base, how = _base_year(pending, [], ctx)
+            ctx.state.setdefault("notes", []).append(_year_note(base, settled, how))
         return
-    rel, prev, rels = 0, None, []
-    for row in pending:
-        key = ordinal(row["_partial"])
-        if prev is not None and key < prev - 86400:
-            rel += 1
-        prev = key
-        rels.append(rel)
+    rels = _rollovers(pending, ctx.state.get("settled_keys", ()))
     base, how = _base_year(pending, rels, ctx)
-    lines = len(pending)
-    ctx.state.setdefault("notes", []).append(
-        f"year {base} of {lines} line(s) printed without one (RFC 3164, dmesg --reltime) taken from {how}")
+    ctx.state.setdefault("notes", []).append(_year_note(base, len(pending) + settled, how))
     tz = ctx.state["tz"]
     for row, r in zip(pending, rels, strict=True):
         _complete(row, base + r, tz)
+
+
+def _year_note(base: int, lines: int, how: str) -> str:
+    return f"year {base} of {lines} line(s) printed without one (RFC 3164, dmesg --reltime) taken from {how}"
 
 
 def _complete(row: Row, year: int, tz: Any) -> None:

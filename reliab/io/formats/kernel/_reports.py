@@ -75,8 +75,9 @@ _KEEP_BULK_ROWS = 200_000
 
 
 def remember_xid79_rows(state: dict[str, Any], frame: Any) -> None:
-    """Record the Xid 79 rows of the bulk parser: a polars frame ``_lineno, host, gpu, t``
-    (epoch seconds), looked at only when a bus-drop line comes (rare)."""
+    """Record the Xid 79 rows of the bulk parser: a polars frame ``_lineno, host, gpu, kind, t``
+    (the :data:`Clock` of each row: ``kind`` ``"t"`` with epoch seconds, ``"m"`` with printk
+    seconds, ``"p"`` with calendar seconds), looked at only when a bus-drop line comes (rare)."""
     frames: list[Any] = state.setdefault("xid79_bulk", [])
     frames.append(frame)
     while sum(f.height for f in frames) > _KEEP_BULK_ROWS and len(frames) > 1:
@@ -94,7 +95,7 @@ def _bulk_entries(state: dict[str, Any], host: str, gpu: str | None, lineno: int
     if gpu is not None:
         cond = cond & (pl.col("gpu") == gpu)
     rows = pl.concat([f.filter(cond) for f in frames])
-    return [(n, ("t", t)) for n, t in rows.select("_lineno", "t").iter_rows()]
+    return [(n, (kind, t)) for n, kind, t in rows.select("_lineno", "kind", "t").iter_rows()]
 
 
 def _same_event(lineno: int, clock: Clock, entries: list[tuple[int, Clock]]) -> bool:
