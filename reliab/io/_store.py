@@ -56,9 +56,14 @@ import pyarrow.parquet as pq
 from reliab import schema
 from reliab.errors import InputFileError
 from reliab.io._files import HEAD_BYTES, read_head
+from reliab.io._finish import finish, plan_notes, sources_of
+from reliab.io._merge import concat_frames, file_tables
+from reliab.io._merge import progress as progress_bar
 from reliab.io._plan import RunPlan
+from reliab.io._readfile import choose_source, read_file
 from reliab.io._registry import FileResult, is_line_format
 from reliab.io._result import IngestResult, SourceChoice
+from reliab.io._steps import Steps
 from reliab.io._storecheck import StoreError, locked, part_record, rebuild_hint, verify_parts, wipe
 from reliab.io._storecontent import (
     content_facts,
@@ -317,7 +322,7 @@ class Store:
         frames = [f for f in frames if len(f)]
         if not frames:
             return None
-        frame = frames[0] if len(frames) == 1 else _concat_frames(frames)
+        frame = frames[0] if len(frames) == 1 else concat_frames(frames)
         return schema.conform(frame.reset_index(drop=True), table)
 
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -421,12 +426,6 @@ class Store:
         return frame
 
 
-def _concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    from reliab.io._driver import _concat_frames as concat
-
-    return concat(frames)
-
-
 def _repath(current: pd.Series, value: pd.Series, column: str) -> pd.Series:
     """``value`` with its path part replaced by ``current`` where a current path is known."""
     if column == "origin":
@@ -441,7 +440,7 @@ def _atomic(target: Path, write: Callable[[Path], None]) -> None:
     os.replace(tmp, target)
 
 
-def ingest_into(store: str | os.PathLike[str], plan: RunPlan, *, strict: bool, progress: bool,
+def ingest_into(store: str | os.PathLike[str], plan: RunPlan, steps: Steps, *, strict: bool, progress: bool,
                 attribution: dict[str, Any], rebuild: bool = False, engine: str = "local",
                 client: Any = None) -> IngestResult:
     """The incremental driver behind ``ingest(..., store=...)``.
@@ -461,13 +460,13 @@ def ingest_into(store: str | os.PathLike[str], plan: RunPlan, *, strict: bool, p
             notes.append(f"store {directory} rebuilt from the raw files ({removed} stored file(s) discarded)")
         st = Store(directory)
         if engine != "dask":
-            return _ingest_locked(st, plan, strict=strict, progress=progress, attribution=attribution,
+            return _ingest_locked(st, plan, steps, strict=strict, progress=progress, attribution=attribution,
                                   notes=(*notes, *st.notes))
         from reliab.io.distributed import dask_client
 
         with dask_client(client) as c:
             planned, fetch = _prefetch(st, plan, strict, c, progress)
-            return _ingest_locked(st, plan, strict=strict, progress=False, attribution=attribution,
+            return _ingest_locked(st, plan, steps, strict=strict, progress=False, attribution=attribution,
                                   notes=(*notes, *st.notes), planned=planned, fetch=fetch)
 
 
@@ -491,7 +490,7 @@ def _prefetch(st: Store, run: RunPlan, strict: bool, client: Any, progress: bool
     return planned, read_many(client, items, strict, progress=progress)
 
 
-def _ingest_locked(st: Store, run: RunPlan, *, strict: bool, progress: bool,
+def _ingest_locked(st: Store, run: RunPlan, steps: Steps, *, strict: bool, progress: bool,
                    attribution: dict[str, Any], notes: tuple[str, ...] = (),
                    planned: dict[str, Plan] | None = None, fetch: dict[str, Fetch] | None = None) -> IngestResult:
     """:func:`ingest_into` once the store is locked.
@@ -500,22 +499,11 @@ def _ingest_locked(st: Store, run: RunPlan, *, strict: bool, progress: bool,
     reads started for them; a plan is reused while no earlier file of the run touched a
     record of its rotation family.
     """
-    from reliab.io._driver import (
-        _progress,
-        accounting_of,
-        choose_source,
-        file_tables,
-        finish,
-        plan_notes,
-        read_file,
-        sources_of,
-    )
-
     results: list[FileResult] = []
     statuses: list[str] = []
     choices: dict[str, SourceChoice | None] = {}
     touched: set[tuple[str, str]] = set()
-    advance, close = _progress(len(run.entries), progress)
+    advance, close = progress_bar(len(run.entries), progress)
     try:
         for entry in run.entries:
             if entry.result is not None:
@@ -542,7 +530,7 @@ def _ingest_locked(st: Store, run: RunPlan, *, strict: bool, progress: bool,
             advance()
     finally:
         close()
-    accounting = accounting_of(results)  # checked before anything is committed
+    accounting = steps.accounting(results)  # checked before anything is committed
     st.commit(file_tables)
     accounting["status"] = pd.Series(statuses, dtype="string", index=accounting.index)
     return finish(st.tables(), accounting, sources_of(results, choices), notes=(*notes, *plan_notes(run)),
