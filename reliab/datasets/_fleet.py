@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reliab._result import ResultMixin
 from reliab.datasets._fleetlines import render_syslog, sacct_lines
-from reliab.models._result import ResultMixin
 
 #: Llama 3: 419 unexpected interruptions, 16,384 GPUs, 54 days (arXiv 2407.21783 §3.3.4)
 LLAMA3_RATE_PER_1K_GPU_DAYS = 419 / (16_384 * 54 / 1000)

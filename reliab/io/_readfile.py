@@ -18,10 +18,10 @@ from typing import Any
 
 import pandas as pd
 
-from reliab._hostnames import canonical_tables
 from reliab.errors import InputFileError, ParseError, UnknownFormatError
 from reliab.io._files import read_head, read_start
 from reliab.io._forced import FORCED_NOTHING
+from reliab.io._hosttables import canonical_tables
 from reliab.io._lines import quarantine_frame
 from reliab.io._options import accepted_by, reader_options
 from reliab.io._quarantine import check_limit, quarantine_limit
@@ -228,7 +228,7 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
 
 
 def canonical_result(result: FileResult) -> FileResult:
-    """``result`` with its host names made canonical (:mod:`reliab._hostnames`)."""
+    """``result`` with its host names made canonical (:mod:`reliab.io._hosttables`)."""
     tables = canonical_tables(result.tables)
     return result if tables is None else dataclasses.replace(result, tables=tables)
 
