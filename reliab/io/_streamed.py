@@ -101,7 +101,7 @@ def _positions(bulk: np.ndarray, lines: np.ndarray) -> tuple[np.ndarray, np.ndar
     """Positions in the file's table of the bulk rows and of the per-line rows (both in line order).
 
     A per-line row comes after the bulk rows of lines up to its own (a line has bulk rows
-    or per-line rows, never both), as :func:`reliab.io._lines._frame` splices them.
+    or per-line rows, never both), as :func:`reliab.io._lineframe.lines_frame` splices them.
     """
     at_bulk = np.arange(len(bulk), dtype=np.int64) + np.searchsorted(lines, bulk, "left")
     at_line = np.arange(len(lines), dtype=np.int64) + np.searchsorted(bulk, lines, "right")
