@@ -31,15 +31,16 @@ import reliab
 
 #: layers, low to high; a module belongs to the layer of the longest prefix listed
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("reliab", "reliab._allocator", "reliab._version", "reliab.errors", "reliab.schema", "reliab._hostnames",
-     "reliab._checks", "reliab._result", "reliab._lazy", "reliab._atomic", "reliab._deprecation"),
+    ("reliab", "reliab._allocator", "reliab._version", "reliab.errors", "reliab.schema", "reliab._tables",
+     "reliab._rowcheck", "reliab._hostnames", "reliab._checks", "reliab._result", "reliab._lazy", "reliab._atomic",
+     "reliab._deprecation"),
     ("reliab.io",),  # the readers and the parts of the ingest engine
     ("reliab.taxonomy",),
     # the ingest pipeline attributes interruptions (reliab.taxonomy), so it sits above it
-    ("reliab.io.__init__", "reliab.io._driver", "reliab.io._modes", "reliab.io._finish", "reliab.io._store",
+    ("reliab.io.__init__", "reliab.io._driver", "reliab.io._modes", "reliab.io._finish", "reliab.io._storerun",
      "reliab.io._streamed", "reliab.io.distributed"),
     ("reliab.models", "reliab.prepare", "reliab.align", "reliab.windows"),
-    ("reliab.fleet", "reliab.plots", "reliab.datasets"),
+    ("reliab.fleet", "reliab.plots", "reliab._plotstyle", "reliab.datasets"),
     ("reliab.report",),
     ("reliab.study",),  # run_report runs the analyses and renders them with reliab.report
     ("reliab._demo",),

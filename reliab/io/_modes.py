@@ -7,7 +7,7 @@ Two small interfaces, one implementation per mode:
 * a :class:`Sink` takes the tables: :class:`Memory` (the result holds them),
   :class:`Output` (partitioned Parquet, ``output=``: :mod:`reliab.io._streamed`,
   :mod:`reliab.io._partitioned`) or :class:`Store` (the incremental store, ``store=``:
-  :mod:`reliab.io._store`).
+  :mod:`reliab.io._storerun`, :mod:`reliab.io._store`).
 
 :meth:`Sink.ingest` runs a planned run with the pipeline's :class:`~reliab.io._steps.Steps`
 and a runner.  The pipeline (:mod:`reliab.io._driver`) reaches the modes only through
@@ -111,7 +111,7 @@ class Store:
 
     def ingest(self, plan: RunPlan, steps: Steps, runner: Runner, attribution: dict[str, Any], *,
                strict: bool, progress: bool) -> IngestResult:
-        from reliab.io._store import ingest_into
+        from reliab.io._storerun import ingest_into
 
         return ingest_into(self.folder, plan, steps, strict=strict, progress=progress, attribution=attribution,
                            rebuild=self.rebuild, engine=runner.engine, client=runner.client)
