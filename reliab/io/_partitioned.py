@@ -40,7 +40,7 @@ from reliab.io._merge import concat, file_tables
 from reliab.io._registry import FileResult
 
 __all__ = ["PARTITIONED", "DERIVED", "MANIFEST", "new_run", "write_parts", "write_table", "positions", "remap",
-           "commit", "discard_run", "part_files", "read_table", "read_parts", "read_manifest"]
+           "commit", "discard_run", "part_files", "read_table", "read_parts", "read_manifest", "partition_value"]
 
 #: tables written by the workers, partitioned
 PARTITIONED = ("signals", "jobs", "telemetry", "quarantine")
@@ -68,7 +68,7 @@ def _dates(frame: pd.DataFrame, table: str) -> np.ndarray:
     return names[codes]  # (code -1, a missing time: the last name)
 
 
-def _safe(value: object) -> str:
+def partition_value(value: object) -> str:
     """A partition value usable as a folder name (``/`` and NUL replaced, never empty)."""
     text = "" if value is None or value is pd.NA else str(value)
     text = text.replace("/", "_").replace("\x00", "_").replace(os.sep, "_")
@@ -103,7 +103,7 @@ def write_parts(results: list[FileResult], folder: str, run: str, task: int, *, 
         if table in skip or not len(frame):
             continue
         rows_of = [(r.quarantine if table == "quarantine" else r.tables.get(table)) for r in results]
-        sources = np.repeat([_safe(r.source) for r in results],
+        sources = np.repeat([partition_value(r.source) for r in results],
                             [0 if f is None else len(f) for f in rows_of]).astype(object)
         written += write_table(frame, table, sources, folder, run, task)
         if written_table is not None:

@@ -86,16 +86,13 @@ class RowChunks(list):  # type: ignore[type-arg]
 
     def _convert(self) -> None:
         from reliab.io._lineframe import lines_frame
-        from reliab.io._rowtable import _BATCHING
+        from reliab.io._rowtable import batching
 
         kept, rejected = split_rejected(list(self))
         self.clear()
         self.rejected.update(rejected)
-        token = _BATCHING.set(False)  # a chunk is converted now, never left as rows
-        try:
+        with batching(False):  # a chunk is converted now, never left as rows
             frame, refused = lines_frame(kept, [], self.path, self.table)
-        finally:
-            _BATCHING.reset(token)
         self.refused.update(refused)
         if len(frame):
             self.chunks.append(frame)

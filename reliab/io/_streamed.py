@@ -141,7 +141,7 @@ class OutputWriter:
         """Write a conformed table of one file; count its rows; the records (not yet kept)."""
         if not len(frame):
             return []
-        sources = np.full(len(frame), _partitioned._safe(source), dtype=object)
+        sources = np.full(len(frame), _partitioned.partition_value(source), dtype=object)
         records = _partitioned.write_table(frame, table, sources, self.folder, self.run, task, piece)
         self._count(frame, table)
         return records
@@ -240,7 +240,7 @@ class OutputWriter:
         held, self.held = self.held, []
         files = [r for _, group in held for r in group]
         group_of = np.repeat(np.arange(len(held)), [len(group) for _, group in held])
-        source_of = np.array([_partitioned._safe(r.source) for r in files] + [""], dtype=object)
+        source_of = np.array([_partitioned.partition_value(r.source) for r in files] + [""], dtype=object)
         both: dict[str, pd.DataFrame] = {}
         for name in ("jobs", "signals"):
             frames = [self.frame(part_of(r.tables, name), name) if name in r.tables else schema.empty(name)
