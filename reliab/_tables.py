@@ -49,8 +49,13 @@ def _in(values: tuple[str, ...]) -> Callable[[pd.Series], pd.Series]:
     return check
 
 
-def nonempty(s: pd.Series) -> pd.Series:
+def _nonempty(s: pd.Series) -> pd.Series:
     return s.str.len() > 0
+
+
+#: the non-empty text check, for the row boundary (the function keeps its name: the Arrow fast
+#: path, :mod:`reliab.io._rowtable`, recognises a column's check by it)
+nonempty = _nonempty
 
 
 SIGNALS = (
@@ -59,7 +64,7 @@ SIGNALS = (
     Column("gpu", "string", nullable=True, doc="GPU index or PCI bus id, when known"),
     Column("job_id", "string", nullable=True, doc="scheduler job id, when the source names one"),
     Column("source", "string", doc="parser that produced the row"),
-    Column("signal", "string", check=nonempty, doc="normalized key, e.g. 'xid:79'"),
+    Column("signal", "string", check=_nonempty, doc="normalized key, e.g. 'xid:79'"),
     Column("severity", "string", check=_in(SEVERITIES), doc="info, warning, error, critical"),
     Column("message", "string", nullable=True, doc="free text of the evidence"),
     Column("origin", "string", doc="file:line the row was parsed from"),
@@ -113,7 +118,7 @@ EXPOSURE = (
 )
 
 LIFETIMES = (
-    Column("serial", "string", check=nonempty, doc="serial number (or asset id) of the unit"),
+    Column("serial", "string", check=_nonempty, doc="serial number (or asset id) of the unit"),
     Column("life", "Int64", check=_nonneg, doc="1, 2, ...: the unit's successive lives, by install"),
     Column("kind", "string", nullable=True, doc="gpu, dimm, psu, nic, disk, ..."),
     Column("location", "string", nullable=True, doc="location fields joined by '/', e.g. c3/r2/n14"),
