@@ -243,7 +243,7 @@ def read_url(url: str, options: dict[str, Any], strict: bool) -> list[tuple[File
             raise
         shown = hide_password(url)  # the location's password is for its server only
         results = [failed_file(shown, f"{scheme}://",
-                                hide_password(f"source failed ({type(exc).__name__}: {exc})"))]
+                               hide_password(f"source failed ({type(exc).__name__}: {exc})"))]
     return [(canonical_result(r), SourceChoice(r.source, 1.0, why)) for r in results]
 
 
