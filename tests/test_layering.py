@@ -354,3 +354,19 @@ def test_circles_are_found_largest_first() -> None:
 
     edges = [e("a", "b"), e("b", "c"), e("c", "a"), e("d", "e"), e("e", "d"), e("f", "f"), e("f", "g")]
     assert circles(edges) == [["a", "b", "c"], ["d", "e"]]
+
+
+def test_the_public_names_the_cli_uses_exist() -> None:
+    """What the CLI takes from reliab.io and reliab.models.jobs is public there, the same object."""
+    import importlib
+
+    import reliab.io
+    import reliab.models.jobs
+
+    for name, module in reliab.io._LAZY.items():  # noqa: SLF001 - the table of the lazy names
+        assert getattr(reliab.io, name) is getattr(importlib.import_module(module), name), name
+        assert name in reliab.io.__all__ and name in dir(reliab.io)
+    assert reliab.io.run_keys()[:2] == ("policy", "job_name")
+    assert reliab.models.jobs.to_hours("90min", "restart_h") == 1.5
+    assert reliab.models.jobs.DEFAULT_RESTARTS_MIN == importlib.import_module(
+        "reliab.models.jobs.checkpoint").DEFAULT_RESTARTS_MIN
