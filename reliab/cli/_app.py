@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from reliab._version import __version__
+from reliab import __version__
 
 app = typer.Typer(
     add_completion=False,

@@ -18,7 +18,7 @@ def read_tables(folder: Path, names: tuple[str, ...] = ("signals", "jobs", "inte
     InputFileError
         When the folder or one of ``<name>.parquet`` is missing.
     """
-    from reliab.io._partitioned import MANIFEST, read_table
+    from reliab.io import MANIFEST, read_table
     from reliab.schema import read_parquet
 
     if not folder.is_dir():

@@ -57,14 +57,13 @@ def reading_parameters(taken: Iterable[str]) -> tuple[list[inspect.Parameter], d
     ``taken`` names the command's own parameters (not offered again).  Returns the
     parameters and, by name, the reader option's spec (``None`` for a run keyword).
     """
+    from reliab.io import doc_lines, reader_options, run_keys
     from reliab.io import ingest as api
-    from reliab.io._driver import run_keys
-    from reliab.io._options import _doc_lines, reader_options
 
     taken = set(taken)
     kw = inspect.Parameter.KEYWORD_ONLY
     params, specs = [], {}
-    docs = _doc_lines(api)
+    docs = doc_lines(api)
     for name in run_keys():
         if name in taken:
             continue
@@ -87,7 +86,7 @@ def reading_parameters(taken: Iterable[str]) -> tuple[list[inspect.Parameter], d
 
 def given_options(values: dict[str, Any], specs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(run keywords, reader options) given on the command line, converted."""
-    from reliab.io._options import convert_text
+    from reliab.io import convert_text
 
     run, readers = {}, {}
     for name, spec in specs.items():

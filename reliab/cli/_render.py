@@ -14,8 +14,7 @@ from pathlib import Path
 
 import typer
 
-from reliab.io._redact import hide_password
-from reliab.io._registry import url_scheme
+from reliab.io import hide_password, url_scheme
 
 #: C0 controls but tab and newline, DEL and the C1 controls (ECMA-48 sections 5.2 and 5.3;
 #: ESC and CSI start the sequences that move the cursor, retitle the window or, with xterm's

@@ -19,7 +19,7 @@ def demo(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
 ) -> None:
     """The whole pipeline on the bundled Llama-3-scale sample: `reliab report` with --compare llama3."""
-    from reliab._demo import demo as run_demo
+    from reliab import demo as run_demo
     from reliab.errors import ReliabError
 
     try:

@@ -129,7 +129,7 @@ def _files_line(result: Any, roots: list[str]) -> str:
 
 def _inferred_line(result: Any, roots: list[str]) -> str | None:
     """"times inferred: FILE (the parser's note)…" for the files whose times were not all read."""
-    from reliab.io._result import inferred_times
+    from reliab.io import inferred_times
 
     found = inferred_times(result.sources)
     if not found:
@@ -160,7 +160,7 @@ def _counts_line(result: Any, store: Path | None) -> str:
 
 def _quarantined(quarantine: Any) -> str:
     """"N quarantined line(s)", and past the per-file limit how many are kept in full."""
-    from reliab.io._quarantine import OMITTED, quarantined_lines
+    from reliab.io import OMITTED, quarantined_lines
 
     lines = quarantined_lines(quarantine)
     if not len(quarantine) or lines == len(quarantine):
@@ -170,7 +170,7 @@ def _quarantined(quarantine: Any) -> str:
 
 
 def _compression(path: str) -> str:
-    from reliab.io._files import compression_of
+    from reliab.io import compression_of
 
     try:
         return compression_of(path) or "none" if Path(path).is_file() else ""
@@ -248,7 +248,7 @@ def _cluster(values: dict[str, Any]) -> Any:
 
     if values["engine"] != "dask":
         return nullcontext(None)
-    from reliab.io.distributed import dask_client
+    from reliab.io import dask_client
 
     return dask_client(scheduler=values["scheduler"], workers=values["workers"])
 

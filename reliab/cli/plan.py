@@ -68,8 +68,7 @@ def _rates(source: Path | None, rate: float | None) -> dict[str, float] | None:
 
 
 def _plan(rates, sizes, gpus, write, restart, per_node, non_blocking, runs):
-    from reliab.models.jobs._durations import to_hours
-    from reliab.models.jobs.checkpoint import DEFAULT_RESTARTS_MIN, plan_checkpoints
+    from reliab.models.jobs import DEFAULT_RESTARTS_MIN, plan_checkpoints, to_hours
 
     restarts = sorted({to_hours(restart, "restart_h"), *(m / 60 for m in DEFAULT_RESTARTS_MIN)})
     return plan_checkpoints(checkpoint_write_h=write, n_gpus=sizes, node_failure_rate_per_day=rates,
@@ -82,7 +81,7 @@ def _print(result, gpus: int, restart: str) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from reliab.models.jobs._durations import to_hours
+    from reliab.models.jobs import to_hours
 
     console = Console()
     u0 = to_hours(restart, "restart_h")

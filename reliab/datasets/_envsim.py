@@ -26,72 +26,27 @@ numbers come from ``numpy.random.default_rng([seed, 9100 + k])``, independent of
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from reliab.datasets._envbase import (
+    CKPT,
+    CLOCK_PER_C,
+    CLOCK_REF_MHZ,
+    DEFAULT_CATEGORIES,
+    HOURS_54D,
+    IDLE_RISE_C,
+    LOAD,
+    RISE_C,
+    T_REF_C,
+)
+from reliab.datasets._envbase import minute_phase as _minute_phase
+from reliab.datasets._envbase import rng as _rng
 from reliab.datasets._environment import GPU_W, HOST_W
+from reliab.datasets._envwrite import SimulatedEnvironment
 from reliab.taxonomy.vocabulary import TABLE5_COUNTS
-
-HOURS_54D = 54 * 24
-T_REF_C = 60.0
-RISE_C, IDLE_RISE_C = 36.0, 12.0
-CLOCK_REF_MHZ, CLOCK_PER_C = 1480.0, 3.4
-DEFAULT_CATEGORIES = ("GPU HBM3 Memory", "GPU Thermal Interface + Sensor")
-DOWN, INIT, LOAD, CKPT = 0, 1, 2, 3
-
-
-@dataclass(frozen=True)
-class SimulatedEnvironment:
-    """Known-truth environment of a simulated fleet (see :func:`simulate_environment`).
-
-    Attributes
-    ----------
-    windows : DataFrame
-        One row per node-hour: ``host``, ``rack``, ``window``, ``hours``, ``temp_c_mean``,
-        ``temp_c_max``, ``temp_c_hours_above`` (above 70 °C), ``power_swings_count``
-        (steps into and out of checkpoint pauses; no effect on failures),
-        ``util_pct_mean``, ``failures`` (chosen categories), ``failures_other``.
-    cluster : DataFrame
-        1-minute cluster series (telemetry layout): ``ambient_c``, ``gpu_temp_c``,
-        ``power_w`` and ``throughput_tokens_per_s`` (0 while not training).
-    node_throughput : DataFrame
-        Per node-hour while training, for nodes of the throughput panel: ``time``,
-        ``host``, ``temp_c``, ``sm_clock_mhz``, ``tflops``.
-    jobs, interruptions : DataFrame
-        The job timeline (``job_id``, ``start``, ``end``, ``state``) and one row per
-        interruption (``time``, ``hosts``, ``category``, ``planned``, ``failure_time``).
-    nodes : DataFrame
-        ``host``, ``offset_c`` (persistent temperature offset) and ``frailty``.
-    truth : dict
-        The true values: ``temperature_irr``, ``diurnal_amplitude_pct``, effects in %/°C …
-    """
-
-    windows: pd.DataFrame = field(repr=False)
-    cluster: pd.DataFrame = field(repr=False)
-    node_throughput: pd.DataFrame = field(repr=False)
-    jobs: pd.DataFrame = field(repr=False)
-    interruptions: pd.DataFrame = field(repr=False)
-    nodes: pd.DataFrame = field(repr=False)
-    truth: dict[str, Any]
-    params: dict[str, Any]
-
-    def write(self, directory: str | Path, *, hosts: int = 2, day: int = 0) -> dict[str, Path]:
-        """Write telemetry in real formats, the Slurm job records and ``truth.json``.
-
-        ``hosts`` nodes get one day (``day``) of 1-minute ``nvidia-smi --query-gpu`` CSV and
-        15-minute dcgm-exporter scrapes; the cluster series goes to a telemetry CSV.
-        """
-        from reliab.datasets._envwrite import write_environment
-
-        return write_environment(self, Path(directory), hosts=hosts, day=day)
-
-
-def _rng(seed: int, k: int) -> np.random.Generator:
-    return np.random.default_rng([seed, 9100 + k])
 
 
 def _ambient(hours: np.ndarray, local_hour: np.ndarray, mean: float, swing: float,
@@ -147,20 +102,6 @@ def _jobs(events: list[tuple], start: pd.Timestamp, total_h: float,
     inter_df = pd.DataFrame(inter, columns=["time", "hosts", "category", "planned", "failure_time"])
     return jobs.astype({"job_id": "string", "state": "string"}), inter_df.astype(
         {"hosts": "string", "category": "string"})
-
-
-def _minute_phase(jobs: pd.DataFrame, start: pd.Timestamp, minutes: int, every: int) -> np.ndarray:
-    t = np.arange(minutes)
-    phase = np.full(minutes, DOWN, dtype=np.int8)
-    for job in jobs.itertuples(index=False):
-        a = int(np.ceil((job.start - start) / pd.Timedelta(minutes=1)))
-        b = minutes if pd.isna(job.end) else int((job.end - start) // pd.Timedelta(minutes=1))
-        if b <= a:
-            continue
-        since = t[a:b] - a
-        ph = np.where(since < 5, INIT, np.where((since - 5) % every == every - 1, CKPT, LOAD))
-        phase[a:b] = ph
-    return phase
 
 
 def simulate_environment(

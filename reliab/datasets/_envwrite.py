@@ -1,4 +1,4 @@
-"""Raw files of a :class:`~reliab.datasets._envsim.SimulatedEnvironment`, in real formats.
+"""A :class:`SimulatedEnvironment` and its raw files, in real formats.
 
 * ``telemetry/nvidia-smi/<host>.csv`` — ``nvidia-smi --query-gpu=timestamp,index,
   temperature.gpu,power.draw,clocks.current.sm,utilization.gpu,clocks_event_reasons.active
@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from reliab.datasets import _writers as w
-from reliab.datasets._environment import GPU_W
-from reliab.datasets._envsim import (
+from reliab.datasets._envbase import (
     CKPT,
     CLOCK_PER_C,
     CLOCK_REF_MHZ,
@@ -39,13 +39,56 @@ from reliab.datasets._envsim import (
     LOAD,
     RISE_C,
     T_REF_C,
-    _minute_phase,
-    _rng,
 )
+from reliab.datasets._envbase import minute_phase as _minute_phase
+from reliab.datasets._envbase import rng as _rng
+from reliab.datasets._environment import GPU_W
 from reliab.datasets._simulate import GPU_PCI
 
-if TYPE_CHECKING:
-    from reliab.datasets._envsim import SimulatedEnvironment
+
+@dataclass(frozen=True)
+class SimulatedEnvironment:
+    """Known-truth environment of a simulated fleet (see :func:`simulate_environment`).
+
+    Attributes
+    ----------
+    windows : DataFrame
+        One row per node-hour: ``host``, ``rack``, ``window``, ``hours``, ``temp_c_mean``,
+        ``temp_c_max``, ``temp_c_hours_above`` (above 70 °C), ``power_swings_count``
+        (steps into and out of checkpoint pauses; no effect on failures),
+        ``util_pct_mean``, ``failures`` (chosen categories), ``failures_other``.
+    cluster : DataFrame
+        1-minute cluster series (telemetry layout): ``ambient_c``, ``gpu_temp_c``,
+        ``power_w`` and ``throughput_tokens_per_s`` (0 while not training).
+    node_throughput : DataFrame
+        Per node-hour while training, for nodes of the throughput panel: ``time``,
+        ``host``, ``temp_c``, ``sm_clock_mhz``, ``tflops``.
+    jobs, interruptions : DataFrame
+        The job timeline (``job_id``, ``start``, ``end``, ``state``) and one row per
+        interruption (``time``, ``hosts``, ``category``, ``planned``, ``failure_time``).
+    nodes : DataFrame
+        ``host``, ``offset_c`` (persistent temperature offset) and ``frailty``.
+    truth : dict
+        The true values: ``temperature_irr``, ``diurnal_amplitude_pct``, effects in %/°C …
+    """
+
+    windows: pd.DataFrame = field(repr=False)
+    cluster: pd.DataFrame = field(repr=False)
+    node_throughput: pd.DataFrame = field(repr=False)
+    jobs: pd.DataFrame = field(repr=False)
+    interruptions: pd.DataFrame = field(repr=False)
+    nodes: pd.DataFrame = field(repr=False)
+    truth: dict[str, Any]
+    params: dict[str, Any]
+
+    def write(self, directory: str | Path, *, hosts: int = 2, day: int = 0) -> dict[str, Path]:
+        """Write telemetry in real formats, the Slurm job records and ``truth.json``.
+
+        ``hosts`` nodes get one day (``day``) of 1-minute ``nvidia-smi --query-gpu`` CSV and
+        15-minute dcgm-exporter scrapes; the cluster series goes to a telemetry CSV.
+        """
+        return write_environment(self, Path(directory), hosts=hosts, day=day)
+
 
 #: hand-over manifest (``reliab.io._manifest``): one training job; the truth is not a log
 MANIFEST = """\

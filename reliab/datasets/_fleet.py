@@ -39,8 +39,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reliab._result import ResultMixin
+from reliab.datasets._fleetlines import host as _host
 from reliab.datasets._fleetlines import render_syslog, sacct_lines
-from reliab.models._result import ResultMixin
 
 #: Llama 3: 419 unexpected interruptions, 16,384 GPUs, 54 days (arXiv 2407.21783 §3.3.4)
 LLAMA3_RATE_PER_1K_GPU_DAYS = 419 / (16_384 * 54 / 1000)
@@ -111,13 +112,6 @@ class FleetSample(ResultMixin):
 
 def _rng(seed: int, *key: int) -> np.random.Generator:
     return np.random.default_rng([seed, *key])
-
-
-def _host(i: np.ndarray | int) -> Any:
-    """``node00001`` … (1-based, five digits: a fleet of up to 99,999 hosts)."""
-    if isinstance(i, int | np.integer):
-        return f"node{int(i) + 1:05d}"
-    return np.array([f"node{int(k) + 1:05d}" for k in np.asarray(i).ravel()], dtype=object)
 
 
 @dataclass(frozen=True)

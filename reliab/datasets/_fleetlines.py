@@ -55,6 +55,13 @@ XIDS: tuple[tuple[int, str], ...] = (
 )
 
 
+def host(i: np.ndarray | int) -> Any:
+    """``node00001`` … (1-based, five digits: a fleet of up to 99,999 hosts)."""
+    if isinstance(i, int | np.integer):
+        return f"node{int(i) + 1:05d}"
+    return np.array([f"node{int(k) + 1:05d}" for k in np.asarray(i).ravel()], dtype=object)
+
+
 def _noise(rng: np.random.Generator, n: int, t0: int, hosts: np.ndarray) -> Any:
     """``n`` benign lines of one day: a polars frame of ``t`` (µs) and ``line``."""
     import polars as pl
@@ -90,9 +97,7 @@ def render_syslog(p: Any, nodes: np.ndarray, facts: dict[str, Any], rng: np.rand
     """The central syslog file of one pod-day (sorted by time) and its number of lines."""
     import polars as pl
 
-    from reliab.datasets._fleet import _host
-
-    hosts = _host(nodes)
+    hosts = host(nodes)
     n = int(rng.poisson(p.noise_lines_per_node_day * len(nodes)))
     frame = pl.concat([_noise(rng, n, facts["t0"], hosts).with_columns(pl.col("t").cast(pl.Int64)),
                        _failures(rng, nodes, facts, hosts)]).sort("t", maintain_order=True)
@@ -108,19 +113,17 @@ def sacct_lines(jobs: list[tuple], gpus_per_node: int) -> list[str]:
     ``jobs`` rows are ``(job_id, submit_us, start_us, end_us, state, exit_code, first_node,
     nnodes)``; a job's hosts are ``nnodes`` consecutive ones from ``first_node``.
     """
-    from reliab.datasets._fleet import _host
-
     rows = [SACCT_HEADER]
     for job, sub, start, end, state, code, first, nnodes in sorted(jobs):
         t_sub, t_start, t_end = (s[:19] for s in iso_us([sub, start, end]))
         el = (end - start) // _US
         elapsed = f"{el // 86_400}-{el % 86_400 // 3600:02d}:{el % 3600 // 60:02d}:{el % 60:02d}" if el >= 86_400 \
             else f"{el // 3600:02d}:{el % 3600 // 60:02d}:{el % 60:02d}"
-        nodelist = f"node[{first + 1:05d}-{first + nnodes:05d}]" if nnodes > 1 else _host(first)
+        nodelist = f"node[{first + 1:05d}-{first + nnodes:05d}]" if nnodes > 1 else host(first)
         tres = f"billing={nnodes * 224},cpu={nnodes * 224},gres/gpu={nnodes * gpus_per_node},mem={nnodes * 2000}G,node={nnodes}"
         step = "CANCELLED" if state == "NODE_FAIL" else state
         rows += [f"{job}|{job}|pretrain-{job % 97}|svc-train|train|{state}|{code}|{t_sub}|{t_start}|{t_end}|"
                  f"{elapsed}|{nnodes}|{nodelist}|0|{tres}",
                  f"{job}.batch|{job}.batch|batch|||{step}|{'0:9' if state == 'NODE_FAIL' else code}|{t_start}|"
-                 f"{t_start}|{t_end}|{elapsed}|1|{_host(first)}||cpu=224,gres/gpu={gpus_per_node},mem=2000G,node=1"]
+                 f"{t_start}|{t_end}|{elapsed}|1|{host(first)}||cpu=224,gres/gpu={gpus_per_node},mem=2000G,node=1"]
     return rows

@@ -290,7 +290,7 @@ def _once_per_file(entries: list[Entry]) -> list[Entry]:
 
 def _host_by_path(path: str) -> bool:
     """Whether the reader sniffing picks for ``path`` names the host by the path (``host=``)."""
-    from reliab.io._driver import choose_source
+    from reliab.io._readfile import choose_source
     from reliab.io._registry import get_parser, options_for
 
     try:

@@ -54,7 +54,7 @@ def kind_of(annotation: str) -> str:
     return "str"
 
 
-def _doc_lines(fn: Callable[..., Any]) -> dict[str, str]:
+def doc_lines(fn: Callable[..., Any]) -> dict[str, str]:
     """``{parameter: first sentence}`` from a numpydoc ``Parameters`` section."""
     doc = inspect.getdoc(fn) or ""
     match = re.search(r"^Parameters\n-+\n(.*?)(?:\n\n[A-Z][a-z]+\n-+\n|\Z)", doc, re.S | re.M)
@@ -77,7 +77,7 @@ def _doc_lines(fn: Callable[..., Any]) -> dict[str, str]:
 
 
 def _options_of(name: str, fn: Callable[..., Any], found: dict[str, dict[str, Any]]) -> None:
-    docs = _doc_lines(fn)
+    docs = doc_lines(fn)
     for p in list(inspect.signature(fn).parameters.values())[1:]:
         if p.kind not in _NAMED or p.name in DRIVER_PARAMETERS:
             continue

@@ -36,10 +36,11 @@ import numpy as np
 import pandas as pd
 
 from reliab import schema
+from reliab.io._merge import concat, file_tables
 from reliab.io._registry import FileResult
 
 __all__ = ["PARTITIONED", "DERIVED", "MANIFEST", "new_run", "write_parts", "write_table", "positions", "remap",
-           "commit", "discard_run", "part_files", "read_table", "read_parts", "read_manifest"]
+           "commit", "discard_run", "part_files", "read_table", "read_parts", "read_manifest", "partition_value"]
 
 #: tables written by the workers, partitioned
 PARTITIONED = ("signals", "jobs", "telemetry", "quarantine")
@@ -67,7 +68,7 @@ def _dates(frame: pd.DataFrame, table: str) -> np.ndarray:
     return names[codes]  # (code -1, a missing time: the last name)
 
 
-def _safe(value: object) -> str:
+def partition_value(value: object) -> str:
     """A partition value usable as a folder name (``/`` and NUL replaced, never empty)."""
     text = "" if value is None or value is pd.NA else str(value)
     text = text.replace("/", "_").replace("\x00", "_").replace(os.sep, "_")
@@ -88,15 +89,13 @@ def write_parts(results: list[FileResult], folder: str, run: str, task: int, *, 
                 written_table: Callable[[pd.DataFrame, str], None] | None = None) -> list[dict[str, Any]]:
     """Write one task's per-file results as parts of ``folder``; returns the parts' manifest records.
 
-    The rows of each table are those of :func:`reliab.io._driver.file_tables` (files in
+    The rows of each table are those of :func:`reliab.io._merge.file_tables` (files in
     order), partitioned by the source that read their file and by date.  Each record holds
     ``table``, ``path`` (relative to ``folder``), ``rows``, ``task`` and ``runs`` (the
     positions of the part's rows in the task's table, as ``[start, length]``).  Parts are
     written under a temporary name and renamed.  Tables named in ``skip`` are not written;
     ``written_table(frame, table)`` is called for each table written.
     """
-    from reliab.io._driver import file_tables
-
     tables = file_tables(results)
     written: list[dict[str, Any]] = []
     for table in PARTITIONED:
@@ -104,7 +103,7 @@ def write_parts(results: list[FileResult], folder: str, run: str, task: int, *, 
         if table in skip or not len(frame):
             continue
         rows_of = [(r.quarantine if table == "quarantine" else r.tables.get(table)) for r in results]
-        sources = np.repeat([_safe(r.source) for r in results],
+        sources = np.repeat([partition_value(r.source) for r in results],
                             [0 if f is None else len(f) for f in rows_of]).astype(object)
         written += write_table(frame, table, sources, folder, run, task)
         if written_table is not None:
@@ -253,16 +252,14 @@ def read_table(folder: str | os.PathLike[str], table: str) -> pd.DataFrame:
 
 def read_parts(folder: str | os.PathLike[str], parts: list[dict[str, Any]], table: str) -> pd.DataFrame:
     """The rows of ``parts`` (manifest records of one table) in task order, then task row order."""
-    from reliab.io._driver import _concat
-
     frames: list[pd.DataFrame] = []
     for task in sorted({p["task"] for p in parts}):
         mine = [p for p in parts if p["task"] == task]
         data = [schema.read_parquet(str(Path(folder) / p["path"]), table) for p in mine]
         where = np.concatenate([positions(p) for p in mine])
-        frame = _concat(data, table)
+        frame = concat(data, table)
         frames.append(frame.iloc[np.argsort(where, kind="stable")].reset_index(drop=True))
-    return _concat(frames, table)
+    return concat(frames, table)
 
 
 def discard_run(folder: str | os.PathLike[str], run: str) -> None:

@@ -33,17 +33,17 @@ def split_rejected(rows: list[Row]) -> tuple[list[Row], dict[int, tuple[str, str
     ``rejected`` maps each such line to its reason and text (the first row's); the rows kept
     lose their private keys but ``_lineno``.
     """
-    from reliab.io._lines import _lineno_of
+    from reliab.io._lineframe import lineno_of
 
     rejected: dict[int, tuple[str, str | None]] = {}
     kept: list[Row] = []
     for row in rows:
         if row.get("_reject"):
-            rejected.setdefault(_lineno_of(row) or 0, (str(row["_reject"]), row.get("_text")))
+            rejected.setdefault(lineno_of(row) or 0, (str(row["_reject"]), row.get("_text")))
         else:
             kept.append(row)
     if rejected:  # the other rows of a rejected line go with it
-        kept = [row for row in kept if (_lineno_of(row) or 0) not in rejected]
+        kept = [row for row in kept if (lineno_of(row) or 0) not in rejected]
     for row in kept:
         for key in [k for k in row if k.startswith("_") and k != "_lineno"]:
             del row[key]
@@ -85,17 +85,14 @@ class RowChunks(list):  # type: ignore[type-arg]
             self._convert()
 
     def _convert(self) -> None:
-        from reliab.io._lines import _frame
-        from reliab.io._rowtable import _BATCHING
+        from reliab.io._lineframe import lines_frame
+        from reliab.io._rowtable import batching
 
         kept, rejected = split_rejected(list(self))
         self.clear()
         self.rejected.update(rejected)
-        token = _BATCHING.set(False)  # a chunk is converted now, never left as rows
-        try:
-            frame, refused = _frame(kept, [], self.path, self.table)
-        finally:
-            _BATCHING.reset(token)
+        with batching(False):  # a chunk is converted now, never left as rows
+            frame, refused = lines_frame(kept, [], self.path, self.table)
         self.refused.update(refused)
         if len(frame):
             self.chunks.append(frame)

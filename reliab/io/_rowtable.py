@@ -224,10 +224,11 @@ _BATCHING: ContextVar[bool] = ContextVar("reliab_batching_rows", default=False)
 
 
 @contextmanager
-def batching() -> Iterator[None]:
+def batching(on: bool = True) -> Iterator[None]:
     """Within the block, the line driver leaves plain rows unconverted (:func:`plain_rows`):
-    for a caller that joins the files' tables with :func:`pending_part` and :func:`join_pending`."""
-    token = _BATCHING.set(True)
+    for a caller that joins the files' tables with :func:`pending_part` and :func:`join_pending`.
+    ``on=False`` converts them inside the block whatever the caller set."""
+    token = _BATCHING.set(on)
     try:
         yield
     finally:

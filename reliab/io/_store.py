@@ -56,10 +56,10 @@ import pyarrow.parquet as pq
 from reliab import schema
 from reliab.errors import InputFileError
 from reliab.io._files import HEAD_BYTES, read_head
-from reliab.io._plan import RunPlan
+from reliab.io._merge import concat_frames
 from reliab.io._registry import FileResult, is_line_format
-from reliab.io._result import IngestResult, SourceChoice
-from reliab.io._storecheck import StoreError, locked, part_record, rebuild_hint, verify_parts, wipe
+from reliab.io._result import SourceChoice
+from reliab.io._storecheck import StoreError, locked, part_record, rebuild_hint, verify_parts
 from reliab.io._storecontent import (
     content_facts,
     family,
@@ -76,7 +76,8 @@ STORE_TABLES = ("signals", "jobs", "telemetry", "quarantine")
 MAX_RUNS = 64
 #: statuses of the ``status`` accounting column
 STATUSES = ("new", "appended", "unchanged", "rotated", "rewritten", "set aside")
-_LEDGER = "ledger.parquet"
+#: the ledger file of a store folder (its commit point)
+LEDGER = "ledger.parquet"
 _RUNS_KEY = b"reliab.runs"
 _PARTS_KEY = b"reliab.parts"
 _LEDGER_COLUMNS = {
@@ -129,7 +130,7 @@ class Store:
         self.parts: dict[str, dict[str, dict[str, Any]]] = {}
         self.records: list[dict[str, Any]] = []
         self.notes: list[str] = []
-        ledger = self.directory / _LEDGER
+        ledger = self.directory / LEDGER
         if ledger.exists():
             self._load(ledger)
         elif any(next((self.directory / t).glob("*.parquet"), None) is not None for t in STORE_TABLES):
@@ -153,7 +154,7 @@ class Store:
             self.parts = json.loads(meta.get(_PARTS_KEY, b"{}"))
             records = schema.from_arrow(table).to_dict(orient="records")
         except Exception as exc:  # noqa: BLE001 - any damage to the ledger is the same fix
-            raise StoreError(f"{self.directory}: ledger {_LEDGER} is unreadable ({type(exc).__name__});"
+            raise StoreError(f"{self.directory}: ledger {LEDGER} is unreadable ({type(exc).__name__});"
                              f" {rebuild_hint(self.directory)}") from None
         for record in records:
             for key, default in _LATER_COLUMNS.items():
@@ -317,7 +318,7 @@ class Store:
         frames = [f for f in frames if len(f)]
         if not frames:
             return None
-        frame = frames[0] if len(frames) == 1 else _concat_frames(frames)
+        frame = frames[0] if len(frames) == 1 else concat_frames(frames)
         return schema.conform(frame.reset_index(drop=True), table)
 
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -370,7 +371,7 @@ class Store:
         arrow = schema.to_arrow(ledger)
         metadata = {**(arrow.schema.metadata or {}), _RUNS_KEY: json.dumps(runs).encode(),
                     _PARTS_KEY: json.dumps({r: parts[r] for r in runs if r in parts}).encode()}
-        _atomic(self.directory / _LEDGER,
+        _atomic(self.directory / LEDGER,
                 lambda tmp: pq.write_table(arrow.replace_schema_metadata(metadata), tmp))
         self.runs, self.parts = runs, {r: parts[r] for r in runs if r in parts}
         self._pending, self._dirty = [], False
@@ -417,14 +418,8 @@ class Store:
         frame = frame.astype(types)
         for name, kind in _LEDGER_COLUMNS.items():
             if kind == "string":
-                frame[name] = schema._as_string(frame[name])  # noqa: SLF001 - the one string rule
+                frame[name] = schema.as_string(frame[name])  # the one string rule
         return frame
-
-
-def _concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    from reliab.io._driver import _concat_frames as concat
-
-    return concat(frames)
 
 
 def _repath(current: pd.Series, value: pd.Series, column: str) -> pd.Series:
@@ -441,113 +436,5 @@ def _atomic(target: Path, write: Callable[[Path], None]) -> None:
     os.replace(tmp, target)
 
 
-def ingest_into(store: str | os.PathLike[str], plan: RunPlan, *, strict: bool, progress: bool,
-                attribution: dict[str, Any], rebuild: bool = False, engine: str = "local",
-                client: Any = None) -> IngestResult:
-    """The incremental driver behind ``ingest(..., store=...)``.
-
-    Plans every file against the ledger, reads those with new content through the shared
-    per-file reader (with ``engine="dask"`` on the cluster, see :func:`_prefetch`), commits
-    the new rows and returns the attributed whole store with this run's accounting
-    (column ``status``).
-    """
-    if any(e.url for e in plan.entries):
-        raise ValueError("store= takes files only: live sources (scheme://) are read without a store")
-    directory = Path(store)
-    with locked(directory):
-        notes = []
-        if rebuild:
-            removed = wipe(directory, STORE_TABLES, _LEDGER)
-            notes.append(f"store {directory} rebuilt from the raw files ({removed} stored file(s) discarded)")
-        st = Store(directory)
-        if engine != "dask":
-            return _ingest_locked(st, plan, strict=strict, progress=progress, attribution=attribution,
-                                  notes=(*notes, *st.notes))
-        from reliab.io.distributed import dask_client
-
-        with dask_client(client) as c:
-            planned, fetch = _prefetch(st, plan, strict, c, progress)
-            return _ingest_locked(st, plan, strict=strict, progress=False, attribution=attribution,
-                                  notes=(*notes, *st.notes), planned=planned, fetch=fetch)
-
-
-#: a read started ahead of the ledger walk: returns the file's result and source choice
-Fetch = Callable[[], tuple[FileResult, SourceChoice]]
-
-
-def _prefetch(st: Store, run: RunPlan, strict: bool, client: Any, progress: bool
-              ) -> tuple[dict[str, Plan], dict[str, Fetch]]:
-    """Plan every file against the ledger as it is now, and read on the cluster those to read.
-
-    The ledger walk of :func:`_ingest_locked` then reuses a plan unless an earlier file of
-    the run changed a record of the same rotation family (then it plans that file again, and
-    reads it here if the new plan needs it): the result is that of the one-by-one walk.
-    """
-    from reliab.io._tasks import Item
-    from reliab.io.distributed import read_many
-
-    planned = {e.path: st.plan(e.path) for e in run.entries if e.result is None}
-    items = [Item(path, *run.file_options(path)) for path, plan in planned.items() if plan.read]
-    return planned, read_many(client, items, strict, progress=progress)
-
-
-def _ingest_locked(st: Store, run: RunPlan, *, strict: bool, progress: bool,
-                   attribution: dict[str, Any], notes: tuple[str, ...] = (),
-                   planned: dict[str, Plan] | None = None, fetch: dict[str, Fetch] | None = None) -> IngestResult:
-    """:func:`ingest_into` once the store is locked.
-
-    ``planned`` and ``fetch`` (from :func:`_prefetch`) hold plans made before the walk and
-    reads started for them; a plan is reused while no earlier file of the run touched a
-    record of its rotation family.
-    """
-    from reliab.io._driver import (
-        _progress,
-        accounting_of,
-        choose_source,
-        file_tables,
-        finish,
-        plan_notes,
-        read_file,
-        sources_of,
-    )
-
-    results: list[FileResult] = []
-    statuses: list[str] = []
-    choices: dict[str, SourceChoice | None] = {}
-    touched: set[tuple[str, str]] = set()
-    advance, close = _progress(len(run.entries), progress)
-    try:
-        for entry in run.entries:
-            if entry.result is not None:
-                result, choice, status = entry.result, None, "set aside"
-            else:
-                early = (planned or {}).get(entry.path)
-                plan = early if early is not None and family(entry.path) not in touched else st.plan(entry.path)
-                if plan.read:
-                    if plan == early and fetch and entry.path in fetch:
-                        read, choice = fetch[entry.path]()
-                    else:
-                        forced, why, options = run.file_options(entry.path)
-                        choice = choose_source(Path(entry.path), forced, strict, why)
-                        read = read_file(entry.path, choice, options, strict)
-                    result = st.add(plan, read, choice)
-                else:
-                    result, choice = st.skip(plan), st.choice(plan)
-                if plan.read or plan.record is not None:  # the ledger may have changed for its kin
-                    touched.add(family(entry.path))
-                status = plan.status
-            choices[result.path] = choice
-            results.append(result)
-            statuses.append(status)
-            advance()
-    finally:
-        close()
-    accounting = accounting_of(results)  # checked before anything is committed
-    st.commit(file_tables)
-    accounting["status"] = pd.Series(statuses, dtype="string", index=accounting.index)
-    return finish(st.tables(), accounting, sources_of(results, choices), notes=(*notes, *plan_notes(run)),
-                  **attribution)
-
-
-__all__ = ["Store", "Plan", "family", "trim", "locked", "ingest_into", "STATUSES", "STORE_TABLES",
+__all__ = ["Store", "Plan", "family", "trim", "locked", "STATUSES", "LEDGER", "STORE_TABLES",
            "MAX_RUNS", "StoreError"]

@@ -37,10 +37,15 @@ import pandas as pd
 
 from reliab import schema
 from reliab.io import _partitioned
+from reliab.io._finish import attribute_run, lifetimes_of, plan_notes, sources_of
+from reliab.io._forced import forced_notes
 from reliab.io._lines import streaming
+from reliab.io._merge import concat
+from reliab.io._merge import progress as progress_bar
 from reliab.io._registry import FileResult
 from reliab.io._result import OutputIngestResult, SourceChoice, failures_not_kept
 from reliab.io._rowtable import part_of
+from reliab.io._steps import ReadEntry, Steps
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -96,7 +101,7 @@ def _positions(bulk: np.ndarray, lines: np.ndarray) -> tuple[np.ndarray, np.ndar
     """Positions in the file's table of the bulk rows and of the per-line rows (both in line order).
 
     A per-line row comes after the bulk rows of lines up to its own (a line has bulk rows
-    or per-line rows, never both), as :func:`reliab.io._lines._frame` splices them.
+    or per-line rows, never both), as :func:`reliab.io._lineframe.lines_frame` splices them.
     """
     at_bulk = np.arange(len(bulk), dtype=np.int64) + np.searchsorted(lines, bulk, "left")
     at_line = np.arange(len(lines), dtype=np.int64) + np.searchsorted(bulk, lines, "right")
@@ -129,16 +134,14 @@ class OutputWriter:
     @staticmethod
     def frame(part: pd.DataFrame | pa.Table, table: str) -> pd.DataFrame:
         """One file's table conformed, exactly as the in-memory run converts it."""
-        from reliab.io._driver import _concat
-
-        return _concat([part], table)
+        return concat([part], table)
 
     def write_frame(self, frame: pd.DataFrame, table: str, source: str, task: int,
                     piece: int | None = None) -> list[dict[str, Any]]:
         """Write a conformed table of one file; count its rows; the records (not yet kept)."""
         if not len(frame):
             return []
-        sources = np.full(len(frame), _partitioned._safe(source), dtype=object)
+        sources = np.full(len(frame), _partitioned.partition_value(source), dtype=object)
         records = _partitioned.write_table(frame, table, sources, self.folder, self.run, task, piece)
         self._count(frame, table)
         return records
@@ -160,10 +163,9 @@ class OutputWriter:
             pending, self.pending, self._pending_rows = self.pending, [], 0
             self._write_results(pending, self._next())
 
-    def read(self, plan: RunPlan, entry: Entry, strict: bool) -> list[tuple[FileResult, SourceChoice]]:
-        """Read one input (a file with its bulk rows streamed); ``(result, choice)`` per row, tables written."""
-        from reliab.io._driver import read_entry
-
+    def read(self, plan: RunPlan, entry: Entry, strict: bool, read_entry: ReadEntry) -> list[tuple[FileResult, SourceChoice]]:
+        """Read one input (a file with its bulk rows streamed) with the pipeline's ``read_entry``;
+        ``(result, choice)`` per row, tables written."""
         if entry.result is not None or entry.url:
             return [(self.take(r), c) for r, c in read_entry(plan, entry, strict)]
         sink = _FileSink(self, entry.path, self.batch_rows)
@@ -232,19 +234,18 @@ class OutputWriter:
 
     def jobs(self) -> tuple[pd.DataFrame, str | None]:
         """Write the held job files, job records repeated by another input dropped; the jobs table."""
-        from reliab.io._driver import _concat
         from reliab.io._repeats import drop_repeated_jobs
 
         self.flush()
         held, self.held = self.held, []
         files = [r for _, group in held for r in group]
         group_of = np.repeat(np.arange(len(held)), [len(group) for _, group in held])
-        source_of = np.array([_partitioned._safe(r.source) for r in files] + [""], dtype=object)
+        source_of = np.array([_partitioned.partition_value(r.source) for r in files] + [""], dtype=object)
         both: dict[str, pd.DataFrame] = {}
         for name in ("jobs", "signals"):
             frames = [self.frame(part_of(r.tables, name), name) if name in r.tables else schema.empty(name)
                       for r in files]
-            both[name] = _concat(frames, name).assign(
+            both[name] = concat(frames, name).assign(
                 _file=np.repeat(np.arange(len(files)), [len(f) for f in frames]))
         kept_jobs, kept_signals, note = drop_repeated_jobs(both["jobs"], both["signals"])
         for name, frame in (("jobs", kept_jobs), ("signals", kept_signals)):
@@ -335,7 +336,7 @@ def _marked(cols: pa.Table, seen: set[tuple[Any, Any]], lo: np.ndarray | None, h
     return keep
 
 
-def ingest_output(plan: RunPlan, attribution: dict[str, Any], *, output: str | os.PathLike[str],
+def ingest_output(plan: RunPlan, attribution: dict[str, Any], steps: Steps, *, output: str | os.PathLike[str],
                   strict: bool, progress: bool, batch_rows: int | None = None) -> OutputIngestResult:
     """The local engine of :func:`reliab.ingest` with ``output`` (see the module doc).
 
@@ -343,37 +344,26 @@ def ingest_output(plan: RunPlan, attribution: dict[str, Any], *, output: str | o
     ------
     Whatever the in-memory run raises; the run's parts are deleted first.
     """
-    from reliab.io._driver import (
-        _concat,
-        _progress,
-        accounting_of,
-        attribute_run,
-        lifetimes_of,
-        plan_notes,
-        sources_of,
-    )
-    from reliab.io._forced import forced_notes
-
     out = Path(output).resolve()
     run = _partitioned.new_run()
     writer = OutputWriter(out, run, BATCH_ROWS if batch_rows is None else batch_rows)
     results: list[FileResult] = []
     choices: dict[str, SourceChoice | None] = {}
     try:
-        advance, close = _progress(len(plan.entries), progress)
+        advance, close = progress_bar(len(plan.entries), progress)
         try:
             for entry in plan.entries:
-                for result, choice in writer.read(plan, entry, strict):
+                for result, choice in writer.read(plan, entry, strict, steps.read):
                     results.append(result)
                     choices[result.path] = choice
                 advance()
         finally:
             close()
         jobs, repeated = writer.jobs()
-        quarantine = _concat(writer.quarantine, "quarantine")
+        quarantine = concat(writer.quarantine, "quarantine")
         schema.validate(jobs, "jobs")
         schema.validate(quarantine, "quarantine")
-        accounting = schema.validate(accounting_of(results), "accounting")
+        accounting = schema.validate(steps.accounting(results), "accounting")
         signals = writer.attribution_signals(jobs, attribution.get("before", "10min"),
                                              attribution.get("after", "5min"))
         notes = plan_notes(plan) + ((repeated,) if repeated else ()) + forced_notes(sources_of(results, choices))

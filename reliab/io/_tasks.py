@@ -1,7 +1,7 @@
 """What one Dask task of a distributed ingest does: the worker side of :mod:`reliab.io.distributed`.
 
 Every function here runs on a worker and calls the same per-file step as the local driver
-(:func:`reliab.io._driver.choose_source` and :func:`reliab.io._driver.read_file`), so a
+(:func:`reliab.io._readfile.choose_source` and :func:`reliab.io._readfile.read_file`), so a
 file gives the same :class:`~reliab.io._registry.FileResult` wherever it is read.
 
 * :func:`read_batch` reads a batch of files in order (sniffing each on the worker);
@@ -21,8 +21,9 @@ from typing import Any
 import pandas as pd
 
 from reliab.io import _ranges
-from reliab.io._driver import choose_source, file_tables, read_file
+from reliab.io._merge import file_tables
 from reliab.io._partitioned import write_parts
+from reliab.io._readfile import choose_source, read_file
 from reliab.io._registry import FileResult
 from reliab.io._result import SourceChoice
 

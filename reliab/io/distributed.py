@@ -19,7 +19,7 @@ Without ``output`` the per-file tables travel back through the scheduler; with i
 task writes its tables as Parquet parts partitioned by source and date
 (:mod:`reliab.io._partitioned`) and only the line accounting travels back.  The client
 then concatenates in input order, validates and attributes interruptions with the same
-:func:`reliab.io._driver.finish` as the local engine: the result is the local result.
+:func:`reliab.io._finish.finish` as the local engine: the result is the local result.
 
 Failures: a task lost with its worker is re-run by the scheduler on another worker (Dask's
 ``distributed.scheduler.allowed-failures`` times); when a task fails for good, the run
@@ -46,20 +46,14 @@ import pandas as pd
 
 from reliab.errors import DistributedError, ReliabError
 from reliab.io import _partitioned, _ranges
-from reliab.io._driver import (
-    _concat,
-    _progress,
-    accounting_of,
-    choose_source,
-    file_tables,
-    finish,
-    plan_notes,
-    read_entry,
-    sources_of,
-)
+from reliab.io._finish import finish, plan_notes, sources_of
+from reliab.io._merge import concat, file_tables
+from reliab.io._merge import progress as progress_bar
 from reliab.io._plan import RunPlan
+from reliab.io._readfile import choose_source
 from reliab.io._registry import FileResult
 from reliab.io._result import IngestResult, SourceChoice
+from reliab.io._steps import ReadEntry, Steps
 from reliab.io._tasks import COMBINE, Item, TaskOutput, collect_span, read_batch, read_spans
 
 __all__ = ["ingest_dask", "read_many", "dask_client", "batches", "BATCH_BYTES", "RANGE_BYTES"]
@@ -149,7 +143,7 @@ class _Submitted:
 
     def gather(self, futures: list[Any], progress: bool) -> list[Any]:
         """Results of ``futures`` in order; a task failed for good raises DistributedError."""
-        advance, close = _progress(len(futures), progress)
+        advance, close = progress_bar(len(futures), progress)
         try:
             if progress:
                 for _ in _distributed().as_completed(futures):
@@ -242,7 +236,7 @@ def _split_choice(item: Item, strict: bool, range_bytes: int) -> SourceChoice | 
     return choice if _ranges.splittable(item.path, choice.source, range_bytes) else None
 
 
-def _merge(plan: RunPlan, outputs: list[TaskOutput], strict: bool
+def _merge(plan: RunPlan, outputs: list[TaskOutput], strict: bool, read_entry: ReadEntry
            ) -> tuple[list[FileResult], dict[str, SourceChoice | None], list[list[FileResult]]]:
     """Per-entry results in input order (remote ones from the tasks, the rest read here), and
     the results of each live source."""
@@ -294,7 +288,7 @@ def read_many(client: Any, items: list[Item], strict: bool, *, progress: bool = 
     return {item.path: (lambda pair=pair: pair) for item, pair in zip(items, pairs, strict=True)}
 
 
-def ingest_dask(plan: RunPlan, attribution: dict[str, Any], *, strict: bool, client: Any = None,
+def ingest_dask(plan: RunPlan, attribution: dict[str, Any], steps: Steps, *, strict: bool, client: Any = None,
                 output: str | os.PathLike[str] | None = None, progress: bool = False) -> IngestResult:
     """The Dask engine behind ``reliab.ingest(..., engine="dask")`` (see the module doc).
 
@@ -318,19 +312,19 @@ def ingest_dask(plan: RunPlan, attribution: dict[str, Any], *, strict: bool, cli
             if out is not None:
                 _partitioned.discard_run(out, run)
             raise
-    results, choices, live = _merge(plan, outputs, strict)
+    results, choices, live = _merge(plan, outputs, strict, steps.read)
     parts = [p for o in outputs for p in o.parts]
     if out is None:  # each task's tables, and each live source's, in input order
         numbered = [(n, o.tables) for n, o in zip(_numbers(gaps, len(outputs)), outputs, strict=True)]
         numbered += [(n, file_tables(rs)) for n, rs in zip(gaps, live, strict=True)]
         numbered.sort(key=lambda x: x[0])
-        tables = {t: _concat([frames[t] for _, frames in numbered if frames and t in frames], t)
+        tables = {t: concat([frames[t] for _, frames in numbered if frames and t in frames], t)
                   for t in (*_partitioned.PARTITIONED, "failures")}
     else:
         for n, rs in zip(gaps, live, strict=True):  # live sources' rows: the parts of their reserved tasks
             parts += _partitioned.write_parts(rs, out, run, n)
         tables = {t: _partitioned_table(out, parts, t) for t in _partitioned.PARTITIONED}
-    result = finish(tables, accounting_of(results), sources_of(results, choices), notes=plan_notes(plan),
+    result = finish(tables, steps.accounting(results), sources_of(results, choices), notes=plan_notes(plan),
                     **attribution)
     if out is not None:
         _partitioned.commit(out, run, parts, {"interruptions": result.interruptions,

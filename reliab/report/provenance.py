@@ -39,7 +39,7 @@ def _window(lo: pd.Timestamp | None, hi: pd.Timestamp | None) -> str:
 
 
 def _telemetry_sources() -> set[str]:
-    from reliab.io._registry import parsers
+    from reliab.io import parsers
 
     return {p.name for p in parsers() if p.table == "telemetry"} | set(_LIVE_TELEMETRY)
 

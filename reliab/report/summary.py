@@ -75,8 +75,7 @@ def reading_text(ingest: Any) -> Text | None:
     """What the run did not read, as the command line says it: the files not read and why, the
     quarantined lines and the times inferred (a year or a time taken from a file's modification
     time), read from the ingest result's accounting, quarantine and parser notes."""
-    from reliab.io._quarantine import quarantined_lines
-    from reliab.io._result import inferred_times, set_aside
+    from reliab.io import inferred_times, quarantined_lines, set_aside
     from reliab.report.quality import relative_paths
 
     acc = getattr(ingest, "accounting", None)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from reliab.errors import InputFileError
-from reliab.io._options import reader_options, toml_time_text, value_problem
+from reliab.io import reader_options, toml_time_text, value_problem
 
 KEYS = {"logs": list, "out": str, "label": str, "title": str, "subtitle": str, "gpus": int,
         "inventory": str, "gpus_per_node": int, "window": list, "policy": str, "job_name": str,

@@ -33,8 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reliab.io import _partitioned
-from reliab.io._result import OutputIngestResult
+from reliab.io import OutputIngestResult, _partitioned
 
 __all__ = ["STREAM_BYTES", "ReportIngest", "lean_ingest", "lean_signals", "should_stream", "signal_spans"]
 

@@ -23,7 +23,7 @@ import pandas as pd
 from reliab._checks import Check, equal, verify, verify_across
 from reliab._result import NotAvailable
 from reliab.errors import InputFileError
-from reliab.io._discover import NOT_OPENED
+from reliab.io import NOT_OPENED
 from reliab.study._analyses import analyze, in_window
 from reliab.study._archive import archive, load_archive, write_archive
 from reliab.study._fleet import Fleet, fleet_facts, read_inventory

@@ -15,11 +15,10 @@ returned.
 
 from __future__ import annotations
 
-import dataclasses
-
 import pandas as pd
 
-from reliab.io._registry import FileResult, register_source, sources
+from reliab.io._registry import register_source, sources
+from reliab.io.sources._relabel import relabel
 
 __all__ = ["register_source", "live_sources", "relabel"]
 
@@ -28,22 +27,6 @@ def live_sources() -> pd.DataFrame:
     """Registered live sources: ``scheme`` (as in ``scheme://``) and a one-line ``summary``."""
     rows = [(f"{s.scheme}://", s.summary.replace("``", "")) for s in sources()]
     return pd.DataFrame(rows, columns=["scheme", "summary"]).astype("string")
-
-
-def relabel(result: FileResult, url: str) -> FileResult:
-    """``result`` of a capture file, re-pointed at ``url``: path, origins and quarantine paths."""
-    old = len(result.path)
-
-    def moved(frame: pd.DataFrame, col: str) -> pd.DataFrame:
-        if not len(frame):
-            return frame
-        out = frame.copy()
-        out[col] = (url + out[col].astype(str).str.slice(old)).astype(frame[col].dtype)
-        return out
-
-    tables = {name: moved(t, "origin") if "origin" in t.columns else t for name, t in result.tables.items()}
-    quarantine = None if result.quarantine is None else moved(result.quarantine, "path")
-    return dataclasses.replace(result, path=url, tables=tables, quarantine=quarantine)
 
 
 # importing the readers registers them

@@ -26,11 +26,11 @@ import pandas as pd
 
 from reliab.errors import SourceError
 from reliab.io._lines import quarantine_frame
-from reliab.io._registry import FileResult
+from reliab.io._registry import FileResult, register_source
 from reliab.io.formats.kernel import read_kernel
-from reliab.io.sources import register_source, relabel
 from reliab.io.sources._command import argv, command_of, run
 from reliab.io.sources._http import MAX_BYTES
+from reliab.io.sources._relabel import relabel
 from reliab.io.sources._window import Moment, utc
 
 _INSTALL = "install systemd (journalctl) or pass journalctl_command="

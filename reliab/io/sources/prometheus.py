@@ -32,8 +32,7 @@ import pandas as pd
 from reliab.errors import SourceError
 from reliab.io._lines import quarantine_frame
 from reliab.io._redact import hide_password
-from reliab.io._registry import FileResult
-from reliab.io.sources import register_source
+from reliab.io._registry import FileResult, register_source
 from reliab.io.sources._http import MAX_BYTES, ApiError, basic_auth, get_json
 from reliab.io.sources._series import (
     Samples,

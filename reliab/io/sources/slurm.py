@@ -45,12 +45,12 @@ import pandas as pd
 from reliab import schema
 from reliab.errors import ParseError, SourceError
 from reliab.io._lines import quarantine_frame
-from reliab.io._registry import FileResult
+from reliab.io._registry import FileResult, register_source
 from reliab.io._repeats import job_record_key
 from reliab.io.formats.slurm import parse_slurm_time, read_sacct, read_sacct_json
-from reliab.io.sources import register_source, relabel
 from reliab.io.sources._command import argv, command_of, run
 from reliab.io.sources._http import MAX_BYTES
+from reliab.io.sources._relabel import relabel
 from reliab.io.sources._window import Moment, chunks, duration, iso, window
 
 #: sacct fields requested with --parsable2, those the client knows (order kept)

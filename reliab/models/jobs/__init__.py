@@ -41,6 +41,8 @@ _EXPORTS: dict[str, str] = {
     "Scenario": "reliab.models.jobs.replay",
     "estimate_end_states": "reliab.models.jobs.states",
     "JobEndStates": "reliab.models.jobs.states",
+    "to_hours": "reliab.models.jobs._durations",
+    "DEFAULT_RESTARTS_MIN": "reliab.models.jobs.checkpoint",
 }
 
 __all__ = list(_EXPORTS)
