@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("reliab.io.__init__", "reliab.io._driver", "reliab.io._modes", "reliab.io._finish", "reliab.io._storerun",
      "reliab.io._streamed", "reliab.io.distributed"),
     ("reliab.models", "reliab.prepare", "reliab.align", "reliab.windows"),
-    ("reliab.fleet", "reliab.plots", "reliab._plotstyle", "reliab.datasets"),
+    ("reliab.fleet", "reliab.plots", "reliab._plotstyle", "reliab.datasets", "reliab.predict"),
     ("reliab.report",),
     ("reliab.study",),  # run_report runs the analyses and renders them with reliab.report
     ("reliab._demo",),
@@ -68,10 +68,6 @@ EXCEPTIONS: Mapping[tuple[str, str, str], str] = {
 
 #: import circles still there, and why
 KNOWN_CIRCLES: Mapping[tuple[str, ...], str] = {
-    ("reliab.fleet._chunk", "reliab.fleet.telemetry"): _OTHERS,
-    ("reliab.io.formats.kernel._bulk", "reliab.io.formats.kernel._bulk_reports"): _OTHERS,
-    ("reliab.models._interval_fits", "reliab.models.weibull"): _OTHERS,
-    ("reliab.models.km_groups", "reliab.models.nonparametric"): _OTHERS,
 }
 
 

@@ -68,7 +68,7 @@ def write_outputs(res: FailureRiskResult, out: Path) -> list[Path]:
     """Write the tables, the summary and the figures of a FailureRiskResult under ``out``."""
     import json
 
-    from reliab.predict._plots import plot_drain
+    from reliab.predict import plot_drain
 
     out.mkdir(parents=True, exist_ok=True)
     written = []

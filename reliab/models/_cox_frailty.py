@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,9 +36,6 @@ from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 from reliab.errors import InsufficientDataError
 from reliab.models import _cox_core as core
 from reliab.models import _cox_input as inp
-
-if TYPE_CHECKING:
-    from reliab.models.cox import CoxFit
 
 
 @dataclass(frozen=True)
@@ -194,10 +191,9 @@ def _at(fd: FrailtyData, p: int, k: int, d: NDArray[np.float64], theta: float,
 
 def cox_fit(df: pd.DataFrame, cd: core.CoxData, frailty: str, theta: float | None,
             covariates: tuple[str, ...], level: float, ties: str, n_subjects: int,
-            n_events: int, strata_names: tuple[str, ...]) -> CoxFit:
-    """The CoxFit of a gamma-frailty fit (called by ``fit_cox(..., frailty=)``)."""
-    from reliab.models.cox import CoxFit, _hr_table
-
+            n_events: int, strata_names: tuple[str, ...]) -> dict[str, Any]:
+    """The fields of the CoxFit of a gamma-frailty fit (``fit_cox(..., frailty=)`` builds it;
+    ``beta`` is the coefficient vector the hazard-ratio table is made from)."""
     if theta is not None and not (np.isfinite(theta) and theta > 0):
         raise ValueError(f"frailty_theta must be a finite number > 0, got {theta!r}")
     codes = inp.codes(df, frailty)
@@ -207,7 +203,7 @@ def cox_fit(df: pd.DataFrame, cd: core.CoxData, frailty: str, theta: float | Non
     null = core.loglik_grad_hess(cd, np.zeros(len(covariates)))[0]
     names = df[frailty].drop_duplicates().sort_values().to_numpy()
     how = "fixed" if theta is not None else "maximum marginal likelihood (score of θ = 0)"
-    return CoxFit(table=_hr_table(ff.beta, ff.cov, covariates, level), covariates=covariates,
+    return dict(beta=ff.beta, covariates=covariates,
                   log_likelihood=ff.loglik, log_likelihood_null=null, lr_statistic=math.nan,
                   lr_p=math.nan, n=len(df), n_subjects=n_subjects, n_events=n_events,
                   conf_level=level, ties=ties, iterations=ff.iterations, converged=True,
@@ -218,4 +214,4 @@ def cox_fit(df: pd.DataFrame, cd: core.CoxData, frailty: str, theta: float | Non
                   notes=("no likelihood-ratio test: R's uses the effective df of the "
                          "penalised fit",),
                   frailty_theta=ff.theta, marginal_log_likelihood=ff.marginal_loglik,
-                  frailty_effects=pd.DataFrame({frailty: names, "log_frailty": ff.omega}))
+                  frailty_effects=pd.DataFrame({frailty: names, "log_frailty": ff.omega}))  # noqa: C408

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 from scipy import special, stats
 
 from reliab.models import _interval
@@ -85,24 +85,16 @@ def plotting_data(data: _interval.Bounds) -> Lifetimes:
     return Lifetimes(mid, ~data.right, data.entry, bool((data.entry > 0).any()))
 
 
-def fit_weibull_bounds(data: _interval.Bounds, level: float) -> Any:
-    """A :class:`~reliab.models.weibull.WeibullFit` from censored-data maximum likelihood."""
-    from reliab.models.weibull import WeibullFit, _wald
-
+def weibull_fields(data: _interval.Bounds) -> dict[str, Any]:
+    """The fields of a :class:`~reliab.models.weibull.WeibullFit` from censored-data maximum
+    likelihood, but its Wald table (``reliab.models.weibull.fit_weibull_bounds`` adds it)."""
     mle = _interval.fit("weibull", data)
     scale, shape = (math.exp(float(x)) for x in mle.theta)
-    cov: NDArray[np.float64] = mle.cov
-    wald = {"scale": _wald(cov, shape, "scale", scale, level),
-            "shape": _wald(cov, shape, "shape", shape, level)}
-    params_wald = pd.DataFrame({"estimate": [scale, shape],
-                                "low": [wald["scale"][0], wald["shape"][0]],
-                                "high": [wald["scale"][1], wald["shape"][1]]},
-                               index=pd.Index(["scale", "shape"]))
-    return WeibullFit(
+    return dict(  # noqa: C408 - the dataclass's field names
         scale=scale, shape=shape, log_likelihood=mle.log_likelihood,
         aic=4.0 - 2.0 * mle.log_likelihood, n=data.n, n_failures=data.n_failures,
-        exposure=float(np.sum(plotting_data(data).durations - data.entry)), conf_level=level,
-        iterations=mle.iterations, params_wald=params_wald, cov_log=cov,
+        exposure=float(np.sum(plotting_data(data).durations - data.entry)),
+        iterations=mle.iterations, cov_log=mle.cov,
         method=("maximum likelihood with interval terms ln(F(b) - F(a)) (Nelder-Mead, Newton "
                 "polish); LR (profile) and Wald intervals"),
         notes=(f"censored data: {data.counts()}",), _data=plotting_data(data),

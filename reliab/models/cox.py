@@ -362,8 +362,9 @@ def fit_cox(
         if cluster is not None or robust:
             raise ValueError("frailty= cannot be combined with cluster= or robust= (R's robust "
                              "variance for frailty fits is not implemented)")
-        return _frailty.cox_fit(df, cd, frailty, frailty_theta, covariates, level, ties,
-                            n_subjects, n_events, strata_names)
+        fields = _frailty.cox_fit(df, cd, frailty, frailty_theta, covariates, level, ties,
+                                  n_subjects, n_events, strata_names)
+        return CoxFit(table=_hr_table(fields.pop("beta"), fields["cov"], covariates, level), **fields)
     try:
         sol = core.newton(cd, len(covariates))
     except np.linalg.LinAlgError:

@@ -28,7 +28,7 @@ import pandas as pd
 from scipy import stats
 
 from reliab._checks import Check, contains, finite, in_range
-from reliab._result import ResultMixin
+from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
 from reliab.models._times import failure_times
 
@@ -79,8 +79,6 @@ class DuaneResult(ResultMixin):
 
     def plot(self, ax: Any = None) -> Any:
         """Duane plot: cumulative MTBF points and the fitted line on log–log axes."""
-        from reliab.models.growth_plots import plot_duane
-
         return plot_duane(self, ax)
 
 
@@ -159,4 +157,34 @@ def fit_duane(times: Any, *, conf_level: float = 0.95) -> DuaneResult:
         notes=tuple(notes), points=pts)
 
 
-__all__ = ["DuaneResult", "fit_duane"]
+
+def plot_duane(result: DuaneResult, ax: Any = None) -> Any:
+    """Duane plot: cumulative MTBF at each failure and the fitted ``b t^α`` on log–log axes.
+
+    Parameters
+    ----------
+    result : DuaneResult
+        A fit from :func:`reliab.models.fit_duane`.
+    ax : matplotlib Axes, optional
+        Draw here; a new pyplot-free Figure otherwise.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    fig, ax = new_figure(ax)
+    pts = result.points
+    ax.plot(pts["time"], pts["cumulative_mtbf"], "o", label="cumulative MTBF")
+    grid = np.geomspace(float(pts["time"].iloc[0]), float(pts["time"].iloc[-1]), 200)
+    fitted = result.at(grid)
+    ax.plot(grid, fitted["mtbf_cumulative"],
+            label=f"b t^α, α = {result.alpha:.3g} (R² = {result.r_squared:.3f})")
+    if result.alpha < 1:
+        ax.plot(grid, fitted["mtbf_instantaneous"], ls="--", label="instantaneous MTBF")
+    ax.set(xscale="log", yscale="log", xlabel="cumulative test time (h)", ylabel="MTBF (h)",
+           title="Duane")
+    ax.legend()
+    return fig
+
+
+__all__ = ["DuaneResult", "fit_duane", "plot_duane"]

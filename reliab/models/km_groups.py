@@ -4,6 +4,7 @@ n, events, median and its Brookmeyer–Crowley limits per group (Brookmeyer, R. 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,11 +71,12 @@ class KaplanMeierGroups(ResultMixin):
 
 
 def kaplan_meier_groups(durations: ArrayLike, observed: ArrayLike | None, groups: ArrayLike, *,
-                        entry: ArrayLike | None, conf_level: float,
-                        conf_type: str) -> KaplanMeierGroups:
-    """One Kaplan–Meier curve per sorted distinct label of ``groups`` (missing labels dropped)."""
+                        entry: ArrayLike | None, conf_level: float, conf_type: str,
+                        estimate_kaplan_meier: Callable[..., Any]) -> KaplanMeierGroups:
+    """One Kaplan–Meier curve per sorted distinct label of ``groups`` (missing labels dropped),
+    each from ``estimate_kaplan_meier`` (:func:`reliab.models.estimate_kaplan_meier`, which
+    calls this with itself)."""
     from reliab.models.logrank import factor_codes, stable_order
-    from reliab.models.nonparametric import estimate_kaplan_meier
 
     t = np.asarray(durations, dtype=float)
     codes, uniques = factor_codes(groups, t.size, "groups")

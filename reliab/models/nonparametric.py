@@ -345,7 +345,7 @@ def estimate_kaplan_meier(
     check_conf_type(conf_type)
     if groups is not None:
         return kaplan_meier_groups(durations, observed, groups, entry=entry, conf_level=level,
-                                   conf_type=conf_type)
+                                   conf_type=conf_type, estimate_kaplan_meier=estimate_kaplan_meier)
     data = as_lifetimes(durations, observed, entry)
     rt = _lifetable(data)
     z = float(stats.norm.ppf(0.5 + level / 2))

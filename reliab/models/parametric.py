@@ -29,11 +29,11 @@ from reliab._deprecation import warn_renamed
 from reliab._result import ResultMixin, new_figure
 from reliab.errors import InsufficientDataError
 from reliab.models import _interval
-from reliab.models._interval_fits import bounds_from, fit_weibull_bounds, plotting_data, wald_params
+from reliab.models._interval_fits import bounds_from, plotting_data, wald_params
 from reliab.models._probplot import probability_plot
 from reliab.models._survival_input import Lifetimes, as_lifetimes, check_conf_level
 from reliab.models.gengamma import GenGammaFit, fit_gengamma
-from reliab.models.weibull import WeibullFit, fit_weibull
+from reliab.models.weibull import WeibullFit, fit_weibull, fit_weibull_bounds
 from reliab.models.weibull3 import Weibull3Fit, fit_weibull3
 
 Distribution = Literal["weibull", "exponential", "lognormal", "loglogistic", "gamma", "gengamma",

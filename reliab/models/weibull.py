@@ -39,7 +39,8 @@ from reliab._checks import Check, contains, finite, in_range, positive
 from reliab._deprecation import warn_renamed
 from reliab._result import ResultMixin
 from reliab.errors import InsufficientDataError
-from reliab.models._interval_fits import bounds_from, fit_weibull_bounds, weibull_limits
+from reliab.models import _interval
+from reliab.models._interval_fits import bounds_from, weibull_fields, weibull_limits
 from reliab.models._probplot import probability_plot
 from reliab.models._survival_input import Lifetimes, as_lifetimes, check_conf_level
 
@@ -397,6 +398,18 @@ def _wald(cov: NDArray[np.float64], beta: float, name: str, estimate: float,
     if not math.isfinite(estimate):
         return math.nan, math.nan
     return estimate * _exp(-z * se), estimate * _exp(z * se)
+
+
+def fit_weibull_bounds(data: _interval.Bounds, level: float) -> WeibullFit:
+    """A :class:`WeibullFit` from censored-data maximum likelihood (interval, left, right)."""
+    f = weibull_fields(data)
+    cov, shape = f["cov_log"], f["shape"]
+    wald = {k: _wald(cov, shape, k, f[k], level) for k in ("scale", "shape")}
+    params_wald = pd.DataFrame({"estimate": [f["scale"], shape],
+                                "low": [wald["scale"][0], wald["shape"][0]],
+                                "high": [wald["scale"][1], wald["shape"][1]]},
+                               index=pd.Index(["scale", "shape"]))
+    return WeibullFit(conf_level=level, params_wald=params_wald, **f)
 
 
 def fit_weibull(

@@ -8,6 +8,7 @@ top-k nodes each week (:mod:`._drain`).
 """
 
 from reliab.predict._api import predict_failures
+from reliab.predict._plots import plot_drain
 from reliab.predict._result import FailureRiskResult
 
-__all__ = ["predict_failures", "FailureRiskResult"]
+__all__ = ["predict_failures", "FailureRiskResult", "plot_drain"]
