@@ -771,7 +771,7 @@ def attribute_run(signals: pd.DataFrame, jobs: pd.DataFrame, accounting: pd.Data
     ``signals`` may be only the rows :func:`reliab.job_outcomes` can use, in table order
     (the local engine with ``output=`` reads back no more, :mod:`reliab.io._streamed`).
     """
-    from reliab.taxonomy import job_outcomes
+    from reliab.models.jobs._costed import job_outcomes  # attribution, then costs
 
     outcomes = job_outcomes(signals, jobs, sources=accounting["source"].unique(), **attribution)
 

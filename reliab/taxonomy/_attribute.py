@@ -174,21 +174,11 @@ def _assemble(jobs: pd.DataFrame, all_jobs: pd.DataFrame, ep: pd.DataFrame, sig:
                                  for p in pos], dtype="string"),
         "evidence_kind": pd.array(kinds, dtype="string"),
         "job_state": jobs["_state"].astype("string"),
-        "downtime_h": np.nan, "lost_gpu_hours": np.nan,  # filled by _with_costs
+        "downtime_h": np.nan, "lost_gpu_hours": np.nan,  # costs: a models step after attribution
         "co_occurring": col("co_occurring"),
         "n_evidence": info["n_evidence"].fillna(0).to_numpy(dtype=np.int64),
         "n_signals": info["n_signals"].fillna(0).to_numpy(dtype=np.int64),
     })
-
-
-def _with_costs(out: pd.DataFrame, jobs: pd.DataFrame, signals: pd.DataFrame) -> pd.DataFrame:
-    """Downtime, restart, lost work and lost GPU-hours of each interruption, and their basis."""
-    from reliab.models.jobs._timeline import interruption_costs
-
-    costs = interruption_costs(out, jobs, signals)
-    out = out.assign(downtime_h=costs.pop("downtime_h"), lost_gpu_hours=costs.pop("lost_gpu_hours"))
-    at = out.columns.get_loc("lost_gpu_hours") + 1
-    return pd.concat([out.iloc[:, :at], costs, out.iloc[:, at:]], axis=1)
 
 
 def _outcomes_frame(ended: pd.DataFrame, outcome: np.ndarray, reason: np.ndarray,
@@ -259,6 +249,8 @@ def job_outcomes(
         ``evidence_kind``: hardware, other, nccl or none), one ``outcomes`` row per ended
         allocation, the policy sentence in ``method`` and counts plus evidence-coverage
         warnings in ``notes``.
+        The costs (``downtime_h``, ``lost_gpu_hours``) are left NaN: :func:`reliab.job_outcomes`
+        fills them after attribution.
 
     Raises
     ------
@@ -295,7 +287,7 @@ def job_outcomes(
     episodes = collapse_storms(escalate_app_xids(pairs, sig, rules), gap_ns)
     kinds, infra = evidence_kinds(len(cand), episodes["job"].to_numpy(),
                                   episodes["rule_pos"].to_numpy(), rules.table)
-    table = _with_costs(_assemble(cand, jobs, episodes, sig, rules, kinds), jobs, signals)
+    table = _assemble(cand, jobs, episodes, sig, rules, kinds)
     has_infra = np.zeros(len(ended), dtype=bool)
     has_infra[need] = infra
     outcome, reason = decide(policy, states, in_run, has_infra, pending)
@@ -323,7 +315,7 @@ def attribute(
     job_filter: JobFilter = None,
     storm_gap: str | pd.Timedelta = "2min",
 ) -> pd.DataFrame:
-    """One row per job interruption with its root cause, evidence and lost GPU-hours.
+    """One row per job interruption with its root cause and evidence.
 
     Parameters
     ----------
@@ -382,11 +374,9 @@ def attribute(
     jobs; then all those occurrences are re-keyed ``xid_repeat:<code>`` and classified by
     rule ``xid-app-repeat`` (Faulty GPU).
 
-    ``downtime_h`` (the job's end to the start of the next job with the same name),
-    ``restart_h``, ``lost_work_h`` (since the last checkpoint in the training log, else half
-    an assumed hourly interval), ``lost_gpu_hours`` and ``cost_basis`` come from
-    :func:`reliab.models.jobs._timeline.interruption_costs`; NaN where the logs cannot tell,
-    with the reason in ``cost_basis``.
+    Attribution names the cause and the evidence only: ``downtime_h`` and
+    ``lost_gpu_hours`` are NaN here.  :func:`reliab.attribute` (and the ingest pipeline)
+    fills them after attribution, with ``restart_h``, ``lost_work_h`` and ``cost_basis``.
     """
     return job_outcomes(signals, jobs, policy=policy, job_name=job_name, rules=rules,
                         before=before, after=after, job_filter=job_filter,

@@ -36,6 +36,7 @@ _EXPORTS: dict[str, str] = {
     "failure_cost": "reliab.models.jobs.cost",
     "FailureCostResult": "reliab.models.jobs.cost",
     "interruption_costs": "reliab.models.jobs._timeline",
+    "with_costs": "reliab.models.jobs._costed",
     "replay_mitigations": "reliab.models.jobs.replay",
     "ReplayResult": "reliab.models.jobs.replay",
     "Scenario": "reliab.models.jobs.replay",
