@@ -68,8 +68,21 @@ def _delta(value: str | pd.Timedelta, name: str) -> int:
     return int(td.value)
 
 
+#: the columns of the ended allocations that deciding and the outcomes table read
+_ENDED_COLUMNS = ("job_id", "name", "state", "state_raw", "start", "end")
+
+
+def _rows(frame: pd.DataFrame, rows: np.ndarray, cols: Sequence[str]) -> pd.DataFrame:
+    """``frame[cols]`` at integer ``rows`` with a fresh index: every row without a copy,
+    else one take per column (not a copy of the whole frame, then a second for the index)."""
+    if len(rows) == len(frame):
+        return pd.DataFrame({c: frame[c].array for c in cols}, copy=False)
+    return pd.DataFrame({c: frame[c].array.take(rows) for c in cols}, copy=False)
+
+
 def _ended(jobs: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, pd.Series, int]:
-    """Ended allocations (with ``_state``), the mask of them, not-ended states, ends unknown."""
+    """Ended allocations (with ``_state``; only :data:`_ENDED_COLUMNS`), their rows in ``jobs``,
+    not-ended states, ends unknown."""
     missing = {"job_id", "state", "end"} - set(jobs.columns)
     if missing:
         raise ValueError(f"jobs lacks column(s) {sorted(missing)} (schema 'jobs')")
@@ -77,9 +90,10 @@ def _ended(jobs: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, pd.Series, int
     ended = ended_mask(jobs, state)
     running = state.isin(NOT_ENDED).fillna(False).to_numpy(dtype=bool)
     no_end = int((~ended & ~running & state.notna().to_numpy(dtype=bool)).sum())
-    out = jobs.loc[ended].copy()
-    out["_state"] = state[ended]
-    return out.reset_index(drop=True), ended, state[running], no_end
+    rows = np.flatnonzero(ended)
+    out = _rows(jobs, rows, [c for c in _ENDED_COLUMNS if c in jobs])
+    out["_state"] = state.array.take(rows)
+    return out, rows, state[running], no_end
 
 
 def _filter_mask(jobs: pd.DataFrame, job_filter: JobFilter) -> np.ndarray:
@@ -181,18 +195,24 @@ def _assemble(jobs: pd.DataFrame, all_jobs: pd.DataFrame, ep: pd.DataFrame, sig:
     })
 
 
+def _text(values: pd.Series) -> pd.Series:
+    """``values`` as strings: a string column as it is (1M Arrow strings are not turned into
+    1M Python ones), anything else converted."""
+    return values if isinstance(values.dtype, pd.StringDtype) else values.astype("string")
+
+
 def _outcomes_frame(ended: pd.DataFrame, outcome: np.ndarray, reason: np.ndarray,
                     need: np.ndarray, kinds: np.ndarray) -> pd.DataFrame:
     kind = np.full(len(ended), None, dtype=object)
     kind[need] = kinds
     raw = ended["state_raw"] if "state_raw" in ended else ended["state"]
     return pd.DataFrame({
-        "job_id": ended["job_id"].astype("string"),
-        "name": (ended["name"] if "name" in ended else pd.Series(pd.NA, index=ended.index)).astype("string"),
-        "state": ended["_state"].astype("string"), "state_raw": raw.astype("string"),
+        "job_id": _text(ended["job_id"]),
+        "name": _text(ended["name"] if "name" in ended else pd.Series(pd.NA, index=ended.index)),
+        "state": _text(ended["_state"]), "state_raw": _text(raw),
         "end": pd.to_datetime(ended["end"], utc=True), "outcome": pd.array(outcome, dtype="string"),
         "reason": pd.array(reason, dtype="string"), "evidence_kind": pd.array(kind, dtype="string"),
-    })
+    }, copy=False)
 
 
 def _counted(table: pd.DataFrame, mask: np.ndarray) -> pd.DataFrame:
@@ -281,7 +301,8 @@ def job_outcomes(
         in_run = run_rows[ended_rows] if len(jobs) else in_run
     pending = pending_cancels(ended, ended["_state"])
     need = needs_evidence(policy, states, in_run, pending)
-    cand = ended[need].reset_index(drop=True)
+    cand = _rows(jobs, ended_rows[need], list(jobs.columns))
+    cand["_state"] = ended["_state"].array[need]
     sig = with_job_states(relevant_signals(signals, cand, before_ns, after_ns), cand)
     pairs = candidate_pairs(sig, cand, rules, before_ns, after_ns)
     episodes = collapse_storms(escalate_app_xids(pairs, sig, rules), gap_ns)

@@ -31,6 +31,7 @@ def add_costs(table: pd.DataFrame, jobs: pd.DataFrame, signals: pd.DataFrame | N
     when already computed.
     """
     costs = interruption_costs(table, jobs, signals, progress=progress)
+    costs["cost_basis"] = costs["cost_basis"].astype(object)  # text, also when no row has any
     out = table.assign(downtime_h=costs.pop("downtime_h"), lost_gpu_hours=costs.pop("lost_gpu_hours"))
     at = out.columns.get_loc("lost_gpu_hours") + 1
     return pd.concat([out.iloc[:, :at], costs, out.iloc[:, at:]], axis=1)
