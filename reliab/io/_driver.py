@@ -726,7 +726,8 @@ def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
     ``tables`` holds signals, jobs, telemetry and quarantine, already conformed; ``notes``
     are run-level remarks, to which a count of the files not read is added.
     """
-    jobs, signals, repeated = drop_repeated_jobs(tables["jobs"], tables["signals"])
+    # the signals leave the (caller's) dict: sorted below, they are held once, not twice
+    jobs, signals, repeated = drop_repeated_jobs(tables["jobs"], tables.pop("signals"))
     tables = {**tables, "jobs": jobs}
     notes = (*notes, repeated) if repeated else notes
     notes = (*notes, *forced_notes(sources))

@@ -67,14 +67,18 @@ def _allocations(jobs: pd.DataFrame, window_end: int | None) -> pd.DataFrame:
     missing = {"job_id", "start", "end"} - set(jobs.columns)
     if missing:
         raise ValueError(f"jobs lacks column(s) {sorted(missing)} (schema 'jobs')")
-    j = jobs[jobs["start"].notna()].reset_index(drop=True)
+    # the columns used, then the rows (not a copy of every column of a million allocations)
+    j = jobs[[c for c in ("job_id", "name", "start", "end", "ngpus") if c in jobs]]
+    j = j[j["start"].notna().to_numpy(dtype=bool)].reset_index(drop=True)
     name = j["name"].astype("string") if "name" in j else pd.Series(pd.NA, index=j.index, dtype="string")
     ids = j["job_id"].astype(str)
     ngpus = pd.to_numeric(j["ngpus"], errors="coerce") if "ngpus" in j else pd.Series(np.nan, index=j.index)
     end = _ns(j["end"])
     running = end == np.iinfo(np.int64).min
     end = np.where(running, _OPEN if window_end is None else window_end, end)
-    chain = name.to_numpy(dtype=object, na_value=None)
+    codes, names = pd.factorize(name, use_na_sentinel=True)
+    chain = np.asarray(names, dtype=object)[codes] if len(names) else np.full(len(j), None, dtype=object)
+    chain[codes < 0] = None  # one string per distinct name, shared by its allocations
     unnamed = name.isna().to_numpy(dtype=bool)
     chain[unnamed] = ("job:" + ids[unnamed]).to_numpy(dtype=object)  # (only those: 1M jobs, 1M strings less)
     return pd.DataFrame({
