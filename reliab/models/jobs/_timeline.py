@@ -120,15 +120,15 @@ def allocation_progress(jobs: pd.DataFrame, signals: pd.DataFrame | None, *,
     a["resume"] = np.where(resume <= a["end"], resume, np.nan)
     last = _times(_asof(a, "end", saves, "t", "job_id", "backward", [])["_hit"])
     a["last_save"] = np.where(last >= a["start"], last, np.nan)
-    owner = _asof(saves, "t", a.reset_index(names="_alloc"), "start", "job_id", "backward",
-                  ["_alloc", "end"])
+    owner = _asof(saves, "t", a[["job_id", "start", "end"]].reset_index(names="_alloc"), "start", "job_id",
+                  "backward", ["_alloc", "end"])  # (the columns used, not a copy of every column)
     inside = saves.assign(_alloc=owner["_alloc"].to_numpy(), _end=owner["end"].to_numpy())
     inside = inside[inside["t"] <= inside["_end"]]
     grouped = inside.groupby("_alloc")
     a["n_saves"] = grouped.size().reindex(a.index, fill_value=0).to_numpy()
     a["write_h"] = grouped["write_h"].sum(min_count=1).reindex(a.index).to_numpy(dtype=float)
     a["write_known"] = grouped["write_h"].count().reindex(a.index, fill_value=0).to_numpy() == a["n_saves"]
-    starts = a.reset_index(names="_alloc").rename(columns={"start": "_s"})
+    starts = a[["chain", "start"]].reset_index(names="_alloc").rename(columns={"start": "_s"})
     idx = _asof(a, "end", starts, "_s", "chain", "forward", ["_alloc"])["_alloc"].to_numpy(dtype=float)
     idx = np.where(idx == np.arange(len(a)), np.nan, idx)  # a zero-length allocation is not its own restart
     ok = ~np.isnan(idx)
@@ -169,7 +169,8 @@ def interruption_costs(interruptions: pd.DataFrame, jobs: pd.DataFrame,
     a = progress if progress is not None else allocation_progress(jobs, signals)
     keys = pd.DataFrame({"job_id": interruptions["job_id"].astype(str).to_numpy(),
                          "end": _ns(interruptions["time"])})
-    a_key = a.reset_index(names="_alloc")[["job_id", "end", "_alloc"]].drop_duplicates(["job_id", "end"])
+    a_key = a[["job_id", "end"]].reset_index(names="_alloc")[["job_id", "end", "_alloc"]].drop_duplicates(
+        ["job_id", "end"])
     hit = keys.merge(a_key, on=["job_id", "end"], how="left")["_alloc"].to_numpy(dtype=float)
     found = ~np.isnan(hit)
     row = np.where(found, hit, 0).astype(int)
