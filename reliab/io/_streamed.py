@@ -92,14 +92,22 @@ class _FileSink:
         self.result, self.linenos = result, linenos
 
 
-def _positions(bulk: np.ndarray, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Positions in the file's table of the bulk rows and of the per-line rows (both in line order).
+def _positions(pieces: list[np.ndarray], lines: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+    """Positions in the file's table of each piece's bulk rows and of the per-line rows (both
+    in line order), piece by piece: never an array of every bulk row of the file at once
+    (26M Xid lines: three such arrays, 600 MiB, at the end of the file).
 
     A per-line row comes after the bulk rows of lines up to its own (a line has bulk rows
     or per-line rows, never both), as :func:`reliab.io._lines._frame` splices them.
     """
-    at_bulk = np.arange(len(bulk), dtype=np.int64) + np.searchsorted(lines, bulk, "left")
-    at_line = np.arange(len(lines), dtype=np.int64) + np.searchsorted(bulk, lines, "right")
+    at_line = np.arange(len(lines), dtype=np.int64)
+    at_bulk: list[np.ndarray] = []
+    start = 0
+    for lineno in pieces:  # pieces in line order, each in line order
+        at_bulk.append(np.arange(start, start + len(lineno), dtype=np.int64)
+                       + np.searchsorted(lines, lineno, "left"))
+        at_line += np.searchsorted(lineno, lines, "right")
+        start += len(lineno)
     return at_bulk, at_line
 
 
@@ -206,12 +214,9 @@ class OutputWriter:
         """Write the per-line rows of a streamed file and put every piece's rows at their positions."""
         lines = np.asarray(sink.linenos, dtype=np.int64)
         order = np.argsort(lines, kind="stable")
-        bulk = np.concatenate([lineno for _, lineno in sink.pieces])
-        at_bulk, at_line = _positions(bulk, lines[order])
-        start = 0
-        for records, lineno in sink.pieces:
-            self.parts += [_partitioned.remap(r, at_bulk[start:start + len(lineno)]) for r in records]
-            start += len(lineno)
+        at_bulk, at_line = _positions([lineno for _, lineno in sink.pieces], lines[order])
+        for (records, _), where in zip(sink.pieces, at_bulk, strict=True):
+            self.parts += [_partitioned.remap(r, where) for r in records]
         rest = part_of(result.tables, sink.table)
         rest = rest.take(order) if not isinstance(rest, pd.DataFrame) else rest.iloc[order].reset_index(drop=True)
         records = self.write_frame(self.frame(rest, sink.table), sink.table, result.source, sink.task,
