@@ -116,9 +116,10 @@ def allocation_progress(jobs: pd.DataFrame, signals: pd.DataFrame | None, *,
     """
     a = _allocations(jobs, window_end)
     saves, loads = progress_events(signals)
-    resume = _times(_asof(a, "start", loads, "t", "job_id", "forward", [])["_hit"])
+    none = np.full(len(a), np.nan)  # no checkpoint lines at all: no merge of every allocation
+    resume = _times(_asof(a, "start", loads, "t", "job_id", "forward", [])["_hit"]) if len(loads) else none
     a["resume"] = np.where(resume <= a["end"], resume, np.nan)
-    last = _times(_asof(a, "end", saves, "t", "job_id", "backward", [])["_hit"])
+    last = _times(_asof(a, "end", saves, "t", "job_id", "backward", [])["_hit"]) if len(saves) else none
     a["last_save"] = np.where(last >= a["start"], last, np.nan)
     owner = _asof(saves, "t", a[["job_id", "start", "end"]].reset_index(names="_alloc"), "start", "job_id",
                   "backward", ["_alloc", "end"])  # (the columns used, not a copy of every column)
