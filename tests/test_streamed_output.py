@@ -290,10 +290,12 @@ def test_positions_piece_by_piece():
     lines 3, 8, 10; the file's table in line order is 1 2 (3) 5 7 (8) 9 (10)."""
     import numpy as np
 
-    from reliab.io._streamed import _positions
+    from reliab.io._streamed import _pack, _positions
 
-    at_bulk, at_line = _positions([np.array([1, 2, 5]), np.array([7, 9])], np.array([3, 8, 10]))
+    pieces = [_pack(np.array([1, 2, 5])), _pack(np.array([7, 9]))]
+    assert pieces[1][0] == 7 and pieces[1][1].dtype == np.uint32 and pieces[1][1].tolist() == [0, 2]
+    at_bulk, at_line = _positions(pieces, np.array([3, 8, 10]))
     assert [a.tolist() for a in at_bulk] == [[0, 1, 3], [4, 6]]
     assert at_line.tolist() == [2, 5, 7]
-    at_bulk, at_line = _positions([np.array([4, 6])], np.zeros(0, dtype=np.int64))
+    at_bulk, at_line = _positions([_pack(np.array([4, 6]))], np.zeros(0, dtype=np.int64))
     assert [a.tolist() for a in at_bulk] == [[0, 1]] and at_line.tolist() == []
