@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reliab import attribute  # attribution, then the costs (reliab.models.jobs)
 from reliab.schema import conform, validate
-from reliab.taxonomy import attribute
 from reliab.taxonomy._hosts import expander, fallback_expand, host_index, members
 
 END = pd.Timestamp("2024-06-03 14:00:00", tz="UTC")

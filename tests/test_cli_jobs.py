@@ -23,7 +23,7 @@ def _invoke(*args: str):
 def folder(tmp_path_factory) -> Path:
     """An ingest output folder holding the hand-built run of tests/_jobs_fixtures.py."""
     jobs, signals = fx.tables()
-    from reliab.taxonomy import attribute
+    from reliab import attribute
 
     out = tmp_path_factory.mktemp("ingested")
     IngestResult(signals=signals, jobs=jobs, interruptions=attribute(signals, jobs),
@@ -90,7 +90,7 @@ def bare_folder(tmp_path_factory) -> Path:
     """The hand-built run without checkpoint or resume lines, and with B's end set apart."""
     jobs, signals = fx.tables(checkpoints=False, resumes=False)
     out = tmp_path_factory.mktemp("bare")
-    from reliab.taxonomy import attribute
+    from reliab import attribute
 
     inter = attribute(signals, jobs)
     IngestResult(signals=signals, jobs=jobs, interruptions=inter[inter["job_id"] == "1"],

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import reliab
-from reliab.taxonomy import attribute
+from reliab import attribute  # attribution, then the costs (reliab.models.jobs)
 
 LOG_RESOLUTION_H = 1.001 / 3600  # sacct prints whole seconds
 

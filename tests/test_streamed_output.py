@@ -283,3 +283,19 @@ def test_a_reader_that_changes_a_streamed_result_is_read_again_in_memory(
     assert "reversed" in memory.sources[str(tmp_path / "kern.log")].reason
     assert_same(memory, streamed)
     assert _pieces(tmp_path / "out") == 0
+
+
+def test_positions_piece_by_piece():
+    """Hand-worked: bulk rows on lines 1, 2, 5 (piece 0) and 7, 9 (piece 1), per-line rows on
+    lines 3, 8, 10; the file's table in line order is 1 2 (3) 5 7 (8) 9 (10)."""
+    import numpy as np
+
+    from reliab.io._streamed import _pack, _positions
+
+    pieces = [_pack(np.array([1, 2, 5])), _pack(np.array([7, 9]))]
+    assert pieces[1][0] == 7 and pieces[1][1].dtype == np.uint32 and pieces[1][1].tolist() == [0, 2]
+    at_bulk, at_line = _positions(pieces, np.array([3, 8, 10]))
+    assert [a.tolist() for a in at_bulk] == [[0, 1, 3], [4, 6]]
+    assert at_line.tolist() == [2, 5, 7]
+    at_bulk, at_line = _positions([_pack(np.array([4, 6]))], np.zeros(0, dtype=np.int64))
+    assert [a.tolist() for a in at_bulk] == [[0, 1]] and at_line.tolist() == []

@@ -35,7 +35,8 @@ def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
     ``tables`` holds signals, jobs, telemetry and quarantine, already conformed; ``notes``
     are run-level remarks, to which a count of the files not read is added.
     """
-    jobs, signals, repeated = drop_repeated_jobs(tables["jobs"], tables["signals"])
+    # the signals leave the (caller's) dict: sorted below, they are held once, not twice
+    jobs, signals, repeated = drop_repeated_jobs(tables["jobs"], tables.pop("signals"))
     tables = {**tables, "jobs": jobs}
     notes = (*notes, repeated) if repeated else notes
     notes = (*notes, *forced_notes(sources))
@@ -80,9 +81,12 @@ def attribute_run(signals: pd.DataFrame, jobs: pd.DataFrame, accounting: pd.Data
     ``signals`` may be only the rows :func:`reliab.job_outcomes` can use, in table order
     (the local engine with ``output=`` reads back no more, :mod:`reliab.io._streamed`).
     """
+    from reliab.models.jobs import with_costs
     from reliab.taxonomy import job_outcomes
 
-    outcomes = job_outcomes(signals, jobs, sources=accounting["source"].unique(), **attribution)
+    # attribution names cause and evidence; the costs are a models step after it
+    outcomes = with_costs(job_outcomes(signals, jobs, sources=accounting["source"].unique(), **attribution),
+                          jobs, signals)
 
     def conformed(frame: pd.DataFrame) -> pd.DataFrame:
         # the same (Arrow) string backing as every other table, e.g. after a Parquet trip

@@ -149,7 +149,9 @@ def merge_job_copies(jobs: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[
     ``sacct(1)``, Slurm 25.11: ``--duplicates`` (a requeued job's runs share its id) and the
     ``+`` that ends a value cut to its column in fixed-width output.
     """
-    ids = jobs["job_id"].astype("string").str.strip()
+    ids = jobs["job_id"]
+    # Arrow strings stay Arrow strings (a million job ids are not turned into Python objects)
+    ids = (ids if isinstance(ids.dtype, pd.StringDtype) else ids.astype("string")).str.strip()
     if ids.nunique(dropna=False) == len(ids):  # no job id twice: no copies (nor file names built)
         return jobs, [], []
     files = _file_of(jobs)

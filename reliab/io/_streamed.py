@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,7 +76,7 @@ class _FileSink:
         self.writer, self.path, self.batch_rows = writer, path, batch_rows
         self.task = -1  # given at the first write, after the files gathered before are written
         #: per piece: its manifest records (positions in the piece) and the rows' line numbers
-        self.pieces: list[tuple[list[dict[str, Any]], np.ndarray]] = []
+        self.pieces: list[tuple[list[dict[str, Any]], Packed]] = []
         self.sources: Counter[str] = Counter()  # signal rows per source value, in the pieces
         self.table = "signals"
         self.result: FileResult | None = None
@@ -89,7 +90,7 @@ class _FileSink:
         lineno = rows["_lineno"].to_numpy()
         frame = self.writer.frame(rows.drop_columns(["_lineno"]), table)
         records = self.writer.write_frame(frame, table, source, self.task, piece=len(self.pieces))
-        self.pieces.append((records, lineno))
+        self.pieces.append((records, _pack(lineno)))
         if table == "signals":
             self.sources.update({str(k): int(v) for k, v in frame["source"].value_counts().items()})
 
@@ -97,15 +98,41 @@ class _FileSink:
         self.result, self.linenos = result, linenos
 
 
-def _positions(bulk: np.ndarray, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Positions in the file's table of the bulk rows and of the per-line rows (both in line order).
+#: a piece's line numbers: the first, and each one's offset from it (4 bytes a row where they fit)
+Packed = tuple[int, np.ndarray]
+
+
+def _pack(lineno: np.ndarray) -> Packed:
+    """``lineno`` (increasing) kept as offsets from its first value, ``uint32`` where they fit."""
+    first = int(lineno[0]) if len(lineno) else 0
+    offsets = lineno - first
+    return first, (offsets.astype(np.uint32) if len(offsets) and offsets[-1] < 2**32 else offsets)
+
+
+def _unpack(packed: Packed) -> np.ndarray:
+    return packed[0] + packed[1].astype(np.int64)
+
+
+def _positions(pieces: Sequence[Packed], lines: np.ndarray) -> tuple[Iterator[np.ndarray], np.ndarray]:
+    """Positions in the file's table of each piece's bulk rows (made one piece at a time, as
+    they are used: never an array of every bulk row of the file, 26M Xid lines held three
+    such arrays, ~600 MiB, at the end of the file) and of the per-line rows (both in line order).
 
     A per-line row comes after the bulk rows of lines up to its own (a line has bulk rows
     or per-line rows, never both), as :func:`reliab.io._lineframe.lines_frame` splices them.
     """
-    at_bulk = np.arange(len(bulk), dtype=np.int64) + np.searchsorted(lines, bulk, "left")
-    at_line = np.arange(len(lines), dtype=np.int64) + np.searchsorted(bulk, lines, "right")
-    return at_bulk, at_line
+    at_line = np.arange(len(lines), dtype=np.int64)
+    for packed in pieces:  # pieces in line order, each in line order
+        at_line += np.searchsorted(_unpack(packed), lines, "right")
+
+    def at_bulk() -> Iterator[np.ndarray]:
+        start = 0
+        for packed in pieces:
+            lineno = _unpack(packed)
+            yield np.arange(start, start + len(lineno), dtype=np.int64) + np.searchsorted(lines, lineno, "left")
+            start += len(lineno)
+
+    return at_bulk(), at_line
 
 
 class OutputWriter:
@@ -208,12 +235,9 @@ class OutputWriter:
         """Write the per-line rows of a streamed file and put every piece's rows at their positions."""
         lines = np.asarray(sink.linenos, dtype=np.int64)
         order = np.argsort(lines, kind="stable")
-        bulk = np.concatenate([lineno for _, lineno in sink.pieces])
-        at_bulk, at_line = _positions(bulk, lines[order])
-        start = 0
-        for records, lineno in sink.pieces:
-            self.parts += [_partitioned.remap(r, at_bulk[start:start + len(lineno)]) for r in records]
-            start += len(lineno)
+        at_bulk, at_line = _positions([lineno for _, lineno in sink.pieces], lines[order])
+        for (records, _), where in zip(sink.pieces, at_bulk, strict=True):  # (one piece's positions at a time)
+            self.parts += [_partitioned.remap(r, where) for r in records]
         rest = part_of(result.tables, sink.table)
         rest = rest.take(order) if not isinstance(rest, pd.DataFrame) else rest.iloc[order].reset_index(drop=True)
         records = self.write_frame(self.frame(rest, sink.table), sink.table, result.source, sink.task,

@@ -68,8 +68,21 @@ def _delta(value: str | pd.Timedelta, name: str) -> int:
     return int(td.value)
 
 
+#: the columns of the ended allocations that deciding and the outcomes table read
+_ENDED_COLUMNS = ("job_id", "name", "state", "state_raw", "start", "end")
+
+
+def _rows(frame: pd.DataFrame, rows: np.ndarray, cols: Sequence[str]) -> pd.DataFrame:
+    """``frame[cols]`` at integer ``rows`` with a fresh index: every row without a copy,
+    else one take per column (not a copy of the whole frame, then a second for the index)."""
+    if len(rows) == len(frame):
+        return pd.DataFrame({c: frame[c].array for c in cols}, copy=False)
+    return pd.DataFrame({c: frame[c].array.take(rows) for c in cols}, copy=False)
+
+
 def _ended(jobs: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, pd.Series, int]:
-    """Ended allocations (with ``_state``), the mask of them, not-ended states, ends unknown."""
+    """Ended allocations (with ``_state``; only :data:`_ENDED_COLUMNS`), their rows in ``jobs``,
+    not-ended states, ends unknown."""
     missing = {"job_id", "state", "end"} - set(jobs.columns)
     if missing:
         raise ValueError(f"jobs lacks column(s) {sorted(missing)} (schema 'jobs')")
@@ -77,9 +90,10 @@ def _ended(jobs: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, pd.Series, int
     ended = ended_mask(jobs, state)
     running = state.isin(NOT_ENDED).fillna(False).to_numpy(dtype=bool)
     no_end = int((~ended & ~running & state.notna().to_numpy(dtype=bool)).sum())
-    out = jobs.loc[ended].copy()
-    out["_state"] = state[ended]
-    return out.reset_index(drop=True), ended, state[running], no_end
+    rows = np.flatnonzero(ended)
+    out = _rows(jobs, rows, [c for c in _ENDED_COLUMNS if c in jobs])
+    out["_state"] = state.array.take(rows)
+    return out, rows, state[running], no_end
 
 
 def _filter_mask(jobs: pd.DataFrame, job_filter: JobFilter) -> np.ndarray:
@@ -174,21 +188,17 @@ def _assemble(jobs: pd.DataFrame, all_jobs: pd.DataFrame, ep: pd.DataFrame, sig:
                                  for p in pos], dtype="string"),
         "evidence_kind": pd.array(kinds, dtype="string"),
         "job_state": jobs["_state"].astype("string"),
-        "downtime_h": np.nan, "lost_gpu_hours": np.nan,  # filled by _with_costs
+        "downtime_h": np.nan, "lost_gpu_hours": np.nan,  # costs: a models step after attribution
         "co_occurring": col("co_occurring"),
         "n_evidence": info["n_evidence"].fillna(0).to_numpy(dtype=np.int64),
         "n_signals": info["n_signals"].fillna(0).to_numpy(dtype=np.int64),
     })
 
 
-def _with_costs(out: pd.DataFrame, jobs: pd.DataFrame, signals: pd.DataFrame) -> pd.DataFrame:
-    """Downtime, restart, lost work and lost GPU-hours of each interruption, and their basis."""
-    from reliab.models.jobs._timeline import interruption_costs
-
-    costs = interruption_costs(out, jobs, signals)
-    out = out.assign(downtime_h=costs.pop("downtime_h"), lost_gpu_hours=costs.pop("lost_gpu_hours"))
-    at = out.columns.get_loc("lost_gpu_hours") + 1
-    return pd.concat([out.iloc[:, :at], costs, out.iloc[:, at:]], axis=1)
+def _text(values: pd.Series) -> pd.Series:
+    """``values`` as strings: a string column as it is (1M Arrow strings are not turned into
+    1M Python ones), anything else converted."""
+    return values if isinstance(values.dtype, pd.StringDtype) else values.astype("string")
 
 
 def _outcomes_frame(ended: pd.DataFrame, outcome: np.ndarray, reason: np.ndarray,
@@ -197,12 +207,12 @@ def _outcomes_frame(ended: pd.DataFrame, outcome: np.ndarray, reason: np.ndarray
     kind[need] = kinds
     raw = ended["state_raw"] if "state_raw" in ended else ended["state"]
     return pd.DataFrame({
-        "job_id": ended["job_id"].astype("string"),
-        "name": (ended["name"] if "name" in ended else pd.Series(pd.NA, index=ended.index)).astype("string"),
-        "state": ended["_state"].astype("string"), "state_raw": raw.astype("string"),
+        "job_id": _text(ended["job_id"]),
+        "name": _text(ended["name"] if "name" in ended else pd.Series(pd.NA, index=ended.index)),
+        "state": _text(ended["_state"]), "state_raw": _text(raw),
         "end": pd.to_datetime(ended["end"], utc=True), "outcome": pd.array(outcome, dtype="string"),
         "reason": pd.array(reason, dtype="string"), "evidence_kind": pd.array(kind, dtype="string"),
-    })
+    }, copy=False)
 
 
 def _counted(table: pd.DataFrame, mask: np.ndarray) -> pd.DataFrame:
@@ -259,6 +269,8 @@ def job_outcomes(
         ``evidence_kind``: hardware, other, nccl or none), one ``outcomes`` row per ended
         allocation, the policy sentence in ``method`` and counts plus evidence-coverage
         warnings in ``notes``.
+        The costs (``downtime_h``, ``lost_gpu_hours``) are left NaN: :func:`reliab.job_outcomes`
+        fills them after attribution.
 
     Raises
     ------
@@ -289,13 +301,14 @@ def job_outcomes(
         in_run = run_rows[ended_rows] if len(jobs) else in_run
     pending = pending_cancels(ended, ended["_state"])
     need = needs_evidence(policy, states, in_run, pending)
-    cand = ended[need].reset_index(drop=True)
+    cand = _rows(jobs, ended_rows[need], list(jobs.columns))
+    cand["_state"] = ended["_state"].array[need]
     sig = with_job_states(relevant_signals(signals, cand, before_ns, after_ns), cand)
     pairs = candidate_pairs(sig, cand, rules, before_ns, after_ns)
     episodes = collapse_storms(escalate_app_xids(pairs, sig, rules), gap_ns)
     kinds, infra = evidence_kinds(len(cand), episodes["job"].to_numpy(),
                                   episodes["rule_pos"].to_numpy(), rules.table)
-    table = _with_costs(_assemble(cand, jobs, episodes, sig, rules, kinds), jobs, signals)
+    table = _assemble(cand, jobs, episodes, sig, rules, kinds)
     has_infra = np.zeros(len(ended), dtype=bool)
     has_infra[need] = infra
     outcome, reason = decide(policy, states, in_run, has_infra, pending)
@@ -323,7 +336,7 @@ def attribute(
     job_filter: JobFilter = None,
     storm_gap: str | pd.Timedelta = "2min",
 ) -> pd.DataFrame:
-    """One row per job interruption with its root cause, evidence and lost GPU-hours.
+    """One row per job interruption with its root cause and evidence.
 
     Parameters
     ----------
@@ -382,11 +395,9 @@ def attribute(
     jobs; then all those occurrences are re-keyed ``xid_repeat:<code>`` and classified by
     rule ``xid-app-repeat`` (Faulty GPU).
 
-    ``downtime_h`` (the job's end to the start of the next job with the same name),
-    ``restart_h``, ``lost_work_h`` (since the last checkpoint in the training log, else half
-    an assumed hourly interval), ``lost_gpu_hours`` and ``cost_basis`` come from
-    :func:`reliab.models.jobs._timeline.interruption_costs`; NaN where the logs cannot tell,
-    with the reason in ``cost_basis``.
+    Attribution names the cause and the evidence only: ``downtime_h`` and
+    ``lost_gpu_hours`` are NaN here.  :func:`reliab.attribute` (and the ingest pipeline)
+    fills them after attribution, with ``restart_h``, ``lost_work_h`` and ``cost_basis``.
     """
     return job_outcomes(signals, jobs, policy=policy, job_name=job_name, rules=rules,
                         before=before, after=after, job_filter=job_filter,

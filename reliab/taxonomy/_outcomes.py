@@ -104,7 +104,7 @@ def policy_notes(outcomes: pd.DataFrame, policy: str, run: str | None, how: str,
     """Counts per outcome as sentences: what counted, what was set apart and why."""
     notes: list[str] = []
     o = outcomes
-    counted = o[o["outcome"] == INTERRUPTION]
+    counted = o.loc[(o["outcome"] == INTERRUPTION).to_numpy(dtype=bool), ["state", "reason"]]
     if policy == "training-run":
         name = f"Training run {run!r}" if run else "No training run"  # no job records: no run name
         notes.append(f"{name} ({how}): {int((o['outcome'] != OUTSIDE_RUN).sum()):,} "
@@ -123,7 +123,7 @@ def policy_notes(outcomes: pd.DataFrame, policy: str, run: str | None, how: str,
         notes.append(f"{user:,} FAILED job(s) without infrastructure evidence in the window are "
                      "user or application failures, counted apart (user_failures), not as "
                      "interruptions.")
-    rest = o[o["outcome"] == NOT_INTERRUPTION]
+    rest = o.loc[(o["outcome"] == NOT_INTERRUPTION).to_numpy(dtype=bool), ["state"]]  # (not every column)
     if len(rest):
         notes.append(f"Not interruptions: {_by_state(rest)}.")
     if len(not_ended):

@@ -217,31 +217,41 @@ def decide(policy: Policy, state: np.ndarray, in_run: np.ndarray, infra: np.ndar
     the fleet view), ``infra`` says whether infrastructure evidence lies in the window and
     ``pending`` marks jobs cancelled before they started.
     """
-    s = pd.Series(np.asarray(state, dtype=object)).astype(str)
-    outcome = np.full(len(s), NOT_INTERRUPTION, dtype=object)
+    # a few distinct states: each sentence is built once and shared by its rows (1M jobs: no
+    # million strings)
+    codes, uniques = pd.factorize(np.asarray(state, dtype=object), use_na_sentinel=False)
+    names = [str(u) for u in uniques]
+
+    def per_state(texts: list[str]) -> np.ndarray:
+        return np.asarray(texts, dtype=object)[codes] if len(names) else np.zeros(0, dtype=object)
+
+    def is_state(name: str) -> np.ndarray:
+        return np.asarray([n == name for n in names], dtype=bool)[codes] if len(names) else np.zeros(0, bool)
+
+    outcome = np.full(len(codes), NOT_INTERRUPTION, dtype=object)
     if policy == "training-run":
-        pend = (np.zeros(len(s), dtype=bool) if pending is None else pending) & in_run
-        done = ((s == "COMPLETED").to_numpy() & in_run) | pend
-        reason = (s + ": an end of the training run").to_numpy(dtype=object)
+        pend = (np.zeros(len(codes), dtype=bool) if pending is None else pending) & in_run
+        done = (is_state("COMPLETED") & in_run) | pend
+        reason = per_state([f"{n}: an end of the training run" for n in names])
         outcome[in_run & ~done] = INTERRUPTION
         reason[done] = "COMPLETED: the run's allocation finished"
         reason[pend] = "CANCELLED while pending: the run was not interrupted"
         reason[~in_run] = "not part of the training run"
         outcome[~in_run] = OUTSIDE_RUN
         return outcome, reason
-    rule = s.map({k: v[0] for k, v in FLEET_STATES.items()}).fillna("evidence").to_numpy()
-    why = s.map({k: v[1] for k, v in FLEET_STATES.items()})
-    why = why.fillna("end state " + s + " has no fleet rule").to_numpy(dtype=object)
-    reason = (s + ": ").to_numpy(dtype=object) + why
+    rules = [FLEET_STATES.get(n, ("evidence", f"end state {n} has no fleet rule")) for n in names]
+    rule = per_state([r[0] for r in rules])
+    reason = per_state([f"{n}: {r[1]}" for n, r in zip(names, rules, strict=True)])
     always, gated = rule == "always", rule == "evidence"
     outcome[always | (gated & infra)] = INTERRUPTION
-    reason[gated & infra] = (s + " with infrastructure evidence in the window").to_numpy(
-        dtype=object)[gated & infra]
-    user = gated & ~infra & (s == "FAILED").to_numpy()
+    with_infra = gated & infra
+    reason[with_infra] = per_state([f"{n} with infrastructure evidence in the window" for n in names])[with_infra]
+    user = gated & ~infra & is_state("FAILED")
     outcome[user] = USER_FAILURE
     reason[user] = "FAILED without infrastructure evidence"
     other = gated & ~infra & ~user
-    reason[other] = reason[other] + " without infrastructure evidence"
+    reason[other] = per_state([f"{n}: {r[1]} without infrastructure evidence"
+                               for n, r in zip(names, rules, strict=True)])[other]
     return outcome, reason
 
 

@@ -6,6 +6,8 @@
   optimum, what-if grids over GPU count × interval × restart time;
 * :func:`simulate_job` — vectorised Monte Carlo of a checkpointing job;
 * :func:`failure_cost` — observed ETTR and lost GPU-hours of an ingested run;
+* :func:`with_costs` — downtime, restart, lost work and lost GPU-hours of each attributed
+  interruption (the step after :mod:`reliab.taxonomy`'s attribution);
 * :func:`replay_mitigations` — the same run under changed parameters;
 * :func:`estimate_end_states` — end-state shares, failures against job size, time to failure.
 
@@ -36,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "failure_cost": "reliab.models.jobs.cost",
     "FailureCostResult": "reliab.models.jobs.cost",
     "interruption_costs": "reliab.models.jobs._timeline",
+    "with_costs": "reliab.models.jobs._costed",
     "replay_mitigations": "reliab.models.jobs.replay",
     "ReplayResult": "reliab.models.jobs.replay",
     "Scenario": "reliab.models.jobs.replay",

@@ -67,14 +67,18 @@ def _allocations(jobs: pd.DataFrame, window_end: int | None) -> pd.DataFrame:
     missing = {"job_id", "start", "end"} - set(jobs.columns)
     if missing:
         raise ValueError(f"jobs lacks column(s) {sorted(missing)} (schema 'jobs')")
-    j = jobs[jobs["start"].notna()].reset_index(drop=True)
+    # the columns used, then the rows (not a copy of every column of a million allocations)
+    j = jobs[[c for c in ("job_id", "name", "start", "end", "ngpus") if c in jobs]]
+    j = j[j["start"].notna().to_numpy(dtype=bool)].reset_index(drop=True)
     name = j["name"].astype("string") if "name" in j else pd.Series(pd.NA, index=j.index, dtype="string")
     ids = j["job_id"].astype(str)
     ngpus = pd.to_numeric(j["ngpus"], errors="coerce") if "ngpus" in j else pd.Series(np.nan, index=j.index)
     end = _ns(j["end"])
     running = end == np.iinfo(np.int64).min
     end = np.where(running, _OPEN if window_end is None else window_end, end)
-    chain = name.to_numpy(dtype=object, na_value=None)
+    codes, names = pd.factorize(name, use_na_sentinel=True)
+    chain = np.asarray(names, dtype=object)[codes] if len(names) else np.full(len(j), None, dtype=object)
+    chain[codes < 0] = None  # one string per distinct name, shared by its allocations
     unnamed = name.isna().to_numpy(dtype=bool)
     chain[unnamed] = ("job:" + ids[unnamed]).to_numpy(dtype=object)  # (only those: 1M jobs, 1M strings less)
     return pd.DataFrame({
@@ -112,19 +116,20 @@ def allocation_progress(jobs: pd.DataFrame, signals: pd.DataFrame | None, *,
     """
     a = _allocations(jobs, window_end)
     saves, loads = progress_events(signals)
-    resume = _times(_asof(a, "start", loads, "t", "job_id", "forward", [])["_hit"])
+    none = np.full(len(a), np.nan)  # no checkpoint lines at all: no merge of every allocation
+    resume = _times(_asof(a, "start", loads, "t", "job_id", "forward", [])["_hit"]) if len(loads) else none
     a["resume"] = np.where(resume <= a["end"], resume, np.nan)
-    last = _times(_asof(a, "end", saves, "t", "job_id", "backward", [])["_hit"])
+    last = _times(_asof(a, "end", saves, "t", "job_id", "backward", [])["_hit"]) if len(saves) else none
     a["last_save"] = np.where(last >= a["start"], last, np.nan)
-    owner = _asof(saves, "t", a.reset_index(names="_alloc"), "start", "job_id", "backward",
-                  ["_alloc", "end"])
+    owner = _asof(saves, "t", a[["job_id", "start", "end"]].reset_index(names="_alloc"), "start", "job_id",
+                  "backward", ["_alloc", "end"])  # (the columns used, not a copy of every column)
     inside = saves.assign(_alloc=owner["_alloc"].to_numpy(), _end=owner["end"].to_numpy())
     inside = inside[inside["t"] <= inside["_end"]]
     grouped = inside.groupby("_alloc")
     a["n_saves"] = grouped.size().reindex(a.index, fill_value=0).to_numpy()
     a["write_h"] = grouped["write_h"].sum(min_count=1).reindex(a.index).to_numpy(dtype=float)
     a["write_known"] = grouped["write_h"].count().reindex(a.index, fill_value=0).to_numpy() == a["n_saves"]
-    starts = a.reset_index(names="_alloc").rename(columns={"start": "_s"})
+    starts = a[["chain", "start"]].reset_index(names="_alloc").rename(columns={"start": "_s"})
     idx = _asof(a, "end", starts, "_s", "chain", "forward", ["_alloc"])["_alloc"].to_numpy(dtype=float)
     idx = np.where(idx == np.arange(len(a)), np.nan, idx)  # a zero-length allocation is not its own restart
     ok = ~np.isnan(idx)
@@ -165,7 +170,8 @@ def interruption_costs(interruptions: pd.DataFrame, jobs: pd.DataFrame,
     a = progress if progress is not None else allocation_progress(jobs, signals)
     keys = pd.DataFrame({"job_id": interruptions["job_id"].astype(str).to_numpy(),
                          "end": _ns(interruptions["time"])})
-    a_key = a.reset_index(names="_alloc")[["job_id", "end", "_alloc"]].drop_duplicates(["job_id", "end"])
+    a_key = a[["job_id", "end"]].reset_index(names="_alloc")[["job_id", "end", "_alloc"]].drop_duplicates(
+        ["job_id", "end"])
     hit = keys.merge(a_key, on=["job_id", "end"], how="left")["_alloc"].to_numpy(dtype=float)
     found = ~np.isnan(hit)
     row = np.where(found, hit, 0).astype(int)
