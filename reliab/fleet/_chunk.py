@@ -148,15 +148,14 @@ def _read(path: str, spec: Spec
         labels.append(text)
     width = len(labels[1])
     series = codes[0] * width + codes[1] if width > 1 else codes[0]
-    dseries, dtime = np.diff(series), np.diff(tns)
-    if not ((dseries > 0) | ((dseries == 0) & (dtime > 0))).all():  # not strictly by series, time
+    if not _ordered(series, tns):  # not strictly by series, time
         order = np.lexsort((tns, series))
         series, tns = series[order], tns[order]
         if ((series[1:] == series[:-1]) & (tns[1:] == tns[:-1])).any():
             return None
-        dseries = np.diff(series)
     else:
         order = None
+    dseries = np.diff(series)
     missing = [c for c in measured if c not in table.column_names]
     if missing:
         raise ValueError(f"{path}: telemetry column(s) {missing} missing (the first file has them)")
@@ -171,6 +170,21 @@ def _read(path: str, spec: Spec
     names = list(zip(np.array(labels[0], dtype=object)[present // width].tolist(),
                      np.array(labels[1], dtype=object)[present % width].tolist(), strict=True))
     return names, tns, series, values, local
+
+
+def _ordered(series: np.ndarray, tns: np.ndarray) -> bool:
+    """Whether samples come strictly by series code then time: one comparison of the key
+    ``series × span + time`` when it fits in int64, else of both keys."""
+    if len(tns) < 2:
+        return True
+    lo = int(tns.min())
+    span = int(tns.max()) - lo + 1
+    if int(series.max()) >= 0 and (int(series.max()) + 1) * span < 2**62:
+        key = tns - lo
+        key += series * span
+        return bool((key[1:] > key[:-1]).all())
+    dseries, dtime = np.diff(series), np.diff(tns)
+    return bool(((dseries > 0) | ((dseries == 0) & (dtime > 0))).all())
 
 
 def _dictionary(col: Any) -> tuple[np.ndarray, list[str]]:
@@ -302,7 +316,10 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
         rows = _rows.add_boundary_steps(rows, fresh, spec.swings, tail_last, tail_value, names)
     rows = _rows.merge(rows)
     held = rows["window"] >= rows["window"].max() if not last else np.zeros(_rows.size(rows), bool)
-    done = _rows.take(rows, np.flatnonzero(~held)) if held.any() else rows
+    # the finished rows' keys and times (the windows are finished on every row, the held
+    # window's dropped after: a copy of four columns instead of all)
+    done = {k: rows[k] for k in ("series", "first", "last", "n")}
+    done = _rows.take(done, np.flatnonzero(~held)) if held.any() else done
     # the next run's view of every series: its last sample and the first time of its last finished window
     ends = np.flatnonzero(np.r_[rows["series"][1:] != rows["series"][:-1], True])
     tail_last[rows["series"][ends]] = rows["last"][ends]
@@ -318,7 +335,8 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
         next_first = prev_first
     local = _rows.intervals(per, gaps, n_codes)
     used = local if given is None else np.array([given.get(k, np.nan) for k in names])
-    windows = _finish(done, names, used, spec) if _rows.size(done) else None
+    drop = int(rows["window"].max()) if held.any() else None
+    windows = _finish(rows, names, used, spec, drop) if _rows.size(done) else None
     new_carry = Carry(names, _rows.take(rows, np.flatnonzero(held)), tail_last, tail_value, next_first)
     present = done["series"][np.r_[True, np.diff(done["series"]) != 0]] if _rows.size(done) else np.zeros(0, np.int64)
     return {"windows": _store(windows, output), "carry": new_carry, "names": names,
@@ -326,9 +344,12 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
             "used": {names[i]: float(used[i]) for i in present}}
 
 
-def _finish(done: Rows, names: list[Key], interval: np.ndarray, spec: Spec) -> pd.DataFrame:
-    out = _rows.finalize(done, names, interval, step=spec.step, level=spec.level, columns=spec.columns,
+def _finish(rows: Rows, names: list[Key], interval: np.ndarray, spec: Spec, drop: int | None) -> pd.DataFrame:
+    """Windows of ``rows`` but window ``drop`` (held for the next run: only its rows fall in it)."""
+    out = _rows.finalize(rows, names, interval, step=spec.step, level=spec.level, columns=spec.columns,
                          thresholds=spec.thresholds, swings=spec.swings, summed=spec.summed)
+    if drop is not None:
+        out = out[out["window"] != pd.Timestamp(drop * spec.step, unit="ns", tz="UTC")].reset_index(drop=True)
     if spec.events is not None:
         out[spec.event_name] = _event_counts(out, spec.events, spec.step)
     return out

@@ -202,8 +202,9 @@ Sketch = tuple[np.ndarray, np.ndarray, np.ndarray]
 def sketch(codes: np.ndarray, values: np.ndarray) -> Sketch:
     """``values`` per code as distinct ``(code, value, count)`` triples (NaN dropped): what a
     median needs, a few triples per series when sampling is regular."""
-    ok = ~np.isnan(values)
-    codes, values = codes[ok], values[ok]
+    nan = np.isnan(values)
+    if nan.any():
+        codes, values = codes[~nan], values[~nan]
     if len(codes) and (codes[1:] >= codes[:-1]).all():
         # grouped by code: each code's first value (the usual one) is counted without a sort
         new = np.ones(len(codes), dtype=bool)
