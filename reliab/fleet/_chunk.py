@@ -133,7 +133,7 @@ def _read(path: str, spec: Spec
     kind = table.schema.field("time").type
     if not pa.types.is_timestamp(kind) or kind.tz is None or table.column("time").null_count:
         return None
-    tns = table.column("time").cast(pa.timestamp("ns", kind.tz)).cast(pa.int64()).to_numpy()
+    tns = _numpy(table.column("time").cast(pa.timestamp("ns", kind.tz)).cast(pa.int64()))
     codes, labels = [], []
     for name in ("host", "gpu"):
         if name not in table.column_names:
@@ -147,7 +147,9 @@ def _read(path: str, spec: Spec
         codes.append(code)
         labels.append(text)
     width = len(labels[1])
-    series = codes[0] * width + codes[1] if width > 1 else codes[0]
+    series = np.multiply(codes[0], width, dtype=np.int64)  # codes come in the dictionary's index type
+    if width > 1:
+        series += codes[1]
     if not _ordered(series, tns):  # not strictly by series, time
         order = np.lexsort((tns, series))
         series, tns = series[order], tns[order]
@@ -161,7 +163,7 @@ def _read(path: str, spec: Spec
         raise ValueError(f"{path}: telemetry column(s) {missing} missing (the first file has them)")
     values = {}
     for c in measured:
-        x = table.column(c).to_numpy()
+        x = _numpy(table.column(c))
         x = x if x.dtype in (np.float32, np.float64) else x.astype(np.float64)
         values[c] = x if order is None else x[order]
     present = series[np.r_[0, np.flatnonzero(dseries) + 1]] if len(series) else series
@@ -187,6 +189,13 @@ def _ordered(series: np.ndarray, tns: np.ndarray) -> bool:
     return bool(((dseries > 0) | ((dseries == 0) & (dtime > 0))).all())
 
 
+def _numpy(col: Any) -> np.ndarray:
+    """A column's values as numpy, without a copy when it is one chunk without nulls (read-only then)."""
+    if col.num_chunks == 1:
+        return col.chunk(0).to_numpy(zero_copy_only=False)
+    return col.to_numpy()
+
+
 def _dictionary(col: Any) -> tuple[np.ndarray, list[str]]:
     """Per row of a key column (no nulls) the rank of its text among the distinct texts, and
     those texts sorted."""
@@ -198,7 +207,7 @@ def _dictionary(col: Any) -> tuple[np.ndarray, list[str]]:
         arr = pc.dictionary_encode(arr)
     text = np.array([str(x) for x in arr.dictionary.to_pylist()], dtype=object)
     distinct, rank = np.unique(text, return_inverse=True)
-    code = arr.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    code = arr.indices.to_numpy(zero_copy_only=False)
     if (rank == np.arange(len(rank))).all():  # a sorted dictionary: its indices are the ranks
         return code, distinct.tolist()
     return rank.astype(np.int64)[code], distinct.tolist()
