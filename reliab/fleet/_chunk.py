@@ -126,10 +126,10 @@ def _read(path: str, spec: Spec
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = pq.read_schema(path)
+    pf = pq.ParquetFile(path)  # a chunk per row group (read_table cuts batches of 128 Ki rows)
     measured = list(dict.fromkeys([*spec.columns, *spec.swings]))
-    wanted = [c for c in ("time", "host", "gpu", *measured) if c in schema.names]
-    table = pq.read_table(path, columns=wanted)
+    wanted = [c for c in ("time", "host", "gpu", *measured) if c in pf.schema_arrow.names]
+    table = pf.read(columns=wanted)
     kind = table.schema.field("time").type
     if not pa.types.is_timestamp(kind) or kind.tz is None or table.column("time").null_count:
         return None
@@ -264,7 +264,9 @@ def heap_for_arrays() -> bool:
     Dask starts its workers with ``MALLOC_TRIM_THRESHOLD_`` set, and setting any malloc
     threshold turns glibc's dynamic mmap threshold off (mallopt(3)), so every array above
     128 KiB is mapped afresh and unmapped when freed: each of the reduction's many
-    short-lived arrays faults its pages in again (the reduction ran 1.9x slower so).  Left
+    short-lived arrays faults its pages in again (the reduction ran 1.9x slower so).  The
+    trim threshold is raised with it (to twice the mmap threshold: up to 64 MiB of freed
+    heap kept per process), else each array freed at the top of the heap is given back.  Left
     alone when ``MALLOC_MMAP_THRESHOLD_`` is set or the C library has no ``mallopt``.
     Returns whether the threshold was set.
     """
@@ -276,7 +278,12 @@ def heap_for_arrays() -> bool:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
         return False
-    return bool(mallopt(ctypes.c_int(-3), ctypes.c_int(MMAP_THRESHOLD)))  # -3: M_MMAP_THRESHOLD
+    if not mallopt(ctypes.c_int(-3), ctypes.c_int(MMAP_THRESHOLD)):  # -3: M_MMAP_THRESHOLD
+        return False
+    # a fixed mmap threshold leaves the trim threshold at 128 KiB (or Dask's): every array
+    # freed at the top of the heap would be given back and faulted in again; twice the mmap
+    # threshold, as glibc's dynamic rule sets it
+    return bool(mallopt(ctypes.c_int(-1), ctypes.c_int(2 * MMAP_THRESHOLD)))  # -1: M_TRIM_THRESHOLD
 
 
 def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: bool,

@@ -90,9 +90,11 @@ def file_rows(tns: np.ndarray, series: np.ndarray, values: Mapping[str, np.ndarr
             out[f"{c}__above"] = seg.count(x > np.float64(thresholds[c]))
     for c, level in swings.items():
         x = values[c]
+        x64 = x.astype(np.float64)  # one cast: a float64 subtraction of float32 inputs casts per element
+        step_size = np.subtract(x64[1:], x64[:-1])
+        np.abs(step_size, out=step_size)
         inside = np.zeros(total, dtype=bool)
-        # NaN compares False: no step across a gap
-        inside[1:] = np.abs(np.subtract(x[1:], x[:-1], dtype=np.float64)) >= np.float64(level)
+        np.greater_equal(step_size, np.float64(level), out=inside[1:])  # NaN compares False: no step across a gap
         inside &= ~new
         out[f"{c}__steps"] = seg.count(inside)
         out[f"{c}__vfirst"] = seg.first(x).astype(np.float64)
@@ -321,8 +323,6 @@ def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.n
         _, host_code = np.unique(host_names, return_inverse=True)
         seg = _blocks(host_code, s, w)
         if seg is not None:
-            group = host_code[s]
-
             def at(v: np.ndarray) -> np.ndarray:
                 return v
         else:
