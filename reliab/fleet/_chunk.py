@@ -150,14 +150,15 @@ def _read(path: str, spec: Spec
     series = np.multiply(codes[0], width, dtype=np.int64)  # codes come in the dictionary's index type
     if width > 1:
         series += codes[1]
-    if not _ordered(series, tns):  # not strictly by series, time
+    changes = series[1:] != series[:-1]
+    if not _ordered(series, tns, changes):  # not strictly by series, time
         order = np.lexsort((tns, series))
         series, tns = series[order], tns[order]
         if ((series[1:] == series[:-1]) & (tns[1:] == tns[:-1])).any():
             return None
+        changes = series[1:] != series[:-1]
     else:
         order = None
-    dseries = np.diff(series)
     missing = [c for c in measured if c not in table.column_names]
     if missing:
         raise ValueError(f"{path}: telemetry column(s) {missing} missing (the first file has them)")
@@ -166,7 +167,7 @@ def _read(path: str, spec: Spec
         x = _numpy(table.column(c))
         x = x if x.dtype in (np.float32, np.float64) else x.astype(np.float64)
         values[c] = x if order is None else x[order]
-    present = series[np.r_[0, np.flatnonzero(dseries) + 1]] if len(series) else series
+    present = series[np.r_[0, np.flatnonzero(changes) + 1]] if len(series) else series
     local = np.full(len(labels[0]) * width, -1, np.int64)
     local[present] = np.arange(len(present))
     names = list(zip(np.array(labels[0], dtype=object)[present // width].tolist(),
@@ -174,19 +175,10 @@ def _read(path: str, spec: Spec
     return names, tns, series, values, local
 
 
-def _ordered(series: np.ndarray, tns: np.ndarray) -> bool:
-    """Whether samples come strictly by series code then time: one comparison of the key
-    ``series × span + time`` when it fits in int64, else of both keys."""
-    if len(tns) < 2:
-        return True
-    lo = int(tns.min())
-    span = int(tns.max()) - lo + 1
-    if int(series.max()) >= 0 and (int(series.max()) + 1) * span < 2**62:
-        key = tns - lo
-        key += series * span
-        return bool((key[1:] > key[:-1]).all())
-    dseries, dtime = np.diff(series), np.diff(tns)
-    return bool(((dseries > 0) | ((dseries == 0) & (dtime > 0))).all())
+def _ordered(series: np.ndarray, tns: np.ndarray, changes: np.ndarray) -> bool:
+    """Whether samples come strictly by series code then time (``changes``: where the code
+    differs from the sample before's), by comparisons only (no integer arrays made)."""
+    return bool((series[1:] >= series[:-1]).all() and ((tns[1:] > tns[:-1]) | changes).all())
 
 
 def _numpy(col: Any) -> np.ndarray:

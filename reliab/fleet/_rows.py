@@ -355,22 +355,26 @@ def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.n
 
     def nansum(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ok = ~np.isnan(x)
+        if ok.all():
+            return seg.sum(x), seg.counts
         return seg.sum(np.where(ok, x, 0.0)), seg.count(ok)
 
     ival_o = at(ival)
     for c in columns:
         n_c = at(rows[f"{c}__n"])
         tot_n = seg.sum(n_c)
+        measured = bool(n_c.min() > 0) if len(n_c) else True  # every row has a value of c
         with np.errstate(divide="ignore", invalid="ignore"):
             out[f"{c}_mean"] = np.where(tot_n > 0, seg.sum(at(rows[f"{c}__sum"])) / tot_n, np.nan)
             out[f"{c}_min"] = seg.fmin(at(rows[f"{c}__min"]))
             out[f"{c}_max"] = seg.fmax(at(rows[f"{c}__max"]))
             if c in thresholds:
                 above = np.minimum(at(rows[f"{c}__above"]) * ival_o, width_s) / 3600.0
-                tot, cnt = nansum(np.where(n_c > 0, above, np.nan))
+                tot, cnt = nansum(above if measured else np.where(n_c > 0, above, np.nan))
                 out[f"{c}_hours_above"] = np.where(cnt > 0, tot / cnt, np.nan)
             if c in summed:
-                mean = np.where(n_c > 0, at(rows[f"{c}__sum"]) / n_c, np.nan)
+                mean = at(rows[f"{c}__sum"]) / n_c
+                mean = mean if measured else np.where(n_c > 0, mean, np.nan)
                 tot, cnt = nansum(mean)
                 out[f"{c}_total"] = np.where(cnt > 0, tot, np.nan)
     for c in swings:
