@@ -111,8 +111,13 @@ def stack(parts: Sequence[Rows], n_codes: int) -> tuple[Rows, np.ndarray]:
     counts = [np.bincount(p["series"], minlength=n_codes) for p in parts]
     if all((c == c[0]).all() and c[0] for c in counts):  # every part holds each series as often
         shape = [(n_codes, int(c[0])) for c in counts]
-        rows = {k: np.concatenate([p[k].reshape(n) for p, n in zip(parts, shape, strict=True)], axis=1).reshape(-1)
-                for k in parts[0]}
+        edges = np.cumsum([0] + [n for _, n in shape])
+        rows = {}
+        for k in parts[0]:  # each part's block of columns written in place (no concatenate)
+            grid = np.empty((n_codes, int(edges[-1])), dtype=parts[0][k].dtype)
+            for p, n, a, b in zip(parts, shape, edges[:-1], edges[1:], strict=True):
+                grid[:, a:b] = p[k].reshape(n)
+            rows[k] = grid.reshape(-1)
         return rows, np.concatenate([np.zeros(shape[0], bool)] + [np.ones(n, bool) for n in shape[1:]],
                                     axis=1).reshape(-1)
     total = np.sum(counts, axis=0)
