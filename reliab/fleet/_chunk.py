@@ -17,9 +17,6 @@ group's intervals, so the result equals the reduction of the whole group at once
 
 from __future__ import annotations
 
-import functools
-import os
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from reliab.fleet import _rows
+from reliab.fleet._heap import heap_for_arrays
 from reliab.fleet._partials import telemetry_partials
 from reliab.fleet._rows import Rows
 
@@ -243,39 +241,6 @@ def _coder(code: dict[Key, int]) -> Any:
 
 def _recode(rows: Rows, codes: np.ndarray) -> Rows:
     return {**rows, "series": codes[rows["series"]]} if rows else rows
-
-
-#: arrays up to this size come from the heap (glibc's default is 128 KiB, or dynamic)
-MMAP_THRESHOLD = 32 * 2**20
-
-
-@functools.cache
-def heap_for_arrays() -> bool:
-    """Serve this process's arrays of up to :data:`MMAP_THRESHOLD` from the heap (glibc).
-
-    Dask starts its workers with ``MALLOC_TRIM_THRESHOLD_`` set, and setting any malloc
-    threshold turns glibc's dynamic mmap threshold off (mallopt(3)), so every array above
-    128 KiB is mapped afresh and unmapped when freed: each of the reduction's many
-    short-lived arrays faults its pages in again (the reduction ran 1.9x slower so).  The
-    trim threshold is raised with it (to twice the mmap threshold: up to 64 MiB of freed
-    heap kept per process), else each array freed at the top of the heap is given back.  Left
-    alone when ``MALLOC_MMAP_THRESHOLD_`` is set or the C library has no ``mallopt``.
-    Returns whether the threshold was set.
-    """
-    import ctypes
-
-    if not sys.platform.startswith("linux") or "MALLOC_MMAP_THRESHOLD_" in os.environ:
-        return False
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    if not mallopt(ctypes.c_int(-3), ctypes.c_int(MMAP_THRESHOLD)):  # -3: M_MMAP_THRESHOLD
-        return False
-    # a fixed mmap threshold leaves the trim threshold at 128 KiB (or Dask's): every array
-    # freed at the top of the heap would be given back and faulted in again; twice the mmap
-    # threshold, as glibc's dynamic rule sets it
-    return bool(mallopt(ctypes.c_int(-1), ctypes.c_int(2 * MMAP_THRESHOLD)))  # -1: M_TRIM_THRESHOLD
 
 
 def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: bool,
