@@ -39,11 +39,48 @@ slower than in a plain process).  Engines measured on the same files: a polars l
 with ``group_by(host, gpu, window)`` (the partial sums only) took 4 s beside a 0.35 s read
 (11x), slower than numpy on the Arrow buffers; DuckDB is not installed.
 
+Round 2, measured 2026-12-06 on the same data against the round above (commit fd9d32a,
+"before"), three runs of the benchmark (6 rounds per variant each, medians of the per-round
+ratios) at load averages 2, 7 and 13: the wall ratios move with the load, the in-process
+CPU ratios do not:
+
+=============================  ===============  ===============
+reduction                       wall ratio       CPU ratio
+=============================  ===============  ===============
+before (commit fd9d32a)        6.6 / 5.2 / 4.7  4.5 / 4.5 / 4.8
+after, in process (per task)   4.6 / 3.7 / 5.4  3.7 / 3.7 / 3.7
+after, Dask, 2 workers         3.1 / 4.2 / 5.8         -
+=============================  ===============  ===============
+
+(the first run at commit 75060f2, the others at db75b0a, which differs by two small copies.)
+The windows are bitwise equal to the round above's.  What changed: each file is read with
+``ParquetFile.read`` (one Arrow chunk per row group, so times, codes and values are the
+Arrow buffers without a copy; ``read_table`` cut them into 128 Ki-row batches that
+``to_numpy`` joined); series codes are made in the dictionary's index type in one pass, and
+the order check and the series changes are comparisons only; the swing steps subtract one
+float64 cast instead of casting per element; the windows are finished on every row and the
+held window dropped after (a copy of 4 columns instead of 16); the host fold skips its NaN
+masks when every row is measured; and the worker heap keeps freed arrays: with the mmap
+threshold fixed, glibc's trim threshold stayed at 128 KiB (Dask sets it lower still), so
+every array freed at the top of the heap went back to the system and was faulted in again
+(``tests/test_fleet_malloc.py``).  That last change is most of the gain on Dask (5.6x
+before it in a run beside the others at 4.6x).
+
+Where the in-process reduction's time goes now (wall time per function over the 8 tasks,
+as multiples of the read in the same process, two quiet-ish runs): reading and
+coding the files 1.8-1.9x (the read itself about 1x of it), the per-file partials
+(``file_rows``, some 25 numpy passes over the samples) 0.8-1.1x, finishing the windows
+(host fold, frame) 0.8-0.95x, joining a run's files (``stack``) 0.45-0.55x, interval
+sketches 0.35-0.4x, boundary steps and merge 0.35-0.4x.  Each is a handful of numpy passes
+of 0.1-0.5 ms a file; 3x in one process needs fewer passes (e.g. folding a host's GPUs per
+file before the run is joined, which needs the series intervals first), not faster ones.
+
 Estimate (scaled, not measured) for the 100,000-GPU, 90-day fleet on 2 cores with Dask:
 its tasks are the same size as here (a 256-host pod, a week of files), 637 of them instead
-of 8, so the reduction scales with the read (67.7 s there): 6.8 x 67.7 s = 460 s (or
-1,100 s / 2.8 = 400 s) instead of 1,100 s; with the other stages unchanged (220 s), about
-10-11.5 minutes end to end.  The 3x and 8-minute targets are not reached.
+of 8, so the reduction scales with the read (67.7 s there): at the Dask ratios of the two less
+loaded runs, 3.1-4.2 x 67.7 s = 210-285 s instead of 1,100 s; with the other stages unchanged (220 s), about 7.2-8.4 minutes end to
+end.  The 3x target is not reached in one process; on Dask it is near it on a quiet
+machine only.
 """
 
 from __future__ import annotations

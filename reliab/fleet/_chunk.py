@@ -17,9 +17,6 @@ group's intervals, so the result equals the reduction of the whole group at once
 
 from __future__ import annotations
 
-import functools
-import os
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from reliab.fleet import _rows
+from reliab.fleet._heap import heap_for_arrays
 from reliab.fleet._partials import telemetry_partials
 from reliab.fleet._rows import Rows
 
@@ -126,14 +124,14 @@ def _read(path: str, spec: Spec
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = pq.read_schema(path)
+    pf = pq.ParquetFile(path)  # a chunk per row group (read_table cuts batches of 128 Ki rows)
     measured = list(dict.fromkeys([*spec.columns, *spec.swings]))
-    wanted = [c for c in ("time", "host", "gpu", *measured) if c in schema.names]
-    table = pq.read_table(path, columns=wanted)
+    wanted = [c for c in ("time", "host", "gpu", *measured) if c in pf.schema_arrow.names]
+    table = pf.read(columns=wanted)
     kind = table.schema.field("time").type
     if not pa.types.is_timestamp(kind) or kind.tz is None or table.column("time").null_count:
         return None
-    tns = table.column("time").cast(pa.timestamp("ns", kind.tz)).cast(pa.int64()).to_numpy()
+    tns = _numpy(table.column("time").cast(pa.timestamp("ns", kind.tz)).cast(pa.int64()))
     codes, labels = [], []
     for name in ("host", "gpu"):
         if name not in table.column_names:
@@ -147,14 +145,16 @@ def _read(path: str, spec: Spec
         codes.append(code)
         labels.append(text)
     width = len(labels[1])
-    series = codes[0] * width + codes[1] if width > 1 else codes[0]
-    dseries, dtime = np.diff(series), np.diff(tns)
-    if not ((dseries > 0) | ((dseries == 0) & (dtime > 0))).all():  # not strictly by series, time
+    series = np.multiply(codes[0], width, dtype=np.int64)  # codes come in the dictionary's index type
+    if width > 1:
+        series += codes[1]
+    changes = series[1:] != series[:-1]
+    if not _ordered(series, tns, changes):  # not strictly by series, time
         order = np.lexsort((tns, series))
         series, tns = series[order], tns[order]
         if ((series[1:] == series[:-1]) & (tns[1:] == tns[:-1])).any():
             return None
-        dseries = np.diff(series)
+        changes = series[1:] != series[:-1]
     else:
         order = None
     missing = [c for c in measured if c not in table.column_names]
@@ -162,15 +162,28 @@ def _read(path: str, spec: Spec
         raise ValueError(f"{path}: telemetry column(s) {missing} missing (the first file has them)")
     values = {}
     for c in measured:
-        x = table.column(c).to_numpy()
+        x = _numpy(table.column(c))
         x = x if x.dtype in (np.float32, np.float64) else x.astype(np.float64)
         values[c] = x if order is None else x[order]
-    present = series[np.r_[0, np.flatnonzero(dseries) + 1]] if len(series) else series
+    present = series[np.r_[0, np.flatnonzero(changes) + 1]] if len(series) else series
     local = np.full(len(labels[0]) * width, -1, np.int64)
     local[present] = np.arange(len(present))
     names = list(zip(np.array(labels[0], dtype=object)[present // width].tolist(),
                      np.array(labels[1], dtype=object)[present % width].tolist(), strict=True))
     return names, tns, series, values, local
+
+
+def _ordered(series: np.ndarray, tns: np.ndarray, changes: np.ndarray) -> bool:
+    """Whether samples come strictly by series code then time (``changes``: where the code
+    differs from the sample before's), by comparisons only (no integer arrays made)."""
+    return bool((series[1:] >= series[:-1]).all() and ((tns[1:] > tns[:-1]) | changes).all())
+
+
+def _numpy(col: Any) -> np.ndarray:
+    """A column's values as numpy, without a copy when it is one chunk without nulls (read-only then)."""
+    if col.num_chunks == 1:
+        return col.chunk(0).to_numpy(zero_copy_only=False)
+    return col.to_numpy()
 
 
 def _dictionary(col: Any) -> tuple[np.ndarray, list[str]]:
@@ -184,7 +197,7 @@ def _dictionary(col: Any) -> tuple[np.ndarray, list[str]]:
         arr = pc.dictionary_encode(arr)
     text = np.array([str(x) for x in arr.dictionary.to_pylist()], dtype=object)
     distinct, rank = np.unique(text, return_inverse=True)
-    code = arr.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    code = arr.indices.to_numpy(zero_copy_only=False)
     if (rank == np.arange(len(rank))).all():  # a sorted dictionary: its indices are the ranks
         return code, distinct.tolist()
     return rank.astype(np.int64)[code], distinct.tolist()
@@ -228,32 +241,6 @@ def _coder(code: dict[Key, int]) -> Any:
 
 def _recode(rows: Rows, codes: np.ndarray) -> Rows:
     return {**rows, "series": codes[rows["series"]]} if rows else rows
-
-
-#: arrays up to this size come from the heap (glibc's default is 128 KiB, or dynamic)
-MMAP_THRESHOLD = 32 * 2**20
-
-
-@functools.cache
-def heap_for_arrays() -> bool:
-    """Serve this process's arrays of up to :data:`MMAP_THRESHOLD` from the heap (glibc).
-
-    Dask starts its workers with ``MALLOC_TRIM_THRESHOLD_`` set, and setting any malloc
-    threshold turns glibc's dynamic mmap threshold off (mallopt(3)), so every array above
-    128 KiB is mapped afresh and unmapped when freed: each of the reduction's many
-    short-lived arrays faults its pages in again (the reduction ran 1.9x slower so).  Left
-    alone when ``MALLOC_MMAP_THRESHOLD_`` is set or the C library has no ``mallopt``.
-    Returns whether the threshold was set.
-    """
-    import ctypes
-
-    if not sys.platform.startswith("linux") or "MALLOC_MMAP_THRESHOLD_" in os.environ:
-        return False
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    return bool(mallopt(ctypes.c_int(-3), ctypes.c_int(MMAP_THRESHOLD)))  # -3: M_MMAP_THRESHOLD
 
 
 def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: bool,
@@ -302,7 +289,10 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
         rows = _rows.add_boundary_steps(rows, fresh, spec.swings, tail_last, tail_value, names)
     rows = _rows.merge(rows)
     held = rows["window"] >= rows["window"].max() if not last else np.zeros(_rows.size(rows), bool)
-    done = _rows.take(rows, np.flatnonzero(~held)) if held.any() else rows
+    # the finished rows' keys and times (the windows are finished on every row, the held
+    # window's dropped after: a copy of four columns instead of all)
+    done = {k: rows[k] for k in ("series", "first", "last", "n")}
+    done = _rows.take(done, np.flatnonzero(~held)) if held.any() else done
     # the next run's view of every series: its last sample and the first time of its last finished window
     ends = np.flatnonzero(np.r_[rows["series"][1:] != rows["series"][:-1], True])
     tail_last[rows["series"][ends]] = rows["last"][ends]
@@ -318,7 +308,8 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
         next_first = prev_first
     local = _rows.intervals(per, gaps, n_codes)
     used = local if given is None else np.array([given.get(k, np.nan) for k in names])
-    windows = _finish(done, names, used, spec) if _rows.size(done) else None
+    drop = int(rows["window"].max()) if held.any() else None
+    windows = _finish(rows, names, used, spec, drop) if _rows.size(done) else None
     new_carry = Carry(names, _rows.take(rows, np.flatnonzero(held)), tail_last, tail_value, next_first)
     present = done["series"][np.r_[True, np.diff(done["series"]) != 0]] if _rows.size(done) else np.zeros(0, np.int64)
     return {"windows": _store(windows, output), "carry": new_carry, "names": names,
@@ -326,9 +317,12 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
             "used": {names[i]: float(used[i]) for i in present}}
 
 
-def _finish(done: Rows, names: list[Key], interval: np.ndarray, spec: Spec) -> pd.DataFrame:
-    out = _rows.finalize(done, names, interval, step=spec.step, level=spec.level, columns=spec.columns,
+def _finish(rows: Rows, names: list[Key], interval: np.ndarray, spec: Spec, drop: int | None) -> pd.DataFrame:
+    """Windows of ``rows`` but window ``drop`` (held for the next run: only its rows fall in it)."""
+    out = _rows.finalize(rows, names, interval, step=spec.step, level=spec.level, columns=spec.columns,
                          thresholds=spec.thresholds, swings=spec.swings, summed=spec.summed)
+    if drop is not None:
+        out = out[out["window"] != pd.Timestamp(drop * spec.step, unit="ns", tz="UTC")].reset_index(drop=True)
     if spec.events is not None:
         out[spec.event_name] = _event_counts(out, spec.events, spec.step)
     return out

@@ -90,9 +90,11 @@ def file_rows(tns: np.ndarray, series: np.ndarray, values: Mapping[str, np.ndarr
             out[f"{c}__above"] = seg.count(x > np.float64(thresholds[c]))
     for c, level in swings.items():
         x = values[c]
+        x64 = x.astype(np.float64)  # one cast: a float64 subtraction of float32 inputs casts per element
+        step_size = np.subtract(x64[1:], x64[:-1])
+        np.abs(step_size, out=step_size)
         inside = np.zeros(total, dtype=bool)
-        # NaN compares False: no step across a gap
-        inside[1:] = np.abs(np.subtract(x[1:], x[:-1], dtype=np.float64)) >= np.float64(level)
+        np.greater_equal(step_size, np.float64(level), out=inside[1:])  # NaN compares False: no step across a gap
         inside &= ~new
         out[f"{c}__steps"] = seg.count(inside)
         out[f"{c}__vfirst"] = seg.first(x).astype(np.float64)
@@ -109,8 +111,13 @@ def stack(parts: Sequence[Rows], n_codes: int) -> tuple[Rows, np.ndarray]:
     counts = [np.bincount(p["series"], minlength=n_codes) for p in parts]
     if all((c == c[0]).all() and c[0] for c in counts):  # every part holds each series as often
         shape = [(n_codes, int(c[0])) for c in counts]
-        rows = {k: np.concatenate([p[k].reshape(n) for p, n in zip(parts, shape, strict=True)], axis=1).reshape(-1)
-                for k in parts[0]}
+        edges = np.cumsum([0] + [n for _, n in shape])
+        rows = {}
+        for k in parts[0]:  # each part's block of columns written in place (no concatenate)
+            grid = np.empty((n_codes, int(edges[-1])), dtype=parts[0][k].dtype)
+            for p, n, a, b in zip(parts, shape, edges[:-1], edges[1:], strict=True):
+                grid[:, a:b] = p[k].reshape(n)
+            rows[k] = grid.reshape(-1)
         return rows, np.concatenate([np.zeros(shape[0], bool)] + [np.ones(n, bool) for n in shape[1:]],
                                     axis=1).reshape(-1)
     total = np.sum(counts, axis=0)
@@ -202,8 +209,9 @@ Sketch = tuple[np.ndarray, np.ndarray, np.ndarray]
 def sketch(codes: np.ndarray, values: np.ndarray) -> Sketch:
     """``values`` per code as distinct ``(code, value, count)`` triples (NaN dropped): what a
     median needs, a few triples per series when sampling is regular."""
-    ok = ~np.isnan(values)
-    codes, values = codes[ok], values[ok]
+    nan = np.isnan(values)
+    if nan.any():
+        codes, values = codes[~nan], values[~nan]
     if len(codes) and (codes[1:] >= codes[:-1]).all():
         # grouped by code: each code's first value (the usual one) is counted without a sort
         new = np.ones(len(codes), dtype=bool)
@@ -320,8 +328,6 @@ def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.n
         _, host_code = np.unique(host_names, return_inverse=True)
         seg = _blocks(host_code, s, w)
         if seg is not None:
-            group = host_code[s]
-
             def at(v: np.ndarray) -> np.ndarray:
                 return v
         else:
@@ -354,22 +360,26 @@ def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.n
 
     def nansum(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ok = ~np.isnan(x)
+        if ok.all():
+            return seg.sum(x), seg.counts
         return seg.sum(np.where(ok, x, 0.0)), seg.count(ok)
 
     ival_o = at(ival)
     for c in columns:
         n_c = at(rows[f"{c}__n"])
         tot_n = seg.sum(n_c)
+        measured = bool(n_c.min() > 0) if len(n_c) else True  # every row has a value of c
         with np.errstate(divide="ignore", invalid="ignore"):
             out[f"{c}_mean"] = np.where(tot_n > 0, seg.sum(at(rows[f"{c}__sum"])) / tot_n, np.nan)
             out[f"{c}_min"] = seg.fmin(at(rows[f"{c}__min"]))
             out[f"{c}_max"] = seg.fmax(at(rows[f"{c}__max"]))
             if c in thresholds:
                 above = np.minimum(at(rows[f"{c}__above"]) * ival_o, width_s) / 3600.0
-                tot, cnt = nansum(np.where(n_c > 0, above, np.nan))
+                tot, cnt = nansum(above if measured else np.where(n_c > 0, above, np.nan))
                 out[f"{c}_hours_above"] = np.where(cnt > 0, tot / cnt, np.nan)
             if c in summed:
-                mean = np.where(n_c > 0, at(rows[f"{c}__sum"]) / n_c, np.nan)
+                mean = at(rows[f"{c}__sum"]) / n_c
+                mean = mean if measured else np.where(n_c > 0, mean, np.nan)
                 tot, cnt = nansum(mean)
                 out[f"{c}_total"] = np.where(cnt > 0, tot, np.nan)
     for c in swings:

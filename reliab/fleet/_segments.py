@@ -84,10 +84,14 @@ class Segments:
 
     def first(self, x: np.ndarray) -> np.ndarray:
         """Each segment's first element."""
+        if self.grid and self.index is None:  # segments of one length: a strided copy, no gather
+            return x.reshape(len(self.starts), self.width)[:, 0].copy()
         return x[self.starts]
 
     def last(self, x: np.ndarray) -> np.ndarray:
         """Each segment's last element."""
+        if self.grid and self.index is None:
+            return x.reshape(len(self.starts), self.width)[:, -1].copy()
         return x[self.starts + self.counts - 1]
 
 
