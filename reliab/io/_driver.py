@@ -224,7 +224,7 @@ def ingest(
                 advance()
         finally:
             close()
-        return session.finish(results, choices, attribution)
+        return session.finish(accounting_of(results), results, choices, attribution)
 
 
 def read_entry(plan: RunPlan, entry: Entry, strict: bool) -> list[tuple[FileResult, SourceChoice]]:

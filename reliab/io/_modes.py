@@ -26,9 +26,11 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import pandas as pd
+
 from reliab.io._discover import Entry
 from reliab.io._finish import finish, plan_notes, sources_of
-from reliab.io._merge import TableParts, accounting_of
+from reliab.io._merge import TableParts
 from reliab.io._plan import ReadEntry, RunPlan
 from reliab.io._registry import FileResult
 from reliab.io._result import IngestResult, SourceChoice
@@ -84,9 +86,9 @@ class Session(Protocol):
     def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> Rows:
         """Have ``entry`` read with ``read`` (or not, when the sink knows it), keep its tables."""
 
-    def finish(self, results: list[FileResult], choices: dict[str, SourceChoice | None],
+    def finish(self, accounting: pd.DataFrame, results: list[FileResult], choices: dict[str, SourceChoice | None],
                attribution: dict[str, Any]) -> IngestResult:
-        """The run's result from the rows :meth:`add` returned (tables merged, attributed)."""
+        """The run's result from the rows :meth:`add` returned and the pipeline's ``accounting`` of them."""
 
 
 class Sink(Protocol):
@@ -112,9 +114,9 @@ class _Kept:
     def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> Rows:
         return [(self.parts.take(result), choice) for result, choice in read(plan, entry, strict)]
 
-    def finish(self, results: list[FileResult], choices: dict[str, SourceChoice | None],
+    def finish(self, accounting: pd.DataFrame, results: list[FileResult], choices: dict[str, SourceChoice | None],
                attribution: dict[str, Any]) -> IngestResult:
-        return finish(self.parts.tables(), accounting_of(results), sources_of(results, choices),
+        return finish(self.parts.tables(), accounting, sources_of(results, choices),
                       notes=plan_notes(self.plan), **attribution)
 
 

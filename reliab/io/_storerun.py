@@ -15,7 +15,7 @@ import pandas as pd
 
 from reliab.io._discover import Entry
 from reliab.io._finish import finish, plan_notes, sources_of
-from reliab.io._merge import accounting_of, file_tables
+from reliab.io._merge import file_tables
 from reliab.io._plan import ReadEntry, RunPlan
 from reliab.io._registry import FileResult
 from reliab.io._result import IngestResult, SourceChoice
@@ -107,10 +107,9 @@ class _Stored:
         self.statuses.append(todo.status)
         return [(result, choice)]
 
-    def finish(self, results: list[FileResult], choices: dict[str, SourceChoice | None],
+    def finish(self, accounting: pd.DataFrame, results: list[FileResult], choices: dict[str, SourceChoice | None],
                attribution: dict[str, Any]) -> IngestResult:
-        """Commit the new rows and attribute the whole store, with this run's accounting."""
-        accounting = accounting_of(results)  # checked before anything is committed
+        """Commit the new rows (``accounting`` was checked before) and attribute the whole store."""
         self.st.commit(file_tables)
         accounting["status"] = pd.Series(self.statuses, dtype="string", index=accounting.index)
         return finish(self.st.tables(), accounting, sources_of(results, choices),

@@ -42,7 +42,7 @@ from reliab.io import _partitioned
 from reliab.io._finish import attribute_run, lifetimes_of, plan_notes, sources_of
 from reliab.io._forced import forced_notes
 from reliab.io._lines import streaming
-from reliab.io._merge import accounting_of, concat
+from reliab.io._merge import concat
 from reliab.io._registry import FileResult
 from reliab.io._result import OutputIngestResult, SourceChoice, failures_not_kept
 from reliab.io._rowtable import part_of
@@ -370,7 +370,7 @@ class _Written:
     def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> list[tuple[FileResult, SourceChoice]]:
         return self.writer.read(plan, entry, strict, read)
 
-    def finish(self, results: list[FileResult], choices: dict[str, SourceChoice | None],
+    def finish(self, accounting: pd.DataFrame, results: list[FileResult], choices: dict[str, SourceChoice | None],
                attribution: dict[str, Any]) -> OutputIngestResult:
         """Write the held job files, attribute on the signals read back, commit the run."""
         writer = self.writer
@@ -378,7 +378,7 @@ class _Written:
         quarantine = concat(writer.quarantine, "quarantine")
         schema.validate(jobs, "jobs")
         schema.validate(quarantine, "quarantine")
-        accounting = schema.validate(accounting_of(results), "accounting")
+        accounting = schema.validate(accounting, "accounting")
         signals = writer.attribution_signals(jobs, attribution.get("before", "10min"),
                                              attribution.get("after", "5min"))
         notes = plan_notes(self.plan) + ((repeated,) if repeated else ()) + forced_notes(sources_of(results, choices))
