@@ -7,7 +7,8 @@ file with the reader :func:`reliab.io._readfile.choose_source` picks, through
 :func:`reliab.io._readfile.read_file`; a ``scheme://`` input with its live source) -> merge
 the files' tables in input order (:mod:`reliab.io._merge`) -> attribute job interruptions
 and build the result (:mod:`reliab.io._finish`).  Who runs the reads and where the tables go
-are the run's modes (:mod:`reliab.io._modes`), reached only through their two interfaces.
+are the run's modes (:mod:`reliab.io._modes`), reached only through their two interfaces:
+the loop over the inputs is this module's, the sink's session takes each input's tables.
 :func:`available_sources` lists the parsers.
 
 Parsers register themselves on import (:func:`reliab.io._registry.register_parser`);
@@ -31,6 +32,7 @@ from reliab.errors import ReliabError
 from reliab.io._discover import Entry
 from reliab.io._merge import TableParts, accounting_of, file_tables
 from reliab.io._merge import concat as _concat  # noqa: F401  (the name tests use)
+from reliab.io._merge import progress as progress_bar
 from reliab.io._modes import runner_for, sink_for
 from reliab.io._plan import RunPlan, prepare
 from reliab.io._readfile import (
@@ -45,7 +47,6 @@ from reliab.io._redact import hide_password
 from reliab.io._registry import FileResult, get_source, options_for, parsers, url_scheme
 from reliab.io._registry import sources as live_sources
 from reliab.io._result import IngestResult, SourceChoice
-from reliab.io._steps import Steps
 
 __all__ = ["ingest", "IngestResult", "SourceChoice", "available_sources", "discover", "read_file",
            "choose_source", "read_entry", "read_url", "run_keys", "accounting_of", "file_tables", "TableParts",
@@ -208,8 +209,22 @@ def ingest(
                                    "after": after, "job_filter": job_filter}, _defaults())
     runner = runner_for(engine, client)
     sink = sink_for(store, output, rebuild)
-    return sink.ingest(plan, Steps(read=read_entry, accounting=accounting_of), runner, attribution,
-                       strict=strict, progress=progress)
+    done = sink.tasks(plan, read_entry, runner, attribution, strict=strict, progress=progress)
+    if done is not None:  # Memory or Output on Dask: the tasks combine or write the tables
+        return done
+    with sink.open(plan, runner, strict=strict, progress=progress) as session:
+        results: list[FileResult] = []
+        choices: dict[str, SourceChoice | None] = {}
+        advance, close = progress_bar(len(plan.entries), progress and session.show)
+        try:
+            for entry in plan.entries:  # the one loop over the planned inputs, in input order
+                for result, choice in session.add(plan, entry, strict, read_entry):
+                    results.append(result)
+                    choices[result.path] = choice
+                advance()
+        finally:
+            close()
+        return session.finish(accounting_of(results), results, choices, attribution)
 
 
 def read_entry(plan: RunPlan, entry: Entry, strict: bool) -> list[tuple[FileResult, SourceChoice]]:

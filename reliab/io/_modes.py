@@ -9,26 +9,38 @@ Two small interfaces, one implementation per mode:
   :mod:`reliab.io._partitioned`) or :class:`Store` (the incremental store, ``store=``:
   :mod:`reliab.io._storerun`, :mod:`reliab.io._store`).
 
-:meth:`Sink.ingest` runs a planned run with the pipeline's :class:`~reliab.io._steps.Steps`
-and a runner.  The pipeline (:mod:`reliab.io._driver`) reaches the modes only through
-:func:`runner_for` and :func:`sink_for`; no mode imports the pipeline.
+The pipeline (:mod:`reliab.io._driver`) owns the one loop over the planned inputs: it opens
+the sink (:meth:`Sink.open`, a :class:`Session`), hands it every input in order
+(:meth:`Session.add`, which has it read with the pipeline's ``read_entry`` and keeps its
+tables) and ends with :meth:`Session.finish`.  Only the Dask runner of the Memory and Output
+sinks reads without that loop (:meth:`Sink.tasks`: its tasks batch small files and split
+large ones, and combine or write their tables on the workers).  The pipeline reaches the
+modes only through :func:`runner_for` and :func:`sink_for`; no mode imports the pipeline.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import pandas as pd
+
+from reliab.io._discover import Entry
 from reliab.io._finish import finish, plan_notes, sources_of
-from reliab.io._merge import TableParts, progress
-from reliab.io._plan import RunPlan
+from reliab.io._merge import TableParts
+from reliab.io._plan import ReadEntry, RunPlan
 from reliab.io._registry import FileResult
 from reliab.io._result import IngestResult, SourceChoice
 from reliab.io._rowtable import batching
-from reliab.io._steps import Steps
 
-__all__ = ["Runner", "InProcess", "Dask", "Sink", "Memory", "Output", "Store", "runner_for", "sink_for"]
+__all__ = ["Runner", "InProcess", "Dask", "Sink", "Session", "Memory", "Output", "Store", "runner_for",
+           "sink_for"]
+
+#: one input's accounting rows: ``(result, choice)`` each, the result without its tables
+Rows = list[tuple[FileResult, SourceChoice | None]]
 
 
 class Runner(Protocol):
@@ -63,25 +75,73 @@ def runner_for(engine: str, client: Any) -> Runner:
     return InProcess() if engine == "local" else Dask(client)
 
 
-class Sink(Protocol):
-    """Where the tables go: runs a planned run with the pipeline's steps and a runner."""
+class Session(Protocol):
+    """One run of a sink: the pipeline's loop hands it each planned input, then asks for the result.
 
-    def ingest(self, plan: RunPlan, steps: Steps, runner: Runner, attribution: dict[str, Any], *,
-               strict: bool, progress: bool) -> IngestResult:
-        """The run's result (its tables in memory, or read back from where they went)."""
+    ``show`` says whether the loop shows its progress bar (a Dask store run shows its tasks').
+    """
+
+    show: bool
+
+    def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> Rows:
+        """Have ``entry`` read with ``read`` (or not, when the sink knows it), keep its tables."""
+
+    def finish(self, accounting: pd.DataFrame, results: list[FileResult], choices: dict[str, SourceChoice | None],
+               attribution: dict[str, Any]) -> IngestResult:
+        """The run's result from the rows :meth:`add` returned and the pipeline's ``accounting`` of them."""
+
+
+class Sink(Protocol):
+    """Where the tables go."""
+
+    def tasks(self, plan: RunPlan, read: ReadEntry, runner: Runner, attribution: dict[str, Any], *,
+              strict: bool, progress: bool) -> IngestResult | None:
+        """The whole run when ``runner``'s tasks take the tables themselves, else ``None``."""
+
+    def open(self, plan: RunPlan, runner: Runner, *, strict: bool,
+             progress: bool) -> AbstractContextManager[Session]:
+        """A :class:`Session` for the pipeline's loop (the run undone if the loop fails)."""
+
+
+class _Kept:
+    """The Memory session: each file's tables gathered in input order (:class:`TableParts`)."""
+
+    show = True
+
+    def __init__(self, plan: RunPlan) -> None:
+        self.plan, self.parts = plan, TableParts()
+
+    def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> Rows:
+        return [(self.parts.take(result), choice) for result, choice in read(plan, entry, strict)]
+
+    def finish(self, accounting: pd.DataFrame, results: list[FileResult], choices: dict[str, SourceChoice | None],
+               attribution: dict[str, Any]) -> IngestResult:
+        return finish(self.parts.tables(), accounting, sources_of(results, choices),
+                      notes=plan_notes(self.plan), **attribution)
+
+
+def _dask_tasks(plan: RunPlan, read: ReadEntry, runner: Runner, attribution: dict[str, Any], strict: bool,
+                progress: bool, output: str | os.PathLike[str] | None) -> IngestResult | None:
+    if runner.engine != "dask":
+        return None
+    from reliab.io.distributed import ingest_dask
+
+    return ingest_dask(plan, attribution, read, strict=strict, client=runner.client, output=output,
+                       progress=progress)
 
 
 @dataclass(frozen=True)
 class Memory:
     """The tables kept in the result (no ``store=``, no ``output=``)."""
 
-    def ingest(self, plan: RunPlan, steps: Steps, runner: Runner, attribution: dict[str, Any], *,
-               strict: bool, progress: bool) -> IngestResult:
-        if runner.engine == "dask":
-            from reliab.io.distributed import ingest_dask
+    def tasks(self, plan: RunPlan, read: ReadEntry, runner: Runner, attribution: dict[str, Any], *,
+              strict: bool, progress: bool) -> IngestResult | None:
+        return _dask_tasks(plan, read, runner, attribution, strict, progress, None)
 
-            return ingest_dask(plan, attribution, steps, strict=strict, client=runner.client, progress=progress)
-        return read_in_process(plan, steps, attribution, strict=strict, show=progress)
+    @contextmanager
+    def open(self, plan: RunPlan, runner: Runner, *, strict: bool, progress: bool) -> Iterator[Session]:
+        with batching():  # plain rows of many files converted to Arrow at once (TableParts)
+            yield _Kept(plan)
 
 
 @dataclass(frozen=True)
@@ -90,16 +150,15 @@ class Output:
 
     folder: str | os.PathLike[str]
 
-    def ingest(self, plan: RunPlan, steps: Steps, runner: Runner, attribution: dict[str, Any], *,
-               strict: bool, progress: bool) -> IngestResult:
-        if runner.engine == "dask":
-            from reliab.io.distributed import ingest_dask
+    def tasks(self, plan: RunPlan, read: ReadEntry, runner: Runner, attribution: dict[str, Any], *,
+              strict: bool, progress: bool) -> IngestResult | None:
+        return _dask_tasks(plan, read, runner, attribution, strict, progress, self.folder)
 
-            return ingest_dask(plan, attribution, steps, strict=strict, client=runner.client, output=self.folder,
-                               progress=progress)
-        from reliab.io._streamed import ingest_output
+    def open(self, plan: RunPlan, runner: Runner, *, strict: bool,
+             progress: bool) -> AbstractContextManager[Session]:
+        from reliab.io._streamed import written
 
-        return ingest_output(plan, attribution, steps, output=self.folder, strict=strict, progress=progress)
+        return written(plan, self.folder)
 
 
 @dataclass(frozen=True)
@@ -109,12 +168,16 @@ class Store:
     folder: str | os.PathLike[str]
     rebuild: bool = False
 
-    def ingest(self, plan: RunPlan, steps: Steps, runner: Runner, attribution: dict[str, Any], *,
-               strict: bool, progress: bool) -> IngestResult:
-        from reliab.io._storerun import ingest_into
+    def tasks(self, plan: RunPlan, read: ReadEntry, runner: Runner, attribution: dict[str, Any], *,
+              strict: bool, progress: bool) -> IngestResult | None:
+        return None  # with Dask the store's reads start ahead of its ledger walk (Session.add)
 
-        return ingest_into(self.folder, plan, steps, strict=strict, progress=progress, attribution=attribution,
-                           rebuild=self.rebuild, engine=runner.engine, client=runner.client)
+    def open(self, plan: RunPlan, runner: Runner, *, strict: bool,
+             progress: bool) -> AbstractContextManager[Session]:
+        from reliab.io._storerun import stored
+
+        return stored(self.folder, plan, strict=strict, progress=progress, rebuild=self.rebuild,
+                      engine=runner.engine, client=runner.client)
 
 
 def sink_for(store: str | os.PathLike[str] | None, output: str | os.PathLike[str] | None,
@@ -127,23 +190,3 @@ def sink_for(store: str | os.PathLike[str] | None, output: str | os.PathLike[str
     if rebuild:
         raise ValueError("rebuild=True needs store=")
     return Memory() if output is None else Output(output)
-
-
-def read_in_process(plan: RunPlan, steps: Steps, attribution: dict[str, Any], *, strict: bool,
-                    show: bool) -> IngestResult:
-    """The in-process run kept in memory: each input read in turn, its tables gathered."""
-    results: list[FileResult] = []
-    choices: dict[str, SourceChoice | None] = {}
-    parts = TableParts()
-    advance, close = progress(len(plan.entries), show)
-    try:
-        with batching():  # plain rows of many files converted to Arrow at once (TableParts)
-            for entry in plan.entries:
-                for result, choice in steps.read(plan, entry, strict):
-                    results.append(parts.take(result))
-                    choices[result.path] = choice
-                advance()
-    finally:
-        close()
-    return finish(parts.tables(), steps.accounting(results), sources_of(results, choices), notes=plan_notes(plan),
-                  **attribution)

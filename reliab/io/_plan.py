@@ -11,15 +11,19 @@ passed to :func:`reliab.ingest` (or on the command line).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reliab.errors import InputFileError, UnknownFormatError
 from reliab.io._discover import SPECIAL, UNREADABLE, Entry, walk
 from reliab.io._manifest import Manifest, find_manifest, load_manifest
 from reliab.io._registry import get_source, url_scheme
+
+if TYPE_CHECKING:
+    from reliab.io._registry import FileResult
+    from reliab.io._result import SourceChoice
 
 
 @dataclass(frozen=True)
@@ -150,4 +154,8 @@ def prepare(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
     return RunPlan(entries, manifests, explicit, dict(options or {}), source)
 
 
-__all__ = ["RunPlan", "prepare"]
+#: ``read(plan, entry, strict)``: one planned input read, ``(result, choice)`` per accounting row
+#: it yields (:func:`reliab.io._driver.read_entry`, the unit of work of every mode)
+ReadEntry = Callable[["RunPlan", Entry, bool], "list[tuple[FileResult, SourceChoice]]"]
+
+__all__ = ["RunPlan", "prepare", "ReadEntry"]

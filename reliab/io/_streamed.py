@@ -30,6 +30,7 @@ import dataclasses
 import os
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,19 +43,17 @@ from reliab.io._finish import attribute_run, lifetimes_of, plan_notes, sources_o
 from reliab.io._forced import forced_notes
 from reliab.io._lines import streaming
 from reliab.io._merge import concat
-from reliab.io._merge import progress as progress_bar
 from reliab.io._registry import FileResult
 from reliab.io._result import OutputIngestResult, SourceChoice, failures_not_kept
 from reliab.io._rowtable import part_of
-from reliab.io._steps import ReadEntry, Steps
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from reliab.io._discover import Entry
-    from reliab.io._plan import RunPlan
+    from reliab.io._plan import ReadEntry, RunPlan
 
-__all__ = ["BATCH_ROWS", "ingest_output", "OutputWriter"]
+__all__ = ["BATCH_ROWS", "written", "OutputWriter"]
 
 #: bulk rows of one file written as one batch while it is read (~5 MiB of rows: each batch
 #: is held about three times over while it is converted and written).  On a 5 GB kernel log
@@ -360,49 +359,53 @@ def _marked(cols: pa.Table, seen: set[tuple[Any, Any]], lo: np.ndarray | None, h
     return keep
 
 
-def ingest_output(plan: RunPlan, attribution: dict[str, Any], steps: Steps, *, output: str | os.PathLike[str],
-                  strict: bool, progress: bool, batch_rows: int | None = None) -> OutputIngestResult:
-    """The local engine of :func:`reliab.ingest` with ``output`` (see the module doc).
+class _Written:
+    """The Output session: each input's tables written as it is read (:meth:`OutputWriter.read`)."""
 
-    Raises
-    ------
-    Whatever the in-memory run raises; the run's parts are deleted first.
-    """
-    out = Path(output).resolve()
-    run = _partitioned.new_run()
-    writer = OutputWriter(out, run, BATCH_ROWS if batch_rows is None else batch_rows)
-    results: list[FileResult] = []
-    choices: dict[str, SourceChoice | None] = {}
-    try:
-        advance, close = progress_bar(len(plan.entries), progress)
-        try:
-            for entry in plan.entries:
-                for result, choice in writer.read(plan, entry, strict, steps.read):
-                    results.append(result)
-                    choices[result.path] = choice
-                advance()
-        finally:
-            close()
+    show = True
+
+    def __init__(self, plan: RunPlan, out: Path, writer: OutputWriter) -> None:
+        self.plan, self.out, self.writer = plan, out, writer
+
+    def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> list[tuple[FileResult, SourceChoice]]:
+        return self.writer.read(plan, entry, strict, read)
+
+    def finish(self, accounting: pd.DataFrame, results: list[FileResult], choices: dict[str, SourceChoice | None],
+               attribution: dict[str, Any]) -> OutputIngestResult:
+        """Write the held job files, attribute on the signals read back, commit the run."""
+        writer = self.writer
         jobs, repeated = writer.jobs()
         quarantine = concat(writer.quarantine, "quarantine")
         schema.validate(jobs, "jobs")
         schema.validate(quarantine, "quarantine")
-        accounting = schema.validate(steps.accounting(results), "accounting")
+        accounting = schema.validate(accounting, "accounting")
         signals = writer.attribution_signals(jobs, attribution.get("before", "10min"),
                                              attribution.get("after", "5min"))
-        notes = plan_notes(plan) + ((repeated,) if repeated else ()) + forced_notes(sources_of(results, choices))
+        notes = plan_notes(self.plan) + ((repeated,) if repeated else ()) + forced_notes(sources_of(results, choices))
         notes = lifetimes_of({}, accounting, notes)[1]  # the lives are not written: say so
         dropped = failures_not_kept(accounting, "output=")
         fields = attribute_run(signals, jobs, accounting, (*notes, dropped) if dropped else notes, **attribution)
         del signals
         counts = {"rows": dict(writer.rows), "signal_sources": dict(writer.signal_sources)}
-        _partitioned.commit(out, run, writer.parts, {"interruptions": fields["interruptions"],
-                                                     "user_failures": fields["user_failures"],
-                                                     "accounting": accounting},
+        _partitioned.commit(self.out, writer.run, writer.parts, {"interruptions": fields["interruptions"],
+                                                                 "user_failures": fields["user_failures"],
+                                                                 "accounting": accounting},
                             {"policy": fields["policy"], "notes": list(fields["notes"]), "counts": counts})
+        return OutputIngestResult(signals=None, telemetry=None, jobs=jobs, quarantine=quarantine,  # type: ignore[arg-type]
+                                  accounting=accounting, sources=sources_of(results, choices), output=self.out,
+                                  counts=counts, **fields)
+
+
+@contextmanager
+def written(plan: RunPlan, output: str | os.PathLike[str], batch_rows: int | None = None) -> Iterator[_Written]:
+    """The local run of :func:`reliab.ingest` with ``output`` (see the module doc).
+
+    A run that fails (inside the ``with``) deletes the parts it wrote and commits nothing.
+    """
+    out = Path(output).resolve()
+    run = _partitioned.new_run()
+    try:
+        yield _Written(plan, out, OutputWriter(out, run, BATCH_ROWS if batch_rows is None else batch_rows))
     except BaseException:
         _partitioned.discard_run(out, run)
         raise
-    return OutputIngestResult(signals=None, telemetry=None, jobs=jobs, quarantine=quarantine,  # type: ignore[arg-type]
-                              accounting=accounting, sources=sources_of(results, choices), output=out,
-                              counts=counts, **fields)

@@ -47,13 +47,12 @@ import pandas as pd
 from reliab.errors import DistributedError, ReliabError
 from reliab.io import _partitioned, _ranges
 from reliab.io._finish import finish, plan_notes, sources_of
-from reliab.io._merge import concat, file_tables
+from reliab.io._merge import accounting_of, concat, file_tables
 from reliab.io._merge import progress as progress_bar
-from reliab.io._plan import RunPlan
+from reliab.io._plan import ReadEntry, RunPlan
 from reliab.io._readfile import choose_source
 from reliab.io._registry import FileResult
 from reliab.io._result import IngestResult, SourceChoice
-from reliab.io._steps import ReadEntry, Steps
 from reliab.io._tasks import COMBINE, Item, TaskOutput, collect_span, read_batch, read_spans
 
 __all__ = ["ingest_dask", "read_many", "dask_client", "batches", "BATCH_BYTES", "RANGE_BYTES"]
@@ -288,7 +287,7 @@ def read_many(client: Any, items: list[Item], strict: bool, *, progress: bool = 
     return {item.path: (lambda pair=pair: pair) for item, pair in zip(items, pairs, strict=True)}
 
 
-def ingest_dask(plan: RunPlan, attribution: dict[str, Any], steps: Steps, *, strict: bool, client: Any = None,
+def ingest_dask(plan: RunPlan, attribution: dict[str, Any], read: ReadEntry, *, strict: bool, client: Any = None,
                 output: str | os.PathLike[str] | None = None, progress: bool = False) -> IngestResult:
     """The Dask engine behind ``reliab.ingest(..., engine="dask")`` (see the module doc).
 
@@ -312,7 +311,7 @@ def ingest_dask(plan: RunPlan, attribution: dict[str, Any], steps: Steps, *, str
             if out is not None:
                 _partitioned.discard_run(out, run)
             raise
-    results, choices, live = _merge(plan, outputs, strict, steps.read)
+    results, choices, live = _merge(plan, outputs, strict, read)
     parts = [p for o in outputs for p in o.parts]
     if out is None:  # each task's tables, and each live source's, in input order
         numbered = [(n, o.tables) for n, o in zip(_numbers(gaps, len(outputs)), outputs, strict=True)]
@@ -324,7 +323,7 @@ def ingest_dask(plan: RunPlan, attribution: dict[str, Any], steps: Steps, *, str
         for n, rs in zip(gaps, live, strict=True):  # live sources' rows: the parts of their reserved tasks
             parts += _partitioned.write_parts(rs, out, run, n)
         tables = {t: _partitioned_table(out, parts, t) for t in _partitioned.PARTITIONED}
-    result = finish(tables, steps.accounting(results), sources_of(results, choices), notes=plan_notes(plan),
+    result = finish(tables, accounting_of(results), sources_of(results, choices), notes=plan_notes(plan),
                     **attribution)
     if out is not None:
         _partitioned.commit(out, run, parts, {"interruptions": result.interruptions,
