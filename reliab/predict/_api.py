@@ -32,10 +32,10 @@ def _hours(value: str | float | pd.Timedelta) -> float:
     return pd.Timedelta(value).total_seconds() / 3600.0
 
 
-def _tables(data: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
+def _tables(data: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, pd.DataFrame | None]:
     if isinstance(data, dict):
-        return data["signals"], data["interruptions"], data.get("jobs")
-    return data.signals, data.interruptions, getattr(data, "jobs", None)
+        return data["signals"], data["interruptions"], data.get("jobs"), data.get("telemetry")
+    return data.signals, data.interruptions, getattr(data, "jobs", None), getattr(data, "telemetry", None)
 
 
 def _gpus_per_node(jobs: pd.DataFrame | None) -> int:
@@ -64,7 +64,9 @@ def predict_failures(data: Any, *, horizon: str | float = "7d", ks: tuple[int, .
     ----------
     data : IngestResult or dict
         ``reliab.ingest`` output (or a dict) with ``signals``, ``interruptions`` and
-        optionally ``jobs`` (whose node lists define the fleet and each node's exposure).
+        optionally ``jobs`` (whose node lists define the fleet and each node's exposure) and
+        ``telemetry`` (GPU temperature and power aggregates per node,
+        :mod:`reliab.predict._telemetry`; the boosted model uses them where present).
     horizon : str or float
         Prediction horizon (``"24h"``, ``"7d"``, or hours).
     ks : tuple of int
@@ -97,8 +99,8 @@ def predict_failures(data: Any, *, horizon: str | float = "7d", ks: tuple[int, .
     horizon_h = _hours(horizon)
     if horizon_h <= 0:
         raise ValueError(f"horizon must be positive, got {horizon!r}")
-    signals, interruptions, jobs = _tables(data)
-    events = collect_events(signals, interruptions, jobs, components=components)
+    signals, interruptions, jobs, telemetry = _tables(data)
+    events = collect_events(signals, interruptions, jobs, components=components, telemetry=telemetry)
     if not len(events.failures[1]):
         raise InsufficientDataError("no hardware interruption names a node: nothing to predict")
     stamps = [signals["time"].max(), interruptions["time"].max()]

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from reliab.predict._telemetry import telemetry_features
+
 US_PER_H = 3_600_000_000
 WINDOWS_H: dict[str, float] = {"1h": 1.0, "1d": 24.0, "7d": 168.0, "30d": 720.0}
 SINCE_CAP_H = 24.0 * 60  # "never seen" is written as 60 days
@@ -50,6 +52,7 @@ class Events:
     failures: tuple[np.ndarray, np.ndarray, np.ndarray]  # unit, time, lost GPU-hours
     first_seen: np.ndarray  # µs; int64 max when never seen
     service: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # unit, job start, end
+    telemetry: pd.DataFrame | None = None  # the telemetry table, where the input has one
 
 
 def _us(times: pd.Series) -> np.ndarray:
@@ -74,7 +77,8 @@ def target_interruptions(interruptions: pd.DataFrame,
 
 def collect_events(signals: pd.DataFrame, interruptions: pd.DataFrame,
                    jobs: pd.DataFrame | None = None, *,
-                   components: tuple[str, ...] = TARGET_COMPONENTS) -> Events:
+                   components: tuple[str, ...] = TARGET_COMPONENTS,
+                   telemetry: pd.DataFrame | None = None) -> Events:
     """Index the canonical tables by unit: precursor families, failures, first appearance.
 
     Units are every host named by a signal, an interruption or a job's node list.
@@ -113,7 +117,7 @@ def collect_events(signals: pd.DataFrame, interruptions: pd.DataFrame,
         service = (su, np.repeat(j_start, n), np.repeat(j_end, n))
         np.minimum.at(first, su, service[1])
     return Events(units, fams, (tgt["host"].map(index).to_numpy(np.int64), _us(tgt["time"]), lost),
-                  first, service)
+                  first, service, telemetry)
 
 
 def _allocations(jobs: pd.DataFrame | None) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -195,6 +199,7 @@ def build_features(events: Events, times: pd.DatetimeIndex, *,
         out["in_service"] = (_own(started, unit, t + 1) - _own(ended, unit, t + 1)).astype(float)
     first = events.first_seen[unit]
     out["age_h"] = np.where(first < t, (t - np.minimum(first, t)) / US_PER_H, 0.0)
+    out.update(telemetry_features(events.telemetry, events.units, unit, t + ahead))
     frame = pd.DataFrame(out)
     frame.insert(0, "unit", np.asarray(events.units, dtype=object)[unit])
     frame.insert(1, "time", pd.to_datetime(t * 1000, utc=True))
