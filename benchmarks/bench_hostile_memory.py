@@ -20,8 +20,12 @@ Where the 1M-job sacct case spends its memory (peak RSS above the RSS at the sta
 VmHWM reset per stage, MiB; 2026-12-06 before -> after): reader 585 -> 582, job merge 98 -> 75,
 ended jobs 279 -> 57 (24 kept), ``decide`` 290 (184 kept) -> 88, outcomes table 257 -> 16,
 policy notes 13 -> 19, costs 363 (allocation timeline) -> 333, whole finishing step
-1,334 -> 754.  The costs step after attribution is now the peak; the reader's 582 MiB
-(~610 B/job, of which the final jobs and signals tables are ~370 B/job) is the next lever.
+1,334 -> 754.  Then (2026-12-06, same probe, in-process peak 1,404 -> 1,142 MiB): costs 333
+-> 70, reading only the allocations of the job ids the interruptions, user failures and
+checkpoint lines name and of their chains' next allocations.  The peak is now where the costs
+start (RSS 1,071 MiB: the jobs and signals tables, the outcomes, and the reader's freed memory
+the allocators keep); the reader's 582 MiB (~610 B/job, of which the final jobs and signals
+tables are ~370 B/job) is the next lever.
 """
 
 from __future__ import annotations
@@ -74,7 +78,8 @@ BOMBS = {
                       ("1M sacct jobs (plain): 2,140 MiB peak, 219 B/job in the final table; reader in 10,000-row"
                       " chunks, lighter allocation merges: 1,763 MiB (reader alone 2,270 -> 635 B/job); 2026-12-06:"
                       " 1,745 MiB (1,742 B/job) -> 1,503 MiB (1,488 B/job): no full copy of the ended jobs, one"
-                      " sentence per state, Arrow strings kept, costs after attribution on key columns only")),
+                      " sentence per state, Arrow strings kept, costs after attribution on key columns only; then 1,244 MiB"
+                      " (1,217 B/job): costs on the allocations they read only")),
 }
 #: read with ``output=`` (the ``--stream`` route): name -> as in BOMBS
 STREAMED = {

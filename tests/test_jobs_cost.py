@@ -176,3 +176,51 @@ def test_requeued_job_keeps_its_id(tmp_path):
     assert list(res.interruptions["downtime_h"]) == pytest.approx([0.1, 0.2])
     assert res.breakdown["lost_work"] == pytest.approx(0.7) and res.breakdown["downtime"] == pytest.approx(0.3)
     assert not any("not in the interruptions table" in n for n in res.notes)
+
+
+def test_costs_read_only_the_timelines_they_need(monkeypatch):
+    """Beside 200 completed jobs, the costs build the timeline of the run's three allocations
+    alone (B's restart is C, never interrupted) and its hand-worked costs do not move."""
+    import reliab.models.jobs._costed as costed
+
+    jobs, signals = fx.tables()
+    others = pd.DataFrame([{"job_id": str(100 + k), "name": f"other-{k}", "state": "COMPLETED",
+                            "start": fx.at(k / 25), "end": fx.at(k / 25 + 1), "nnodes": 1, "ngpus": 8,
+                            "nodelist": "node0100", "origin": f"t:{100 + k}"} for k in range(200)])
+    jobs = reliab.schema.conform(pd.concat([jobs, others], ignore_index=True), "jobs")
+    seen = []
+    real = costed.allocation_progress
+    monkeypatch.setattr(costed, "allocation_progress", lambda j, s, **kw: seen.append(j) or real(j, s, **kw))
+    out = attribute(signals, jobs)
+    assert sorted(seen[0]["job_id"]) == ["1", "2", "3"]
+    assert list(out["job_id"]) == ["1", "2"]
+    assert list(out["lost_gpu_hours"]) == pytest.approx([1.1 * 64, 0.9 * 64])
+    assert list(out["downtime_h"]) == pytest.approx([0.4, 0.5])
+
+
+def test_needed_allocations_give_the_costs_of_every_allocation():
+    """Ties of start and end, zero-length allocations, unnamed jobs, a job named like an
+    unnamed one's chain, requeued ids: the costs from the needed allocations are those from all."""
+    from reliab.models.jobs._timeline import (
+        allocation_progress,
+        interruption_costs,
+        needed_allocations,
+    )
+
+    rng = np.random.default_rng(7)
+    n = 400
+    start = fx.T0 + pd.to_timedelta(rng.integers(0, 30, n), unit="h")
+    names = np.array(["a", "b", "c", None, "job:7"], dtype=object)[rng.integers(0, 5, n)]
+    jobs = reliab.schema.conform(pd.DataFrame({
+        "job_id": [str(rng.integers(0, 300)) for _ in range(n)], "name": names, "state": "FAILED",
+        "start": start, "end": start + pd.to_timedelta(rng.integers(0, 3, n), unit="h"),
+        "ngpus": rng.integers(1, 9, n), "origin": "t"}), "jobs")
+    jobs.loc[jobs.index[::37], "end"] = pd.NaT
+    picked = jobs.iloc[::11].dropna(subset=["end"])
+    table = pd.DataFrame({"job_id": picked["job_id"].to_numpy(), "time": picked["end"].to_numpy()})
+    _, signals = fx.tables()
+    signals = signals.assign(job_id=signals["job_id"].replace({"1": "7", "2": "8", "3": "9"}))
+    every = interruption_costs(table, jobs, signals, progress=allocation_progress(jobs, signals))
+    mask = needed_allocations(jobs, signals, [table])
+    assert mask.sum() < n
+    pd.testing.assert_frame_equal(interruption_costs(table, jobs, signals), every)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from reliab.models.jobs._timeline import allocation_progress, interruption_costs
+from reliab.models.jobs._timeline import allocation_progress, interruption_costs, needed_allocations
 from reliab.taxonomy import JobOutcomes
 from reliab.taxonomy import job_outcomes as _attributed
 
@@ -53,7 +53,10 @@ def with_costs(outcomes: JobOutcomes, jobs: pd.DataFrame, signals: pd.DataFrame 
     JobOutcomes
         The same result with the cost columns of :func:`add_costs` filled.
     """
-    progress = allocation_progress(jobs, signals)
+    tables = [outcomes.interruptions, outcomes.user_failures]
+    used = [c for c in ("job_id", "name", "start", "end", "ngpus") if c in jobs]
+    # the allocations these costs read, not a timeline of every job
+    progress = allocation_progress(jobs.loc[needed_allocations(jobs, signals, tables), used], signals)
     return dataclasses.replace(
         outcomes,
         interruptions=add_costs(outcomes.interruptions, jobs, signals, progress=progress),

@@ -141,6 +141,67 @@ def allocation_progress(jobs: pd.DataFrame, signals: pd.DataFrame | None, *,
     return a
 
 
+def _chain_codes(jobs: pd.DataFrame, job_code: np.ndarray) -> np.ndarray:
+    """Integer chain of every row: its name's code, else one code per job id (``job:<id>``)."""
+    if "name" not in jobs:
+        return job_code
+    codes, names = pd.factorize(jobs["name"], use_na_sentinel=True)
+    codes = np.asarray(codes, dtype=np.int64)
+    unnamed = codes < 0
+    codes[unnamed] = len(names) + job_code[unnamed]
+    named_like_ids = [n for n in names if str(n).startswith("job:")]
+    if named_like_ids and unnamed.any():  # a job named "job:<id>" shares the chain of the unnamed <id>
+        lookup = {n: i for i, n in enumerate(names) if n in set(named_like_ids)}
+        rows = np.flatnonzero(unnamed)
+        keys = ("job:" + jobs["job_id"].iloc[rows].astype(str)).map(lookup)
+        hit = keys.notna().to_numpy(dtype=bool)
+        codes[rows[hit]] = keys[hit].to_numpy(dtype=np.int64)
+    return codes
+
+
+def _in(ids: pd.Series, keys: set[str]) -> np.ndarray:
+    """``ids`` (as text, NA as ``"<NA>"``) in ``keys``, without a Python string per row."""
+    if not isinstance(ids.dtype, (pd.StringDtype, pd.ArrowDtype)):
+        ids = ids.astype(str)
+    hit = ids.isin(list(keys)).fillna(False).to_numpy(dtype=bool)
+    return hit | (ids.isna().to_numpy(dtype=bool) & ("<NA>" in keys))
+
+
+def needed_allocations(jobs: pd.DataFrame, signals: pd.DataFrame | None,
+                       tables: list[pd.DataFrame], *, window_end: int | None = None) -> np.ndarray:
+    """Rows of ``jobs`` whose :func:`allocation_progress` the costs of ``tables`` read.
+
+    Those are every allocation of a job id that ``tables`` (schema ``interruptions``) or the
+    ``train:*`` signals name, and every allocation of the job id of the next allocation of
+    their chains.  :func:`allocation_progress` of these rows alone gives the same values for
+    the interrupted allocations as of every row: resumes, saves and checkpoints are matched
+    within a job id, and the next allocation of a chain is the same in any subset holding it.
+    """
+    touched = {str(v) for t in tables for v in t["job_id"].astype(str).unique()}
+    saves, loads = progress_events(signals)
+    signalled = touched | set(saves["job_id"]) | set(loads["job_id"])
+    job_code = np.asarray(pd.factorize(jobs["job_id"], use_na_sentinel=False)[0], dtype=np.int64)
+    chain = _chain_codes(jobs, job_code)
+    start = _ns(jobs["start"])
+    end = _ns(jobs["end"])
+    nat = np.iinfo(np.int64).min
+    end = np.where(end == nat, _OPEN if window_end is None else window_end, end)
+    rows = np.flatnonzero(start != nat)
+    u = np.unique(start[rows])
+    width = len(u) + 1
+    key = chain[rows] * width + np.searchsorted(u, start[rows])
+    order = np.argsort(key, kind="stable")  # by chain, then start, ties in row order
+    ask = rows[_in(jobs["job_id"].iloc[rows], touched)]
+    want = chain[ask] * width + np.searchsorted(u, end[ask], side="left")
+    pos = np.searchsorted(key[order], want, side="left")
+    ok = pos < len(order)
+    nxt = rows[order[pos[ok]]]
+    nxt = nxt[chain[nxt] == chain[ask[ok]]]
+    wanted = np.zeros(int(job_code.max(initial=-1)) + 1, dtype=bool)
+    wanted[job_code[nxt]] = True
+    return wanted[job_code] | _in(jobs["job_id"], signalled)
+
+
 def interruption_costs(interruptions: pd.DataFrame, jobs: pd.DataFrame,
                        signals: pd.DataFrame | None = None, *,
                        assumed_checkpoint_interval_h: float = 1.0,
@@ -167,7 +228,9 @@ def interruption_costs(interruptions: pd.DataFrame, jobs: pd.DataFrame,
         Aligned with ``interruptions``: ``downtime_h``, ``restart_h``, ``lost_work_h``,
         ``lost_gpu_hours`` and ``cost_basis`` (how each was obtained, or why it is missing).
     """
-    a = progress if progress is not None else allocation_progress(jobs, signals)
+    if progress is None:
+        progress = allocation_progress(jobs[needed_allocations(jobs, signals, [interruptions])], signals)
+    a = progress
     keys = pd.DataFrame({"job_id": interruptions["job_id"].astype(str).to_numpy(),
                          "end": _ns(interruptions["time"])})
     a_key = a[["job_id", "end"]].reset_index(names="_alloc")[["job_id", "end", "_alloc"]].drop_duplicates(

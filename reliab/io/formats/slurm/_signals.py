@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from reliab.io._registry import FileResult
 
-__all__ = ["SignalChunks", "refuse_signals", "with_signal_chunks"]
+__all__ = ["SignalChunks", "refuse_signals", "with_signal_chunks", "with_signals"]
 
 
 class SignalChunks(list):  # type: ignore[type-arg]
@@ -103,3 +103,20 @@ def refuse_signals(result: FileResult, bad: pd.DataFrame, frame: pd.DataFrame,
     return dataclasses.replace(result, parsed=result.parsed - n, malformed=result.malformed + n,
                                tables={**result.tables, "jobs": jobs, "signals": frame},
                                quarantine=schema.conform(quarantine.reset_index(drop=True), "quarantine"))
+
+
+def with_signals(result: FileResult, signals: list[dict[str, Any]]) -> FileResult:
+    """``result`` with a ``signals`` table added next to its ``jobs`` table.
+
+    Signals of lines the reader quarantined (a job row refused at the schema boundary) are
+    dropped; a signal the table cannot hold makes its line malformed and drops its job.
+    """
+    if isinstance(signals, SignalChunks):
+        return with_signal_chunks(result, signals)
+    bad = result.quarantine if result.quarantine is not None else schema.empty("quarantine")
+    gone = {f"{p}:{n}" for p, n in zip(bad["path"], bad["lineno"], strict=True)}
+    kept = [s for s in signals if s["origin"] not in gone]
+    frame, refused = schema.conform_rows(kept, "signals")
+    if not refused:
+        return dataclasses.replace(result, tables={**result.tables, "signals": frame})
+    return refuse_signals(result, bad, frame, {kept[i]["origin"]: why for i, why in refused.items()})
