@@ -286,3 +286,15 @@ def test_lanl_system_2_zero_gaps_are_fitted_not_guessed():
     lr, wald = fit.params.loc["shape"], fit.params_wald.loc["shape"]
     assert lr["low"] == pytest.approx(wald["low"], rel=0.01)
     assert lr["high"] == pytest.approx(wald["high"], rel=0.01)
+
+
+def test_a_profile_step_to_a_huge_log_scale_is_no_overflow():
+    """Regression: the likelihood profile of an interval Weibull on a hostile folder's gaps tried
+    log-scale 2678 and ``math.exp`` raised OverflowError, stopping ``reliab report``."""
+    from reliab.models._interval import _log_pdf, _log_sf_cdf
+
+    t = np.array([0.00035894, 1.0])
+    for family in ("weibull", "exponential", "lognormal", "loglogistic", "gamma"):
+        log_s, log_f = _log_sf_cdf(family, np.array([2678.14, -7.2]), t)
+        assert not np.isnan(log_s).any() and (log_s <= 0).all() and (log_f <= 0).all(), family
+        assert not np.isnan(_log_pdf(family, np.array([2678.14, -7.2]), t)).any(), family

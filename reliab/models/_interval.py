@@ -107,34 +107,38 @@ def _log_sf_cdf(family: str, theta: NDArray[np.float64], t: NDArray[np.float64]
     """``(ln S(t), ln F(t))`` elementwise (``t`` may hold 0 and inf)."""
     with np.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore"):
         if family in ("weibull", "exponential"):
-            shape = math.exp(theta[1]) if family == "weibull" else 1.0
-            z = (t / math.exp(theta[0])) ** shape
+            shape = np.exp(theta[1]) if family == "weibull" else 1.0
+            z = (t / np.exp(theta[0])) ** shape
             return -z, np.log(-np.expm1(-z))
         if family == "lognormal":
-            w = (np.log(t) - theta[0]) / math.exp(theta[1])
+            w = (np.log(t) - theta[0]) / np.exp(theta[1])
             return special.log_ndtr(-w), special.log_ndtr(w)
         if family == "loglogistic":
-            u = math.exp(theta[1]) * (np.log(t) - theta[0])
+            u = np.exp(theta[1]) * (np.log(t) - theta[0])
             return -np.logaddexp(0.0, u), -np.logaddexp(0.0, -u)
-        x, k = t / math.exp(theta[0]), math.exp(theta[1])
+        x, k = t / np.exp(theta[0]), np.exp(theta[1])
         return np.log(special.gammaincc(k, x)), np.log(special.gammainc(k, x))
 
 
 def _log_pdf(family: str, theta: NDArray[np.float64], t: NDArray[np.float64]) -> NDArray[np.float64]:
     lt = np.log(t)
+    with np.errstate(over="ignore", invalid="ignore"):  # a profile search may try a huge log scale
+        return _log_pdf_of(family, theta, lt)
+
+
+def _log_pdf_of(family: str, theta: NDArray[np.float64], lt: NDArray[np.float64]) -> NDArray[np.float64]:
     if family in ("weibull", "exponential"):
         lb = theta[1] if family == "weibull" else 0.0
-        b = math.exp(lb)
+        b = np.exp(lb)
         y = b * (lt - theta[0])
-        with np.errstate(over="ignore"):
-            return lb - lt + y - np.exp(y)
+        return lb - lt + y - np.exp(y)
     if family == "lognormal":
-        w = (lt - theta[0]) / math.exp(theta[1])
+        w = (lt - theta[0]) / np.exp(theta[1])
         return -lt - theta[1] - _HALF_LOG_2PI - 0.5 * w * w
     if family == "loglogistic":
-        u = math.exp(theta[1]) * (lt - theta[0])
+        u = np.exp(theta[1]) * (lt - theta[0])
         return theta[1] - lt + u - 2.0 * np.logaddexp(0.0, u)
-    k = math.exp(theta[1])
+    k = np.exp(theta[1])
     lx = lt - theta[0]
     return k * lx - np.exp(lx) - float(special.gammaln(k)) - lt
 

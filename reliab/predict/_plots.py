@@ -29,7 +29,7 @@ def plot_result(result: Any, ax: Any = None) -> Any:
     top = float(max(cal[["predicted", "high"]].max().max(), 0.01))
     left.plot([0, top], [0, top], ls=":", color="k", lw=1)
     left.set_xlabel(f"predicted P(hardware interruption within {result.horizon_h:g} h)")
-    left.set_ylabel("observed frequency")
+    left.set_ylabel("observed frequency (share of node-days, 0-1)")
     left.set_title("Calibration (out of sample)")
     left.legend(fontsize=8)
     if right is not None:
@@ -40,7 +40,7 @@ def plot_result(result: Any, ax: Any = None) -> Any:
                            fmt="o-", color=_COLORS.get(name), label=name, capsize=2)
         right.set_xscale("log")
         right.set_xlabel("nodes drained per week (k)")
-        right.set_ylabel("precision at k (failed within 7 d)")
+        right.set_ylabel(f"precision at k (failed within {result.horizon_h:g} h, 0-1)")
         right.set_title("Precision at k")
         right.legend(fontsize=8)
     if drain is not None:
@@ -61,7 +61,7 @@ def plot_drain(result: Any, ax: Any = None) -> Any:
             if name == "boosted" and k >= 5:
                 ax.annotate(f"k={k}", (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
     ax.set_xlabel("capacity drained (1,000 GPU-hours)")
-    ax.set_ylabel("hardware interruptions avoided")
+    ax.set_ylabel("hardware interruptions avoided (count)")
     ax.set_title("Drain the top k nodes each week (replay)")
     ax.legend(fontsize=8)
     return fig
