@@ -54,6 +54,7 @@ import pandas as pd
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext, Row, scan_lines
 from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._nccl_bulk_info import info_line
 from reliab.io.formats._nccl_messages import (
     Found,
     Split,
@@ -175,10 +176,12 @@ def parse_nccl_line(text: str, ctx: LineContext) -> Row | None:
     """One training-log line -> a signal row, or ``None`` (irrelevant).
 
     A dated line without a failure or checkpoint word only moves the reader's clock
-    (:func:`~reliab.io.formats._nccl_quiet.quiet_line`); every other line is taken apart
-    by :func:`parse_line_fully`, which gives the same result for those lines too.
+    (:func:`~reliab.io.formats._nccl_quiet.quiet_line`), NCCL ``INFO`` chatter without one
+    carries nothing (:func:`~reliab.io.formats._nccl_bulk_info.info_line`); every other
+    line is taken apart by :func:`parse_line_fully`, which gives the same result for those
+    lines too.
     """
-    if quiet_line(text, ctx.state):
+    if quiet_line(text, ctx.state) or info_line(text, ctx):
         return None
     return parse_line_fully(text, ctx)
 
