@@ -11,15 +11,27 @@ unpunctuated, so the next line may continue it) and dated lines; ``parse_nccl_li
 
 from __future__ import annotations
 
+import glob
 from datetime import UTC, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
+import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reliab.io.formats import nccl
 from reliab.io.formats._nccl_bulk_info import info_line
-from tests.test_nccl_quiet import _context, _rows_repr, _run
+from tests.test_nccl_quiet import _context, _frames, _rows_repr, _run
+
+_CORPUS = Path(__file__).resolve().parent / "reference" / "real_world" / "pytorch"
+_CORPUS_FILES = sorted(glob.glob(str(_CORPUS / "*.log")))
+#: every line of the corpus's NCCL and PyTorch watchdog logs (those naming NCCL)
+_CORPUS_LINES = sorted({line for f in _CORPUS_FILES
+                        for text in [Path(f).read_text(errors="replace")]
+                        if "NCCL" in text or "ProcessGroupNCCL" in text
+                        for line in text.splitlines()})
 
 _INFO = [
     "a100-st-p4d24xlarge-22:183006:183220 [1] NCCL INFO include/net.h:26 -> 6",
@@ -92,3 +104,36 @@ def test_info_line_after_wrapped_record_left_to_parser() -> None:
         assert _rows_repr(_run(nccl.parse_nccl_line, tail, fast_ctx)) == _rows_repr(
             _run(nccl.parse_line_fully, tail, slow_ctx))
         assert repr(sorted(fast_ctx.state.items())) == repr(sorted(slow_ctx.state.items()))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_CORPUS_LINES), min_size=1, max_size=60), _TZ)
+def test_corpus_line_mixes_equal_per_line_parser(lines: list[str], tz: Any) -> None:
+    """Random mixes of the real-world corpus's NCCL/PyTorch log lines, shortcut or not."""
+    fast_ctx, slow_ctx = _context(tz), _context(tz)
+    fast = _run(nccl.parse_nccl_line, lines, fast_ctx)
+    slow = _run(nccl.parse_line_fully, lines, slow_ctx)
+    assert _rows_repr(fast) == _rows_repr(slow)
+    assert _rows_repr(nccl._finish([r for r in fast if isinstance(r, dict)], fast_ctx)) == _rows_repr(
+        nccl._finish([r for r in slow if isinstance(r, dict)], slow_ctx))
+    assert repr(sorted(fast_ctx.state.items())) == repr(sorted(slow_ctx.state.items()))
+
+
+def test_corpus_files_equal_without_info_shortcut(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whole corpus files: signals, accounting, quarantine and notes equal with and without
+    the INFO shortcut, and the shortcut takes lines of them."""
+    assert len(_CORPUS_LINES) > 300
+    taken: list[bool] = []
+    info = nccl.info_line
+    monkeypatch.setattr(nccl, "info_line", lambda text, ctx: taken.append(info(text, ctx)) or taken[-1])
+    fast = [_frames(f) for f in _CORPUS_FILES]
+    assert sum(taken) > 50
+    monkeypatch.setattr(nccl, "info_line", lambda text, ctx: False)
+    slow = [_frames(f) for f in _CORPUS_FILES]
+    for f, a, b in zip(_CORPUS_FILES, fast, slow, strict=True):
+        assert a[:5] == b[:5], f
+        pd.testing.assert_frame_equal(a[5], b[5], check_exact=True)
+        if a[6] is None or b[6] is None:
+            assert a[6] is b[6], f
+        else:
+            pd.testing.assert_frame_equal(a[6], b[6])
