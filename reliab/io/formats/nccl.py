@@ -46,6 +46,7 @@ import os
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timezone, tzinfo
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,7 @@ import pandas as pd
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext, Row, scan_lines
 from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._nccl_bulk_info import info_line
 from reliab.io.formats._nccl_messages import (
     Found,
     Split,
@@ -131,11 +133,13 @@ def _repeats(found: Found, rank: str | None, row: Row, ctx: LineContext) -> bool
     recent: list[tuple[int, str, str | None, str | None, float | None, bool]] = ctx.state.setdefault("recent", [])
     clock = _clock(row)
     glog = "_glog" in row
-    for lineno, signal, other_rank, core, other_clock, other_glog in reversed(recent):
-        if ctx.lineno - lineno > _REPEAT_LINES:
+    signal, since = found.signal, ctx.lineno - _REPEAT_LINES
+    # (in a storm most entries are another signal's: those are dropped in one pass; lines only
+    # grow along ``recent``, so the first entry too far back ends the scan as it would unfiltered)
+    for entry in reversed([e for e in recent if e[1] == signal]):
+        if entry[0] < since:
             break
-        if signal != found.signal:
-            continue
+        _, _, other_rank, core, other_clock, other_glog = entry
         if rank is not None and other_rank is not None and rank != other_rank:
             continue
         if found.core is not None and core is not None and found.core != core:
@@ -175,10 +179,12 @@ def parse_nccl_line(text: str, ctx: LineContext) -> Row | None:
     """One training-log line -> a signal row, or ``None`` (irrelevant).
 
     A dated line without a failure or checkpoint word only moves the reader's clock
-    (:func:`~reliab.io.formats._nccl_quiet.quiet_line`); every other line is taken apart
-    by :func:`parse_line_fully`, which gives the same result for those lines too.
+    (:func:`~reliab.io.formats._nccl_quiet.quiet_line`), NCCL ``INFO`` chatter without one
+    carries nothing (:func:`~reliab.io.formats._nccl_bulk_info.info_line`); every other
+    line is taken apart by :func:`parse_line_fully`, which gives the same result for those
+    lines too.
     """
-    if quiet_line(text, ctx.state):
+    if quiet_line(text, ctx.state) or info_line(text, ctx):
         return None
     return parse_line_fully(text, ctx)
 
@@ -212,7 +218,7 @@ def parse_line_fully(text: str, ctx: LineContext) -> Row | None:
     elif part.glog is not None:
         st["last"] = ("glog", part.glog, st.get("iso"))
     st["prev"] = None
-    found = classify(part.body) if any(k in part.body for k in _TRIGGERS) else None
+    found = _classify_once(part.body) if any(k in part.body for k in _TRIGGERS) else None
     rank = part.rank if part.rank is not None else rank_in(part.body)
     who = f"rank {rank}: " if rank is not None else ""
     signalled = st.get("signalled")
@@ -268,6 +274,9 @@ def _rewrapped(start: int, signal: str, found: Found | None, who: str, st: dict)
 
 #: a message holding none of these cannot carry a signal
 _TRIGGERS = ("atchdog", "rror", "NCCL WARN", "Timeout at NCCL work")
+#: :func:`classify` once per distinct message: a storm repeats a few messages (one per rank
+#: and collective) thousands of times behind different stamps (``Found`` is frozen)
+_classify_once = lru_cache(maxsize=4096)(classify)
 
 
 def _remember_record(text: str, part: Split, ctx: LineContext) -> bool:
