@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from reliab.fleet._levels import above, steps_at_least
 from reliab.fleet._segments import Blocks, Segments
 
 Rows = dict[str, np.ndarray]
@@ -87,15 +88,12 @@ def file_rows(tns: np.ndarray, series: np.ndarray, values: Mapping[str, np.ndarr
         out[f"{c}__min"] = seg.fmin(x).astype(np.float64)
         out[f"{c}__max"] = seg.fmax(x).astype(np.float64)
         if c in thresholds:
-            out[f"{c}__above"] = seg.count(x > np.float64(thresholds[c]))
+            out[f"{c}__above"] = seg.count(above(x, thresholds[c]))  # float32 compared exactly, no cast
     for c, level in swings.items():
         x = values[c]
-        x64 = x.astype(np.float64)  # one cast: a float64 subtraction of float32 inputs casts per element
-        step_size = np.subtract(x64[1:], x64[:-1])
-        np.abs(step_size, out=step_size)
         inside = np.zeros(total, dtype=bool)
-        np.greater_equal(step_size, np.float64(level), out=inside[1:])  # NaN compares False: no step across a gap
-        inside &= ~new
+        inside[1:] = steps_at_least(x, level)  # NaN compares False: no step across a gap
+        inside[seg.starts] = False  # a segment's first sample steps from another series or window
         out[f"{c}__steps"] = seg.count(inside)
         out[f"{c}__vfirst"] = seg.first(x).astype(np.float64)
         out[f"{c}__vlast"] = seg.last(x).astype(np.float64)
