@@ -81,6 +81,41 @@ of 8, so the reduction scales with the read (67.7 s there): at the Dask ratios o
 loaded runs, 3.1-4.2 x 67.7 s = 210-285 s instead of 1,100 s; with the other stages unchanged (220 s), about 7.2-8.4 minutes end to
 end.  The 3x target is not reached in one process; on Dask it is near it on a quiet
 machine only.
+
+Round 3, measured 2026-12-06 on the same data against round 2 (commit b674675, "before"),
+two runs of the benchmark (4 rounds per variant each) at load averages 15 and 6-9:
+
+=============================  ===========  ===========
+reduction                       wall ratio   CPU ratio
+=============================  ===========  ===========
+before (commit b674675)        3.9 / 4.4    3.7 / 3.9
+after, in process (per task)   3.8 / 3.9    3.6 / 3.7
+after, Dask, 2 workers         6.7 / 5.3        -
+=============================  ===========  ===========
+
+The windows are bitwise equal to round 2's (every frame of every task, floats compared as
+bits).  What changed (about 4 % less CPU): temperatures above a level and power steps are
+compared in float32 (the largest float32 not above the level compares as the float64
+level does; a float32 step that reaches it is decided again in float64), so no float64
+copy of the power samples is made; a window's observed hours are capped and scaled after
+the largest ``n x interval`` instead of per row; the interval values take fewer passes;
+a run's series keys are joined by a set union per file.  Not done: rolling a host's GPUs
+up per file before the join (the per-series intervals would have to come from a first
+pass over the timestamps).
+
+Where the in-process time goes now (cProfile on CPU time, as multiples of the read in the
+same process, two runs): reading and coding the files 1.05-1.15 (the read itself
+0.75-0.8), per-file partials 0.53-0.57, finishing the windows 0.56-0.6 (of it the frame
+and dropping the held window 0.1), joining a run's files 0.31-0.33, interval values
+0.21-0.26, boundary steps and merge 0.21-0.23, the rest of the task (keys, carry) about
+0.3.  The stages are each a few passes over the samples or the rows; the 3x target needs
+the join and the finishing to run on host rows (8 times fewer) rather than GPU rows.
+
+Estimate (scaled, not measured) for the 100,000-GPU, 90-day fleet on 2 cores with Dask:
+the read takes 67.7 s there; at round 2's quiet-machine Dask ratio (3.1) less the 4 %
+saved, about 3.0 x 67.7 s = 200 s, with the other stages (220 s) about 7 minutes end to
+end; at the ratios measured today on a loaded machine (5.3-6.7) 360-450 s, 9.6-11.2
+minutes.
 """
 
 from __future__ import annotations

@@ -263,7 +263,7 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
         rows = _rows.file_rows(tns, series, values, step=spec.step, columns=spec.columns,
                                thresholds=spec.thresholds, swings=spec.swings)
         pieces.append((names, _recode(rows, local)))
-    names = sorted({*carry.names, *(k for n, _ in pieces for k in n)}, key=_sort_key)
+    names = sorted(set(carry.names).union(*(n for n, _ in pieces)), key=_sort_key)  # a union per file, not per key
     code = {k: i for i, k in enumerate(names)}
     n_codes = len(names)
     old = np.array([code[k] for k in carry.names], np.int64)

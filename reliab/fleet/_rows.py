@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from reliab.fleet._levels import above, steps_at_least
 from reliab.fleet._segments import Blocks, Segments
 
 Rows = dict[str, np.ndarray]
@@ -87,15 +88,12 @@ def file_rows(tns: np.ndarray, series: np.ndarray, values: Mapping[str, np.ndarr
         out[f"{c}__min"] = seg.fmin(x).astype(np.float64)
         out[f"{c}__max"] = seg.fmax(x).astype(np.float64)
         if c in thresholds:
-            out[f"{c}__above"] = seg.count(x > np.float64(thresholds[c]))
+            out[f"{c}__above"] = seg.count(above(x, thresholds[c]))  # float32 compared exactly, no cast
     for c, level in swings.items():
         x = values[c]
-        x64 = x.astype(np.float64)  # one cast: a float64 subtraction of float32 inputs casts per element
-        step_size = np.subtract(x64[1:], x64[:-1])
-        np.abs(step_size, out=step_size)
         inside = np.zeros(total, dtype=bool)
-        np.greater_equal(step_size, np.float64(level), out=inside[1:])  # NaN compares False: no step across a gap
-        inside &= ~new
+        inside[1:] = steps_at_least(x, level)  # NaN compares False: no step across a gap
+        inside[seg.starts] = False  # a segment's first sample steps from another series or window
         out[f"{c}__steps"] = seg.count(inside)
         out[f"{c}__vfirst"] = seg.first(x).astype(np.float64)
         out[f"{c}__vlast"] = seg.last(x).astype(np.float64)
@@ -256,10 +254,11 @@ def interval_values(rows: Rows, prev_first: np.ndarray) -> tuple[Sketch, Sketch]
     in s and the spacing in s of its first sample from the series' previous window
     (``prev_first``: per series code, first time in s of the window before these; NaN none)."""
     first = rows["first"] / 1e9
-    span = rows["last"] / 1e9 - first
-    steps = rows["n"].astype(float) - 1.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per = np.where(steps > 0, span / steps, np.nan)
+    span = rows["last"] / 1e9
+    span -= first
+    steps = np.subtract(rows["n"], 1.0)  # the count cast to float64 in the subtraction
+    per = np.full(len(steps), np.nan)
+    np.divide(span, steps, out=per, where=steps > 0)
     s = rows["series"]
     same = np.zeros(len(s), dtype=bool)
     same[1:] = s[1:] == s[:-1]
@@ -319,7 +318,9 @@ def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.n
     width_s = step / 1e9
     s = rows["series"]
     ival = interval[s]
-    hours = np.minimum(rows["n"] * ival, width_s) / 3600.0
+    # observed hours min(n × interval, width) / 3600 per series and window, the largest per
+    # window: both steps are monotone, so the largest n × interval is capped and scaled instead
+    exposure = rows["n"] * ival
     host_names = np.array([h for h, _ in names], dtype=object)
     gpu_names = np.array([g for _, g in names], dtype=object)
     w = rows["window"]
@@ -354,7 +355,7 @@ def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.n
     if level == "gpu":
         out["gpu"] = _keys(gpu_names[s[first_row]], bool(swings))
     out["window"] = pd.to_datetime(seg.first(w) * step, unit="ns", utc=True)
-    out["hours"] = seg.fmax(at(hours))
+    out["hours"] = np.minimum(seg.fmax(at(exposure)), width_s) / 3600.0
     out["n_series"] = seg.counts
     out["n_samples"] = seg.sum(at(rows["n"]))
 
