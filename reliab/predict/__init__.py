@@ -8,7 +8,8 @@ top-k nodes each week (:mod:`._drain`).
 """
 
 from reliab.predict._api import predict_failures
+from reliab.predict._features import FAMILIES as PRECURSOR_FAMILIES
 from reliab.predict._plots import plot_drain
 from reliab.predict._result import FailureRiskResult
 
-__all__ = ["predict_failures", "FailureRiskResult", "plot_drain"]
+__all__ = ["PRECURSOR_FAMILIES", "predict_failures", "FailureRiskResult", "plot_drain"]

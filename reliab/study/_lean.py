@@ -14,7 +14,9 @@ Which signal rows the report's analyses read (:func:`reliab.study.analyze`):
   ``slurm:drain*``, ``nic:link_down`` and ``nic:lost_carrier`` rows, and the *distinct*
   ``xid:*`` signals;
 - the run's cost (:func:`reliab.failure_cost`) reads the rows of its jobs (``job_id``),
-  the ``train:*`` checkpoint rows and, per host, the time of the first critical Xid.
+  the ``train:*`` checkpoint rows and, per host, the time of the first critical Xid;
+- the failure-risk features (:func:`reliab.predict_failures`) count every row of the
+  precursor families (:data:`reliab.predict.PRECURSOR_FAMILIES`) in trailing windows.
 
 So every row with a ``job_id`` or one of those counted signals is kept, and of every other
 (host, signal, severity) only its earliest row, plus the table's earliest and latest rows.
@@ -89,8 +91,12 @@ def _records(folder: Path, table: str) -> list[dict[str, Any]]:
 
 def _chosen(cols: pd.DataFrame) -> np.ndarray:
     """Rows of a part every analysis reads row by row: with a job id, or a counted signal."""
+    from reliab.predict import PRECURSOR_FAMILIES
+
     signal = cols["signal"].astype("string").fillna("")
     keep = cols["job_id"].notna().to_numpy(dtype=bool) | signal.isin(_COUNTED).to_numpy(dtype=bool)
+    precursor = "|".join(f"(?:{p})" for p in PRECURSOR_FAMILIES.values())
+    keep |= signal.str.contains(precursor, regex=True, case=False).to_numpy(dtype=bool)
     for prefix in _COUNTED_PREFIXES:
         keep |= signal.str.startswith(prefix).to_numpy(dtype=bool)
     return keep
