@@ -9,13 +9,13 @@ log(scale), standard errors from the inverse information (log-scale included), l
 
 from __future__ import annotations
 
-import csv
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from _rvalues import r_values
 
 from reliab.models import fit_aft
 
@@ -24,14 +24,8 @@ RTOL = 1e-8
 DISTS = ["weibull", "exponential", "lognormal", "loglogistic"]
 
 
-@cache
 def _values() -> dict[tuple[str, str], list[float]]:
-    out: dict[tuple[str, str], list[float]] = {}
-    with (REF / "aft_values.csv").open(newline="") as fh:
-        for row in csv.DictReader(fh):
-            out.setdefault((row["case"], row["quantity"].split("[")[0]), []).append(
-                float(row["value"]))
-    return out
+    return r_values("aft")
 
 
 def _close(case: str, quantity: str, ours) -> None:

@@ -8,13 +8,13 @@ relative (>= 8 significant digits) throughout.
 
 from __future__ import annotations
 
-import csv
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from _rvalues import r_values
 
 from reliab.models import fit_cox
 
@@ -22,14 +22,8 @@ REF = Path(__file__).parent / "reference" / "r"
 RTOL = 1e-8
 
 
-@cache
 def _values() -> dict[tuple[str, str], list[float]]:
-    out: dict[tuple[str, str], list[float]] = {}
-    with (REF / "cox_values.csv").open(newline="") as fh:
-        for row in csv.DictReader(fh):
-            out.setdefault((row["case"], row["quantity"].split("[")[0]), []).append(
-                float(row["value"]))
-    return out
+    return r_values("cox")
 
 
 def _close(case: str, quantity: str, ours) -> None:

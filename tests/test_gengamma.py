@@ -11,14 +11,13 @@ plain central differences) to 1e-8.
 
 from __future__ import annotations
 
-import csv
 import math
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from _rvalues import r_values
 from scipy import stats
 
 from reliab._checks import verify
@@ -28,14 +27,8 @@ from reliab.models.gengamma import log_pdf, log_sf_cdf, loglik
 REF = Path(__file__).parent / "reference" / "r"
 
 
-@cache
 def _values() -> dict[tuple[str, str], list[float]]:
-    out: dict[tuple[str, str], list[float]] = {}
-    with (REF / "gengamma_values.csv").open(newline="") as fh:
-        for row in csv.DictReader(fh):
-            out.setdefault((row["case"], row["quantity"].split("[")[0]), []).append(
-                float(row["value"]))
-    return out
+    return r_values("gengamma")
 
 
 def _case(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:

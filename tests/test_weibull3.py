@@ -6,14 +6,13 @@ central differences) to 1e-8 relative."""
 
 from __future__ import annotations
 
-import csv
 import math
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from _rvalues import r_values
 
 from reliab._checks import verify
 from reliab.models import fit_weibull, fit_weibull3
@@ -22,14 +21,8 @@ from reliab.models.weibull3 import _profile_beta
 REF = Path(__file__).parent / "reference" / "r"
 
 
-@cache
 def _values() -> dict[tuple[str, str], list[float]]:
-    out: dict[tuple[str, str], list[float]] = {}
-    with (REF / "weibull3_values.csv").open(newline="") as fh:
-        for row in csv.DictReader(fh):
-            out.setdefault((row["case"], row["quantity"].split("[")[0]), []).append(
-                float(row["value"]))
-    return out
+    return r_values("weibull3")
 
 
 def _data(name: str) -> tuple[np.ndarray, np.ndarray]:
