@@ -20,6 +20,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Iterable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Literal
 
@@ -213,15 +214,17 @@ def ingest(
     if done is not None:  # Memory or Output on Dask: the tasks combine or write the tables
         return done
     with sink.open(plan, runner, strict=strict, progress=progress) as session:
+        reads = runner.reads(plan, read_entry, strict=strict) if session.ahead else nullcontext(read_entry)
         results: list[FileResult] = []
         choices: dict[str, SourceChoice | None] = {}
         advance, close = progress_bar(len(plan.entries), progress and session.show)
         try:
-            for entry in plan.entries:  # the one loop over the planned inputs, in input order
-                for result, choice in session.add(plan, entry, strict, read_entry):
-                    results.append(result)
-                    choices[result.path] = choice
-                advance()
+            with reads as read:
+                for entry in plan.entries:  # the one loop over the planned inputs, in input order
+                    for result, choice in session.add(plan, entry, strict, read):
+                        results.append(result)
+                        choices[result.path] = choice
+                    advance()
         finally:
             close()
         return session.finish(accounting_of(results), results, choices, attribution)

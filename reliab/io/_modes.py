@@ -49,6 +49,9 @@ class Runner(Protocol):
     engine: str
     client: Any
 
+    def reads(self, plan: RunPlan, read: ReadEntry, *, strict: bool) -> AbstractContextManager[ReadEntry]:
+        """The reader the loop hands a session: per input, in input order, its ``(result, choice)`` rows."""
+
 
 @dataclass(frozen=True)
 class InProcess:
@@ -57,13 +60,26 @@ class InProcess:
     engine: str = "local"
     client: Any = None
 
+    @contextmanager
+    def reads(self, plan: RunPlan, read: ReadEntry, *, strict: bool) -> Iterator[ReadEntry]:
+        yield read
+
 
 @dataclass(frozen=True)
 class Dask:
-    """The files read by tasks on a Dask cluster (``engine="dask"``; ``client`` or a local one)."""
+    """The files read by tasks on a Dask cluster (``engine="dask"``; ``client`` or a local one).
+
+    Every file is submitted at once (:func:`reliab.io.distributed.read_ahead`: small files
+    batched, large kernel logs split), and each input's result handed out in input order.
+    """
 
     client: Any = None
     engine: str = "dask"
+
+    def reads(self, plan: RunPlan, read: ReadEntry, *, strict: bool) -> AbstractContextManager[ReadEntry]:
+        from reliab.io.distributed import read_ahead
+
+        return read_ahead(plan, read, strict=strict, client=self.client)
 
 
 def runner_for(engine: str, client: Any) -> Runner:
@@ -78,10 +94,12 @@ def runner_for(engine: str, client: Any) -> Runner:
 class Session(Protocol):
     """One run of a sink: the pipeline's loop hands it each planned input, then asks for the result.
 
-    ``show`` says whether the loop shows its progress bar (a Dask store run shows its tasks').
+    ``show`` says whether the loop shows its progress bar (a Dask store run shows its tasks');
+    ``ahead`` whether the runner may read every file ahead (a store reads only new content).
     """
 
     show: bool
+    ahead: bool
 
     def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> Rows:
         """Have ``entry`` read with ``read`` (or not, when the sink knows it), keep its tables."""
@@ -106,7 +124,7 @@ class Sink(Protocol):
 class _Kept:
     """The Memory session: each file's tables gathered in input order (:class:`TableParts`)."""
 
-    show = True
+    show = ahead = True
 
     def __init__(self, plan: RunPlan) -> None:
         self.plan, self.parts = plan, TableParts()
@@ -136,7 +154,7 @@ class Memory:
 
     def tasks(self, plan: RunPlan, read: ReadEntry, runner: Runner, attribution: dict[str, Any], *,
               strict: bool, progress: bool) -> IngestResult | None:
-        return _dask_tasks(plan, read, runner, attribution, strict, progress, None)
+        return None
 
     @contextmanager
     def open(self, plan: RunPlan, runner: Runner, *, strict: bool, progress: bool) -> Iterator[Session]:
