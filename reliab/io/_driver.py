@@ -210,11 +210,8 @@ def ingest(
                                    "after": after, "job_filter": job_filter}, _defaults())
     runner = runner_for(engine, client)
     sink = sink_for(store, output, rebuild)
-    done = sink.tasks(plan, read_entry, runner, attribution, strict=strict, progress=progress)
-    if done is not None:  # Memory or Output on Dask: the tasks combine or write the tables
-        return done
     with sink.open(plan, runner, strict=strict, progress=progress) as session:
-        reads = runner.reads(plan, read_entry, strict=strict) if session.ahead else nullcontext(read_entry)
+        reads = runner.reads(plan, read_entry, session, strict=strict) if session.ahead else nullcontext(read_entry)
         results: list[FileResult] = []
         choices: dict[str, SourceChoice | None] = {}
         advance, close = progress_bar(len(plan.entries), progress and session.show)

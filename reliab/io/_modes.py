@@ -49,8 +49,9 @@ class Runner(Protocol):
     engine: str
     client: Any
 
-    def reads(self, plan: RunPlan, read: ReadEntry, *, strict: bool) -> AbstractContextManager[ReadEntry]:
-        """The reader the loop hands a session: per input, in input order, its ``(result, choice)`` rows."""
+    def reads(self, plan: RunPlan, read: ReadEntry, session: Session, *,
+              strict: bool) -> AbstractContextManager[ReadEntry]:
+        """The reader the loop hands ``session``: per input, in input order, its ``(result, choice)`` rows."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ class InProcess:
     client: Any = None
 
     @contextmanager
-    def reads(self, plan: RunPlan, read: ReadEntry, *, strict: bool) -> Iterator[ReadEntry]:
+    def reads(self, plan: RunPlan, read: ReadEntry, session: Session, *, strict: bool) -> Iterator[ReadEntry]:
         yield read
 
 
@@ -76,10 +77,13 @@ class Dask:
     client: Any = None
     engine: str = "dask"
 
-    def reads(self, plan: RunPlan, read: ReadEntry, *, strict: bool) -> AbstractContextManager[ReadEntry]:
+    def reads(self, plan: RunPlan, read: ReadEntry, session: Session, *,
+              strict: bool) -> AbstractContextManager[ReadEntry]:
         from reliab.io.distributed import read_ahead
 
-        return read_ahead(plan, read, strict=strict, client=self.client)
+        output = getattr(session, "output", None)  # a session that has the tasks write its tables
+        return read_ahead(plan, read, strict=strict, client=self.client, output=output,
+                          written=getattr(session, "written", None))
 
 
 def runner_for(engine: str, client: Any) -> Runner:
@@ -112,10 +116,6 @@ class Session(Protocol):
 class Sink(Protocol):
     """Where the tables go."""
 
-    def tasks(self, plan: RunPlan, read: ReadEntry, runner: Runner, attribution: dict[str, Any], *,
-              strict: bool, progress: bool) -> IngestResult | None:
-        """The whole run when ``runner``'s tasks take the tables themselves, else ``None``."""
-
     def open(self, plan: RunPlan, runner: Runner, *, strict: bool,
              progress: bool) -> AbstractContextManager[Session]:
         """A :class:`Session` for the pipeline's loop (the run undone if the loop fails)."""
@@ -138,23 +138,9 @@ class _Kept:
                       notes=plan_notes(self.plan), **attribution)
 
 
-def _dask_tasks(plan: RunPlan, read: ReadEntry, runner: Runner, attribution: dict[str, Any], strict: bool,
-                progress: bool, output: str | os.PathLike[str] | None) -> IngestResult | None:
-    if runner.engine != "dask":
-        return None
-    from reliab.io.distributed import ingest_dask
-
-    return ingest_dask(plan, attribution, read, strict=strict, client=runner.client, output=output,
-                       progress=progress)
-
-
 @dataclass(frozen=True)
 class Memory:
     """The tables kept in the result (no ``store=``, no ``output=``)."""
-
-    def tasks(self, plan: RunPlan, read: ReadEntry, runner: Runner, attribution: dict[str, Any], *,
-              strict: bool, progress: bool) -> IngestResult | None:
-        return None
 
     @contextmanager
     def open(self, plan: RunPlan, runner: Runner, *, strict: bool, progress: bool) -> Iterator[Session]:
@@ -168,12 +154,12 @@ class Output:
 
     folder: str | os.PathLike[str]
 
-    def tasks(self, plan: RunPlan, read: ReadEntry, runner: Runner, attribution: dict[str, Any], *,
-              strict: bool, progress: bool) -> IngestResult | None:
-        return _dask_tasks(plan, read, runner, attribution, strict, progress, self.folder)
-
     def open(self, plan: RunPlan, runner: Runner, *, strict: bool,
              progress: bool) -> AbstractContextManager[Session]:
+        if runner.engine == "dask":  # the tasks write the tables
+            from reliab.io.distributed import written_by_tasks
+
+            return written_by_tasks(plan, self.folder)
         from reliab.io._streamed import written
 
         return written(plan, self.folder)
@@ -185,10 +171,6 @@ class Store:
 
     folder: str | os.PathLike[str]
     rebuild: bool = False
-
-    def tasks(self, plan: RunPlan, read: ReadEntry, runner: Runner, attribution: dict[str, Any], *,
-              strict: bool, progress: bool) -> IngestResult | None:
-        return None  # with Dask the store's reads start ahead of its ledger walk (Session.add)
 
     def open(self, plan: RunPlan, runner: Runner, *, strict: bool,
              progress: bool) -> AbstractContextManager[Session]:

@@ -39,14 +39,16 @@ import os
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from reliab.errors import DistributedError, ReliabError
 from reliab.io import _partitioned, _ranges
 from reliab.io._discover import Entry
 from reliab.io._finish import finish, plan_notes, sources_of
-from reliab.io._merge import accounting_of
 from reliab.io._merge import progress as progress_bar
 from reliab.io._plan import ReadEntry, RunPlan
 from reliab.io._readfile import choose_source
@@ -54,7 +56,7 @@ from reliab.io._registry import FileResult
 from reliab.io._result import IngestResult, SourceChoice
 from reliab.io._tasks import COMBINE, Item, TaskOutput, collect_span, read_batch, read_spans
 
-__all__ = ["ingest_dask", "read_ahead", "read_many", "dask_client", "batches", "BATCH_BYTES", "RANGE_BYTES"]
+__all__ = ["read_ahead", "written_by_tasks", "read_many", "dask_client", "batches", "BATCH_BYTES", "RANGE_BYTES"]
 
 #: on-disk bytes of small files grouped into one task
 BATCH_BYTES = 8 << 20
@@ -277,29 +279,43 @@ def read_many(client: Any, items: list[Item], strict: bool, *, progress: bool = 
 
 
 @contextmanager
-def read_ahead(plan: RunPlan, read: ReadEntry, *, strict: bool, client: Any = None) -> Iterator[ReadEntry]:
+def read_ahead(plan: RunPlan, read: ReadEntry, *, strict: bool, client: Any = None,
+               output: tuple[str, str] | None = None,
+               written: Callable[[list[dict[str, Any]]], None] | None = None) -> Iterator[ReadEntry]:
     """The files of ``plan`` read by tasks on the cluster, handed out input by input.
 
     The tasks (batches of small files, byte ranges of large ones) are submitted at once;
     the reader returned gives, for each file input in input order, its result as soon as
     its task is done (each task's files' tables joined, at its last file); other inputs
-    (set aside, live sources) are read here with ``read``.
+    (set aside, live sources) are read here with ``read``.  With ``output`` (folder, run)
+    the tasks write their tables as Parquet parts there and send back the accounting only,
+    a live source's rows are written here at the task number kept for them, and
+    ``written`` is given the manifest records of every part.
 
     Raises
     ------
     DistributedError
         A task failed for good (its worker died too often, the connection broke).
     """
+    folder, run = output or (COMBINE, "")
+    keep = written or (lambda parts: None)
     with dask_client(client) as c:
         sub = _Submitted(c, uuid.uuid4().hex[:12])
-        futures, _ = _submit_file_tasks(sub, _segments(plan), strict, COMBINE, "", BATCH_BYTES, RANGE_BYTES)
-        outputs: Iterator[TaskOutput] = sub.in_order(futures)
-        remote = (pair for out in outputs for pair in zip(out.results, out.choices, strict=True))
+        futures, gaps = _submit_file_tasks(sub, _segments(plan), strict, folder, run, BATCH_BYTES, RANGE_BYTES)
+        # tables written: every task's accounting at once (nothing is left running when one fails)
+        outputs: Iterator[TaskOutput] = sub.in_order(futures) if output is None else iter(sub.gather(futures, False))
+        remote = (pair for out in outputs if keep(out.parts) is None
+                  for pair in zip(out.results, out.choices, strict=True))
+        live = iter(gaps)
 
         def read_one(plan: RunPlan, entry: Entry, strict: bool) -> list[tuple[FileResult, SourceChoice]]:
             if entry.result is None and not entry.url:
                 return [next(remote)]
-            return read(plan, entry, strict)
+            rows = read(plan, entry, strict)
+            if entry.url and output is not None:
+                keep(_partitioned.write_parts([r for r, _ in rows], folder, run, next(live)))
+                rows = [(replace(r, tables={}, quarantine=None), choice) for r, choice in rows]
+            return rows
 
         try:
             yield read_one
@@ -307,48 +323,40 @@ def read_ahead(plan: RunPlan, read: ReadEntry, *, strict: bool, client: Any = No
             sub.cancel()  # (nothing left to cancel after a complete run)
 
 
-def ingest_dask(plan: RunPlan, attribution: dict[str, Any], read: ReadEntry, *, strict: bool, client: Any = None,
-                output: str | os.PathLike[str], progress: bool = False) -> IngestResult:
-    """The Dask engine behind ``reliab.ingest(..., engine="dask", output=...)`` (see the module doc).
+class _Written:
+    """The Output session on Dask: the tasks wrote the tables; read back whole, attributed, committed."""
 
-    Task sizes are the module settings :data:`BATCH_BYTES` and :data:`RANGE_BYTES`, read
-    at each call.
+    show = ahead = True
 
-    Raises
-    ------
-    DistributedError
-        A task failed for good (its worker died too often, the connection broke).
-    """
-    segments = _segments(plan)
-    out = str(Path(output).resolve())
-    run = _partitioned.new_run()
-    with dask_client(client) as c:
-        sub = _Submitted(c, uuid.uuid4().hex[:12])
-        try:
-            futures, gaps = _submit_file_tasks(sub, segments, strict, out, run, BATCH_BYTES, RANGE_BYTES)
-            outputs: list[TaskOutput] = sub.gather(futures, progress)
-        except BaseException:
-            _partitioned.discard_run(out, run)
-            raise
-    remote = iter((r, c) for o in outputs for r, c in zip(o.results, o.choices, strict=True))
-    results: list[FileResult] = []
-    choices: dict[str, SourceChoice | None] = {}
-    live: list[list[FileResult]] = []
-    for entry in plan.entries:
-        rows = [next(remote)] if entry.result is None and not entry.url else read(plan, entry, strict)
-        results += [r for r, _ in rows]
-        choices.update({r.path: c for r, c in rows})
-        if entry.url:
-            live.append([r for r, _ in rows])
-    parts = [p for o in outputs for p in o.parts]
-    for n, rs in zip(gaps, live, strict=True):  # live sources' rows: the parts of their reserved tasks
-        parts += _partitioned.write_parts(rs, out, run, n)
-    tables = {t: _partitioned.read_parts(out, [p for p in parts if p["table"] == t], t)
-              for t in _partitioned.PARTITIONED}
-    result = finish(tables, accounting_of(results), sources_of(results, choices), notes=plan_notes(plan),
-                    **attribution)
-    _partitioned.commit(out, run, parts, {"interruptions": result.interruptions,
-                                          "user_failures": result.user_failures,
-                                          "accounting": result.accounting},
-                        {"policy": result.policy, "notes": list(result.notes)})
-    return result
+    def __init__(self, plan: RunPlan, out: str, run: str) -> None:
+        self.plan, self.out, self.run = plan, out, run
+        self.parts: list[dict[str, Any]] = []
+        self.output = (out, run)
+
+    def written(self, parts: list[dict[str, Any]]) -> None:
+        self.parts += parts
+
+    def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> list[tuple[FileResult, SourceChoice]]:
+        return read(plan, entry, strict)
+
+    def finish(self, accounting: pd.DataFrame, results: list[FileResult], choices: dict[str, SourceChoice | None],
+               attribution: dict[str, Any]) -> IngestResult:
+        tables = {t: _partitioned.read_parts(self.out, [p for p in self.parts if p["table"] == t], t)
+                  for t in _partitioned.PARTITIONED}
+        result = finish(tables, accounting, sources_of(results, choices), notes=plan_notes(self.plan), **attribution)
+        _partitioned.commit(self.out, self.run, self.parts, {"interruptions": result.interruptions,
+                                                             "user_failures": result.user_failures,
+                                                             "accounting": result.accounting},
+                            {"policy": result.policy, "notes": list(result.notes)})
+        return result
+
+
+@contextmanager
+def written_by_tasks(plan: RunPlan, output: str | os.PathLike[str]) -> Iterator[_Written]:
+    """The Output session of a Dask run; a run that fails deletes the parts it wrote."""
+    out, run = str(Path(output).resolve()), _partitioned.new_run()
+    try:
+        yield _Written(plan, out, run)
+    except BaseException:
+        _partitioned.discard_run(out, run)
+        raise
