@@ -12,10 +12,10 @@ Two small interfaces, one implementation per mode:
 The pipeline (:mod:`reliab.io._driver`) owns the one loop over the planned inputs: it opens
 the sink (:meth:`Sink.open`, a :class:`Session`), hands it every input in order
 (:meth:`Session.add`, which has it read with the pipeline's ``read_entry`` and keeps its
-tables) and ends with :meth:`Session.finish`.  Only the Dask runner of the Memory and Output
-sinks reads without that loop (:meth:`Sink.tasks`: its tasks batch small files and split
-large ones, and combine or write their tables on the workers).  The pipeline reaches the
-modes only through :func:`runner_for` and :func:`sink_for`; no mode imports the pipeline.
+tables) and ends with :meth:`Session.finish`; the reads are the runner's
+(:meth:`Runner.reads`; with Dask its tasks batch small files, split large ones, and join or
+write their tables on the workers).  The pipeline reaches the modes only through
+:func:`runner_for` and :func:`sink_for`; no mode imports the pipeline.
 """
 
 from __future__ import annotations

@@ -15,11 +15,11 @@ input accounted for), then submits tasks (:mod:`reliab.io._tasks`):
   files are never split (a compressed stream cannot be entered in the middle).
 
 Live ``scheme://`` inputs and files set aside by discovery are handled on the client.
-Without ``output`` the per-file tables travel back through the scheduler; with it, each
-task writes its tables as Parquet parts partitioned by source and date
-(:mod:`reliab.io._partitioned`) and only the line accounting travels back.  The client
-then concatenates in input order, validates and attributes interruptions with the same
-:func:`reliab.io._finish.finish` as the local engine: the result is the local result.
+Without ``output`` each task's tables travel back through the scheduler, joined; with it,
+each task writes its tables as Parquet parts partitioned by source and date
+(:mod:`reliab.io._partitioned`) and only the line accounting travels back.
+:func:`read_ahead` hands the pipeline's loop each input's rows in input order, so the
+session merges, validates and attributes as in a local run: the result is the local result.
 
 Failures: a task lost with its worker is re-run by the scheduler on another worker (Dask's
 ``distributed.scheduler.allowed-failures`` times); when a task fails for good, the run
