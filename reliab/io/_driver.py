@@ -20,6 +20,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Iterable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Literal
 
@@ -209,19 +210,18 @@ def ingest(
                                    "after": after, "job_filter": job_filter}, _defaults())
     runner = runner_for(engine, client)
     sink = sink_for(store, output, rebuild)
-    done = sink.tasks(plan, read_entry, runner, attribution, strict=strict, progress=progress)
-    if done is not None:  # Memory or Output on Dask: the tasks combine or write the tables
-        return done
     with sink.open(plan, runner, strict=strict, progress=progress) as session:
+        reads = runner.reads(plan, read_entry, session, strict=strict) if session.ahead else nullcontext(read_entry)
         results: list[FileResult] = []
         choices: dict[str, SourceChoice | None] = {}
         advance, close = progress_bar(len(plan.entries), progress and session.show)
         try:
-            for entry in plan.entries:  # the one loop over the planned inputs, in input order
-                for result, choice in session.add(plan, entry, strict, read_entry):
-                    results.append(result)
-                    choices[result.path] = choice
-                advance()
+            with reads as read:
+                for entry in plan.entries:  # the one loop over the planned inputs, in input order
+                    for result, choice in session.add(plan, entry, strict, read):
+                        results.append(result)
+                        choices[result.path] = choice
+                    advance()
         finally:
             close()
         return session.finish(accounting_of(results), results, choices, attribution)

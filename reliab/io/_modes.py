@@ -12,10 +12,10 @@ Two small interfaces, one implementation per mode:
 The pipeline (:mod:`reliab.io._driver`) owns the one loop over the planned inputs: it opens
 the sink (:meth:`Sink.open`, a :class:`Session`), hands it every input in order
 (:meth:`Session.add`, which has it read with the pipeline's ``read_entry`` and keeps its
-tables) and ends with :meth:`Session.finish`.  Only the Dask runner of the Memory and Output
-sinks reads without that loop (:meth:`Sink.tasks`: its tasks batch small files and split
-large ones, and combine or write their tables on the workers).  The pipeline reaches the
-modes only through :func:`runner_for` and :func:`sink_for`; no mode imports the pipeline.
+tables) and ends with :meth:`Session.finish`; the reads are the runner's
+(:meth:`Runner.reads`; with Dask its tasks batch small files, split large ones, and join or
+write their tables on the workers).  The pipeline reaches the modes only through
+:func:`runner_for` and :func:`sink_for`; no mode imports the pipeline.
 """
 
 from __future__ import annotations
@@ -49,6 +49,10 @@ class Runner(Protocol):
     engine: str
     client: Any
 
+    def reads(self, plan: RunPlan, read: ReadEntry, session: Session, *,
+              strict: bool) -> AbstractContextManager[ReadEntry]:
+        """The reader the loop hands ``session``: per input, in input order, its ``(result, choice)`` rows."""
+
 
 @dataclass(frozen=True)
 class InProcess:
@@ -57,13 +61,29 @@ class InProcess:
     engine: str = "local"
     client: Any = None
 
+    @contextmanager
+    def reads(self, plan: RunPlan, read: ReadEntry, session: Session, *, strict: bool) -> Iterator[ReadEntry]:
+        yield read
+
 
 @dataclass(frozen=True)
 class Dask:
-    """The files read by tasks on a Dask cluster (``engine="dask"``; ``client`` or a local one)."""
+    """The files read by tasks on a Dask cluster (``engine="dask"``; ``client`` or a local one).
+
+    Every file is submitted at once (:func:`reliab.io.distributed.read_ahead`: small files
+    batched, large kernel logs split), and each input's result handed out in input order.
+    """
 
     client: Any = None
     engine: str = "dask"
+
+    def reads(self, plan: RunPlan, read: ReadEntry, session: Session, *,
+              strict: bool) -> AbstractContextManager[ReadEntry]:
+        from reliab.io.distributed import read_ahead
+
+        output = getattr(session, "output", None)  # a session that has the tasks write its tables
+        return read_ahead(plan, read, strict=strict, client=self.client, output=output,
+                          written=getattr(session, "written", None))
 
 
 def runner_for(engine: str, client: Any) -> Runner:
@@ -78,10 +98,12 @@ def runner_for(engine: str, client: Any) -> Runner:
 class Session(Protocol):
     """One run of a sink: the pipeline's loop hands it each planned input, then asks for the result.
 
-    ``show`` says whether the loop shows its progress bar (a Dask store run shows its tasks').
+    ``show`` says whether the loop shows its progress bar (a Dask store run shows its tasks');
+    ``ahead`` whether the runner may read every file ahead (a store reads only new content).
     """
 
     show: bool
+    ahead: bool
 
     def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> Rows:
         """Have ``entry`` read with ``read`` (or not, when the sink knows it), keep its tables."""
@@ -94,10 +116,6 @@ class Session(Protocol):
 class Sink(Protocol):
     """Where the tables go."""
 
-    def tasks(self, plan: RunPlan, read: ReadEntry, runner: Runner, attribution: dict[str, Any], *,
-              strict: bool, progress: bool) -> IngestResult | None:
-        """The whole run when ``runner``'s tasks take the tables themselves, else ``None``."""
-
     def open(self, plan: RunPlan, runner: Runner, *, strict: bool,
              progress: bool) -> AbstractContextManager[Session]:
         """A :class:`Session` for the pipeline's loop (the run undone if the loop fails)."""
@@ -106,7 +124,7 @@ class Sink(Protocol):
 class _Kept:
     """The Memory session: each file's tables gathered in input order (:class:`TableParts`)."""
 
-    show = True
+    show = ahead = True
 
     def __init__(self, plan: RunPlan) -> None:
         self.plan, self.parts = plan, TableParts()
@@ -120,23 +138,9 @@ class _Kept:
                       notes=plan_notes(self.plan), **attribution)
 
 
-def _dask_tasks(plan: RunPlan, read: ReadEntry, runner: Runner, attribution: dict[str, Any], strict: bool,
-                progress: bool, output: str | os.PathLike[str] | None) -> IngestResult | None:
-    if runner.engine != "dask":
-        return None
-    from reliab.io.distributed import ingest_dask
-
-    return ingest_dask(plan, attribution, read, strict=strict, client=runner.client, output=output,
-                       progress=progress)
-
-
 @dataclass(frozen=True)
 class Memory:
     """The tables kept in the result (no ``store=``, no ``output=``)."""
-
-    def tasks(self, plan: RunPlan, read: ReadEntry, runner: Runner, attribution: dict[str, Any], *,
-              strict: bool, progress: bool) -> IngestResult | None:
-        return _dask_tasks(plan, read, runner, attribution, strict, progress, None)
 
     @contextmanager
     def open(self, plan: RunPlan, runner: Runner, *, strict: bool, progress: bool) -> Iterator[Session]:
@@ -150,12 +154,12 @@ class Output:
 
     folder: str | os.PathLike[str]
 
-    def tasks(self, plan: RunPlan, read: ReadEntry, runner: Runner, attribution: dict[str, Any], *,
-              strict: bool, progress: bool) -> IngestResult | None:
-        return _dask_tasks(plan, read, runner, attribution, strict, progress, self.folder)
-
     def open(self, plan: RunPlan, runner: Runner, *, strict: bool,
              progress: bool) -> AbstractContextManager[Session]:
+        if runner.engine == "dask":  # the tasks write the tables
+            from reliab.io.distributed import written_by_tasks
+
+            return written_by_tasks(plan, self.folder)
         from reliab.io._streamed import written
 
         return written(plan, self.folder)
@@ -167,10 +171,6 @@ class Store:
 
     folder: str | os.PathLike[str]
     rebuild: bool = False
-
-    def tasks(self, plan: RunPlan, read: ReadEntry, runner: Runner, attribution: dict[str, Any], *,
-              strict: bool, progress: bool) -> IngestResult | None:
-        return None  # with Dask the store's reads start ahead of its ledger walk (Session.add)
 
     def open(self, plan: RunPlan, runner: Runner, *, strict: bool,
              progress: bool) -> AbstractContextManager[Session]:

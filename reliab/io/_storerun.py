@@ -85,6 +85,7 @@ class _Stored:
                  planned: dict[str, Plan] | None = None, fetch: dict[str, Fetch] | None = None) -> None:
         self.st, self.run, self.notes, self.planned, self.fetch = st, run, notes, planned or {}, fetch or {}
         self.show = fetch is None  # with Dask the tasks' progress was shown
+        self.ahead = False  # the ledger decides what is read (with Dask, ahead of the walk: _prefetch)
         self.statuses: list[str] = []
         self.touched: set[tuple[str, str]] = set()
 

@@ -362,7 +362,7 @@ def _marked(cols: pa.Table, seen: set[tuple[Any, Any]], lo: np.ndarray | None, h
 class _Written:
     """The Output session: each input's tables written as it is read (:meth:`OutputWriter.read`)."""
 
-    show = True
+    show = ahead = True
 
     def __init__(self, plan: RunPlan, out: Path, writer: OutputWriter) -> None:
         self.plan, self.out, self.writer = plan, out, writer

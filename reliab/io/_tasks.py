@@ -18,8 +18,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from reliab.io import _ranges
 from reliab.io._merge import file_tables
 from reliab.io._partitioned import write_parts
@@ -48,15 +46,14 @@ class TaskOutput:
     """What a task sends back: per file its result and source choice, and its tables.
 
     ``output`` mode: the tables are in the Parquet ``parts`` written, the results carry the
-    accounting only.  ``combine`` mode: ``tables`` holds the task's files' tables
+    accounting only.  ``combine`` mode: the task's last result carries its files' tables
     concatenated in file order (one frame per table crosses the network, not one per
-    file), the results the accounting only.  Otherwise each result keeps its own tables.
+    file), the others the accounting only.  Otherwise each result keeps its own tables.
     """
 
     results: list[FileResult]
     choices: list[SourceChoice]
     parts: list[dict[str, Any]] = field(default_factory=list)
-    tables: dict[str, pd.DataFrame] | None = None
 
 
 #: what a task does with its tables: write them ("output" folder given), concatenate them, or keep them per file
@@ -68,8 +65,11 @@ def _finish(results: list[FileResult], choices: list[SourceChoice], output: Mode
     if output is None:
         return TaskOutput(results, choices)
     light = [replace(r, tables={}, quarantine=None) for r in results]
-    if output == COMBINE:
-        return TaskOutput(light, choices, tables=file_tables(results))
+    if output == COMBINE:  # the files are consecutive inputs: their joined tables stand at the last one
+        tables = file_tables(results)
+        quarantine = tables.pop("quarantine")
+        light[-1] = replace(light[-1], tables=tables, quarantine=quarantine if len(quarantine) else None)
+        return TaskOutput(light, choices)
     return TaskOutput(light, choices, write_parts(results, output, run, task))
 
 

@@ -15,11 +15,11 @@ input accounted for), then submits tasks (:mod:`reliab.io._tasks`):
   files are never split (a compressed stream cannot be entered in the middle).
 
 Live ``scheme://`` inputs and files set aside by discovery are handled on the client.
-Without ``output`` the per-file tables travel back through the scheduler; with it, each
-task writes its tables as Parquet parts partitioned by source and date
-(:mod:`reliab.io._partitioned`) and only the line accounting travels back.  The client
-then concatenates in input order, validates and attributes interruptions with the same
-:func:`reliab.io._finish.finish` as the local engine: the result is the local result.
+Without ``output`` each task's tables travel back through the scheduler, joined; with it,
+each task writes its tables as Parquet parts partitioned by source and date
+(:mod:`reliab.io._partitioned`) and only the line accounting travels back.
+:func:`read_ahead` hands the pipeline's loop each input's rows in input order, so the
+session merges, validates and attributes as in a local run: the result is the local result.
 
 Failures: a task lost with its worker is re-run by the scheduler on another worker (Dask's
 ``distributed.scheduler.allowed-failures`` times); when a task fails for good, the run
@@ -39,6 +39,7 @@ import os
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +47,8 @@ import pandas as pd
 
 from reliab.errors import DistributedError, ReliabError
 from reliab.io import _partitioned, _ranges
+from reliab.io._discover import Entry
 from reliab.io._finish import finish, plan_notes, sources_of
-from reliab.io._merge import accounting_of, concat, file_tables
 from reliab.io._merge import progress as progress_bar
 from reliab.io._plan import ReadEntry, RunPlan
 from reliab.io._readfile import choose_source
@@ -55,7 +56,7 @@ from reliab.io._registry import FileResult
 from reliab.io._result import IngestResult, SourceChoice
 from reliab.io._tasks import COMBINE, Item, TaskOutput, collect_span, read_batch, read_spans
 
-__all__ = ["ingest_dask", "read_many", "dask_client", "batches", "BATCH_BYTES", "RANGE_BYTES"]
+__all__ = ["read_ahead", "written_by_tasks", "read_many", "dask_client", "batches", "BATCH_BYTES", "RANGE_BYTES"]
 
 #: on-disk bytes of small files grouped into one task
 BATCH_BYTES = 8 << 20
@@ -147,7 +148,22 @@ class _Submitted:
             if progress:
                 for _ in _distributed().as_completed(futures):
                     advance()
-            return self.client.gather(futures)
+            with self.failing():
+                return self.client.gather(futures)
+        finally:
+            close()
+
+    def in_order(self, futures: list[Any]) -> Iterator[Any]:
+        """Each future's result, in order, as soon as it and those before it are done."""
+        with self.failing():
+            for future in futures:
+                yield future.result()
+
+    @contextmanager
+    def failing(self) -> Iterator[None]:
+        """A task failed for good: the other tasks cancelled, DistributedError raised."""
+        try:
+            yield
         except ReliabError:  # strict=True: the file's own error (file and line named)
             self.cancel()
             raise
@@ -163,8 +179,6 @@ class _Submitted:
                 + f" ({type(exc).__name__}: {exc}); no table was returned or committed."
                 " Rerun; if workers keep dying, give them more memory or raise"
                 " distributed.scheduler.allowed-failures") from exc
-        finally:
-            close()
 
     def cancel(self) -> None:
         self.client.cancel(self.futures)
@@ -235,29 +249,6 @@ def _split_choice(item: Item, strict: bool, range_bytes: int) -> SourceChoice | 
     return choice if _ranges.splittable(item.path, choice.source, range_bytes) else None
 
 
-def _merge(plan: RunPlan, outputs: list[TaskOutput], strict: bool, read_entry: ReadEntry
-           ) -> tuple[list[FileResult], dict[str, SourceChoice | None], list[list[FileResult]]]:
-    """Per-entry results in input order (remote ones from the tasks, the rest read here), and
-    the results of each live source."""
-    remote = iter((r, c) for out in outputs for r, c in zip(out.results, out.choices, strict=True))
-    results: list[FileResult] = []
-    choices: dict[str, SourceChoice | None] = {}
-    live: list[list[FileResult]] = []
-    for entry in plan.entries:
-        if entry.result is None and not entry.url:
-            result, choice = next(remote)
-            results.append(result)
-            choices[result.path] = choice
-            continue
-        read = read_entry(plan, entry, strict)
-        for result, choice in read:
-            results.append(result)
-            choices[result.path] = choice
-        if entry.url:
-            live.append([r for r, _ in read])
-    return results, choices, live
-
-
 def _segments(plan: RunPlan) -> list[list[Item]]:
     """The files of ``plan`` to read on the cluster, cut at every live source."""
     segments: list[list[Item]] = [[]]
@@ -287,58 +278,85 @@ def read_many(client: Any, items: list[Item], strict: bool, *, progress: bool = 
     return {item.path: (lambda pair=pair: pair) for item, pair in zip(items, pairs, strict=True)}
 
 
-def ingest_dask(plan: RunPlan, attribution: dict[str, Any], read: ReadEntry, *, strict: bool, client: Any = None,
-                output: str | os.PathLike[str] | None = None, progress: bool = False) -> IngestResult:
-    """The Dask engine behind ``reliab.ingest(..., engine="dask")`` (see the module doc).
+@contextmanager
+def read_ahead(plan: RunPlan, read: ReadEntry, *, strict: bool, client: Any = None,
+               output: tuple[str, str] | None = None,
+               written: Callable[[list[dict[str, Any]]], None] | None = None) -> Iterator[ReadEntry]:
+    """The files of ``plan`` read by tasks on the cluster, handed out input by input.
 
-    Task sizes are the module settings :data:`BATCH_BYTES` and :data:`RANGE_BYTES`, read
-    at each call.
+    The tasks (batches of small files, byte ranges of large ones) are submitted at once;
+    the reader returned gives, for each file input in input order, its result as soon as
+    its task is done (each task's files' tables joined, at its last file); other inputs
+    (set aside, live sources) are read here with ``read``.  With ``output`` (folder, run)
+    the tasks write their tables as Parquet parts there and send back the accounting only,
+    a live source's rows are written here at the task number kept for them, and
+    ``written`` is given the manifest records of every part.
 
     Raises
     ------
     DistributedError
         A task failed for good (its worker died too often, the connection broke).
     """
-    segments = _segments(plan)
-    out = None if output is None else str(Path(output).resolve())
-    run = _partitioned.new_run()
+    folder, run = output or (COMBINE, "")
+    keep = written or (lambda parts: None)
     with dask_client(client) as c:
         sub = _Submitted(c, uuid.uuid4().hex[:12])
+        futures, gaps = _submit_file_tasks(sub, _segments(plan), strict, folder, run, BATCH_BYTES, RANGE_BYTES)
+        # tables written: every task's accounting at once (nothing is left running when one fails)
+        outputs: Iterator[TaskOutput] = sub.in_order(futures) if output is None else iter(sub.gather(futures, False))
+        remote = (pair for out in outputs if keep(out.parts) is None
+                  for pair in zip(out.results, out.choices, strict=True))
+        live = iter(gaps)
+
+        def read_one(plan: RunPlan, entry: Entry, strict: bool) -> list[tuple[FileResult, SourceChoice]]:
+            if entry.result is None and not entry.url:
+                return [next(remote)]
+            rows = read(plan, entry, strict)
+            if entry.url and output is not None:
+                keep(_partitioned.write_parts([r for r, _ in rows], folder, run, next(live)))
+                rows = [(replace(r, tables={}, quarantine=None), choice) for r, choice in rows]
+            return rows
+
         try:
-            futures, gaps = _submit_file_tasks(sub, segments, strict, out or COMBINE, run, BATCH_BYTES, RANGE_BYTES)
-            outputs: list[TaskOutput] = sub.gather(futures, progress)
-        except BaseException:
-            if out is not None:
-                _partitioned.discard_run(out, run)
-            raise
-    results, choices, live = _merge(plan, outputs, strict, read)
-    parts = [p for o in outputs for p in o.parts]
-    if out is None:  # each task's tables, and each live source's, in input order
-        numbered = [(n, o.tables) for n, o in zip(_numbers(gaps, len(outputs)), outputs, strict=True)]
-        numbered += [(n, file_tables(rs)) for n, rs in zip(gaps, live, strict=True)]
-        numbered.sort(key=lambda x: x[0])
-        tables = {t: concat([frames[t] for _, frames in numbered if frames and t in frames], t)
-                  for t in (*_partitioned.PARTITIONED, "failures")}
-    else:
-        for n, rs in zip(gaps, live, strict=True):  # live sources' rows: the parts of their reserved tasks
-            parts += _partitioned.write_parts(rs, out, run, n)
-        tables = {t: _partitioned_table(out, parts, t) for t in _partitioned.PARTITIONED}
-    result = finish(tables, accounting_of(results), sources_of(results, choices), notes=plan_notes(plan),
-                    **attribution)
-    if out is not None:
-        _partitioned.commit(out, run, parts, {"interruptions": result.interruptions,
-                                              "user_failures": result.user_failures,
-                                              "accounting": result.accounting},
+            yield read_one
+        finally:
+            sub.cancel()  # (nothing left to cancel after a complete run)
+
+
+class _Written:
+    """The Output session on Dask: the tasks wrote the tables; read back whole, attributed, committed."""
+
+    show = ahead = True
+
+    def __init__(self, plan: RunPlan, out: str, run: str) -> None:
+        self.plan, self.out, self.run = plan, out, run
+        self.parts: list[dict[str, Any]] = []
+        self.output = (out, run)
+
+    def written(self, parts: list[dict[str, Any]]) -> None:
+        self.parts += parts
+
+    def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> list[tuple[FileResult, SourceChoice]]:
+        return read(plan, entry, strict)
+
+    def finish(self, accounting: pd.DataFrame, results: list[FileResult], choices: dict[str, SourceChoice | None],
+               attribution: dict[str, Any]) -> IngestResult:
+        tables = {t: _partitioned.read_parts(self.out, [p for p in self.parts if p["table"] == t], t)
+                  for t in _partitioned.PARTITIONED}
+        result = finish(tables, accounting, sources_of(results, choices), notes=plan_notes(self.plan), **attribution)
+        _partitioned.commit(self.out, self.run, self.parts, {"interruptions": result.interruptions,
+                                                             "user_failures": result.user_failures,
+                                                             "accounting": result.accounting},
                             {"policy": result.policy, "notes": list(result.notes)})
-    return result
+        return result
 
 
-def _numbers(gaps: list[int], n_tasks: int) -> list[int]:
-    """Task numbers of the ``n_tasks`` submitted tasks: every number not reserved for a live source."""
-    reserved = set(gaps)
-    return [n for n in range(n_tasks + len(gaps)) if n not in reserved]
-
-
-def _partitioned_table(out: str, parts: list[dict[str, Any]], table: str) -> pd.DataFrame:
-    """One table from this run's parts (not yet committed), rows in input order."""
-    return _partitioned.read_parts(out, [p for p in parts if p["table"] == table], table)
+@contextmanager
+def written_by_tasks(plan: RunPlan, output: str | os.PathLike[str]) -> Iterator[_Written]:
+    """The Output session of a Dask run; a run that fails deletes the parts it wrote."""
+    out, run = str(Path(output).resolve()), _partitioned.new_run()
+    try:
+        yield _Written(plan, out, run)
+    except BaseException:
+        _partitioned.discard_run(out, run)
+        raise
