@@ -53,9 +53,10 @@ def _nonempty(s: pd.Series) -> pd.Series:
     return s.str.len() > 0
 
 
-#: the non-empty text check, for the row boundary (the function keeps its name: the Arrow fast
-#: path, :mod:`reliab.io._rowtable`, recognises a column's check by it)
+#: the non-empty text and non-negative number checks, for the row boundary and the Arrow fast
+#: path (:mod:`reliab.io._rowtable` recognises a column's check by identity with these)
 nonempty = _nonempty
+nonneg = _nonneg
 
 
 SIGNALS = (

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from reliab import schema
+from reliab._tables import nonempty, nonneg
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -90,10 +91,10 @@ def _plain(values: list[Any], col: schema.Column) -> set[Any] | None:
     elif getattr(check, "values", None) is not None:
         if not distinct <= set(check.values):  # type: ignore[attr-defined]
             return None
-    elif check.__name__ == "_nonempty":
+    elif check is nonempty:
         if "" in distinct:
             return None
-    elif check.__name__ == "_nonneg":
+    elif check is nonneg:
         if min(distinct) < 0:
             return None
     else:
