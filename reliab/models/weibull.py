@@ -252,6 +252,9 @@ class WeibullFit(ResultMixin):
     cov_log: NDArray[np.float64] = field(repr=False)
     method: str = "maximum likelihood (profile Newton); LR (profile) and Wald intervals"
     notes: tuple[str, ...] = ()
+    #: what the durations are: ``"lifetimes"`` of units, or ``"gaps"`` between the failures of
+    #: a repairable system (then the shape is read as a renewal fit only, never as ageing)
+    durations: str = "lifetimes"
     _profile: _Profile | None = field(default=None, repr=False, compare=False)
     _data: Lifetimes | None = field(default=None, repr=False, compare=False)
     _interval: Any = field(default=None, repr=False, compare=False)  # censored-data MLE
@@ -301,8 +304,20 @@ class WeibullFit(ResultMixin):
 
     @cached_property
     def shape_meaning(self) -> str:
-        """Reading of the shape from its LR interval: burn-in, random, or wear-out."""
+        """Reading of the shape from its LR interval: burn-in, random, or wear-out for lifetimes.
+
+        For ``durations="gaps"`` the reading is of a renewal fit (more regular, clustered or
+        Poisson-like gaps): a hazard fitted to a repairable system's gaps says nothing about
+        whether the system ages (Ascher & Feingold 1984, *Repairable Systems Reliability*,
+        ch. 2); that is the trend test's question.
+        """
         lo, hi = self._shape_interval
+        if self.durations == "gaps":
+            if lo > 1.0:
+                return "as a renewal fit, the gaps are more regular than Poisson gaps"
+            if hi < 1.0:
+                return "as a renewal fit, the gaps come in bursts (more clustered than Poisson gaps)"
+            return "as a renewal fit, the gaps are consistent with Poisson (exponential) gaps"
         if hi < 1.0:
             return "burn-in / infant mortality (decreasing hazard)"
         if lo > 1.0:

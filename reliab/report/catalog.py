@@ -9,6 +9,7 @@ So a new model renders without any change here, and one row places it properly.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -192,20 +193,14 @@ def _interval(result: Any, name: str) -> str:
     return fmt_interval(row["estimate"], row["low"], row["high"])
 
 
-def _gap_spread(r: Any) -> str:
-    """What the shape says about the gaps as a renewal fit (never a trend: Ascher & Feingold
-    1984 — a hazard fitted to a repairable system's gaps is no evidence of wear-out)."""
-    lo, hi = r.params.loc["shape", ["low", "high"]]
-    if lo > 1.0:
-        return "as a renewal fit, the gaps are more regular than Poisson gaps"
-    if hi < 1.0:
-        return "as a renewal fit, the gaps come in bursts (more clustered than Poisson gaps)"
-    return "as a renewal fit, the gaps are consistent with Poisson (exponential) gaps"
+def _as_gaps(r: Any) -> Any:
+    """The fit read as a renewal fit of gaps (never as ageing: Ascher & Feingold 1984)."""
+    return r if r.durations == "gaps" else dataclasses.replace(r, durations="gaps")
 
 
 def _weibull(r: Any) -> str:
     b10 = r.quantities.loc["b10_life"]
-    return (f"Shape {_interval(r, 'shape')}: {_gap_spread(r)}; whether the rate rises or falls "
+    return (f"Shape {_interval(r, 'shape')}: {_as_gaps(r).shape_meaning}; whether the rate rises or falls "
             f"is the trend verdict's question. Scale {fmt_hours(r.scale)}; "
             f"B10 life (10% of gaps are shorter) {fmt_hours(b10['estimate'])} "
             f"[{fmt_hours(b10['low'])}, {fmt_hours(b10['high'])}].")

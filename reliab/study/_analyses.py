@@ -266,7 +266,8 @@ def analyze(
         return _hours_since(_unexpected(inter)["time"], f)
 
     gate("tbi_weibull", "Weibull fit of the times between interruptions",
-         lambda: _tbi(reliab.fit_weibull, _unexpected(inter)["time"], f, conf_level),
+         lambda: dataclasses.replace(_tbi(reliab.fit_weibull, _unexpected(inter)["time"], f,
+                                          conf_level), durations="gaps"),
          no_jobs, no_fleet)
     gate("tbi_distributions", "distributions of the times between interruptions",
          lambda: _tbi(reliab.compare_distributions, _unexpected(inter)["time"], f, conf_level),
