@@ -29,6 +29,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from reliab._allocator import release_freed
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext, scan_lines
 from reliab.io._registry import FileResult, register_parser
@@ -388,6 +389,8 @@ def read_sacct(
     state = _initial_state(names)
     signals = state["signals"]
     result = scan_lines(path, SOURCE, _parse_line, table="jobs", options=options, state=state, strict=strict)
+    if _columnar.wanted(str(path)):  # a big file read line by line: its rows' dicts were freed
+        release_freed()
     return with_signals(result, signals)
 
 
