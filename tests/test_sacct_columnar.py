@@ -117,8 +117,9 @@ _VALUES = {"JobName": _TEXT, "User": _TEXT, "Partition": _TEXT, "ExitCode": ["0:
 @st.composite
 def sacct_files(draw: st.DrawFn) -> tuple[bytes, dict[str, Any], int]:
     """A random sacct file, the reader options and the block size."""
-    fields = draw(st.permutations(["JobID", "State", *draw(st.lists(st.sampled_from(_OPTIONAL), unique=True,
-                                                                         max_size=8))]))
+    ident = draw(st.sampled_from(["JobID", "JobID", "JobIDRaw", "JobID%20"]))
+    optional = draw(st.lists(st.sampled_from(_OPTIONAL if ident != "JobIDRaw" else _OPTIONAL[:-1]), max_size=8))
+    fields = draw(st.permutations([ident, "State", *optional]))  # (a repeated name: its last cell counts)
     delimiter = draw(st.sampled_from(["|", "|", ";"]))
     trailing = draw(st.booleans())
     header = draw(st.booleans())
@@ -130,8 +131,11 @@ def sacct_files(draw: st.DrawFn) -> tuple[bytes, dict[str, Any], int]:
         options["delimiter"] = delimiter
 
     def row(d: st.DrawFn) -> str:
-        cells = [d(st.sampled_from(_IDS)) if f == "JobID" else d(st.sampled_from(_STATES)) if f == "State"
-                 else d(st.sampled_from(_VALUES[f])) for f in fields]
+        def pick(values: list[str]) -> str:  # the first (plain) value half of the time
+            return d(st.sampled_from(values[:1] * len(values) + values))
+
+        cells = [pick(_IDS) if f.startswith("JobID") else pick(_STATES) if f == "State"
+                 else pick(_VALUES[f.split("%")[0]]) for f in fields]
         return delimiter.join(cells) + (delimiter if trailing else "")
 
     noise = st.sampled_from(["", "   ", "-----------", "just text", "JobID|State", delimiter.join(["1"] * 30),
