@@ -160,3 +160,64 @@ def test_columnar_equals_per_line(case: tuple[bytes, dict[str, Any], int]) -> No
         m.setattr(_columnar, "BLOCK_BYTES", block)
         per_line, columnar = _both(path, m, **options)
     _assert_same(per_line, columnar)
+
+
+# -- memory ----------------------------------------------------------------------------------
+
+_CHILD = """
+import sys
+import polars, pyarrow, pyarrow.compute  # noqa: F401 - loaded before the baseline is read
+from reliab.io.formats.slurm import _columnar, read_sacct
+if sys.argv[2] == "per-line":
+    _columnar.COLUMNAR_MIN_BYTES = 1 << 62
+def status(key):
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith(key)) * 1024
+before = status("VmRSS:")
+result = read_sacct(sys.argv[1])
+print(status("VmHWM:") - before, result.parsed)
+"""
+
+
+def _reader_peak(path: Path, route: str) -> int:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", _CHILD, str(path), route], capture_output=True, text=True,
+                          timeout=600, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return int(proc.stdout.split()[0])
+
+
+@pytest.mark.slow
+def test_reader_memory_per_added_job(tmp_path: Path) -> None:
+    """The reader's peak grows by < 550 bytes per job from 50,000 to 250,000 jobs of the
+    benchmark's shape (measured 400-500 on a loaded machine; the per-line route: ~680; the
+    jobs and signals tables alone hold ~365).  A slope, so the fixed cost of the first polars
+    call is left out."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_hostile_memory import sacct_jobs
+
+    small, big = tmp_path / "small.txt", tmp_path / "big.txt"
+    sacct_jobs(small, 50_000)
+    sacct_jobs(big, 250_000)
+    peaks = {n: _reader_peak(p, "columnar") for n, p in ((50_000, small), (250_000, big))}
+    slope = (peaks[250_000] - peaks[50_000]) / 200_000
+    assert slope < 550, (slope, peaks)
+
+
+def test_release_freed_is_a_no_op_off_linux(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Off Linux nothing is trimmed (no C library is looked up); on Linux the call returns
+    whether glibc gave memory back (a bool), and never raises."""
+    import sys
+
+    from reliab._allocator import release_freed
+
+    assert isinstance(release_freed(), bool)
+    monkeypatch.setattr(sys, "platform", "darwin")
+    monkeypatch.setattr("ctypes.CDLL", lambda *a, **k: (_ for _ in ()).throw(AssertionError("looked up")))
+    assert release_freed() is False

@@ -49,9 +49,10 @@ __all__ = ["BLOCK_BYTES", "COLUMNAR_MIN_BYTES", "ColumnarStats", "Fallback", "re
 
 #: files smaller than this are read line by line (the columnar route has a fixed cost)
 COLUMNAR_MIN_BYTES = 1 << 20
-#: bytes of the decoded stream read per block (~25,000 jobs of 15 fields): 1M jobs peak at
-#: +422 MiB above the interpreter with blocks of 4 MiB, +565 MiB with 16 MiB, at the same speed
-BLOCK_BYTES = 1 << 22
+#: bytes of the decoded stream read per block (~6,000 jobs of 15 fields): the reader's peak
+#: grows by ~420 bytes a job from 50,000 to 250,000 jobs with blocks of 1 MiB (~440 with 4 MiB,
+#: ~670 with 8 MiB), at the same speed; at 1M jobs all peak ~430 MiB above the interpreter
+BLOCK_BYTES = 1 << 20
 
 _SOURCE = "sacct"
 _PRINTABLE = r"^[ -~]*$"
