@@ -92,6 +92,44 @@ def test_what_the_columns_cannot_read_goes_line_by_line(tmp_path: Path) -> None:
     assert "does not exist in America/New_York" in per_line.quarantine["reason"].iloc[2]
 
 
+
+@pytest.mark.parametrize("shape", ["gzip", "truncated gzip", "long line", "fixed width", "strict"])
+def test_files_the_columns_leave_to_the_lines(shape: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compressed files are read in columns too; a truncated stream, a line over the 1 MiB
+    limit and fixed-width output fall back to the per-line route (same result), and
+    ``strict=True`` never takes the columnar route."""
+    import gzip
+
+    from reliab.errors import ParseError
+
+    rows = "".join(f"{i}|COMPLETED|2024-06-01T00:00:00|2024-06-01T01:00:00\n" for i in range(1, 200))
+    text = "JobID|State|Start|End\n" + rows
+    path = tmp_path / "sacct.txt"
+    if shape == "gzip":
+        path = tmp_path / "sacct.txt.gz"
+        path.write_bytes(gzip.compress(text.encode()))
+    elif shape == "truncated gzip":
+        path = tmp_path / "sacct.txt.gz"
+        path.write_bytes(gzip.compress(text.encode())[:-40])
+    elif shape == "long line":
+        path.write_text(text + "7|FAILED|" + "x" * (1 << 20) + "\n" + rows)
+    elif shape == "fixed width":
+        path.write_text("JobID           State \n------------ ---------- \n123          COMPLETED \n")
+    else:
+        path.write_text(text + "bad|line\n")
+    if shape == "strict":
+        monkeypatch.setattr(_columnar, "COLUMNAR_MIN_BYTES", 0)
+        with pytest.raises(ParseError, match="expected 4"):
+            read_sacct(str(path), strict=True)
+        return
+    per_line, columnar = _both(path, monkeypatch)
+    _assert_same(per_line, columnar)
+    if shape == "gzip":
+        assert _stats(path).columnar == 199
+    else:
+        with pytest.raises(_columnar.Fallback):
+            _stats(path)
+
 # -- the property ----------------------------------------------------------------------------
 
 _OPTIONAL = ["JobName", "User", "Partition", "ExitCode", "Submit", "Start", "End", "Elapsed", "NNodes",

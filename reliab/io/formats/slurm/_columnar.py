@@ -101,18 +101,18 @@ def read_columnar(path: str, parse_line: LineParser, options: dict[str, Any],
     reader = _Reader(str(path), parse_line, options, state)
     with _localtime.noting() as log:
         try:
-            fh = Terminators(open_binary(path))
+            raw = open_binary(path)
         except Exception as exc:  # noqa: BLE001 - the per-line route reports it
             raise Fallback(str(exc)) from exc
         try:
-            for block in _blocks(fh):
+            for block in _blocks(Terminators(raw)):
                 reader.block(block)
         except Fallback:
             raise
         except Exception as exc:  # noqa: BLE001 - a stream error or anything unforeseen: read line by line
             raise Fallback(f"{type(exc).__name__}: {exc}") from exc
         finally:
-            fh._fh.close()
+            raw.close()
     return reader.result(log.note()), reader.stats
 
 
