@@ -28,6 +28,12 @@ SAMPLE = ROOT / "data" / "llama3-54d" / "slurm" / "sacct.txt"
 REAL = sorted((ROOT / "tests" / "reference" / "real_world" / "sacct").glob("*.log"))
 
 
+@pytest.fixture(autouse=True)
+def _no_short_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Short files read in columns too (runs of a few lines are otherwise read line by line)."""
+    monkeypatch.setattr(_columnar, "_SHORT", 0)
+
+
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch, **options: Any) -> tuple[Any, Any]:
     """``(per-line, columnar)`` results of one file."""
     with monkeypatch.context() as m:
@@ -130,6 +136,22 @@ def test_files_the_columns_leave_to_the_lines(shape: str, tmp_path: Path, monkey
         with pytest.raises(_columnar.Fallback):
             _stats(path)
 
+
+def test_header_like_lines_everywhere_stay_linear(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """20,000 jobs whose name names JobID and State (each line could be a header, so each is
+    read on its own): the same result, every line read line by line, in about the per-line time."""
+    import time
+
+    monkeypatch.setattr(_columnar, "_SHORT", 16)
+    path = tmp_path / "sacct.txt"
+    path.write_text("JobID|JobName|State\n" + "".join(f"{i}|jobid-state|COMPLETED\n" for i in range(1, 20_001)))
+    started = time.process_time()
+    per_line, columnar = _both(path, monkeypatch)
+    _assert_same(per_line, columnar)
+    assert columnar.parsed == 20_000
+    assert _stats(path).per_line == 20_001
+    assert time.process_time() - started < 20
+
 # -- the property ----------------------------------------------------------------------------
 
 _OPTIONAL = ["JobName", "User", "Partition", "ExitCode", "Submit", "Start", "End", "Elapsed", "NNodes",
@@ -153,8 +175,8 @@ _VALUES = {"JobName": _TEXT, "User": _TEXT, "Partition": _TEXT, "ExitCode": ["0:
 
 
 @st.composite
-def sacct_files(draw: st.DrawFn) -> tuple[bytes, dict[str, Any], int]:
-    """A random sacct file, the reader options and the block size."""
+def sacct_files(draw: st.DrawFn) -> tuple[bytes, dict[str, Any], int, int]:
+    """A random sacct file, the reader options, the block size and the shortest run read in columns."""
     ident = draw(st.sampled_from(["JobID", "JobID", "JobIDRaw", "JobID%20"]))
     optional = draw(st.lists(st.sampled_from(_OPTIONAL if ident != "JobIDRaw" else _OPTIONAL[:-1]), max_size=8))
     fields = draw(st.permutations([ident, "State", *optional]))  # (a repeated name: its last cell counts)
@@ -185,17 +207,18 @@ def sacct_files(draw: st.DrawFn) -> tuple[bytes, dict[str, Any], int]:
                      else delimiter.join(draw(st.permutations(fields))))
     end = draw(st.sampled_from(["\n", "\r\n"]))
     text = end.join(lines) + (end if draw(st.booleans()) else "")
-    return text.encode(), options, draw(st.sampled_from([8, 64, 1 << 24]))
+    return text.encode(), options, draw(st.sampled_from([8, 64, 1 << 24])), draw(st.sampled_from([0, 0, 4]))
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(sacct_files())
-def test_columnar_equals_per_line(case: tuple[bytes, dict[str, Any], int]) -> None:
-    data, options, block = case
+def test_columnar_equals_per_line(case: tuple[bytes, dict[str, Any], int, int]) -> None:
+    data, options, block, short = case
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as m:
         path = Path(tmp) / "sacct.txt"
         path.write_bytes(data)
         m.setattr(_columnar, "BLOCK_BYTES", block)
+        m.setattr(_columnar, "_SHORT", short)
         per_line, columnar = _both(path, m, **options)
     _assert_same(per_line, columnar)
 

@@ -55,6 +55,8 @@ COLUMNAR_MIN_BYTES = 1 << 20
 BLOCK_BYTES = 1 << 20
 
 _SOURCE = "sacct"
+#: runs of fewer lines between two headers are read line by line (a polars pass costs ~1 ms)
+_SHORT = 16
 _PRINTABLE = r"^[ -~]*$"
 _HOUR = timedelta(hours=1) - timedelta(seconds=1)
 
@@ -168,21 +170,26 @@ class _Reader:
         self._sigs: list[tuple[int, dict[str, Any]]] = []
         self._col_jobs: list[pl.DataFrame] = []
         self._col_sigs: list[pl.DataFrame] = []
-        i, n = 0, len(lines)
-        while i < n:
-            if not self._ready():
-                self._one(lines[i], first + i)
-                i += 1
-                continue
-            rest = lines.slice(i)
-            barrier = rest.str.contains("(?i)jobid") & rest.str.contains("(?i)state")
-            j = int(barrier.arg_true()[0]) if barrier.any() else len(rest)
-            if j:
-                self._columns(rest.slice(0, j), first + i)
-            if j < len(rest):
-                self._one(rest[j], first + i + j)
-            i += j + 1
+        # a header can only be a line naming JobID and State: the lines between such
+        # lines are read with the fields in force, each of those lines on its own
+        barrier = lines.str.contains("(?i)jobid") & lines.str.contains("(?i)state")
+        start = 0
+        for at in [*barrier.arg_true().to_list(), len(lines)]:
+            self._segment(lines, start, at, first)
+            if at < len(lines):
+                self._one(lines[at], first + at)
+            start = at + 1
         self._flush()
+
+    def _segment(self, lines: pl.Series, start: int, stop: int, first: int) -> None:
+        """Lines ``start:stop`` of a block, none of them a header: line by line until the
+        fields and the delimiter are known, then in columns (a short run line by line)."""
+        i = start
+        while i < stop and (not self._ready() or stop - i < _SHORT):
+            self._one(lines[i], first + i)
+            i += 1
+        if i < stop:
+            self._columns(lines.slice(i, stop - i), first + i)
 
     def _ready(self) -> bool:
         state = self.ctx.state
