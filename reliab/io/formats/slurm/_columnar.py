@@ -14,7 +14,9 @@ a non-empty JobID, a state of the form of sacct(1) JOB STATE CODES, times of the
 years 1678-2261, whose hour has one UTC offset in the zone (no DST change within it),
 counts of up to 18 digits, and an ``AllocTRES`` with either one untyped ``gres/gpu=N`` or
 only typed ones.  Every other line goes to the per-line parser, in line order, with the
-same per-file state (a header line there changes the fields of the lines after it).  When
+same per-file state; so do the lines that name both JobID and State (only such a line can be
+a header, which changes the fields of the lines after it) and runs of fewer than
+:data:`_SHORT` lines between them.  When
 the file turns out to be one the columnar route cannot follow at all (fixed-width columns,
 a line over the length limit, a corrupt compressed stream, rows the per-line conversion
 would refuse) it gives up (:class:`Fallback`) and the caller reads the file line by line.
@@ -169,7 +171,6 @@ class _Reader:
         self._rows: list[tuple[int, dict[str, Any]]] = []
         self._sigs: list[tuple[int, dict[str, Any]]] = []
         self._col_jobs: list[pl.DataFrame] = []
-        self._col_sigs: list[pl.DataFrame] = []
         # a header can only be a line naming JobID and State: the lines between such
         # lines are read with the fields in force, each of those lines on its own
         barrier = lines.str.contains("(?i)jobid") & lines.str.contains("(?i)state")
@@ -279,7 +280,7 @@ class _Reader:
             self.jobs.append(jobs)
         if signals is not None:
             self.signals.append(signals)
-        self._col_jobs, self._col_sigs, self._rows, self._sigs = [], [], [], []
+        self._col_jobs, self._rows, self._sigs = [], [], []
 
     def result(self, local_note: str | None) -> FileResult:
         """The file's result: jobs, quarantine, accounting, notes, then the signals."""
