@@ -150,7 +150,7 @@ def test_header_like_lines_everywhere_stay_linear(tmp_path: Path, monkeypatch: p
     _assert_same(per_line, columnar)
     assert columnar.parsed == 20_000
     assert _stats(path).per_line == 20_001
-    assert time.process_time() - started < 20
+    assert time.process_time() - started < 10  # (rescanning the block after each such line: 26 s)
 
 # -- the property ----------------------------------------------------------------------------
 
