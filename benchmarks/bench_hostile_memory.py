@@ -25,7 +25,16 @@ policy notes 13 -> 19, costs 363 (allocation timeline) -> 333, whole finishing s
 checkpoint lines name and of their chains' next allocations.  The peak is now where the costs
 start (RSS 1,071 MiB: the jobs and signals tables, the outcomes, and the reader's freed memory
 the allocators keep); the reader's 582 MiB (~610 B/job, of which the final jobs and signals
-tables are ~370 B/job) is the next lever.
+tables are ~370 B/job) is the next lever.  Then (2026-12-06, same machine, loaded: 1,170 ->
+925-943 MiB, 1,139 -> 882-902 B/job): ``sacct -P`` read in columns, in 1 MiB blocks with
+polars (:mod:`reliab.io.formats.slurm._columnar`); the reader alone on the 1M-job file takes
+~430 MiB above the interpreter (was 594; its jobs and signals tables are 347 MiB: 364 B/job,
+the floor of this table schema) and 5.9 s of CPU (was 34.7 s).  The peak is now in the costs
+(``with_costs``: RSS ~880 MiB at its start after ``job_outcomes`` grew it from ~630, +60-80
+MiB inside it); Arrow's ``release_unused`` and glibc's ``malloc_trim`` there give 150 MiB back
+(871 -> 721 MiB) but the costs grow to the same peak, so they are only called after a big
+file read line by line.  < 500 B/job needs the attribution and costs to hold less than
+~80 B/job on top of the tables.
 """
 
 from __future__ import annotations
@@ -79,7 +88,9 @@ BOMBS = {
                       " chunks, lighter allocation merges: 1,763 MiB (reader alone 2,270 -> 635 B/job); 2026-12-06:"
                       " 1,745 MiB (1,742 B/job) -> 1,503 MiB (1,488 B/job): no full copy of the ended jobs, one"
                       " sentence per state, Arrow strings kept, costs after attribution on key columns only; then 1,244 MiB"
-                      " (1,217 B/job): costs on the allocations they read only")),
+                      " (1,217 B/job): costs on the allocations they read only; 2026-12-06, loaded machine: 1,170 MiB"
+                      " (1,139 B/job) -> 943 MiB (902 B/job): the text read in columns (reader 594 -> ~430 MiB,"
+                      " CPU 34.7 -> 5.9 s)")),
 }
 #: read with ``output=`` (the ``--stream`` route): name -> as in BOMBS
 STREAMED = {

@@ -38,3 +38,31 @@ def configure() -> bool:
         return False
     os.environ[name] = value
     return True
+
+
+def release_freed() -> bool:
+    """Give the memory the allocators keep after frees back to the system, where that is possible.
+
+    Arrow's default pool returns its unused cached pages (``MemoryPool.release_unused``, Apache
+    Arrow C++ ``memory_pool.h``), and glibc's ``malloc_trim(0)`` releases the free memory at the
+    top of the heap and in the middle of its arenas (malloc_trim(3); Python's small-object
+    arenas and large blocks freed by a per-line reader end up there).  A no-op where pyarrow is
+    not loaded or the C library has no ``malloc_trim`` (musl, macOS, Windows).
+
+    Returns
+    -------
+    bool
+        Whether glibc's heap was trimmed.
+    """
+    if "pyarrow" in sys.modules:
+        sys.modules["pyarrow"].default_memory_pool().release_unused()
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return False
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return bool(trim(0))

@@ -29,11 +29,13 @@ from datetime import datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from reliab._allocator import release_freed
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext, scan_lines
 from reliab.io._registry import FileResult, register_parser
 from reliab.io.formats._hostpath import named_for
 from reliab.io.formats._timestamps import localize, out_of_range
+from reliab.io.formats.slurm import _columnar
 from reliab.io.formats.slurm._delimiter import delimiter_of
 from reliab.io.formats.slurm._json import (
     _JsonStream as _JsonStream,  # philly reads its JSON with it
@@ -378,9 +380,23 @@ def read_sacct(
         missing = [f for f in REQUIRED if f not in names]
         if missing:
             raise ValueError(f"fields= lacks required field(s) {', '.join(missing)}")
-    signals = SignalChunks()
     options = {"tz": zone, "fields": names, "gpus_per_node": gpus_per_node, "delimiter": delimiter}
-    state: dict[str, Any] = {"fields": names, "signals": signals}
+    if not strict and _columnar.wanted(str(path)):
+        try:
+            return _columnar.read_columnar(str(path), _parse_line, options, _initial_state(names))[0]
+        except _columnar.Fallback:
+            pass  # a file the columnar route cannot read exactly: line by line
+    state = _initial_state(names)
+    signals = state["signals"]
+    result = scan_lines(path, SOURCE, _parse_line, table="jobs", options=options, state=state, strict=strict)
+    if _columnar.wanted(str(path)):  # a big file read line by line: its rows' dicts were freed
+        release_freed()
+    return with_signals(result, signals)
+
+
+def _initial_state(names: list[str] | None) -> dict[str, Any]:
+    """The per-file state a read starts with (the ``fields=`` names and their note)."""
+    state: dict[str, Any] = {"fields": names, "signals": SignalChunks()}
     if names is not None:
         ctx_notes: list[str] = []
         state["notes"] = ctx_notes
@@ -389,8 +405,7 @@ def read_sacct(
             state["times_noted"] = True
             ctx_notes.append(f"sacct fields= without {' and '.join(a.title() for a in absent)}: jobs keep"
                              " those times empty" + (" and give no slurm:<state> signal" if "end" in absent else ""))
-    result = scan_lines(path, SOURCE, _parse_line, table="jobs", options=options, state=state, strict=strict)
-    return with_signals(result, signals)
+    return state
 
 
 #: ``sacct --json`` (:mod:`reliab.io.formats.slurm._json`), registered after the text reader
