@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reliab.fleet import _rows
+from reliab.fleet import _pieces, _rows
 from reliab.fleet._heap import heap_for_arrays
 from reliab.fleet._partials import telemetry_partials
 from reliab.fleet._rows import Rows
@@ -270,11 +270,6 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
     pieces = [(n, r) for n, r in pieces if _rows.size(r)]
     codes = _coder(code)
     parts = [_recode(carry.held, old)] + [_recode(r, codes(n)) for n, r in pieces]
-    if _rows.size(parts[0]):
-        rows, fresh = _rows.stack(parts, n_codes)
-    else:
-        rows, fresh = _rows.stack(parts[1:], n_codes) if len(parts) > 1 else ({}, np.zeros(0, bool))
-        fresh[:] = True
     tail_last = np.full(n_codes, -1, np.int64)
     tail_last[old] = carry.tail_last
     tail_value = {c: np.full(n_codes, np.nan) for c in spec.swings}
@@ -283,6 +278,13 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
             tail_value[c][old] = carry.tail_value[c]
     prev_first = np.full(n_codes, np.nan)
     prev_first[old] = carry.prev_first
+    if _pieces.disjoint(parts[0], parts[1:]):  # no window shared by two files: finished file by file
+        return _by_pieces(parts, names, spec, last, given, output, tail_last, tail_value, prev_first)
+    if _rows.size(parts[0]):
+        rows, fresh = _rows.stack(parts, n_codes)
+    else:
+        rows, fresh = _rows.stack(parts[1:], n_codes) if len(parts) > 1 else ({}, np.zeros(0, bool))
+        fresh[:] = True
     if not _rows.size(rows):
         return _empty(names, carry, spec, output)
     if spec.swings:
@@ -315,6 +317,21 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
     return {"windows": _store(windows, output), "carry": new_carry, "names": names,
             "per": per, "gaps": gaps,
             "used": {names[i]: float(used[i]) for i in present}}
+
+
+def _by_pieces(parts: list[Rows], names: list[Key], spec: Spec, last: bool, given: Mapping[Key, float] | None,
+               output: str | None, tail_last: np.ndarray, tail_value: dict[str, np.ndarray],
+               prev_first: np.ndarray) -> dict[str, Any]:
+    """:func:`reduce_run` of a run whose files share no window (:mod:`reliab.fleet._pieces`)."""
+    used = None if given is None else np.array([given.get(k, np.nan) for k in names])
+    got = _pieces.reduce_pieces(parts[0], parts[1:], names, spec, last=last, given=used, tail_last=tail_last,
+                                tail_value=tail_value, prev_first=prev_first)
+    windows = got["windows"]
+    if windows is not None and spec.events is not None:
+        windows[spec.event_name] = _event_counts(windows, spec.events, spec.step)
+    return {"windows": _store(windows, output), "carry": Carry(names, got["held"], tail_last, tail_value, prev_first),
+            "names": names, "per": got["per"], "gaps": got["gaps"],
+            "used": {names[i]: float(got["used"][i]) for i in got["present"]}}
 
 
 def _finish(rows: Rows, names: list[Key], interval: np.ndarray, spec: Spec, drop: int | None) -> pd.DataFrame:

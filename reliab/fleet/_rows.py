@@ -315,6 +315,29 @@ def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.n
     The columns and their arithmetic are those of :func:`reliab.windows.finalize_windows`
     plus ``{c}_swings`` (mean over the series of the window of their steps).
     """
+    out = fold(rows, names, interval, step=step, level=level, columns=columns, thresholds=thresholds,
+               swings=swings, summed=summed)
+    return frame(out, names, step=step, level=level, swings=swings)
+
+
+def frame(out: Rows, names: Sequence[tuple[str, str | None]], *, step: int, level: str,
+          swings: Mapping[str, float]) -> pd.DataFrame:
+    """The windows frame of :func:`fold`'s arrays: keys from the names of each row's first
+    series (``series``), window start times from ``window``."""
+    s = out["series"]
+    cols: dict[str, object] = {"host": _keys(np.array([h for h, _ in names], dtype=object)[s], bool(swings))}
+    if level == "gpu":
+        cols["gpu"] = _keys(np.array([g for _, g in names], dtype=object)[s], bool(swings))
+    cols["window"] = pd.to_datetime(out["window"] * step, unit="ns", utc=True)
+    cols.update((k, v) for k, v in out.items() if k not in ("series", "window"))
+    return pd.DataFrame(cols)
+
+
+def fold(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.ndarray, *, step: int,
+         level: str, columns: Sequence[str], thresholds: Mapping[str, float], swings: Mapping[str, float],
+         summed: Sequence[str]) -> Rows:
+    """The arithmetic of :func:`finalize` as arrays: per window at ``level``, ``series`` (the
+    code of its first series), ``window`` (index) and the measured columns."""
     width_s = step / 1e9
     s = rows["series"]
     ival = interval[s]
@@ -322,7 +345,6 @@ def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.n
     # window: both steps are monotone, so the largest n × interval is capped and scaled instead
     exposure = rows["n"] * ival
     host_names = np.array([h for h, _ in names], dtype=object)
-    gpu_names = np.array([g for _, g in names], dtype=object)
     w = rows["window"]
     seg: Segments | None = None
     if level == "host":
@@ -350,11 +372,7 @@ def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.n
         new = np.ones(len(s), dtype=bool)
         new[1:] = (group[1:] != group[:-1]) | (w[1:] != w[:-1])
         seg = Segments(np.flatnonzero(new), len(s))
-    first_row = seg.first(at(np.arange(len(s))))
-    out: dict[str, object] = {"host": _keys(host_names[s[first_row]], bool(swings))}
-    if level == "gpu":
-        out["gpu"] = _keys(gpu_names[s[first_row]], bool(swings))
-    out["window"] = pd.to_datetime(seg.first(w) * step, unit="ns", utc=True)
+    out: Rows = {"series": seg.first(at(s)), "window": seg.first(w)}
     out["hours"] = np.minimum(seg.fmax(at(exposure)), width_s) / 3600.0
     out["n_series"] = seg.counts
     out["n_samples"] = seg.sum(at(rows["n"]))
@@ -385,4 +403,4 @@ def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.n
                 out[f"{c}_total"] = np.where(cnt > 0, tot, np.nan)
     for c in swings:
         out[f"{c}_swings"] = seg.sum(at(rows[f"{c}__steps"])) / seg.counts
-    return pd.DataFrame(out)
+    return out

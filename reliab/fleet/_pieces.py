@@ -1,0 +1,141 @@
+"""A run whose files hold disjoint windows, finished file by file instead of joined first.
+
+Telemetry written per day (or any span that ends on a window edge) gives files whose
+windows no other file of the run shares: no partial of one file merges with another's.  The
+run is then reduced piece by piece: the carried window, then each file's partials in time
+order.  Each piece takes its power-swing steps from the piece before it (the last sample
+of each series carried in per-series arrays), and gives its sampling-interval values and
+the first time of each series' last window to the next; once every piece has given its
+values, the run's interval per series is their median, and each piece is folded to host (or
+GPU) windows on its own.  The folded pieces are put in host then window order by one
+stable sort of the window rows (a host's windows come in piece order, pieces in time order).
+
+The arithmetic per window is that of :mod:`reliab.fleet._rows` on the same rows in the same
+order, so the windows are bitwise those of the joined run; what is saved is the join: the
+counting sort of every partial column of the run, the merge pass and the copies of the
+finished rows.  Runs whose files share windows (a file cut inside a window) are joined as
+before (:func:`reliab.fleet._chunk.reduce_run`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reliab.fleet import _rows
+from reliab.fleet._rows import Rows
+
+__all__ = ["disjoint", "reduce_pieces"]
+
+
+def _ordered(rows: Rows) -> bool:
+    """Rows strictly by series then window (one row per series and window)."""
+    s, w = rows["series"], rows["window"]
+    return bool(((s[1:] > s[:-1]) | ((s[1:] == s[:-1]) & (w[1:] > w[:-1]))).all())
+
+
+def disjoint(held: Rows, parts: Sequence[Rows]) -> bool:
+    """Whether every window of each of ``parts`` (rows coded for the run) comes before every
+    window of the next, the ``held`` window before all of them, and each part holds one row
+    per series and window in order."""
+    if not parts:
+        return False
+    before = int(held["window"].max()) if _rows.size(held) else None
+    for p in parts:
+        w = p["window"]
+        if before is not None and int(w.min()) <= before:
+            return False
+        if not _ordered(p):
+            return False
+        before = int(w.max())
+    return True
+
+
+def _ends(series: np.ndarray) -> np.ndarray:
+    """Index of each series' last row (rows by series)."""
+    last = np.ones(len(series), dtype=bool)
+    last[:-1] = series[1:] != series[:-1]
+    return np.flatnonzero(last)
+
+
+def reduce_pieces(held: Rows, parts: Sequence[Rows], names: list[tuple[str, Any]], spec: Any, *, last: bool,
+                  given: np.ndarray | None, tail_last: np.ndarray, tail_value: dict[str, np.ndarray],
+                  prev_first: np.ndarray) -> dict[str, Any]:
+    """The windows of a run whose ``parts`` are :func:`disjoint`, continuing the carried
+    ``held`` rows and the per-series tails (``tail_last``/``tail_value``/``prev_first`` are
+    updated in place to the run's end, as the next run sees it).
+
+    Returns ``{"windows": frame or None, "held": rows of the window kept for the next run,
+    "per"/"gaps": interval sketches, "used": intervals used (per code), "present": codes of
+    the series with a finished window}``.
+    """
+    pieces = ([held] if _rows.size(held) else []) + list(parts)
+    fresh_from = 1 if _rows.size(held) else 0
+    top = int(parts[-1]["window"].max())
+    keep_top = not last
+    per: list[_rows.Sketch] = []
+    gaps: list[_rows.Sketch] = []
+    present: list[np.ndarray] = []
+    done_pieces: list[Rows] = []
+    new_held: Rows = {}
+    for i, rows in enumerate(pieces):
+        if i >= fresh_from and spec.swings:
+            rows = _rows.add_boundary_steps(rows, np.ones(len(rows["series"]), bool), spec.swings, tail_last,
+                                            tail_value, names)
+        s = rows["series"]
+        ends = _ends(s)
+        tail_last[s[ends]] = rows["last"][ends]
+        for c in spec.swings:
+            tail_value[c][s[ends]] = rows[f"{c}__vlast"][ends]
+        done = {k: rows[k] for k in ("series", "first", "last", "n")}
+        if keep_top and i == len(pieces) - 1:
+            top_rows = rows["window"] == top
+            new_held = _rows.take(rows, np.flatnonzero(top_rows))
+            done = _rows.take(done, np.flatnonzero(~top_rows))
+        done_pieces.append(rows)
+        if not _rows.size(done):
+            continue
+        p, g = _rows.interval_values(done, prev_first)
+        per.append(p)
+        gaps.append(g)
+        dends = _ends(done["series"])
+        present.append(done["series"][dends])
+        prev_first[done["series"][dends]] = done["first"][dends] / 1e9
+    n_codes = len(names)
+    none = (np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64))
+    per_all = _joined(per) if per else none
+    gaps_all = _joined(gaps) if gaps else none
+    used = _rows.intervals(per_all, gaps_all, n_codes) if given is None else given
+    windows = None
+    if present:
+        windows = _windows(done_pieces, names, used, spec, top if keep_top else None)
+    return {"windows": windows, "held": new_held, "per": per_all, "gaps": gaps_all, "used": used,
+            "present": np.unique(np.concatenate(present)) if present else np.zeros(0, np.int64)}
+
+
+def _joined(parts: list[_rows.Sketch]) -> _rows.Sketch:
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))  # type: ignore[return-value]
+
+
+def _windows(pieces: list[Rows], names: list[tuple[str, Any]], used: np.ndarray, spec: Any,
+             drop: int | None) -> pd.DataFrame:
+    """Each piece folded to windows, the window ``drop`` left out, in key then window order."""
+    kw = {"step": spec.step, "level": spec.level, "columns": spec.columns, "thresholds": spec.thresholds,
+          "swings": spec.swings, "summed": spec.summed}
+    folded = [_rows.fold(rows, names, used, **kw) for rows in pieces]
+    if drop is not None:
+        w = folded[-1]["window"]
+        if (w == drop).any():
+            folded[-1] = _rows.take(folded[-1], np.flatnonzero(w != drop))
+    out = {k: np.concatenate([f[k] for f in folded]) for k in folded[0]}
+    if spec.level == "host":
+        _, host_code = np.unique(np.array([h for h, _ in names], dtype=object), return_inverse=True)
+        group = host_code[out["series"]]
+    else:
+        group = out["series"]
+    if len(folded) > 1:
+        out = _rows.take(out, np.argsort(group, kind="stable"))
+    return _rows.frame(out, names, step=spec.step, level=spec.level, swings=spec.swings)
