@@ -91,10 +91,11 @@ def reduce_pieces(held: Rows, parts: Sequence[Rows], names: list[tuple[str, Any]
         for c in spec.swings:
             tail_value[c][s[ends]] = rows[f"{c}__vlast"][ends]
         done = {k: rows[k] for k in ("series", "first", "last", "n")}
-        if keep_top and i == len(pieces) - 1:
-            top_rows = rows["window"] == top
-            new_held = _rows.take(rows, np.flatnonzero(top_rows))
-            done = _rows.take(done, np.flatnonzero(~top_rows))
+        if i == len(pieces) - 1:
+            top_rows = rows["window"] == top if keep_top else np.zeros(len(s), bool)
+            new_held = _rows.take(rows, np.flatnonzero(top_rows))  # empty columns on the last run, as joined
+            if keep_top:
+                done = _rows.take(done, np.flatnonzero(~top_rows))
         done_pieces.append(rows)
         if not _rows.size(done):
             continue
