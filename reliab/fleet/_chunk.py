@@ -227,6 +227,16 @@ def _sort_key(key: Key) -> tuple:
     return (host is None, host or "", gpu is None, gpu or "")
 
 
+def _union(lists: list[list[Key]]) -> list[Key]:
+    """The keys of ``lists`` (each sorted by :func:`_sort_key`), sorted: the one list when all
+    that are not empty are equal (a host group's files hold the same series), else a set
+    union per list, not per key."""
+    full = [k for k in lists if k]
+    if full and all(k == full[0] for k in full[1:]):
+        return list(full[0])
+    return sorted(set().union(*lists), key=_sort_key)
+
+
 def _coder(code: dict[Key, int]) -> Any:
     """Codes of a list of keys in ``code``; the files of a host group mostly repeat their keys,
     so the previous answer is kept (one list comparison instead of a lookup per key)."""
@@ -263,7 +273,7 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
         rows = _rows.file_rows(tns, series, values, step=spec.step, columns=spec.columns,
                                thresholds=spec.thresholds, swings=spec.swings)
         pieces.append((names, _recode(rows, local)))
-    names = sorted(set(carry.names).union(*(n for n, _ in pieces)), key=_sort_key)  # a union per file, not per key
+    names = _union([carry.names, *(n for n, _ in pieces)])
     code = {k: i for i, k in enumerate(names)}
     n_codes = len(names)
     old = np.array([code[k] for k in carry.names], np.int64)

@@ -84,7 +84,7 @@ def reduce_pieces(held: Rows, parts: Sequence[Rows], names: list[tuple[str, Any]
     for i, rows in enumerate(pieces):
         if i >= fresh_from and spec.swings:
             rows = _rows.add_boundary_steps(rows, np.ones(len(rows["series"]), bool), spec.swings, tail_last,
-                                            tail_value, names)
+                                            tail_value, names, ordered=True)
         s = rows["series"]
         ends = _ends(s)
         tail_last[s[ends]] = rows["last"][ends]
@@ -126,17 +126,14 @@ def _windows(pieces: list[Rows], names: list[tuple[str, Any]], used: np.ndarray,
     """Each piece folded to windows, the window ``drop`` left out, in key then window order."""
     kw = {"step": spec.step, "level": spec.level, "columns": spec.columns, "thresholds": spec.thresholds,
           "swings": spec.swings, "summed": spec.summed}
-    folded = [_rows.fold(rows, names, used, **kw) for rows in pieces]
+    host_code = _rows.host_codes(names) if spec.level == "host" else None
+    folded = [_rows.fold(rows, names, used, **kw, host_code=host_code) for rows in pieces]
     if drop is not None:
         w = folded[-1]["window"]
         if (w == drop).any():
             folded[-1] = _rows.take(folded[-1], np.flatnonzero(w != drop))
     out = {k: np.concatenate([f[k] for f in folded]) for k in folded[0]}
-    if spec.level == "host":
-        _, host_code = np.unique(np.array([h for h, _ in names], dtype=object), return_inverse=True)
-        group = host_code[out["series"]]
-    else:
-        group = out["series"]
+    group = out["series"] if host_code is None else host_code[out["series"]]
     if len(folded) > 1:
         out = _rows.take(out, np.argsort(group, kind="stable"))
     return _rows.frame(out, names, step=spec.step, level=spec.level, swings=spec.swings)
