@@ -141,7 +141,7 @@ def _read(path: str, spec: Spec
         col = table.column(name)
         if col.null_count:
             return None
-        code, text = _dictionary(col)
+        code, text = _dictionary(col, name)
         codes.append(code)
         labels.append(text)
     width = len(labels[1])
@@ -186,7 +186,7 @@ def _numpy(col: Any) -> np.ndarray:
     return col.to_numpy()
 
 
-def _dictionary(col: Any) -> tuple[np.ndarray, list[str]]:
+def _dictionary(col: Any, name: str = "") -> tuple[np.ndarray, list[str]]:
     """Per row of a key column (no nulls) the rank of its text among the distinct texts, and
     those texts sorted."""
     import pyarrow as pa
@@ -195,12 +195,26 @@ def _dictionary(col: Any) -> tuple[np.ndarray, list[str]]:
     arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
     if not pa.types.is_dictionary(arr.type):
         arr = pc.dictionary_encode(arr)
-    text = np.array([str(x) for x in arr.dictionary.to_pylist()], dtype=object)
-    distinct, rank = np.unique(text, return_inverse=True)
     code = arr.indices.to_numpy(zero_copy_only=False)
-    if (rank == np.arange(len(rank))).all():  # a sorted dictionary: its indices are the ranks
-        return code, distinct.tolist()
-    return rank.astype(np.int64)[code], distinct.tolist()
+    distinct, rank = _ranks(arr.dictionary, name)
+    return (code, distinct) if rank is None else (rank[code], distinct)
+
+
+#: the dictionary last ranked per key column (a host group's files repeat theirs)
+_RANKED: dict[str, tuple[Any, list[str], np.ndarray | None]] = {}
+
+
+def _ranks(dictionary: Any, kind: str) -> tuple[list[str], np.ndarray | None]:
+    """A dictionary's distinct texts sorted, and the rank of each entry (``None``: sorted
+    already, the indices are the ranks); the last answer per column name ``kind`` is kept."""
+    seen = _RANKED.get(kind)
+    if seen is not None and seen[0].equals(dictionary):
+        return seen[1], seen[2]
+    text = np.array([str(x) for x in dictionary.to_pylist()], dtype=object)
+    distinct, rank = np.unique(text, return_inverse=True)
+    got = None if (rank == np.arange(len(rank))).all() else rank.astype(np.int64)
+    _RANKED[kind] = (dictionary, distinct.tolist(), got)
+    return distinct.tolist(), got
 
 
 def _pandas_rows(path: str, spec: Spec) -> tuple[list[Key], Rows]:

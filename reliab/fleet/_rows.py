@@ -86,8 +86,8 @@ def file_rows(tns: np.ndarray, series: np.ndarray, values: Mapping[str, np.ndarr
         else:
             out[f"{c}__n"] = seg.counts.copy()
             out[f"{c}__sum"] = total_c
-        out[f"{c}__min"] = seg.fmin(x).astype(np.float64)
-        out[f"{c}__max"] = seg.fmax(x).astype(np.float64)
+        out[f"{c}__min"] = seg.fmin(x, np.float64)
+        out[f"{c}__max"] = seg.fmax(x, np.float64)
         if c in thresholds:
             out[f"{c}__above"] = seg.count(above(x, thresholds[c]))  # float32 compared exactly, no cast
     for c, level in swings.items():
@@ -96,8 +96,8 @@ def file_rows(tns: np.ndarray, series: np.ndarray, values: Mapping[str, np.ndarr
         inside[1:] = steps_at_least(x, level)  # NaN compares False: no step across a gap
         inside[seg.starts] = False  # a segment's first sample steps from another series or window
         out[f"{c}__steps"] = seg.count(inside)
-        out[f"{c}__vfirst"] = seg.first(x).astype(np.float64)
-        out[f"{c}__vlast"] = seg.last(x).astype(np.float64)
+        out[f"{c}__vfirst"] = seg.first(x, np.float64)
+        out[f"{c}__vlast"] = seg.last(x, np.float64)
     return out
 
 

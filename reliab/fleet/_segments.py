@@ -74,25 +74,28 @@ class Segments:
         """Number of true elements per segment (int64)."""
         return self._reduce(np.add, mask.view(np.uint8) if mask.dtype == bool else mask, 0, np.int64)
 
-    def fmin(self, x: np.ndarray) -> np.ndarray:
-        """Smallest element per segment, ignoring NaN (NaN when all are)."""
-        return self._reduce(np.fmin, x, np.nan)
+    def fmin(self, x: np.ndarray, dtype: np.dtype | type | None = None) -> np.ndarray:
+        """Smallest element per segment, ignoring NaN (NaN when all are), in ``dtype`` (a
+        widening cast, which keeps the order: the smallest of the cast elements)."""
+        return self._reduce(np.fmin, x, np.nan, dtype)
 
-    def fmax(self, x: np.ndarray) -> np.ndarray:
-        """Largest element per segment, ignoring NaN (NaN when all are)."""
-        return self._reduce(np.fmax, x, np.nan)
+    def fmax(self, x: np.ndarray, dtype: np.dtype | type | None = None) -> np.ndarray:
+        """Largest element per segment, ignoring NaN (NaN when all are), in ``dtype``."""
+        return self._reduce(np.fmax, x, np.nan, dtype)
 
-    def first(self, x: np.ndarray) -> np.ndarray:
-        """Each segment's first element."""
+    def first(self, x: np.ndarray, dtype: np.dtype | type | None = None) -> np.ndarray:
+        """Each segment's first element (cast to ``dtype``)."""
         if self.grid and self.index is None:  # segments of one length: a strided copy, no gather
-            return x.reshape(len(self.starts), self.width)[:, 0].copy()
-        return x[self.starts]
+            return x.reshape(len(self.starts), self.width)[:, 0].astype(dtype or x.dtype)
+        got = x[self.starts]
+        return got if dtype is None else got.astype(dtype)
 
-    def last(self, x: np.ndarray) -> np.ndarray:
-        """Each segment's last element."""
+    def last(self, x: np.ndarray, dtype: np.dtype | type | None = None) -> np.ndarray:
+        """Each segment's last element (cast to ``dtype``)."""
         if self.grid and self.index is None:
-            return x.reshape(len(self.starts), self.width)[:, -1].copy()
-        return x[self.starts + self.counts - 1]
+            return x.reshape(len(self.starts), self.width)[:, -1].astype(dtype or x.dtype)
+        got = x[self.starts + self.counts - 1]
+        return got if dtype is None else got.astype(dtype)
 
 
 class Blocks(Segments):
@@ -123,8 +126,8 @@ class Blocks(Segments):
             ufunc(acc, cells[:, j, :], out=acc)
         return acc.reshape(-1)
 
-    def first(self, x: np.ndarray) -> np.ndarray:
-        return x.reshape(self.shape)[:, 0, :].reshape(-1)
+    def first(self, x: np.ndarray, dtype: np.dtype | type | None = None) -> np.ndarray:
+        return x.reshape(self.shape)[:, 0, :].astype(dtype or x.dtype).reshape(-1)
 
-    def last(self, x: np.ndarray) -> np.ndarray:
-        return x.reshape(self.shape)[:, -1, :].reshape(-1)
+    def last(self, x: np.ndarray, dtype: np.dtype | type | None = None) -> np.ndarray:
+        return x.reshape(self.shape)[:, -1, :].astype(dtype or x.dtype).reshape(-1)
