@@ -218,6 +218,8 @@ def sketch(codes: np.ndarray, values: np.ndarray) -> Sketch:
         new = np.ones(len(codes), dtype=bool)
         new[1:] = codes[1:] != codes[:-1]
         starts = np.flatnonzero(new)
+        if (values == values[0]).all():  # one value throughout (regular sampling): counts only
+            return codes[starts], np.full(len(starts), values[0]), np.diff(np.r_[starts, len(codes)]).astype(np.int64)
         ref = np.repeat(values[starts], np.diff(np.r_[starts, len(codes)]))
         common = values == ref
         count = np.add.reduceat(common.astype(np.int64), starts)
