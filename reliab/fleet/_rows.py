@@ -86,8 +86,8 @@ def file_rows(tns: np.ndarray, series: np.ndarray, values: Mapping[str, np.ndarr
         else:
             out[f"{c}__n"] = seg.counts.copy()
             out[f"{c}__sum"] = total_c
-        out[f"{c}__min"] = seg.fmin(x, np.float64)
-        out[f"{c}__max"] = seg.fmax(x, np.float64)
+        out[f"{c}__min"] = seg.fmin(x).astype(np.float64)
+        out[f"{c}__max"] = seg.fmax(x).astype(np.float64)
         if c in thresholds:
             out[f"{c}__above"] = seg.count(above(x, thresholds[c]))  # float32 compared exactly, no cast
     for c, level in swings.items():

@@ -22,6 +22,17 @@ __all__ = ["Segments", "Blocks"]
 MAX_WIDTH = 64
 
 
+def _fold_columns(ufunc: np.ufunc, cols: list[np.ndarray], dtype: np.dtype | type) -> np.ndarray:
+    """``ufunc`` folded over ``cols`` left to right in ``dtype`` (each cast to it first, as a
+    loop would): the first two in one call, the others into its result."""
+    if len(cols) == 1:
+        return cols[0].astype(dtype)
+    acc = ufunc(cols[0], cols[1], dtype=dtype)
+    for col in cols[2:]:
+        ufunc(acc, col, out=acc)
+    return acc
+
+
 class Segments:
     """Segments of an array of ``total`` elements starting at ``starts`` (increasing, first 0).
 
@@ -53,10 +64,7 @@ class Segments:
             flat = np.full(m * k, fill, dtype=x.dtype)
             flat[self.index] = x
             cells = flat.reshape(m, k)
-        acc = cells[:, 0].astype(dtype or x.dtype)
-        for j in range(1, k):
-            ufunc(acc, cells[:, j], out=acc)
-        return acc
+        return _fold_columns(ufunc, [cells[:, j] for j in range(k)], dtype or x.dtype)
 
     def _reduce(self, ufunc: np.ufunc, x: np.ndarray, fill: float | int,
                 dtype: np.dtype | type | None = None) -> np.ndarray:
@@ -121,10 +129,7 @@ class Blocks(Segments):
 
     def _fold(self, ufunc: np.ufunc, x: np.ndarray, fill: float | int, dtype: np.dtype | type | None) -> np.ndarray:
         cells = x.reshape(self.shape)
-        acc = cells[:, 0, :].astype(dtype or x.dtype)
-        for j in range(1, self.shape[1]):
-            ufunc(acc, cells[:, j, :], out=acc)
-        return acc.reshape(-1)
+        return _fold_columns(ufunc, [cells[:, j, :] for j in range(self.shape[1])], dtype or x.dtype).reshape(-1)
 
     def first(self, x: np.ndarray, dtype: np.dtype | type | None = None) -> np.ndarray:
         return x.reshape(self.shape)[:, 0, :].astype(dtype or x.dtype).reshape(-1)
