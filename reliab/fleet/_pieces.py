@@ -19,7 +19,7 @@ before (:func:`reliab.fleet._chunk.reduce_run`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -54,11 +54,63 @@ def disjoint(held: Rows, parts: Sequence[Rows]) -> bool:
     return True
 
 
-def _ends(series: np.ndarray) -> np.ndarray:
-    """Index of each series' last row (rows by series)."""
-    last = np.ones(len(series), dtype=bool)
-    last[:-1] = series[1:] != series[:-1]
-    return np.flatnonzero(last)
+def _starts(series: np.ndarray) -> np.ndarray:
+    """Index of each series' first row (rows by series)."""
+    new = np.ones(len(series), dtype=bool)
+    new[1:] = series[1:] != series[:-1]
+    return np.flatnonzero(new)
+
+
+def _after(x: np.ndarray, starts: np.ndarray, before: np.ndarray) -> np.ndarray:
+    """Per row the value of the row before it, and ``before`` at each series' first row."""
+    out = np.empty_like(x)
+    out[1:] = x[:-1]
+    out[starts] = before
+    return out
+
+
+def _check_after(rows: Rows, starts: np.ndarray, tail_last: np.ndarray, names: Sequence[tuple[str, Any]]) -> None:
+    """The check of :func:`reliab.fleet._rows.add_boundary_steps`: no row of a piece starts
+    before the row (or the earlier piece) of its series before it ends."""
+    s = rows["series"]
+    head = tail_last[s[starts]]
+    prev_last = _after(rows["last"], starts, head)
+    overlap = rows["first"] < prev_last
+    overlap[starts[head < 0]] = False  # the series' first row ever
+    if overlap.any():
+        i = int(np.flatnonzero(overlap)[0])
+        host, gpu = names[int(s[i])]
+        raise ValueError(f"telemetry of series host={host} gpu={gpu} comes in partitions that overlap in time; "
+                         "power swings need the partitions of a series to follow each other")
+
+
+def _steps_after(rows: Rows, starts: np.ndarray, swings: Mapping[str, float], tail_last: np.ndarray,
+                 tail_value: Mapping[str, np.ndarray]) -> Rows:
+    """:func:`reliab.fleet._rows.add_boundary_steps` of a piece by series then window: each
+    row's step from the row (or the earlier piece) of its series before it, the arithmetic
+    of that function on the rows that have one."""
+    s = rows["series"]
+    none = starts[tail_last[s[starts]] < 0]  # first rows without an earlier sample
+    out = dict(rows)
+    for c, level in swings.items():
+        prev = _after(rows[f"{c}__vlast"], starts, tail_value[c][s[starts]])
+        jump = np.abs(rows[f"{c}__vfirst"] - prev) >= float(level)
+        jump[none] = False
+        out[f"{c}__steps"] = rows[f"{c}__steps"] + jump.astype(np.int64)
+    return out
+
+
+def _interval_values(done: Rows, starts: np.ndarray, prev_first: np.ndarray) -> tuple[_rows.Sketch, _rows.Sketch]:
+    """:func:`reliab.fleet._rows.interval_values` of rows by series whose series start at ``starts``."""
+    first = done["first"] / 1e9
+    span = done["last"] / 1e9
+    span -= first
+    steps = np.subtract(done["n"], 1.0)
+    per = np.full(len(steps), np.nan)
+    np.divide(span, steps, out=per, where=steps > 0)
+    s = done["series"]
+    gap = first - _after(first, starts, prev_first[s[starts]])
+    return _rows.sketch(s, per), _rows.sketch(s, gap)
 
 
 def reduce_pieces(held: Rows, parts: Sequence[Rows], names: list[tuple[str, Any]], spec: Any, *, last: bool,
@@ -82,11 +134,13 @@ def reduce_pieces(held: Rows, parts: Sequence[Rows], names: list[tuple[str, Any]
     done_pieces: list[Rows] = []
     new_held: Rows = {}
     for i, rows in enumerate(pieces):
-        if i >= fresh_from and spec.swings:
-            rows = _rows.add_boundary_steps(rows, np.ones(len(rows["series"]), bool), spec.swings, tail_last,
-                                            tail_value, names, ordered=True)
         s = rows["series"]
-        ends = _ends(s)
+        starts = _starts(s)
+        if i >= fresh_from:
+            _check_after(rows, starts, tail_last, names)
+            if spec.swings:
+                rows = _steps_after(rows, starts, spec.swings, tail_last, tail_value)
+        ends = np.r_[starts[1:], len(s)] - 1
         tail_last[s[ends]] = rows["last"][ends]
         for c in spec.swings:
             tail_value[c][s[ends]] = rows[f"{c}__vlast"][ends]
@@ -96,13 +150,14 @@ def reduce_pieces(held: Rows, parts: Sequence[Rows], names: list[tuple[str, Any]
             new_held = _rows.take(rows, np.flatnonzero(top_rows))  # empty columns on the last run, as joined
             if keep_top:
                 done = _rows.take(done, np.flatnonzero(~top_rows))
+                starts = _starts(done["series"])
         done_pieces.append(rows)
         if not _rows.size(done):
             continue
-        p, g = _rows.interval_values(done, prev_first)
+        p, g = _interval_values(done, starts, prev_first)
         per.append(p)
         gaps.append(g)
-        dends = _ends(done["series"])
+        dends = np.r_[starts[1:], len(done["series"])] - 1
         present.append(done["series"][dends])
         prev_first[done["series"][dends]] = done["first"][dends] / 1e9
     n_codes = len(names)
