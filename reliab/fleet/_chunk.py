@@ -145,8 +145,9 @@ def _read(path: str, spec: Spec
         codes.append(code)
         labels.append(text)
     width = len(labels[1])
-    series = np.multiply(codes[0], width, dtype=np.int64)  # codes come in the dictionary's index type
+    series = codes[0].astype(np.int64)  # codes come in the dictionary's index type
     if width > 1:
+        series *= width
         series += codes[1]
     changes = series[1:] != series[:-1]
     if not _ordered(series, tns, changes):  # not strictly by series, time

@@ -110,7 +110,7 @@ def _interval_values(done: Rows, starts: np.ndarray, prev_first: np.ndarray) -> 
     np.divide(span, steps, out=per, where=steps > 0)
     s = done["series"]
     gap = first - _after(first, starts, prev_first[s[starts]])
-    return _rows.sketch(s, per), _rows.sketch(s, gap)
+    return _rows.sketch(s, per, starts), _rows.sketch(s, gap, starts)
 
 
 def reduce_pieces(held: Rows, parts: Sequence[Rows], names: list[tuple[str, Any]], spec: Any, *, last: bool,

@@ -207,17 +207,20 @@ def merge(rows: Rows) -> Rows:
 Sketch = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
-def sketch(codes: np.ndarray, values: np.ndarray) -> Sketch:
+def sketch(codes: np.ndarray, values: np.ndarray, starts: np.ndarray | None = None) -> Sketch:
     """``values`` per code as distinct ``(code, value, count)`` triples (NaN dropped): what a
-    median needs, a few triples per series when sampling is regular."""
+    median needs, a few triples per series when sampling is regular (``starts``: where each
+    code's values start, when the codes come sorted)."""
     nan = np.isnan(values)
     if nan.any():
         codes, values = codes[~nan], values[~nan]
-    if len(codes) and (codes[1:] >= codes[:-1]).all():
+        starts = None
+    if len(codes) and (starts is not None or (codes[1:] >= codes[:-1]).all()):
         # grouped by code: each code's first value (the usual one) is counted without a sort
-        new = np.ones(len(codes), dtype=bool)
-        new[1:] = codes[1:] != codes[:-1]
-        starts = np.flatnonzero(new)
+        if starts is None:
+            new = np.ones(len(codes), dtype=bool)
+            new[1:] = codes[1:] != codes[:-1]
+            starts = np.flatnonzero(new)
         if (values == values[0]).all():  # one value throughout (regular sampling): counts only
             return codes[starts], np.full(len(starts), values[0]), np.diff(np.r_[starts, len(codes)]).astype(np.int64)
         ref = np.repeat(values[starts], np.diff(np.r_[starts, len(codes)]))
