@@ -215,6 +215,7 @@ def measure(folder: Path, rounds: int, before: str | None, dask: bool, children:
     if dask:
         kinds["dask"] = (_DASK, here)
     got: dict[str, list[list[float]]] = {k: [] for k in kinds}
+    load_start = os.getloadavg()[0]
     for _ in range(children):
         for name, (code, path) in kinds.items():
             got[name] += _run(code, folder, rounds, path)
@@ -227,7 +228,8 @@ def measure(folder: Path, rounds: int, before: str | None, dask: bool, children:
             "read_wall_s": {k: med(v, lambda r: r[0]) for k, v in got.items()},
             "reduce_wall_s": {k: med(v, lambda r: r[3]) for k, v in got.items()},
             "rows": {k: int(v[0][2]) for k, v in got.items()}, "windows": {k: int(v[0][5]) for k, v in got.items()},
-            "load": os.getloadavg()[0]}
+            "load": os.getloadavg()[0], "load_start": load_start,
+            "cpu_ratio_rounds": {k: sorted(round(r[4] / r[1], 3) for r in v) for k, v in got.items()}}
 
 
 def main() -> None:
@@ -238,6 +240,7 @@ def main() -> None:
     parser.add_argument("--before", default=None, help="folder holding an earlier reliab package")
     parser.add_argument("--dask", action="store_true")
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--out", default=None, help="also write the figures to this JSON file")
     args = parser.parse_args()
     folder = WORK / f"fleet-windows-{args.gpus}-{args.days}"
     if not (folder / "telemetry").is_dir():
@@ -250,6 +253,11 @@ def main() -> None:
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
     print(json.dumps(got, indent=1))
+    if args.out:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=Path(__file__).parent).stdout.strip()
+        Path(args.out).write_text(json.dumps({"gpus": args.gpus, "days": args.days, "rounds": args.rounds,
+                                              "before": args.before, "commit": commit, **got}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from reliab.fleet import _pieces
 from reliab.fleet import telemetry as fleet_telemetry
 from reliab.fleet._chunk import reduce_run
+from reliab.fleet._rows import sketch
 
 START = pd.Timestamp("2024-05-01T00:00:00Z")
 HOURS = 8
@@ -141,3 +142,20 @@ def test_files_sharing_a_window_are_joined() -> None:
     assert _pieces.disjoint(rows([0], [4]), [rows([0], [5])])
     assert not _pieces.disjoint({}, [rows([1, 0], [3, 3])])  # not by series
     assert not _pieces.disjoint({}, [])
+
+
+def test_sketch_of_one_value_counts_per_series() -> None:
+    """Regular sampling: every window of every series gives 900 s; the sketch is one triple
+    per series with its count (hand-written), told where the series start or not."""
+    codes = np.array([0, 0, 2, 2, 2])
+    values = np.full(5, 900.0)
+    for starts in (None, np.array([0, 2])):
+        c, v, n = sketch(codes, values, starts)
+        assert (c.tolist(), v.tolist(), n.tolist()) == ([0, 2], [900.0, 900.0], [2, 3])
+    values[1] = np.nan  # a window of one sample has no within-window interval: dropped
+    c, v, n = sketch(codes, values, np.array([0, 2]))
+    assert (c.tolist(), v.tolist(), n.tolist()) == ([0, 2], [900.0, 900.0], [1, 3])
+    values[4] = 450.0  # one window sampled twice as often: its own triple
+    c, v, n = sketch(codes, values, np.array([0, 2]))
+    assert sorted(zip(c.tolist(), v.tolist(), n.tolist(), strict=True)) == [(0, 900.0, 1), (2, 450.0, 1),
+                                                                           (2, 900.0, 2)]
