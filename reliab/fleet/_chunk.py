@@ -13,6 +13,10 @@ windows (:func:`reliab.fleet._rows.intervals`) and returns the values whose medi
 :func:`check_intervals` merges them over the group and names the runs whose intervals
 differ from the group's (irregular sampling): those runs are reduced again with the
 group's intervals, so the result equals the reduction of the whole group at once.
+
+A run whose files share no window (files cut on window edges, e.g. per day) is finished
+file by file without joining its partials (:mod:`reliab.fleet._pieces`); a run whose files
+share a window is joined (:func:`reliab.fleet._rows.stack`) and merged first.
 """
 
 from __future__ import annotations

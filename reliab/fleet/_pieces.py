@@ -15,6 +15,12 @@ order, so the windows are bitwise those of the joined run; what is saved is the 
 counting sort of every partial column of the run, the merge pass and the copies of the
 finished rows.  Runs whose files share windows (a file cut inside a window) are joined as
 before (:func:`reliab.fleet._chunk.reduce_run`).
+
+Counts, sums and extremes are distributive aggregates and the windows' means algebraic
+ones, so they can be finished per piece; the sampling interval is a median, a holistic
+aggregate, which is why the pieces' interval values are collected before any piece is
+folded (Gray et al., "Data Cube: A Relational Aggregation Operator Generalizing Group-By,
+Cross-Tab, and Sub-Totals", Data Mining and Knowledge Discovery 1(1), 1997, §3.1).
 """
 
 from __future__ import annotations
