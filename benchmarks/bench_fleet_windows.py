@@ -116,6 +116,17 @@ the read takes 67.7 s there; at round 2's quiet-machine Dask ratio (3.1) less th
 saved, about 3.0 x 67.7 s = 200 s, with the other stages (220 s) about 7 minutes end to
 end; at the ratios measured today on a loaded machine (5.3-6.7) 360-450 s, 9.6-11.2
 minutes.
+
+Round 4, measured 2026-12-06 against the start of the round (commit 9b1219a), 10 rounds per
+variant at load average 16-21 (``benchmarks/results/2026-12-06-fleet-windows.md``): CPU ratio
+in process 3.70 before, **2.84 after** (rounds 2.40-3.15; other runs today 2.81-3.03); wall
+ratio on Dask 3.75 at that load.  The windows are bitwise equal to round 3's.  What changed:
+a run whose files share no window (every pod-day file here) is finished file by file
+(:mod:`reliab.fleet._pieces`), without joining its partials; steps, interval values and the
+overlap check of a file come from its series' first rows and the carried tails.  Where the
+time goes now (stage timers, multiples of the read): reading and decoding 1.26 (the read
+alone 1.02), per-file partials 0.60, fold to hosts and frame 0.40, interval values 0.12,
+boundary steps 0.06, events 0.03, the rest 0.31.
 """
 
 from __future__ import annotations
