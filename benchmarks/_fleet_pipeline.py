@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import resource
 import sys
 import time
@@ -24,6 +25,12 @@ from pathlib import Path
 
 def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _cpu_s() -> float:
+    """CPU seconds (user + system) of this process so far."""
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime
 
 
 def kind(key: object) -> str:
@@ -68,10 +75,18 @@ def main(fleet: Path, work: Path, workers: int) -> dict:
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                       memory_limit=None) as cluster, Client(cluster) as client:
         times["cluster start"] = time.perf_counter() - start
+
+        def cpu_now() -> float:  # client and workers: the stages' CPU time, which load does not stretch
+            return _cpu_s() + sum(client.run(_cpu_s).values())
+
+        cpu: dict[str, float] = {}
         with get_task_stream(client) as stream:
+            c = cpu_now()
             t = time.perf_counter()
             result = reliab.ingest(fleet / "logs", engine="dask", client=client, output=work / "tables")
             times["ingest"] = time.perf_counter() - t
+            now = cpu_now()
+            cpu["ingest"], c = now - c, now
             facts["lines"] = int(result.accounting["lines"].sum())
             facts["files"] = len(result.accounting)
             facts["signals"] = len(result.signals)
@@ -81,13 +96,18 @@ def main(fleet: Path, work: Path, workers: int) -> dict:
                                        swings={"power_w": 300.0}, events=result.interruptions,
                                        output=work / "windows")
             times["reduce"] = time.perf_counter() - t
+            now = cpu_now()
+            cpu["reduce"], c = now - c, now
             t = time.perf_counter()
             pods = pd.read_parquet(fleet / "inventory.parquet").set_index("host")["pod"].astype(str).to_dict()
             rates = rates_by_group(work / "tables", windows, "pod", groups=pods, client=client)
             times["rates"] = time.perf_counter() - t
+            now = cpu_now()
+            cpu["rates"], c = now - c, now
             t = time.perf_counter()
             fit = fit_failure_glm_cells(windows, ["gpu_temp_c_mean"], bins={"gpu_temp_c_mean": 0.25}, client=client)
             times["glm"] = time.perf_counter() - t
+            cpu["glm"] = cpu_now() - c
         worker_rss = client.run(_rss_mib)
         profile = _profile(stream.data)
     times["total"] = time.perf_counter() - start
@@ -99,7 +119,8 @@ def main(fleet: Path, work: Path, workers: int) -> dict:
                  truth_log_irr_per_c=params["temp_effect_per_c"],
                  tables_bytes=sum(p.stat().st_size for p in (work / "tables").rglob("*") if p.is_file()),
                  windows_bytes=sum(p.stat().st_size for p in (work / "windows").rglob("*") if p.is_file()))
-    return {"times": times, "client_rss_mib": _rss_mib(), "worker_rss_mib": list(worker_rss.values()),
+    cpu["total"] = sum(cpu.values())
+    return {"times": times, "cpu_s": cpu, "load": os.getloadavg()[0], "client_rss_mib": _rss_mib(), "worker_rss_mib": list(worker_rss.values()),
             "profile": profile, "facts": facts}
 
 

@@ -46,12 +46,15 @@ def _literals() -> list[str]:
     return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.splitlines()
 
 
-def _read_all_parquet(folder: Path) -> float:
-    """Seconds to read every telemetry file once with pyarrow (the floor of any reduction)."""
-    code = ("import sys, pathlib, pyarrow.parquet as pq\n"
+def _read_all_parquet(folder: Path) -> tuple[float, float]:
+    """Wall and CPU seconds to read every telemetry file once with pyarrow (the floor of any reduction)."""
+    code = ("import sys, time, pathlib, pyarrow.parquet as pq\n"
+            "c = time.process_time()\n"
             "n = sum(pq.read_table(p).num_rows for p in sorted(pathlib.Path(sys.argv[1]).rglob('*.parquet')))\n"
-            "print(n)")
-    return child([sys.executable, "-c", code, str(folder)])[0]
+            "print(n, time.process_time() - c)")
+    said: list[str] = []
+    wall = child([sys.executable, "-c", code, str(folder)], out=said)[0]
+    return wall, float(said[-1].split()[-1])
 
 
 def profile_note(profile: dict[str, float]) -> str:
@@ -84,7 +87,7 @@ def run(quick: bool = False, keep: bool = False, workers: int = 2, n_gpus: int |
         sample = json.loads(out[-1])
         t_grep, _ = child(["grep", "-r", "-c", "-F", *(x for lit in _literals() for x in ("-e", lit)),
                            str(folder / "logs")])
-        t_read = _read_all_parquet(folder / "telemetry")
+        t_read, cpu_read = _read_all_parquet(folder / "telemetry")
         said: list[str] = []
         t_pipe, rss_pipe = child([sys.executable, str(Path(__file__).with_name("_fleet_pipeline.py")), str(folder),
                                   str(work), str(workers)], out=said)
@@ -108,7 +111,8 @@ def run(quick: bool = False, keep: bool = False, workers: int = 2, n_gpus: int |
         Figure(section, "ingest logs (dask, 2 workers, Parquet out)", times["ingest"], "s", "grep -r -c -F", t_grep,
                note=f"{facts['lines']:,} lines, {facts['files']:,} files, {facts['interruptions']:,} interruptions"),
         Figure(section, "telemetry -> host-hour windows (dask)", times["reduce"], "s", "pyarrow read of all",
-               t_read, note=f"{facts['host_windows']:,} host-hours"),
+               t_read, note=(f"{facts['host_windows']:,} host-hours; CPU {pipe['cpu_s']['reduce']:.1f} s (client + "
+                             f"workers) vs {cpu_read:.1f} s for the read: {pipe['cpu_s']['reduce'] / cpu_read:.2f} x")),
         Figure(section, "rates per pod from Parquet (dask)", times["rates"], "s"),
         Figure(section, "failure GLM on dask cells", times["glm"], "s",
                note=(f"{facts['host_windows']:,} windows -> {facts['cells']:,} cells; log IRR per °C "
@@ -121,6 +125,9 @@ def run(quick: bool = False, keep: bool = False, workers: int = 2, n_gpus: int |
                      f"{', '.join(f'{r:.0f}' for r in pipe['worker_rss_mib'])} MiB; pipeline process tree "
                      f"as seen by time(1) {rss_pipe or 0:.0f} MiB; load average {os.getloadavg()[0]:.1f}"),
                extra={"times": times, "profile": pipe["profile"], "facts": facts}),
+        Figure(section, "CPU of the stages (client + workers)", pipe["cpu_s"]["total"], "s",
+               note=(", ".join(f"{k} {v:.1f} s" for k, v in pipe["cpu_s"].items() if k != "total")
+                     + f"; load average {pipe['load']:.1f} at the pipeline's end")),
     ]
 
 

@@ -13,6 +13,10 @@ windows (:func:`reliab.fleet._rows.intervals`) and returns the values whose medi
 :func:`check_intervals` merges them over the group and names the runs whose intervals
 differ from the group's (irregular sampling): those runs are reduced again with the
 group's intervals, so the result equals the reduction of the whole group at once.
+
+A run whose files share no window (files cut on window edges, e.g. per day) is finished
+file by file without joining its partials (:mod:`reliab.fleet._pieces`); a run whose files
+share a window is joined (:func:`reliab.fleet._rows.stack`) and merged first.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reliab.fleet import _rows
+from reliab.fleet import _pieces, _rows
 from reliab.fleet._heap import heap_for_arrays
 from reliab.fleet._partials import telemetry_partials
 from reliab.fleet._rows import Rows
@@ -141,12 +145,13 @@ def _read(path: str, spec: Spec
         col = table.column(name)
         if col.null_count:
             return None
-        code, text = _dictionary(col)
+        code, text = _dictionary(col, name)
         codes.append(code)
         labels.append(text)
     width = len(labels[1])
-    series = np.multiply(codes[0], width, dtype=np.int64)  # codes come in the dictionary's index type
+    series = codes[0].astype(np.int64)  # codes come in the dictionary's index type
     if width > 1:
+        series *= width
         series += codes[1]
     changes = series[1:] != series[:-1]
     if not _ordered(series, tns, changes):  # not strictly by series, time
@@ -186,7 +191,7 @@ def _numpy(col: Any) -> np.ndarray:
     return col.to_numpy()
 
 
-def _dictionary(col: Any) -> tuple[np.ndarray, list[str]]:
+def _dictionary(col: Any, name: str = "") -> tuple[np.ndarray, list[str]]:
     """Per row of a key column (no nulls) the rank of its text among the distinct texts, and
     those texts sorted."""
     import pyarrow as pa
@@ -195,12 +200,26 @@ def _dictionary(col: Any) -> tuple[np.ndarray, list[str]]:
     arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
     if not pa.types.is_dictionary(arr.type):
         arr = pc.dictionary_encode(arr)
-    text = np.array([str(x) for x in arr.dictionary.to_pylist()], dtype=object)
-    distinct, rank = np.unique(text, return_inverse=True)
     code = arr.indices.to_numpy(zero_copy_only=False)
-    if (rank == np.arange(len(rank))).all():  # a sorted dictionary: its indices are the ranks
-        return code, distinct.tolist()
-    return rank.astype(np.int64)[code], distinct.tolist()
+    distinct, rank = _ranks(arr.dictionary, name)
+    return (code, distinct) if rank is None else (rank[code], distinct)
+
+
+#: the dictionary last ranked per key column (a host group's files repeat theirs)
+_RANKED: dict[str, tuple[Any, list[str], np.ndarray | None]] = {}
+
+
+def _ranks(dictionary: Any, kind: str) -> tuple[list[str], np.ndarray | None]:
+    """A dictionary's distinct texts sorted, and the rank of each entry (``None``: sorted
+    already, the indices are the ranks); the last answer per column name ``kind`` is kept."""
+    seen = _RANKED.get(kind)
+    if seen is not None and seen[0].equals(dictionary):
+        return seen[1], seen[2]
+    text = np.array([str(x) for x in dictionary.to_pylist()], dtype=object)
+    distinct, rank = np.unique(text, return_inverse=True)
+    got = None if (rank == np.arange(len(rank))).all() else rank.astype(np.int64)
+    _RANKED[kind] = (dictionary, distinct.tolist(), got)
+    return distinct.tolist(), got
 
 
 def _pandas_rows(path: str, spec: Spec) -> tuple[list[Key], Rows]:
@@ -225,6 +244,16 @@ def _pandas_rows(path: str, spec: Spec) -> tuple[list[Key], Rows]:
 def _sort_key(key: Key) -> tuple:
     host, gpu = key
     return (host is None, host or "", gpu is None, gpu or "")
+
+
+def _union(lists: list[list[Key]]) -> list[Key]:
+    """The keys of ``lists`` (each sorted by :func:`_sort_key`), sorted: the one list when all
+    that are not empty are equal (a host group's files hold the same series), else a set
+    union per list, not per key."""
+    full = [k for k in lists if k]
+    if full and all(k == full[0] for k in full[1:]):
+        return list(full[0])
+    return sorted(set().union(*lists), key=_sort_key)
 
 
 def _coder(code: dict[Key, int]) -> Any:
@@ -263,18 +292,13 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
         rows = _rows.file_rows(tns, series, values, step=spec.step, columns=spec.columns,
                                thresholds=spec.thresholds, swings=spec.swings)
         pieces.append((names, _recode(rows, local)))
-    names = sorted(set(carry.names).union(*(n for n, _ in pieces)), key=_sort_key)  # a union per file, not per key
+    names = _union([carry.names, *(n for n, _ in pieces)])
     code = {k: i for i, k in enumerate(names)}
     n_codes = len(names)
     old = np.array([code[k] for k in carry.names], np.int64)
     pieces = [(n, r) for n, r in pieces if _rows.size(r)]
     codes = _coder(code)
     parts = [_recode(carry.held, old)] + [_recode(r, codes(n)) for n, r in pieces]
-    if _rows.size(parts[0]):
-        rows, fresh = _rows.stack(parts, n_codes)
-    else:
-        rows, fresh = _rows.stack(parts[1:], n_codes) if len(parts) > 1 else ({}, np.zeros(0, bool))
-        fresh[:] = True
     tail_last = np.full(n_codes, -1, np.int64)
     tail_last[old] = carry.tail_last
     tail_value = {c: np.full(n_codes, np.nan) for c in spec.swings}
@@ -283,6 +307,13 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
             tail_value[c][old] = carry.tail_value[c]
     prev_first = np.full(n_codes, np.nan)
     prev_first[old] = carry.prev_first
+    if _pieces.disjoint(parts[0], parts[1:]):  # no window shared by two files: finished file by file
+        return _by_pieces(parts, names, spec, last, given, output, tail_last, tail_value, prev_first)
+    if _rows.size(parts[0]):
+        rows, fresh = _rows.stack(parts, n_codes)
+    else:
+        rows, fresh = _rows.stack(parts[1:], n_codes) if len(parts) > 1 else ({}, np.zeros(0, bool))
+        fresh[:] = True
     if not _rows.size(rows):
         return _empty(names, carry, spec, output)
     if spec.swings:
@@ -315,6 +346,21 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
     return {"windows": _store(windows, output), "carry": new_carry, "names": names,
             "per": per, "gaps": gaps,
             "used": {names[i]: float(used[i]) for i in present}}
+
+
+def _by_pieces(parts: list[Rows], names: list[Key], spec: Spec, last: bool, given: Mapping[Key, float] | None,
+               output: str | None, tail_last: np.ndarray, tail_value: dict[str, np.ndarray],
+               prev_first: np.ndarray) -> dict[str, Any]:
+    """:func:`reduce_run` of a run whose files share no window (:mod:`reliab.fleet._pieces`)."""
+    used = None if given is None else np.array([given.get(k, np.nan) for k in names])
+    got = _pieces.reduce_pieces(parts[0], parts[1:], names, spec, last=last, given=used, tail_last=tail_last,
+                                tail_value=tail_value, prev_first=prev_first)
+    windows = got["windows"]
+    if windows is not None and spec.events is not None:
+        windows[spec.event_name] = _event_counts(windows, spec.events, spec.step)
+    return {"windows": _store(windows, output), "carry": Carry(names, got["held"], tail_last, tail_value, prev_first),
+            "names": names, "per": got["per"], "gaps": got["gaps"],
+            "used": {names[i]: float(got["used"][i]) for i in got["present"]}}
 
 
 def _finish(rows: Rows, names: list[Key], interval: np.ndarray, spec: Spec, drop: int | None) -> pd.DataFrame:

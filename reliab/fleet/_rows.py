@@ -78,13 +78,14 @@ def file_rows(tns: np.ndarray, series: np.ndarray, values: Mapping[str, np.ndarr
                  "first": seg.first(tns), "last": seg.last(tns)}
     for c in columns:
         x = values[c]  # float32 or float64: sums in float64, comparisons with float64 levels
-        nan = np.isnan(x)
-        if nan.any():
+        total_c = seg.sum(x, dtype=np.float64)  # NaN where a segment holds a NaN sample
+        if np.isnan(total_c).any():
+            nan = np.isnan(x)
             out[f"{c}__n"] = seg.count(~nan)
             out[f"{c}__sum"] = seg.sum(np.where(nan, x.dtype.type(0), x), dtype=np.float64)
         else:
             out[f"{c}__n"] = seg.counts.copy()
-            out[f"{c}__sum"] = seg.sum(x, dtype=np.float64)
+            out[f"{c}__sum"] = total_c
         out[f"{c}__min"] = seg.fmin(x).astype(np.float64)
         out[f"{c}__max"] = seg.fmax(x).astype(np.float64)
         if c in thresholds:
@@ -95,8 +96,8 @@ def file_rows(tns: np.ndarray, series: np.ndarray, values: Mapping[str, np.ndarr
         inside[1:] = steps_at_least(x, level)  # NaN compares False: no step across a gap
         inside[seg.starts] = False  # a segment's first sample steps from another series or window
         out[f"{c}__steps"] = seg.count(inside)
-        out[f"{c}__vfirst"] = seg.first(x).astype(np.float64)
-        out[f"{c}__vlast"] = seg.last(x).astype(np.float64)
+        out[f"{c}__vfirst"] = seg.first(x, np.float64)
+        out[f"{c}__vlast"] = seg.last(x, np.float64)
     return out
 
 
@@ -148,14 +149,16 @@ def series_order(series: np.ndarray, first: np.ndarray) -> np.ndarray | None:
 
 
 def add_boundary_steps(rows: Rows, fresh: np.ndarray, swings: Mapping[str, float],
-                       tail_last: np.ndarray, tail_value: Mapping[str, np.ndarray], names: Sequence[str]) -> Rows:
-    """Sort by series and first time; add to each fresh row the step from the row (or tail) before it.
+                       tail_last: np.ndarray, tail_value: Mapping[str, np.ndarray], names: Sequence[str],
+                       ordered: bool = False) -> Rows:
+    """Sort by series and first time (unless ``ordered``: they come so); add to each fresh row
+    the step from the row (or tail) before it.
 
     ``tail_last``/``tail_value`` give, per series code, the last time and value before these
     rows (an earlier piece of the series; ``tail_last`` < 0: none).  Raises ``ValueError``
     when a fresh row starts before the previous piece of its series ends.
     """
-    order = series_order(rows["series"], rows["first"])
+    order = None if ordered else series_order(rows["series"], rows["first"])
     if order is not None:
         rows, fresh = take(rows, order), fresh[order]
     s = rows["series"]
@@ -204,17 +207,22 @@ def merge(rows: Rows) -> Rows:
 Sketch = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
-def sketch(codes: np.ndarray, values: np.ndarray) -> Sketch:
+def sketch(codes: np.ndarray, values: np.ndarray, starts: np.ndarray | None = None) -> Sketch:
     """``values`` per code as distinct ``(code, value, count)`` triples (NaN dropped): what a
-    median needs, a few triples per series when sampling is regular."""
+    median needs, a few triples per series when sampling is regular (``starts``: where each
+    code's values start, when the codes come sorted)."""
     nan = np.isnan(values)
     if nan.any():
         codes, values = codes[~nan], values[~nan]
-    if len(codes) and (codes[1:] >= codes[:-1]).all():
+        starts = None
+    if len(codes) and (starts is not None or (codes[1:] >= codes[:-1]).all()):
         # grouped by code: each code's first value (the usual one) is counted without a sort
-        new = np.ones(len(codes), dtype=bool)
-        new[1:] = codes[1:] != codes[:-1]
-        starts = np.flatnonzero(new)
+        if starts is None:
+            new = np.ones(len(codes), dtype=bool)
+            new[1:] = codes[1:] != codes[:-1]
+            starts = np.flatnonzero(new)
+        if (values == values[0]).all():  # one value throughout (regular sampling): counts only
+            return codes[starts], np.full(len(starts), values[0]), np.diff(np.r_[starts, len(codes)]).astype(np.int64)
         ref = np.repeat(values[starts], np.diff(np.r_[starts, len(codes)]))
         common = values == ref
         count = np.add.reduceat(common.astype(np.int64), starts)
@@ -284,6 +292,11 @@ def _keys(names: np.ndarray, plain: bool) -> object:
     return out
 
 
+def host_codes(names: Sequence[tuple[str, str | None]]) -> np.ndarray:
+    """Per series name the rank of its host among the distinct hosts."""
+    return np.unique(np.array([h for h, _ in names], dtype=object), return_inverse=True)[1]
+
+
 def _blocks(host_code: np.ndarray, s: np.ndarray, w: np.ndarray) -> Blocks | None:
     """:class:`Blocks` of rows sorted by series then window when every host has as many
     series and every series the same consecutive windows (each host's windows are then the
@@ -315,18 +328,43 @@ def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.n
     The columns and their arithmetic are those of :func:`reliab.windows.finalize_windows`
     plus ``{c}_swings`` (mean over the series of the window of their steps).
     """
+    out = fold(rows, names, interval, step=step, level=level, columns=columns, thresholds=thresholds,
+               swings=swings, summed=summed)
+    return frame(out, names, step=step, level=level, swings=swings)
+
+
+def frame(out: Rows, names: Sequence[tuple[str, str | None]], *, step: int, level: str,
+          swings: Mapping[str, float]) -> pd.DataFrame:
+    """The windows frame of :func:`fold`'s arrays: keys from the names of each row's first
+    series (``series``), window start times from ``window``."""
+    s = out["series"]
+    # the keys made once per series name, then taken per window row
+    cols: dict[str, object] = {"host": _keys(np.array([h for h, _ in names], dtype=object), bool(swings))[s]}
+    if level == "gpu":
+        cols["gpu"] = _keys(np.array([g for _, g in names], dtype=object), bool(swings))[s]
+    # window starts as UTC times: the int64 ns viewed as datetime64 (no parsing)
+    start = np.multiply(out["window"], step, dtype=np.int64)
+    cols["window"] = pd.DatetimeIndex(start.view("M8[ns]")).tz_localize("UTC")
+    cols.update((k, v) for k, v in out.items() if k not in ("series", "window"))
+    return pd.DataFrame(cols)
+
+
+def fold(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.ndarray, *, step: int,
+         level: str, columns: Sequence[str], thresholds: Mapping[str, float], swings: Mapping[str, float],
+         summed: Sequence[str], host_code: np.ndarray | None = None) -> Rows:
+    """The arithmetic of :func:`finalize` as arrays: per window at ``level``, ``series`` (the
+    code of its first series), ``window`` (index) and the measured columns (``host_code``:
+    :func:`host_codes` of ``names``, when already made)."""
     width_s = step / 1e9
     s = rows["series"]
     ival = interval[s]
     # observed hours min(n × interval, width) / 3600 per series and window, the largest per
     # window: both steps are monotone, so the largest n × interval is capped and scaled instead
     exposure = rows["n"] * ival
-    host_names = np.array([h for h, _ in names], dtype=object)
-    gpu_names = np.array([g for _, g in names], dtype=object)
     w = rows["window"]
     seg: Segments | None = None
     if level == "host":
-        _, host_code = np.unique(host_names, return_inverse=True)
+        host_code = host_codes(names) if host_code is None else host_code
         seg = _blocks(host_code, s, w)
         if seg is not None:
             def at(v: np.ndarray) -> np.ndarray:
@@ -350,11 +388,7 @@ def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.n
         new = np.ones(len(s), dtype=bool)
         new[1:] = (group[1:] != group[:-1]) | (w[1:] != w[:-1])
         seg = Segments(np.flatnonzero(new), len(s))
-    first_row = seg.first(at(np.arange(len(s))))
-    out: dict[str, object] = {"host": _keys(host_names[s[first_row]], bool(swings))}
-    if level == "gpu":
-        out["gpu"] = _keys(gpu_names[s[first_row]], bool(swings))
-    out["window"] = pd.to_datetime(seg.first(w) * step, unit="ns", utc=True)
+    out: Rows = {"series": seg.first(at(s)), "window": seg.first(w)}
     out["hours"] = np.minimum(seg.fmax(at(exposure)), width_s) / 3600.0
     out["n_series"] = seg.counts
     out["n_samples"] = seg.sum(at(rows["n"]))
@@ -385,4 +419,4 @@ def finalize(rows: Rows, names: Sequence[tuple[str, str | None]], interval: np.n
                 out[f"{c}_total"] = np.where(cnt > 0, tot, np.nan)
     for c in swings:
         out[f"{c}_swings"] = seg.sum(at(rows[f"{c}__steps"])) / seg.counts
-    return pd.DataFrame(out)
+    return out

@@ -22,6 +22,17 @@ __all__ = ["Segments", "Blocks"]
 MAX_WIDTH = 64
 
 
+def _fold_columns(ufunc: np.ufunc, cols: list[np.ndarray], dtype: np.dtype | type) -> np.ndarray:
+    """``ufunc`` folded over ``cols`` left to right in ``dtype`` (each cast to it first, as a
+    loop would): the first two in one call, the others into its result."""
+    if len(cols) == 1:
+        return cols[0].astype(dtype)
+    acc = ufunc(cols[0], cols[1], dtype=dtype)
+    for col in cols[2:]:
+        ufunc(acc, col, out=acc)
+    return acc
+
+
 class Segments:
     """Segments of an array of ``total`` elements starting at ``starts`` (increasing, first 0).
 
@@ -53,10 +64,7 @@ class Segments:
             flat = np.full(m * k, fill, dtype=x.dtype)
             flat[self.index] = x
             cells = flat.reshape(m, k)
-        acc = cells[:, 0].astype(dtype or x.dtype)
-        for j in range(1, k):
-            ufunc(acc, cells[:, j], out=acc)
-        return acc
+        return _fold_columns(ufunc, [cells[:, j] for j in range(k)], dtype or x.dtype)
 
     def _reduce(self, ufunc: np.ufunc, x: np.ndarray, fill: float | int,
                 dtype: np.dtype | type | None = None) -> np.ndarray:
@@ -74,25 +82,28 @@ class Segments:
         """Number of true elements per segment (int64)."""
         return self._reduce(np.add, mask.view(np.uint8) if mask.dtype == bool else mask, 0, np.int64)
 
-    def fmin(self, x: np.ndarray) -> np.ndarray:
-        """Smallest element per segment, ignoring NaN (NaN when all are)."""
-        return self._reduce(np.fmin, x, np.nan)
+    def fmin(self, x: np.ndarray, dtype: np.dtype | type | None = None) -> np.ndarray:
+        """Smallest element per segment, ignoring NaN (NaN when all are), in ``dtype`` (a
+        widening cast, which keeps the order: the smallest of the cast elements)."""
+        return self._reduce(np.fmin, x, np.nan, dtype)
 
-    def fmax(self, x: np.ndarray) -> np.ndarray:
-        """Largest element per segment, ignoring NaN (NaN when all are)."""
-        return self._reduce(np.fmax, x, np.nan)
+    def fmax(self, x: np.ndarray, dtype: np.dtype | type | None = None) -> np.ndarray:
+        """Largest element per segment, ignoring NaN (NaN when all are), in ``dtype``."""
+        return self._reduce(np.fmax, x, np.nan, dtype)
 
-    def first(self, x: np.ndarray) -> np.ndarray:
-        """Each segment's first element."""
+    def first(self, x: np.ndarray, dtype: np.dtype | type | None = None) -> np.ndarray:
+        """Each segment's first element (cast to ``dtype``)."""
         if self.grid and self.index is None:  # segments of one length: a strided copy, no gather
-            return x.reshape(len(self.starts), self.width)[:, 0].copy()
-        return x[self.starts]
+            return x.reshape(len(self.starts), self.width)[:, 0].astype(dtype or x.dtype)
+        got = x[self.starts]
+        return got if dtype is None else got.astype(dtype)
 
-    def last(self, x: np.ndarray) -> np.ndarray:
-        """Each segment's last element."""
+    def last(self, x: np.ndarray, dtype: np.dtype | type | None = None) -> np.ndarray:
+        """Each segment's last element (cast to ``dtype``)."""
         if self.grid and self.index is None:
-            return x.reshape(len(self.starts), self.width)[:, -1].copy()
-        return x[self.starts + self.counts - 1]
+            return x.reshape(len(self.starts), self.width)[:, -1].astype(dtype or x.dtype)
+        got = x[self.starts + self.counts - 1]
+        return got if dtype is None else got.astype(dtype)
 
 
 class Blocks(Segments):
@@ -118,13 +129,10 @@ class Blocks(Segments):
 
     def _fold(self, ufunc: np.ufunc, x: np.ndarray, fill: float | int, dtype: np.dtype | type | None) -> np.ndarray:
         cells = x.reshape(self.shape)
-        acc = cells[:, 0, :].astype(dtype or x.dtype)
-        for j in range(1, self.shape[1]):
-            ufunc(acc, cells[:, j, :], out=acc)
-        return acc.reshape(-1)
+        return _fold_columns(ufunc, [cells[:, j, :] for j in range(self.shape[1])], dtype or x.dtype).reshape(-1)
 
-    def first(self, x: np.ndarray) -> np.ndarray:
-        return x.reshape(self.shape)[:, 0, :].reshape(-1)
+    def first(self, x: np.ndarray, dtype: np.dtype | type | None = None) -> np.ndarray:
+        return x.reshape(self.shape)[:, 0, :].astype(dtype or x.dtype).reshape(-1)
 
-    def last(self, x: np.ndarray) -> np.ndarray:
-        return x.reshape(self.shape)[:, -1, :].reshape(-1)
+    def last(self, x: np.ndarray, dtype: np.dtype | type | None = None) -> np.ndarray:
+        return x.reshape(self.shape)[:, -1, :].astype(dtype or x.dtype).reshape(-1)
