@@ -53,8 +53,9 @@ from typing import Any
 import pandas as pd
 
 from reliab.errors import ParseError
-from reliab.io._lines import LineContext, Row, scan_lines
+from reliab.io._lines import EVERY_LINE, LineContext, Row, scan_lines
 from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._nccl_bulk import make_bulk
 from reliab.io.formats._nccl_bulk_info import info_line
 from reliab.io.formats._nccl_messages import (
     Found,
@@ -130,13 +131,12 @@ def _clock(row: Row) -> float | None:
 
 def _repeats(found: Found, rank: str | None, row: Row, ctx: LineContext) -> bool:
     """Whether this signal restates one already counted (same rank or unknown, same core)."""
-    recent: list[tuple[int, str, str | None, str | None, float | None, bool]] = ctx.state.setdefault("recent", [])
     clock = _clock(row)
     glog = "_glog" in row
-    signal, since = found.signal, ctx.lineno - _REPEAT_LINES
-    # (in a storm most entries are another signal's: those are dropped in one pass; lines only
-    # grow along ``recent``, so the first entry too far back ends the scan as it would unfiltered)
-    for entry in reversed([e for e in recent if e[1] == signal]):
+    since = ctx.lineno - _REPEAT_LINES
+    # (only the entries of the same signal, newest first; lines only grow along ``recent``, so
+    # the first entry too far back ends the scan as it would unfiltered)
+    for entry in reversed(_by_signal(ctx.state).get(found.signal, ())):
         if entry[0] < since:
             break
         _, _, other_rank, core, other_clock, other_glog = entry
@@ -148,18 +148,34 @@ def _repeats(found: Found, rank: str | None, row: Row, ctx: LineContext) -> bool
             if abs(clock - other_clock) > REPEAT_WINDOW_S:
                 continue
         return True
-    recent.append((ctx.lineno, found.signal, rank, found.core, clock, glog))
-    if len(recent) > _KEEP_RECENT:
-        del recent[0]
+    _remember((ctx.lineno, found.signal, rank, found.core, clock, glog), ctx.state)
     return False
 
 
 def _remember_statement(found: Found, rank: str | None, row: Row, ctx: LineContext) -> None:
     """Record a first statement so that a later ``what():`` can be recognised as its repeat."""
-    recent = ctx.state.setdefault("recent", [])
-    recent.append((ctx.lineno, found.signal, rank, found.core, _clock(row), "_glog" in row))
+    _remember((ctx.lineno, found.signal, rank, found.core, _clock(row), "_glog" in row), ctx.state)
+
+
+def _remember(entry: tuple, st: dict[str, Any]) -> None:
+    """Append to the last :data:`_KEEP_RECENT` statements (``st["recent"]``) and their index by signal."""
+    by = _by_signal(st)
+    recent = st["recent"]
+    recent.append(entry)
+    by.setdefault(entry[1], []).append(entry)
     if len(recent) > _KEEP_RECENT:
-        del recent[0]
+        old = recent.pop(0)
+        by[old[1]].pop(0)  # (the oldest entry of its signal)
+
+
+def _by_signal(st: dict[str, Any]) -> dict[str, list[tuple]]:
+    """``st["recent"]`` by signal, in order (built once, kept by :func:`_remember`)."""
+    by = st.get("recent_by")
+    if by is None:
+        by = st["recent_by"] = {}
+        for entry in st.setdefault("recent", []):
+            by.setdefault(entry[1], []).append(entry)
+    return by
 
 
 def _wrapped(text: str, part: Split, ctx: LineContext) -> tuple[Split, int] | None:
@@ -191,9 +207,13 @@ def parse_nccl_line(text: str, ctx: LineContext) -> Row | None:
 
 def parse_line_fully(text: str, ctx: LineContext) -> Row | None:
     """:func:`parse_nccl_line` without the quiet-line shortcut: prefixes, stamp, message."""
+    return read_split(text, split_line(text), ctx)
+
+
+def read_split(text: str, part: Split, ctx: LineContext) -> Row | None:
+    """:func:`parse_line_fully` of a line already taken apart (``part``: :func:`split_line`)."""
     st = ctx.state
     settle_clock(st)
-    part = split_line(text)
     start = None
     wrapped = _wrapped(text, part, ctx)
     if wrapped is not None:
@@ -219,7 +239,7 @@ def parse_line_fully(text: str, ctx: LineContext) -> Row | None:
         st["last"] = ("glog", part.glog, st.get("iso"))
     st["prev"] = None
     found = _classify_once(part.body) if any(k in part.body for k in _TRIGGERS) else None
-    rank = part.rank if part.rank is not None else rank_in(part.body)
+    rank = part.rank if part.rank is not None else _rank_once(part.body)
     who = f"rank {rank}: " if rank is not None else ""
     signalled = st.get("signalled")
     if start is not None and signalled is not None and signalled[0] == start:
@@ -228,7 +248,7 @@ def parse_line_fully(text: str, ctx: LineContext) -> Row | None:
     if found is None:
         _remember_record(text, part, ctx)
         return progress_row(part.body, when, st)  # checkpoint saves and loads (formats/_progress.py)
-    host, gpu = nccl_who(part.body) if "NCCL" in part.body else (None, None)
+    host, gpu = _who_once(part.body) if "NCCL" in part.body else (None, None)
     row: Row = {"time": when, "host": part.host or host, "gpu": gpu, "job_id": st["job_id"],
                 "source": SOURCE, "signal": found.signal, "severity": found.severity,
                 "message": who + found.text, "_text": text[:2000]}
@@ -269,6 +289,7 @@ def _rewrapped(start: int, signal: str, found: Found | None, who: str, st: dict)
     for k, entry in enumerate(recent):
         if entry[0] == start:
             recent[k] = (start, found.signal, entry[2], found.core, *entry[4:])
+    st.pop("recent_by", None)  # (built again from ``recent``)
     st["signalled"] = (start, found.signal)
 
 
@@ -277,6 +298,8 @@ _TRIGGERS = ("atchdog", "rror", "NCCL WARN", "Timeout at NCCL work")
 #: :func:`classify` once per distinct message: a storm repeats a few messages (one per rank
 #: and collective) thousands of times behind different stamps (``Found`` is frozen)
 _classify_once = lru_cache(maxsize=4096)(classify)
+_rank_once = lru_cache(maxsize=4096)(rank_in)
+_who_once = lru_cache(maxsize=4096)(nccl_who)
 
 
 def _remember_record(text: str, part: Split, ctx: LineContext) -> bool:
@@ -427,5 +450,9 @@ def read_nccl(
     if year is not None and not isinstance(year, int):
         raise TypeError(f"year must be an int, not {type(year).__name__}")
     state = {"tz": resolve_tz(tz), "job_id": job_id or job_from_path(path), "recent": []}
-    return scan_lines(path, SOURCE, parse_nccl_line, options={"year": year}, state=state,
-                      strict=strict, finish=_finish)
+    return scan_lines(path, SOURCE, parse_nccl_line, literals=EVERY_LINE, options={"year": year}, state=state,
+                      strict=strict, finish=_finish, bulk=_BULK)
+
+
+#: large and compressed files: storm shapes taken apart column-wise (``_nccl_bulk``)
+_BULK = make_bulk(parse_nccl_line, read_split)

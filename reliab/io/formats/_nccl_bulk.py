@@ -1,0 +1,148 @@
+"""Training-log lines in storms, taken apart column-wise before the reader's rules see them.
+
+During a hung collective a job's output is a few line shapes repeated per rank hundreds of
+thousands of times: NCCL's own ``<host>:<pid>:<tid> [<dev>] NCCL INFO|WARN …`` (NCCL
+``src/debug.cc``, ``ncclDebugLog``), glog records of the PyTorch C++ core
+(``E1206 12:34:56.789012 123 file.cpp:12] …``, glog ``LogMessage::Init``) and PyTorch's
+rank-prefixed ones (``[rank3]:[E1206 12:34:56.789012 ProcessGroupNCCL.cpp:1414] …``,
+``c10/util/Logging.cpp``).  :func:`nccl_bulk` reads each group of lines handed over by the
+line driver (:mod:`reliab.io._lines`, every line a candidate) with polars string kernels:
+
+* **quiet** NCCL lines (``<host>:<pid>:<tid> [<dev>]`` with a lower-case host, no failure or
+  checkpoint word, no ISO date, not after a line a terminal may have wrapped) carry nothing:
+  dropped in the columnar pass, never looked at in Python;
+* **glog** records (optionally behind ``[rankN]:``) and NCCL lines holding a failure word get
+  their prefix, rank, stamp and message from one regex per group; the reader's rules (clock,
+  untimed rows, repeat rule, wrapped records) then run on these pieces
+  (:func:`reliab.io.formats.nccl.read_split`), with the message classified once per distinct
+  text;
+* every other line (dated lines, tracebacks, other launcher prefixes, colour codes, non-ASCII
+  text, checkpoint words, any ISO date) goes to the per-line parser in its place.
+
+All lines are taken in line order in one pass, so the reader's state is the per-line
+parser's at every line; the rows are held to the end of the file (``held``, see
+:data:`reliab.io._lines.BulkParser`), where the reader's ``finish`` gives glog rows their
+year and untimed rows their time.  The shapes are recognised conservatively (printable ASCII
+only, no date anywhere): a line outside them costs time, never a different row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import polars as pl
+
+from reliab.errors import ParseError
+from reliab.io._lines import LineContext, Row, unexpected
+from reliab.io.formats._nccl_messages import Split
+
+__all__ = ["QUIET", "GLOG", "NCCL", "OTHER", "shapes", "make_bulk"]
+
+QUIET, GLOG, NCCL, OTHER = 0, 1, 2, 3
+#: a rank prefix and a glog stamp (``_nccl_messages._LAUNCHER`` then ``_GLOG``, as one regex)
+_GLOG = (r"^(?:\[rank([0-9]+)\]: ?)?\[?[IWEF]([0-9]{1,2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})"
+         r"(?:\.([0-9]{1,9}))?(?: +[0-9]+)? [^\s\]]+:[0-9]+\] ?(.*)$")
+#: NCCL's ``<host>:<pid>:<tid> [<dev>] `` with a lower-case host (no glog level, no month-day stamp)
+_NCCL = r"^[a-z][A-Za-z0-9_.-]*:[0-9]+:[0-9]+ \[[0-9]+\] "
+#: the reader's failure triggers and checkpoint words (``_nccl_quiet._WORDS``)
+_TRIGGERS = r"atchdog|rror|NCCL WARN|Timeout at NCCL work"
+_CHECKPOINT = r"heckpoint|global step|state loaded"
+#: a line a terminal may have wrapped: long and not ended like a sentence (``nccl._remember_record``)
+_WRAP_PUNCT = ".!?)]"
+#: ``nccl_who`` looks for the NCCL prefix within the first 200 characters
+_HEAD_MAX = 150
+
+PerLine = Callable[[str, LineContext], Row | list[Row] | None]
+ReadSplit = Callable[[str, Split, LineContext], Row | None]
+
+
+def shapes(hits: pl.DataFrame) -> pl.DataFrame:
+    """The lines of ``hits`` (``i``, ``line``) that are not quiet, their shape and pieces.
+
+    Returns ``i``, ``line``, ``kind`` (:data:`GLOG`, :data:`NCCL`, :data:`OTHER`), for glog
+    records ``rank`` (of a ``[rankN]:`` prefix), ``stamp`` (month, day, hour, minute, second,
+    nanoseconds) and ``body`` (the message), and ``idle``: a glog record without a failure
+    word followed by another (only the last of such a run moves the reader's clock).
+    """
+    line = pl.col("line")
+    plain = (~line.str.contains(r"[^\x20-\x7e]") & ~line.str.contains(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+             & ~line.str.contains(r"ESC\[|\^\[\[") & ~line.str.contains(_CHECKPOINT))
+    head = line.str.extract(f"({_NCCL})", 1)
+    nccl = plain & head.is_not_null() & (head.str.len_chars() <= _HEAD_MAX)
+    maybe = line.str.contains(r"^(?:\[rank[0-9]|\[?[IWEF][0-9])")  # (the regex below only where it may match)
+    glog = pl.when(plain & maybe).then(line).str.extract_groups(_GLOG)
+    gap = (pl.col("i").shift(1) != pl.col("i") - 1).fill_null(True)
+    # a line may leave a record for the next to continue when it is long, not ended like a
+    # sentence and a record or itself such a continuation (nccl._remember_record, _wrapped)
+    loose = (line.str.len_bytes() >= 100) & ~line.str.slice(-1).is_in(list(_WRAP_PUNCT))
+    frame = hits.with_columns(glog.alias("g"), nccl.alias("nccl"), line.str.contains(_TRIGGERS).alias("words"),
+                              loose.alias("loose"), gap.alias("gap"))
+    run = (~pl.col("loose")).cum_sum()
+    leaves = pl.col("loose") & (((~pl.col("nccl") | pl.col("gap")) & pl.col("loose")).cast(pl.Int32).cum_sum().over(run) > 0)
+    after = leaves.shift(1, fill_value=True) | pl.col("gap")
+    is_glog = pl.col("g").struct.field("2").is_not_null()
+    kind = (pl.when(is_glog).then(pl.lit(GLOG))
+            .when(pl.col("nccl") & ~pl.col("words") & ~after).then(pl.lit(QUIET))
+            .when(pl.col("nccl") & ~after).then(pl.lit(NCCL))
+            .otherwise(pl.lit(OTHER)).cast(pl.Int8))
+    frac = pl.col("f7").str.pad_end(9, "0").str.slice(0, 9).cast(pl.Int64).fill_null(0)
+    idle = (pl.col("kind") == GLOG) & ~pl.col("words")
+    return (frame.with_columns(kind.alias("kind"))
+            .filter(pl.col("kind") != QUIET)
+            .unnest("g")
+            .rename({str(k): f"f{k}" for k in range(1, 9)})
+            .select("i", "line", "kind", pl.col("f1").alias("rank"),
+                    pl.concat_list([pl.col(f"f{k}").cast(pl.Int64) for k in range(2, 7)] + [frac]).alias("stamp"),
+                    pl.col("f8").alias("body"), (idle & idle.shift(-1, fill_value=False)).alias("idle")))
+
+
+def make_bulk(per_line: PerLine, read_split: ReadSplit) -> Callable[..., tuple[pl.DataFrame, pl.DataFrame]]:
+    """The bulk hook of the NCCL reader: ``per_line`` reads the lines of no shape,
+    ``read_split`` applies the reader's rules to a line already taken apart."""
+
+    def nccl_bulk(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+        events = shapes(hits)
+        held: list[Row] = ctx.state.setdefault("bulk_held", [])
+        st = ctx.state
+        for i, text, kind, rank, stamp, body, idle in events.iter_rows():
+            if idle and "waiting" not in st:  # (rows waiting for a time take the first stamp after them)
+                continue
+            ctx.lineno = lineno = i + 1
+            _take(lineno, text, _read(kind, text, rank, stamp, body, ctx, per_line, read_split), ctx, held)
+        return hits.head(0), hits.head(0)
+
+    nccl_bulk.held = _held  # type: ignore[attr-defined]
+    return nccl_bulk
+
+
+def _held(ctx: LineContext) -> list[Row]:
+    return ctx.state.pop("bulk_held", [])
+
+
+def _read(kind: int, text: str, rank: str | None, stamp: list[int] | None, body: str | None,
+          ctx: LineContext, per_line: PerLine, read_split: ReadSplit) -> Any:
+    """The row(s) of one line, or the reason it is malformed (a ``str`` in a tuple)."""
+    try:
+        if kind == GLOG:
+            part = Split(rank, body or "", None, glog=tuple(stamp), prefixed=rank is not None)  # type: ignore[arg-type]
+            return read_split(text, part, ctx)
+        if kind == NCCL:
+            return read_split(text, Split(None, text), ctx)
+        return per_line(text, ctx)
+    except ParseError as exc:
+        return (exc.message,)
+    except Exception as exc:  # noqa: BLE001 - one bad line never ends the run (as in scan_lines)
+        return (unexpected(exc),)
+
+
+def _take(lineno: int, text: str, out: Any, ctx: LineContext, held: list[Row]) -> None:
+    if out is None:
+        return
+    if isinstance(out, tuple):
+        held.append({"_lineno": lineno, "_reject": out[0], "_text": text[:2000]})
+        return
+    for row in out if isinstance(out, list) else [out]:
+        row.setdefault("origin", f"{ctx.path}:{lineno}")
+        row.setdefault("_lineno", lineno)
+        held.append(row)

@@ -1,0 +1,130 @@
+"""The NCCL reader's column-wise route for storms gives what its per-line route gives.
+
+Large and compressed training logs are read by :mod:`reliab.io.formats._nccl_bulk`: every
+line goes to the bulk hook, which drops quiet NCCL lines column-wise, takes glog records and
+NCCL failure lines apart with one regex per group and leaves every other line to the
+per-line parser, holding the rows until the end of the file.  Small files are read line by
+line (``_fastscan.FAST_MIN_BYTES``), so the two routes are compared on the same files with
+that size moved: on random mixes of the real-world corpus's NCCL/PyTorch lines and of storm
+shapes, cut into many small groups (state carried across them), and on whole corpus files.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from benchmarks.bench_nccl_storm import write_storm
+from reliab.io import _fastscan
+from reliab.io.formats import nccl
+from tests.test_nccl_info_shortcut import _CORPUS, _CORPUS_LINES, _DECLINED, _INFO, _OTHER
+
+_SAMPLE = Path(__file__).resolve().parents[1] / "data" / "llama3-54d" / "train"
+#: storm shapes (bench_nccl_storm) and their near misses
+_STORM = [
+    "[rank3]:[E1203 12:00:05.000005 ProcessGroupNCCL.cpp:1414] [PG 0 Rank 3] Watchdog caught collective"
+    " operation timeout: WorkNCCL(SeqNum=103, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000)"
+    " ran for 600003 milliseconds before timing out.",
+    "[rank3]:[E1203 12:20:05.000005 ProcessGroupNCCL.cpp:1414] [PG 0 Rank 3] Watchdog caught collective"
+    " operation timeout: WorkNCCL(SeqNum=103, OpType=ALLREDUCE) ran for 600003 milliseconds before timing out.",
+    "node03:1003:2003 [3] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer"
+    " 10.0.0.3<40003> with status=12 opcode=0",
+    "node05:1005:2005 [5] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer"
+    " 10.0.0.5<40005> with status=12 opcode=0",
+    "I1203 12:00:00.000004 1003 ProcessGroupNCCL.cpp:803] [Rank 3] ProcessGroupNCCL initialization options: size: 8",
+    "E1203 12:00:01.5 1003 ProcessGroupNCCL.cpp:803] [Rank 3] failure detected by watchdog at work sequence id: 7",
+    "[rank1]: [E1330 25:61:61.1234567890 x.cpp:1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1)"
+    " ran for 5 milliseconds",
+    "node01:1001:2001 [1] NCCL INFO Channel 01/0 : 1[1] -> 2[2] via P2P/IPC",
+    "node01:1001:2001 [1] NCCL INFO Channel 01/0 : a long chatter line over a hundred characters, not ended like"
+    " a sentence so a terminal",
+    "node01:1001:2001 [1] NCCL WARN Cuda failure 'out of memory'",
+    "node01:1001:2001 [1] misc/socket.cc:50 NCCL WARN socket error 2024-12-03 12:00:00 peer gone",
+    "[rank2]:[W1203 12:00:09.000000 ProcessGroupNCCL.cpp:1] checkpoint saved at step 3",
+    "[rank2]:[E1203 12:00:09.000000 ProcessGroupNCCL.cpp:1] caf\u00e9 Watchdog caught collective operation timeout:"
+    " WorkNCCL(SeqNum=4) ran for 9 milliseconds",
+    "\tat some.frame(File.java:1)",
+    "",
+]
+_MIX = st.lists(st.sampled_from(_CORPUS_LINES + _STORM + _INFO + _DECLINED + _OTHER), min_size=1, max_size=80)
+
+
+def _result(path: Path, bulk: bool, monkeypatch: pytest.MonkeyPatch, year: int | None = 2024) -> tuple[Any, ...]:
+    monkeypatch.setattr(_fastscan, "FAST_MIN_BYTES", 0 if bulk else 1 << 62)
+    res = nccl.read_nccl(str(path), year=year)
+    return (res.lines, res.parsed, res.irrelevant, res.malformed, res.notes), res.tables["signals"], res.quarantine
+
+
+def _assert_same(path: Path, monkeypatch: pytest.MonkeyPatch, year: int | None = 2024) -> tuple[Any, ...]:
+    fast = _result(path, True, monkeypatch, year)
+    slow = _result(path, False, monkeypatch, year)
+    assert fast[0] == slow[0], path
+    pd.testing.assert_frame_equal(fast[1], slow[1], check_exact=True)
+    if fast[2] is None or slow[2] is None:
+        assert fast[2] is slow[2]
+    else:
+        pd.testing.assert_frame_equal(fast[2], slow[2])
+    return fast
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(_MIX, st.sampled_from([2024, None]), st.sampled_from([3, 7, 1000]))
+def test_bulk_route_equals_per_line_route(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          lines: list[str], year: int | None, group: int) -> None:
+    """Random mixes, cut into groups of ``group`` lines (batches of 5 lines)."""
+    monkeypatch.setattr(_fastscan, "BATCH_ROWS", 5)
+    monkeypatch.setattr(_fastscan, "BULK_ROWS", group)
+    path = tmp_path / "slurm-77.out"
+    path.write_text("\n".join(lines) + "\n")
+    _assert_same(path, monkeypatch, year)
+
+
+def test_corpus_files_equal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whole real-world files (plain, and gzip: the streamed route) and the bundled sample."""
+    files = sorted(glob.glob(str(_CORPUS / "*.log"))) + sorted(glob.glob(str(_SAMPLE / "slurm-*.out")))[::16]
+    assert len(files) > 80
+    signals = 0
+    for f in files:
+        signals += len(_assert_same(Path(f), monkeypatch, None)[1])
+    for f in files[::6]:
+        packed = tmp_path / (Path(f).name + ".gz")
+        packed.write_bytes(gzip.compress(Path(f).read_bytes()))
+        _assert_same(packed, monkeypatch, None)
+    assert signals > 100
+
+
+def test_storm_lines_skip_the_per_line_parser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the benchmark's storm only the dated first line and NCCL lines that may continue a
+    long unpunctuated glog record (a terminal's wrap) reach ``parse_line_fully``."""
+    path = tmp_path / "slurm-7.out"
+    write_storm(path, 3000, 7)
+    lines = path.read_text().splitlines()
+    expected, leaves, record = 1, False, False
+    for line in lines[1:]:
+        # NCCL WARN lines after a long unpunctuated glog record, or after such a line that may
+        # continue one (the route cannot tell), and NCCL INFO lines right after the record
+        # itself (the INFO shortcut takes the others)
+        expected += line.startswith("node") and (leaves if "NCCL WARN" in line else record)
+        record = line.startswith("I1203") and len(line) >= 100 and line[-1] not in ".!?)]"
+        leaves = record or (leaves and line.startswith("node") and len(line) >= 100 and line[-1] not in ".!?)]")
+    full, calls = nccl.parse_line_fully, [0]
+
+    def counted(text: str, ctx: Any) -> Any:
+        calls[0] += 1
+        return full(text, ctx)
+
+    monkeypatch.setattr(nccl, "parse_line_fully", counted)
+    fast = _assert_same(path, monkeypatch)
+    monkeypatch.setattr(_fastscan, "FAST_MIN_BYTES", 0)
+    calls[0] = 0
+    nccl.read_nccl(str(path), year=2024)
+    assert calls[0] == expected
+    assert 0 < expected < len(lines) / 8 and len(fast[1]) > 0
