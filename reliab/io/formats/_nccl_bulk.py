@@ -40,9 +40,12 @@ from reliab.io.formats._nccl_messages import Split
 __all__ = ["QUIET", "GLOG", "NCCL", "OTHER", "shapes", "make_bulk"]
 
 QUIET, GLOG, NCCL, OTHER = 0, 1, 2, 3
-#: a rank prefix and a glog stamp (``_nccl_messages._LAUNCHER`` then ``_GLOG``, as one regex)
-_GLOG = (r"^(?:\[rank([0-9]+)\]: ?)?\[?[IWEF]([0-9]{1,2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})"
-         r"(?:\.([0-9]{1,9}))?(?: +[0-9]+)? [^\s\]]+:[0-9]+\] ?(.*)$")
+#: a rank prefix and a glog stamp (``_nccl_messages._LAUNCHER`` then ``_GLOG``, as one regex) up
+#: to the message, and the fields of such a head
+_GLOG = (r"^(?:\[rank[0-9]+\]: ?)?\[?[IWEF][0-9]{3,4} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?(?: +[0-9]+)?"
+         r" [^\s\]]+:[0-9]+\] ?")
+_FIELDS = (r"^(?:\[rank([0-9]+)\]: ?)?\[?[IWEF]([0-9]{1,2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})"
+           r"(?:\.([0-9]{1,9}))?")
 #: NCCL's ``<host>:<pid>:<tid> [<dev>] `` with a lower-case host (no glog level, no month-day stamp)
 _NCCL = r"^[a-z][A-Za-z0-9_.-]*:[0-9]+:[0-9]+ \[[0-9]+\] "
 #: the reader's failure triggers and checkpoint words (``_nccl_quiet._WORDS``)
@@ -61,25 +64,33 @@ def shapes(hits: pl.DataFrame) -> pl.DataFrame:
     """The lines of ``hits`` (``i``, ``line``) that are not quiet, their shape and pieces.
 
     Returns ``i``, ``line``, ``kind`` (:data:`GLOG`, :data:`NCCL`, :data:`OTHER`), for glog
-    records ``rank`` (of a ``[rankN]:`` prefix), ``stamp`` (month, day, hour, minute, second,
-    nanoseconds) and ``body`` (the message), and ``idle``: a glog record without a failure
+    records ``rank`` (of a ``[rankN]:`` prefix), their stamp as ``f2`` … ``f7`` (month, day,
+    hour, minute, second, nanoseconds) and ``body`` (the message), and ``idle``: a glog record without a failure
     word followed by another (only the last of such a run moves the reader's clock).
     """
     line = pl.col("line")
-    plain = (~line.str.contains(r"[^\x20-\x7e]") & ~line.str.contains(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+    plain = ((line.str.len_bytes() == line.str.len_chars()) & ~line.str.contains(r"(?-u)[\x00-\x1f\x7f]")
+             & ~line.str.contains(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
              & ~line.str.contains(r"ESC\[|\^\[\[") & ~line.str.contains(_CHECKPOINT))
-    head = line.str.extract(f"({_NCCL})", 1)
-    nccl = plain & head.is_not_null() & (head.str.len_chars() <= _HEAD_MAX)
     maybe = line.str.contains(r"^(?:\[rank[0-9]|\[?[IWEF][0-9])")  # (the regex below only where it may match)
-    glog = pl.when(plain & maybe).then(line).str.extract_groups(_GLOG)
-    gap = (pl.col("i").shift(1) != pl.col("i") - 1).fill_null(True)
     # a line may leave a record for the next to continue when it is long, not ended like a
     # sentence and a record or itself such a continuation (nccl._remember_record, _wrapped)
     loose = (line.str.len_bytes() >= 100) & ~line.str.slice(-1).is_in(list(_WRAP_PUNCT))
-    frame = hits.with_columns(glog.alias("g"), nccl.alias("nccl"), line.str.contains(_TRIGGERS).alias("words"),
-                              loose.alias("loose"), gap.alias("gap"))
-    run = (~pl.col("loose")).cum_sum()
-    leaves = pl.col("loose") & (((~pl.col("nccl") | pl.col("gap")) & pl.col("loose")).cast(pl.Int32).cum_sum().over(run) > 0)
+    gap = (pl.col("i").shift(1) != pl.col("i") - 1).fill_null(True)
+    frame = hits.with_columns(plain.alias("plain"), line.str.extract(f"({_NCCL})", 1).alias("head"),
+                              line.str.contains(_TRIGGERS).alias("words"), loose.alias("loose"), gap.alias("gap"),
+                              maybe.alias("maybe"))
+    head, stamp = pl.col("head"), pl.col("stamp")
+    frame = frame.with_columns(
+        (pl.col("plain") & head.is_not_null() & (head.str.len_chars() <= _HEAD_MAX)).alias("nccl"),
+        pl.when(pl.col("plain") & pl.col("maybe")).then(line).str.extract(f"({_GLOG})", 1).alias("stamp"))
+    frame = frame.with_columns(stamp.str.extract_groups(_FIELDS).struct.with_fields(
+        line.str.slice(stamp.str.len_chars()).alias("8")).alias("g"))
+    # (loose lines of a run after the last short or punctuated one: one of them not NCCL's own
+    # may have left a record, and the NCCL lines after it may be its continuations)
+    seen = ((~pl.col("nccl") | pl.col("gap")) & pl.col("loose")).cast(pl.Int32).cum_sum()
+    before_run = pl.when(~pl.col("loose")).then(seen).forward_fill().fill_null(0)
+    leaves = pl.col("loose") & (seen > before_run)
     after = leaves.shift(1, fill_value=True) | pl.col("gap")
     is_glog = pl.col("g").struct.field("2").is_not_null()
     kind = (pl.when(is_glog).then(pl.lit(GLOG))
@@ -93,7 +104,7 @@ def shapes(hits: pl.DataFrame) -> pl.DataFrame:
             .unnest("g")
             .rename({str(k): f"f{k}" for k in range(1, 9)})
             .select("i", "line", "kind", pl.col("f1").alias("rank"),
-                    pl.concat_list([pl.col(f"f{k}").cast(pl.Int64) for k in range(2, 7)] + [frac]).alias("stamp"),
+                    *(pl.col(f"f{k}").cast(pl.Int64) for k in range(2, 7)), frac.alias("f7"),
                     pl.col("f8").alias("body"), (idle & idle.shift(-1, fill_value=False)).alias("idle")))
 
 
@@ -105,10 +116,11 @@ def make_bulk(per_line: PerLine, read_split: ReadSplit) -> Callable[..., tuple[p
         events = shapes(hits)
         held: list[Row] = ctx.state.setdefault("bulk_held", [])
         st = ctx.state
-        for i, text, kind, rank, stamp, body, idle in events.iter_rows():
+        for i, text, kind, rank, mon, day, hh, mm, ss, ns, body, idle in events.iter_rows():
             if idle and "waiting" not in st:  # (rows waiting for a time take the first stamp after them)
                 continue
             ctx.lineno = lineno = i + 1
+            stamp = (mon, day, hh, mm, ss, ns) if kind == GLOG else None
             _take(lineno, text, _read(kind, text, rank, stamp, body, ctx, per_line, read_split), ctx, held)
         return hits.head(0), hits.head(0)
 
@@ -120,12 +132,12 @@ def _held(ctx: LineContext) -> list[Row]:
     return ctx.state.pop("bulk_held", [])
 
 
-def _read(kind: int, text: str, rank: str | None, stamp: list[int] | None, body: str | None,
+def _read(kind: int, text: str, rank: str | None, stamp: tuple[int, ...] | None, body: str | None,
           ctx: LineContext, per_line: PerLine, read_split: ReadSplit) -> Any:
     """The row(s) of one line, or the reason it is malformed (a ``str`` in a tuple)."""
     try:
         if kind == GLOG:
-            part = Split(rank, body or "", None, glog=tuple(stamp), prefixed=rank is not None)  # type: ignore[arg-type]
+            part = Split(rank, body or "", None, glog=stamp, prefixed=rank is not None)  # type: ignore[arg-type]
             return read_split(text, part, ctx)
         if kind == NCCL:
             return read_split(text, Split(None, text), ctx)
