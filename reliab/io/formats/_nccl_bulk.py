@@ -10,7 +10,8 @@ line driver (:mod:`reliab.io._lines`, every line a candidate) with polars string
 
 * **quiet** NCCL lines (``<host>:<pid>:<tid> [<dev>]`` with a lower-case host, no failure or
   checkpoint word, no ISO date, not after a line a terminal may have wrapped) carry nothing:
-  dropped in the columnar pass, never looked at in Python;
+  dropped in the columnar pass, never looked at in Python; after a line that may have left a
+  wrapped record, whether it did is looked up in the reader's state;
 * **glog** records (optionally behind ``[rankN]:``) and NCCL lines holding a failure word get
   their prefix, rank, stamp and message from one regex per group; the reader's rules (clock,
   untimed rows, repeat rule, wrapped records) then run on these pieces
@@ -95,7 +96,7 @@ def shapes(hits: pl.DataFrame) -> pl.DataFrame:
     is_glog = pl.col("g").struct.field("2").is_not_null()
     kind = (pl.when(is_glog).then(pl.lit(GLOG))
             .when(pl.col("nccl") & ~pl.col("words") & ~after).then(pl.lit(QUIET))
-            .when(pl.col("nccl") & ~after).then(pl.lit(NCCL))
+            .when(pl.col("nccl")).then(pl.lit(NCCL))
             .otherwise(pl.lit(OTHER)).cast(pl.Int8))
     frac = pl.col("f7").str.pad_end(9, "0").str.slice(0, 9).cast(pl.Int64).fill_null(0)
     idle = (pl.col("kind") == GLOG) & ~pl.col("words")
@@ -105,7 +106,7 @@ def shapes(hits: pl.DataFrame) -> pl.DataFrame:
             .rename({str(k): f"f{k}" for k in range(1, 9)})
             .select("i", "line", "kind", pl.col("f1").alias("rank"),
                     *(pl.col(f"f{k}").cast(pl.Int64) for k in range(2, 7)), frac.alias("f7"),
-                    pl.col("f8").alias("body"), (idle & idle.shift(-1, fill_value=False)).alias("idle")))
+                    pl.col("f8").alias("body"), (idle & idle.shift(-1, fill_value=False)).alias("idle"), "words"))
 
 
 def make_bulk(per_line: PerLine, read_split: ReadSplit) -> Callable[..., tuple[pl.DataFrame, pl.DataFrame]]:
@@ -116,10 +117,17 @@ def make_bulk(per_line: PerLine, read_split: ReadSplit) -> Callable[..., tuple[p
         events = shapes(hits)
         held: list[Row] = ctx.state.setdefault("bulk_held", [])
         st = ctx.state
-        for i, text, kind, rank, mon, day, hh, mm, ss, ns, body, idle in events.iter_rows():
+        for i, text, kind, rank, mon, day, hh, mm, ss, ns, body, idle, words in events.iter_rows():
             if idle and "waiting" not in st:  # (rows waiting for a time take the first stamp after them)
                 continue
             ctx.lineno = lineno = i + 1
+            if kind == NCCL:
+                prev = st.get("prev")
+                if prev is not None and prev[0] == i:  # it may continue a wrapped record: read whole
+                    kind = OTHER
+                elif not words:  # (as the per-line parser reads it: it only forgets the record)
+                    st["prev"] = None
+                    continue
             stamp = (mon, day, hh, mm, ss, ns) if kind == GLOG else None
             _take(lineno, text, _read(kind, text, rank, stamp, body, ctx, per_line, read_split), ctx, held)
         return hits.head(0), hits.head(0)
