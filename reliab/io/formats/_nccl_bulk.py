@@ -59,6 +59,7 @@ _HEAD_MAX = 150
 
 PerLine = Callable[[str, LineContext], Row | list[Row] | None]
 ReadSplit = Callable[[str, Split, LineContext], Row | None]
+ReadGlog = Callable[[str, "str | None", tuple[int, ...], str, LineContext], Row | None]
 
 
 def shapes(hits: pl.DataFrame) -> pl.DataFrame:
@@ -109,9 +110,11 @@ def shapes(hits: pl.DataFrame) -> pl.DataFrame:
                     pl.col("f8").alias("body"), (idle & idle.shift(-1, fill_value=False)).alias("idle"), "words"))
 
 
-def make_bulk(per_line: PerLine, read_split: ReadSplit) -> Callable[..., tuple[pl.DataFrame, pl.DataFrame]]:
+def make_bulk(per_line: PerLine, read_split: ReadSplit,
+              read_glog: ReadGlog) -> Callable[..., tuple[pl.DataFrame, pl.DataFrame]]:
     """The bulk hook of the NCCL reader: ``per_line`` reads the lines of no shape,
-    ``read_split`` applies the reader's rules to a line already taken apart."""
+    ``read_split`` applies the reader's rules to a line already taken apart, ``read_glog`` to
+    a glog record's pieces."""
 
     def nccl_bulk(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
         events = shapes(hits)
@@ -129,7 +132,8 @@ def make_bulk(per_line: PerLine, read_split: ReadSplit) -> Callable[..., tuple[p
                     st["prev"] = None
                     continue
             stamp = (mon, day, hh, mm, ss, ns) if kind == GLOG else None
-            _take(lineno, text, _read(kind, text, rank, stamp, body, ctx, per_line, read_split), ctx, held)
+            _take(lineno, text, _read(kind, text, rank, stamp, body, ctx, per_line, read_split, read_glog),
+                  ctx, held)
         return hits.head(0), hits.head(0)
 
     nccl_bulk.held = _held  # type: ignore[attr-defined]
@@ -141,12 +145,11 @@ def _held(ctx: LineContext) -> list[Row]:
 
 
 def _read(kind: int, text: str, rank: str | None, stamp: tuple[int, ...] | None, body: str | None,
-          ctx: LineContext, per_line: PerLine, read_split: ReadSplit) -> Any:
+          ctx: LineContext, per_line: PerLine, read_split: ReadSplit, read_glog: ReadGlog) -> Any:
     """The row(s) of one line, or the reason it is malformed (a ``str`` in a tuple)."""
     try:
         if kind == GLOG:
-            part = Split(rank, body or "", None, glog=stamp, prefixed=rank is not None)  # type: ignore[arg-type]
-            return read_split(text, part, ctx)
+            return read_glog(text, rank, stamp, body or "", ctx)  # type: ignore[arg-type]
         if kind == NCCL:
             return read_split(text, Split(None, text), ctx)
         return per_line(text, ctx)

@@ -266,6 +266,40 @@ def read_split(text: str, part: Split, ctx: LineContext) -> Row | None:
     return row
 
 
+def read_glog(text: str, rank: str | None, glog: tuple[int, ...], body: str, ctx: LineContext) -> Row | None:
+    """:func:`read_split` of a glog record (``[rankN]:`` prefix ``rank`` or none, no collector's
+    stamp, no terminal's wrap possible), its row built only once the repeat rule keeps it."""
+    st = ctx.state
+    settle_clock(st)
+    iso = st.get("iso")
+    if "waiting" in st:
+        _settle(st, ("glog", glog, iso))
+    st["last"] = ("glog", glog, iso)
+    st["prev"] = None
+    found = _classify_once(body) if any(k in body for k in _TRIGGERS) else None
+    part = (Split(rank, body, None, glog=glog, prefixed=rank is not None)  # type: ignore[arg-type]
+            if len(text) >= 100 and not text.rstrip().endswith(_SENTENCE_END) else None)
+    if found is None:
+        if part is not None:
+            _remember_record(text, part, ctx)
+        return progress_row(body, None, st)
+    rank = rank if rank is not None else _rank_once(body)
+    clock: Row = {"time": None, "_glog": glog}
+    if found.always_once or found.repeat:
+        if _repeats(found, rank, clock, ctx):
+            return None
+    else:
+        _remember_statement(found, rank, clock, ctx)
+    host, gpu = _who_once(body) if "NCCL" in body else (None, None)
+    row: Row = {"time": None, "host": host, "gpu": gpu, "job_id": st["job_id"], "source": SOURCE,
+                "signal": found.signal, "severity": found.severity,
+                "message": (f"rank {rank}: " if rank is not None else "") + found.text, "_text": text[:2000],
+                "_glog": glog, "_ref": iso}
+    if part is not None and _remember_record(text, part, ctx):
+        st["signalled"] = (ctx.lineno, found.signal)
+    return row
+
+
 def _joined(first: str, text: str) -> str:
     """A wrapped record's text: its lines joined as the terminal cut them, or, when only that
     reads as no failure, with the space a copy dropped at the end of the first line
@@ -302,10 +336,13 @@ _rank_once = lru_cache(maxsize=4096)(rank_in)
 _who_once = lru_cache(maxsize=4096)(nccl_who)
 
 
+_SENTENCE_END = (".", "!", "?", ")", "]")
+
+
 def _remember_record(text: str, part: Split, ctx: LineContext) -> bool:
     """Keep a stamped record that a terminal may have wrapped; whether it was kept."""
     if ((part.glog is not None or part.glog_untimed) and len(text) >= 100
-            and not text.rstrip().endswith((".", "!", "?", ")", "]"))):
+            and not text.rstrip().endswith(_SENTENCE_END)):
         ctx.state["prev"] = (ctx.lineno, part)
         return True
     return False
@@ -455,4 +492,4 @@ def read_nccl(
 
 
 #: large and compressed files: storm shapes taken apart column-wise (``_nccl_bulk``)
-_BULK = make_bulk(parse_nccl_line, read_split)
+_BULK = make_bulk(parse_nccl_line, read_split, read_glog)
