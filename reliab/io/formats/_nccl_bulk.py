@@ -59,7 +59,7 @@ _HEAD_MAX = 150
 
 PerLine = Callable[[str, LineContext], Row | list[Row] | None]
 ReadSplit = Callable[[str, Split, LineContext], Row | None]
-ReadGlog = Callable[[str, "str | None", tuple[int, ...], str, LineContext], Row | None]
+ReadGlog = Callable[[str, "str | None", tuple[int, ...], str, LineContext, bool], Row | None]
 
 
 def shapes(hits: pl.DataFrame) -> pl.DataFrame:
@@ -100,11 +100,14 @@ def shapes(hits: pl.DataFrame) -> pl.DataFrame:
             .when(pl.col("nccl")).then(pl.lit(NCCL))
             .otherwise(pl.lit(OTHER)).cast(pl.Int8))
     frac = pl.col("f7").str.pad_end(9, "0").str.slice(0, 9).cast(pl.Int64).fill_null(0)
+    # (a glog record's failure words are looked for in its message, as the reader does)
+    words = pl.when(pl.col("kind") == GLOG).then(pl.col("f8").str.contains(_TRIGGERS)).otherwise(pl.col("words"))
     idle = (pl.col("kind") == GLOG) & ~pl.col("words")
     return (frame.with_columns(kind.alias("kind"))
             .filter(pl.col("kind") != QUIET)
             .unnest("g")
             .rename({str(k): f"f{k}" for k in range(1, 9)})
+            .with_columns(words.alias("words"))
             .select("i", "line", "kind", pl.col("f1").alias("rank"),
                     *(pl.col(f"f{k}").cast(pl.Int64) for k in range(2, 7)), frac.alias("f7"),
                     pl.col("f8").alias("body"), (idle & idle.shift(-1, fill_value=False)).alias("idle"), "words"))
@@ -131,9 +134,17 @@ def make_bulk(per_line: PerLine, read_split: ReadSplit,
                 elif not words:  # (as the per-line parser reads it: it only forgets the record)
                     st["prev"] = None
                     continue
-            stamp = (mon, day, hh, mm, ss, ns) if kind == GLOG else None
-            _take(lineno, text, _read(kind, text, rank, stamp, body, ctx, per_line, read_split, read_glog),
-                  ctx, held)
+            try:
+                if kind == GLOG:
+                    out = read_glog(text, rank, (mon, day, hh, mm, ss, ns), body, ctx, words)
+                else:
+                    out = read_split(text, Split(None, text), ctx) if kind == NCCL else per_line(text, ctx)
+            except ParseError as exc:
+                out = (exc.message,)
+            except Exception as exc:  # noqa: BLE001 - one bad line never ends the run (as in scan_lines)
+                out = (unexpected(exc),)
+            if out is not None:
+                _take(lineno, text, out, ctx, held)
         return hits.head(0), hits.head(0)
 
     nccl_bulk.held = _held  # type: ignore[attr-defined]
@@ -144,24 +155,8 @@ def _held(ctx: LineContext) -> list[Row]:
     return ctx.state.pop("bulk_held", [])
 
 
-def _read(kind: int, text: str, rank: str | None, stamp: tuple[int, ...] | None, body: str | None,
-          ctx: LineContext, per_line: PerLine, read_split: ReadSplit, read_glog: ReadGlog) -> Any:
-    """The row(s) of one line, or the reason it is malformed (a ``str`` in a tuple)."""
-    try:
-        if kind == GLOG:
-            return read_glog(text, rank, stamp, body or "", ctx)  # type: ignore[arg-type]
-        if kind == NCCL:
-            return read_split(text, Split(None, text), ctx)
-        return per_line(text, ctx)
-    except ParseError as exc:
-        return (exc.message,)
-    except Exception as exc:  # noqa: BLE001 - one bad line never ends the run (as in scan_lines)
-        return (unexpected(exc),)
-
-
 def _take(lineno: int, text: str, out: Any, ctx: LineContext, held: list[Row]) -> None:
-    if out is None:
-        return
+    """Hold the row(s) of a line, or its rejection (``out``: the reason in a tuple)."""
     if isinstance(out, tuple):
         held.append({"_lineno": lineno, "_reject": out[0], "_text": text[:2000]})
         return

@@ -266,9 +266,11 @@ def read_split(text: str, part: Split, ctx: LineContext) -> Row | None:
     return row
 
 
-def read_glog(text: str, rank: str | None, glog: tuple[int, ...], body: str, ctx: LineContext) -> Row | None:
+def read_glog(text: str, rank: str | None, glog: tuple[int, ...], body: str, ctx: LineContext,
+              words: bool) -> Row | None:
     """:func:`read_split` of a glog record (``[rankN]:`` prefix ``rank`` or none, no collector's
-    stamp, no terminal's wrap possible), its row built only once the repeat rule keeps it."""
+    stamp, no terminal's wrap possible; ``words``: a failure trigger in ``body``), its row
+    built only once the repeat rule keeps it."""
     st = ctx.state
     settle_clock(st)
     iso = st.get("iso")
@@ -276,7 +278,7 @@ def read_glog(text: str, rank: str | None, glog: tuple[int, ...], body: str, ctx
         _settle(st, ("glog", glog, iso))
     st["last"] = ("glog", glog, iso)
     st["prev"] = None
-    found = _classify_once(body) if any(k in body for k in _TRIGGERS) else None
+    found = _classify_once(body) if words else None
     part = (Split(rank, body, None, glog=glog, prefixed=rank is not None)  # type: ignore[arg-type]
             if len(text) >= 100 and not text.rstrip().endswith(_SENTENCE_END) else None)
     if found is None:
