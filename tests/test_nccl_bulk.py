@@ -123,3 +123,19 @@ def test_storm_lines_skip_the_per_line_parser(tmp_path: Path, monkeypatch: pytes
     nccl.read_nccl(str(path), year=2024)
     assert calls[0] == expected
     assert 0 < expected < len(lines) / 8 and len(fast[1]) > 0
+
+
+@pytest.mark.parametrize("damage", [b"\r\n", b"\xff\xfe", b"\r"])
+def test_polars_fallbacks_keep_the_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: bytes) -> None:
+    """A carriage return or invalid UTF-8 part-way sends the rest of the file to the per-line
+    parser (polars cannot read it exactly): the rows read in bulk before and the state they
+    left must still give the per-line route's result."""
+    monkeypatch.setattr(_fastscan, "BATCH_ROWS", 50)
+    monkeypatch.setattr(_fastscan, "BULK_ROWS", 40)
+    path = tmp_path / "slurm-9.out"
+    write_storm(path, 400, 3)
+    lines = path.read_bytes().split(b"\n")
+    lines[300] = lines[300] + damage
+    path.write_bytes(b"\n".join(lines))
+    fast = _assert_same(path, monkeypatch)
+    assert len(fast[1]) > 10
