@@ -11,7 +11,8 @@ line driver (:mod:`reliab.io._lines`, every line a candidate) with polars string
 * **quiet** NCCL lines (``<host>:<pid>:<tid> [<dev>]`` with a lower-case host, no failure or
   checkpoint word, no ISO date, not after a line a terminal may have wrapped) carry nothing:
   dropped in the columnar pass, never looked at in Python; after a line that may have left a
-  wrapped record, whether it did is looked up in the reader's state;
+  wrapped record, whether it did is looked up in the reader's state (a continuation is read
+  with its record);
 * **glog** records (optionally behind ``[rankN]:``) and NCCL lines holding a failure word get
   their prefix, rank, stamp and message from one regex per group; the reader's rules (clock,
   untimed rows, repeat rule, wrapped records) then run on these pieces
@@ -37,6 +38,8 @@ import polars as pl
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext, Row, unexpected
 from reliab.io.formats._nccl_messages import Split
+from reliab.io.formats._nccl_quiet import _PENDING
+from reliab.io.formats._nccl_repeat import anchored
 
 __all__ = ["QUIET", "GLOG", "NCCL", "OTHER", "shapes", "make_bulk"]
 
@@ -58,6 +61,7 @@ _WRAP_PUNCT = ".!?)]"
 _HEAD_MAX = 150
 
 PerLine = Callable[[str, LineContext], Row | list[Row] | None]
+ReadOwn = Callable[[str, LineContext, bool], Row | None]
 ReadSplit = Callable[[str, Split, LineContext], Row | None]
 ReadGlog = Callable[[str, "str | None", tuple[int, ...], str, LineContext, bool], Row | None]
 
@@ -113,11 +117,11 @@ def shapes(hits: pl.DataFrame) -> pl.DataFrame:
                     pl.col("f8").alias("body"), (idle & idle.shift(-1, fill_value=False)).alias("idle"), "words"))
 
 
-def make_bulk(per_line: PerLine, read_split: ReadSplit,
-              read_glog: ReadGlog) -> Callable[..., tuple[pl.DataFrame, pl.DataFrame]]:
-    """The bulk hook of the NCCL reader: ``per_line`` reads the lines of no shape,
-    ``read_split`` applies the reader's rules to a line already taken apart, ``read_glog`` to
-    a glog record's pieces."""
+def make_bulk(per_line: PerLine, read_own: ReadOwn, read_glog: ReadGlog,
+              read_split: ReadSplit) -> Callable[..., tuple[pl.DataFrame, pl.DataFrame]]:
+    """The bulk hook of the NCCL reader: ``per_line`` reads the lines of no shape, ``read_own``
+    and ``read_glog`` apply the reader's rules to an NCCL line and to a glog record's pieces,
+    ``read_split`` to an NCCL line that continues a record a terminal wrapped."""
 
     def nccl_bulk(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
         events = shapes(hits)
@@ -127,18 +131,28 @@ def make_bulk(per_line: PerLine, read_split: ReadSplit,
             if idle and "waiting" not in st:  # (rows waiting for a time take the first stamp after them)
                 continue
             ctx.lineno = lineno = i + 1
+            if kind == GLOG and words and _PENDING not in st and "waiting" not in st:
+                entry = st.get("anchors", {}).get((body, rank))
+                if entry is not None and anchored(entry, lineno, float(
+                        (((mon * 31 + day) * 24 + hh) * 60 + mm) * 60 + ss), st):
+                    # a repeat of a kept glog record: it only moves the clock (as read_glog would)
+                    st["last"] = ("glog", (mon, day, hh, mm, ss, ns), st.get("iso"))
+                    st["prev"] = None
+                    continue
+            wraps = False
             if kind == NCCL:
                 prev = st.get("prev")
-                if prev is not None and prev[0] == i:  # it may continue a wrapped record: read whole
-                    kind = OTHER
-                elif not words:  # (as the per-line parser reads it: it only forgets the record)
+                wraps = prev is not None and prev[0] == i  # it continues a wrapped record: read with it
+                if not (wraps or words):  # (as the per-line parser reads it: it only forgets the record)
                     st["prev"] = None
                     continue
             try:
                 if kind == GLOG:
                     out = read_glog(text, rank, (mon, day, hh, mm, ss, ns), body, ctx, words)
+                elif kind == NCCL:  # (split_line gives an NCCL line whole: Split(None, text))
+                    out = read_split(text, Split(None, text), ctx) if wraps else read_own(text, ctx, words)
                 else:
-                    out = read_split(text, Split(None, text), ctx) if kind == NCCL else per_line(text, ctx)
+                    out = per_line(text, ctx)
             except ParseError as exc:
                 out = (exc.message,)
             except Exception as exc:  # noqa: BLE001 - one bad line never ends the run (as in scan_lines)

@@ -67,15 +67,13 @@ from reliab.io.formats._nccl_messages import (
     split_line,
 )
 from reliab.io.formats._nccl_quiet import iso_second_ns, quiet_line, settle_clock, utc_plus_ns
+from reliab.io.formats._nccl_repeat import REPEAT_WINDOW_S as REPEAT_WINDOW_S
+from reliab.io.formats._nccl_repeat import remember_statement, repeats
 from reliab.io.formats._nccl_sniff import sniff_nccl
 from reliab.io.formats._progress import progress_row
 from reliab.io.formats._timestamps import TIME_MAX, TIME_MIN, localize, resolve_tz
 
 SOURCE = "nccl"
-#: a signal repeating one of the same rank within this many seconds is the same failure
-REPEAT_WINDOW_S = 600.0
-_REPEAT_LINES = 5000
-_KEEP_RECENT = 256
 _JOB = re.compile(r"slurm-([0-9]+(?:_[0-9]+)?)")
 
 
@@ -117,65 +115,6 @@ def _iso_base(fields: tuple[str, ...], offset: str | None, tz: tzinfo) -> pd.Tim
 
 
 _iso_second_ns = iso_second_ns  # (the name the ISO fast path tests use)
-
-
-def _clock(row: Row) -> float | None:
-    """Seconds of a row's known time (ISO) or glog stamp, for the repeat window."""
-    if row.get("time") is not None:
-        return row["time"].timestamp()
-    if "_glog" in row:
-        mon, day, hh, mm, ss, _ = row["_glog"]
-        return float((((mon * 31 + day) * 24 + hh) * 60 + mm) * 60 + ss)
-    return None
-
-
-def _repeats(found: Found, rank: str | None, row: Row, ctx: LineContext) -> bool:
-    """Whether this signal restates one already counted (same rank or unknown, same core)."""
-    clock = _clock(row)
-    glog = "_glog" in row
-    since = ctx.lineno - _REPEAT_LINES
-    # (only the entries of the same signal, newest first; lines only grow along ``recent``, so
-    # the first entry too far back ends the scan as it would unfiltered)
-    for entry in reversed(_by_signal(ctx.state).get(found.signal, ())):
-        if entry[0] < since:
-            break
-        _, _, other_rank, core, other_clock, other_glog = entry
-        if rank is not None and other_rank is not None and rank != other_rank:
-            continue
-        if found.core is not None and core is not None and found.core != core:
-            continue
-        if clock is not None and other_clock is not None and glog == other_glog:
-            if abs(clock - other_clock) > REPEAT_WINDOW_S:
-                continue
-        return True
-    _remember((ctx.lineno, found.signal, rank, found.core, clock, glog), ctx.state)
-    return False
-
-
-def _remember_statement(found: Found, rank: str | None, row: Row, ctx: LineContext) -> None:
-    """Record a first statement so that a later ``what():`` can be recognised as its repeat."""
-    _remember((ctx.lineno, found.signal, rank, found.core, _clock(row), "_glog" in row), ctx.state)
-
-
-def _remember(entry: tuple, st: dict[str, Any]) -> None:
-    """Append to the last :data:`_KEEP_RECENT` statements (``st["recent"]``) and their index by signal."""
-    by = _by_signal(st)
-    recent = st["recent"]
-    recent.append(entry)
-    by.setdefault(entry[1], []).append(entry)
-    if len(recent) > _KEEP_RECENT:
-        old = recent.pop(0)
-        by[old[1]].pop(0)  # (the oldest entry of its signal)
-
-
-def _by_signal(st: dict[str, Any]) -> dict[str, list[tuple]]:
-    """``st["recent"]`` by signal, in order (built once, kept by :func:`_remember`)."""
-    by = st.get("recent_by")
-    if by is None:
-        by = st["recent_by"] = {}
-        for entry in st.setdefault("recent", []):
-            by.setdefault(entry[1], []).append(entry)
-    return by
 
 
 def _wrapped(text: str, part: Split, ctx: LineContext) -> tuple[Split, int] | None:
@@ -257,10 +196,10 @@ def read_split(text: str, part: Split, ctx: LineContext) -> Row | None:
     if when is None:
         _place(row, part.glog, previous, st)
     if found.always_once or found.repeat:
-        if _repeats(found, rank, row, ctx):
+        if repeats(found, rank, row, ctx):
             return None
     else:
-        _remember_statement(found, rank, row, ctx)
+        remember_statement(found, rank, row, ctx)
     if start is None and _remember_record(text, part, ctx):  # its text may go on on the next line
         st["signalled"] = (ctx.lineno, found.signal)
     return row
@@ -269,8 +208,9 @@ def read_split(text: str, part: Split, ctx: LineContext) -> Row | None:
 def read_glog(text: str, rank: str | None, glog: tuple[int, ...], body: str, ctx: LineContext,
               words: bool) -> Row | None:
     """:func:`read_split` of a glog record (``[rankN]:`` prefix ``rank`` or none, no collector's
-    stamp, no terminal's wrap possible; ``words``: a failure trigger in ``body``), its row
-    built only once the repeat rule keeps it."""
+    stamp, no terminal's wrap possible, no ISO date and no checkpoint word: a shape of
+    :mod:`._nccl_bulk`; ``words``: a failure trigger in ``body``), its row built only once the
+    repeat rule keeps it."""
     st = ctx.state
     settle_clock(st)
     iso = st.get("iso")
@@ -281,17 +221,18 @@ def read_glog(text: str, rank: str | None, glog: tuple[int, ...], body: str, ctx
     found = _classify_once(body) if words else None
     part = (Split(rank, body, None, glog=glog, prefixed=rank is not None)  # type: ignore[arg-type]
             if len(text) >= 100 and not text.rstrip().endswith(_SENTENCE_END) else None)
-    if found is None:
+    if found is None:  # (no date, no checkpoint word in a bulk shape: no progress row either)
         if part is not None:
             _remember_record(text, part, ctx)
-        return progress_row(body, None, st)
-    rank = rank if rank is not None else _rank_once(body)
+        return None
+    key, rank = (body, rank), rank if rank is not None else _rank_once(body)
     clock: Row = {"time": None, "_glog": glog}
     if found.always_once or found.repeat:
-        if _repeats(found, rank, clock, ctx):
+        if repeats(found, rank, clock, ctx):
             return None
+        st.setdefault("anchors", {})[key] = st["recent"][-1]  # (see _nccl_repeat.anchored)
     else:
-        _remember_statement(found, rank, clock, ctx)
+        remember_statement(found, rank, clock, ctx)
     host, gpu = _who_once(body) if "NCCL" in body else (None, None)
     row: Row = {"time": None, "host": host, "gpu": gpu, "job_id": st["job_id"], "source": SOURCE,
                 "signal": found.signal, "severity": found.severity,
@@ -299,6 +240,27 @@ def read_glog(text: str, rank: str | None, glog: tuple[int, ...], body: str, ctx
                 "_glog": glog, "_ref": iso}
     if part is not None and _remember_record(text, part, ctx):
         st["signalled"] = (ctx.lineno, found.signal)
+    return row
+
+
+def read_nccl_own(text: str, ctx: LineContext, words: bool) -> Row | None:
+    """:func:`read_split` of NCCL's own ``<host>:<pid>:<tid> [<dev>]`` line that continues no
+    wrapped record (a shape of :mod:`._nccl_bulk`; ``words``: a failure trigger in it)."""
+    st = ctx.state
+    settle_clock(st)
+    st["prev"] = None
+    found = _classify_once(text) if words else None
+    if found is None:
+        return None
+    rank = _rank_once(text)
+    host, gpu = _who_once(text) if "NCCL" in text else (None, None)
+    row: Row = {"time": None, "host": host, "gpu": gpu, "job_id": st["job_id"], "source": SOURCE,
+                "signal": found.signal, "severity": found.severity,
+                "message": (f"rank {rank}: " if rank is not None else "") + found.text, "_text": text[:2000]}
+    _place(row, None, st.get("last"), st)
+    if found.always_once or found.repeat:
+        return None if repeats(found, rank, row, ctx) else row
+    remember_statement(found, rank, row, ctx)
     return row
 
 
@@ -326,6 +288,7 @@ def _rewrapped(start: int, signal: str, found: Found | None, who: str, st: dict)
         if entry[0] == start:
             recent[k] = (start, found.signal, entry[2], found.core, *entry[4:])
     st.pop("recent_by", None)  # (built again from ``recent``)
+    st.pop("anchors", None)
     st["signalled"] = (start, found.signal)
 
 
@@ -379,12 +342,25 @@ def _mtime(ctx: LineContext) -> pd.Timestamp | None:
     return when if pd.Timestamp(TIME_MIN) <= when < pd.Timestamp(TIME_MAX) else None
 
 
+@lru_cache(maxsize=1024)
+def _local_year_month(ref: pd.Timestamp, tz: tzinfo) -> tuple[int, int]:
+    """Year and month of ``ref`` in ``tz`` (a file's glog rows share a few references)."""
+    local = ref.tz_convert(tz)
+    return local.year, local.month
+
+
+@lru_cache(maxsize=4096)
+def _local_second(year: int, mon: int, day: int, hh: int, mm: int, ss: int, tz: tzinfo) -> datetime:
+    """The UTC instant of a glog second (a storm repeats its seconds); raises as ``localize``."""
+    return localize(datetime(year, mon, day, hh, mm, min(ss, 59)), tz)
+
+
 def _glog_year(row: Row, ctx: LineContext) -> tuple[int | None, str]:
     mon = row["_glog"][0]
     ref = row.get("_ref") or ctx.state.get("first_iso")
     if ref is not None:
-        local = ref.tz_convert(ctx.state["tz"])
-        return local.year + (1 if mon < local.month - 6 else -1 if mon > local.month + 6 else 0), "dated"
+        year, month = _local_year_month(ref, ctx.state["tz"])
+        return year + (1 if mon < month - 6 else -1 if mon > month + 6 else 0), "dated"
     if ctx.options.get("year") is not None:
         return int(ctx.options["year"]), "year="
     mtime = _mtime(ctx)
@@ -427,7 +403,7 @@ def _glog_time(row: Row, ctx: LineContext, tz: tzinfo, inferred: list[int]) -> N
         row["_reject"] = f"{row['signal']} glog line has no year: no dated line, no modification time; pass year="
         return
     try:
-        when = localize(datetime(year, mon, day, hh, mm, min(ss, 59)), tz)
+        when = _local_second(year, mon, day, hh, mm, ss, tz)
     except (ValueError, OverflowError) as exc:
         row["_reject"] = f"glog date {mon:02d}{day:02d} impossible in year {year} ({exc})"
         return
@@ -494,4 +470,4 @@ def read_nccl(
 
 
 #: large and compressed files: storm shapes taken apart column-wise (``_nccl_bulk``)
-_BULK = make_bulk(parse_nccl_line, read_split, read_glog)
+_BULK = make_bulk(parse_nccl_line, read_nccl_own, read_glog, read_split)
