@@ -139,3 +139,31 @@ def test_polars_fallbacks_keep_the_state(tmp_path: Path, monkeypatch: pytest.Mon
     path.write_bytes(b"\n".join(lines))
     fast = _assert_same(path, monkeypatch)
     assert len(fast[1]) > 10
+
+
+def _watchdog(rank: int, second: int) -> str:
+    return (f"[rank{rank}]:[E1203 {12 + second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}.000000"
+            f" ProcessGroupNCCL.cpp:1414] [PG 0 Rank {rank}] Watchdog caught collective operation timeout:"
+            f" WorkNCCL(SeqNum=9, OpType=ALLREDUCE) ran for 600000 milliseconds before timing out.")
+
+
+def test_repeat_windows_and_eviction_under_the_bulk_route(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One rank's watchdog timeout repeated (1) every 10 lines at one time for 11,000 lines: a
+    new row once the last kept one is more than 5,000 lines back (lines 2, 5012, 10022); (2)
+    once a second for 1,300 seconds: a new row past 600 s (3 rows); (3) between NET/IB
+    statements, which push the kept one out of the last 256 statements."""
+    monkeypatch.setattr(_fastscan, "BATCH_ROWS", 1000)
+    monkeypatch.setattr(_fastscan, "BULK_ROWS", 700)
+    lines = ["2024-12-03 12:00:00,000 INFO [trainer] step 1"]
+    lines += [_watchdog(1, 0) if n % 10 == 0 else _STORM[7] for n in range(11_000)]
+    lines += [_watchdog(2, 3600 + s) for s in range(1300)]
+    lines += [_watchdog(3, 7200) if n % 2 else _STORM[2] for n in range(1200)]
+    path = tmp_path / "slurm-5.out"
+    path.write_text("\n".join(lines) + "\n")
+    fast = _assert_same(path, monkeypatch)
+    table = fast[1]
+    origin = [int(o.rsplit(":", 1)[1]) for o in table.loc[table["signal"] == "nccl:watchdog_timeout", "origin"]]
+    first = [o for o in origin if o <= 11_001]
+    assert first == [2, 5012, 10022]
+    assert len([o for o in origin if 11_001 < o <= 12_301]) == 3  # seconds 0, 601, 1202
+    assert len([o for o in origin if o > 12_301]) >= 3
