@@ -71,8 +71,10 @@ def shapes(hits: pl.DataFrame) -> pl.DataFrame:
 
     Returns ``i``, ``line``, ``kind`` (:data:`GLOG`, :data:`NCCL`, :data:`OTHER`), for glog
     records ``rank`` (of a ``[rankN]:`` prefix), their stamp as ``f2`` … ``f7`` (month, day,
-    hour, minute, second, nanoseconds) and ``body`` (the message), and ``idle``: a glog record without a failure
-    word followed by another (only the last of such a run moves the reader's clock).
+    hour, minute, second, nanoseconds) and ``body`` (the message), ``words`` (a failure word in
+    the message, or in an NCCL line) and ``idle``: a glog record without a failure word whose
+    next line read is a glog record too (which sets again all the first one set: the clock and
+    the record a terminal may have wrapped).
     """
     line = pl.col("line")
     plain = ((line.str.len_bytes() == line.str.len_chars()) & ~line.str.contains(r"(?-u)[\x00-\x1f\x7f]")
@@ -106,7 +108,7 @@ def shapes(hits: pl.DataFrame) -> pl.DataFrame:
     frac = pl.col("f7").str.pad_end(9, "0").str.slice(0, 9).cast(pl.Int64).fill_null(0)
     # (a glog record's failure words are looked for in its message, as the reader does)
     words = pl.when(pl.col("kind") == GLOG).then(pl.col("f8").str.contains(_TRIGGERS)).otherwise(pl.col("words"))
-    idle = (pl.col("kind") == GLOG) & ~pl.col("words")
+    glog_next = (pl.col("kind") == GLOG).shift(-1, fill_value=False)
     return (frame.with_columns(kind.alias("kind"))
             .filter(pl.col("kind") != QUIET)
             .unnest("g")
@@ -114,7 +116,7 @@ def shapes(hits: pl.DataFrame) -> pl.DataFrame:
             .with_columns(words.alias("words"))
             .select("i", "line", "kind", pl.col("f1").alias("rank"),
                     *(pl.col(f"f{k}").cast(pl.Int64) for k in range(2, 7)), frac.alias("f7"),
-                    pl.col("f8").alias("body"), (idle & idle.shift(-1, fill_value=False)).alias("idle"), "words"))
+                    pl.col("f8").alias("body"), ((pl.col("kind") == GLOG) & ~pl.col("words") & glog_next).alias("idle"), "words"))
 
 
 def make_bulk(per_line: PerLine, read_own: ReadOwn, read_glog: ReadGlog,
