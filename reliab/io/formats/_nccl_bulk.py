@@ -129,7 +129,8 @@ def make_bulk(per_line: PerLine, read_own: ReadOwn, read_glog: ReadGlog,
         events = shapes(hits)
         held: list[Row] = ctx.state.setdefault("bulk_held", [])
         st = ctx.state
-        for i, text, kind, rank, mon, day, hh, mm, ss, ns, body, idle, words in events.iter_rows():
+        columns = (column.to_list() for column in events.get_columns())  # (faster than iter_rows)
+        for i, text, kind, rank, mon, day, hh, mm, ss, ns, body, idle, words in zip(*columns, strict=True):
             if idle and "waiting" not in st:  # (rows waiting for a time take the first stamp after them)
                 continue
             ctx.lineno = lineno = i + 1
