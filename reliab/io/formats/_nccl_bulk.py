@@ -16,8 +16,12 @@ line driver (:mod:`reliab.io._lines`, every line a candidate) with polars string
 * **glog** records (optionally behind ``[rankN]:``) and NCCL lines holding a failure word get
   their prefix, rank, stamp and message from one regex per group; the reader's rules (clock,
   untimed rows, repeat rule, wrapped records) then run on these pieces
-  (:func:`reliab.io.formats.nccl.read_split`), with the message classified once per distinct
-  text;
+  (:func:`reliab.io.formats.nccl.read_glog`, ``read_nccl_own``, ``read_split``), with the
+  message classified once per distinct text.  A glog record repeating one the repeat rule
+  kept, while that one is still among the recent statements and within its windows
+  (:func:`reliab.io.formats._nccl_repeat.anchored`), only moves the clock; a glog record
+  without a failure word followed by another glog record changes nothing the next one does
+  not set again, and is skipped;
 * every other line (dated lines, tracebacks, other launcher prefixes, colour codes, non-ASCII
   text, checkpoint words, any ISO date) goes to the per-line parser in its place.
 

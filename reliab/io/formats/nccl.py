@@ -38,6 +38,9 @@ modification time (inferred).  Rows whose time was inferred from the modificatio
 listed by line in the file's notes.  Host is null (training lines name ranks, not hosts);
 the rank is kept in the message; ``job_id`` comes from the file name ``slurm-<jobid>.out``
 or ``job_id=``.
+
+Large and compressed files are read by the bulk route of :mod:`._nccl_bulk` (storm shapes taken
+apart column-wise, the same rules, the same rows).
 """
 
 from __future__ import annotations
