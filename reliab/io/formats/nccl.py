@@ -272,10 +272,10 @@ def _joined(first: str, text: str) -> str:
     reads as no failure, with the space a copy dropped at the end of the first line
     (``… detected`` / ``by watchdog at work: 2070``)."""
     whole = first + text
-    if first.endswith(" ") or classify(whole) is not None:
+    if first.endswith(" ") or _classify_once(whole) is not None:
         return whole
     spaced = f"{first} {text}"
-    return spaced if classify(spaced) is not None else whole
+    return spaced if _classify_once(spaced) is not None else whole
 
 
 def _rewrapped(start: int, signal: str, found: Found | None, who: str, st: dict) -> None:
