@@ -10,12 +10,15 @@ records, after one dated line of the job's own logging.  ``read_nccl`` runs in a
 process (its CPU seconds, user + system) and ``grep -c -F`` with the reader's literal words
 (failure triggers and checkpoint words) in the same round; rounds interleaved, medians.
 The note counts the lines the full per-line parser (``parse_line_fully``) took: the rest
-were read by the dated-line and NCCL ``INFO`` shortcuts.
+were read by the dated-line and NCCL ``INFO`` shortcuts or by the bulk route
+(``reliab/io/formats/_nccl_bulk.py``).  ``--base DIR`` also runs the reader of another
+checkout (``DIR`` on ``PYTHONPATH``) in the same rounds, for before/after figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import resource
 import statistics
@@ -78,29 +81,39 @@ def _grep_cpu(path: Path) -> tuple[float, int]:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), int(out.split()[0])
 
 
-def _reader_cpu(path: Path) -> tuple[float, int, int]:
-    """CPU seconds of ``read_nccl`` in a child, its signals, the lines its per-line parser took."""
+def _reader_cpu(path: Path, base: str | None = None) -> tuple[float, int, int]:
+    """CPU seconds of ``read_nccl`` in a child, its signals, the lines its per-line parser took
+    (``base``: the checkout whose ``reliab`` the child imports, else this one)."""
+    env = dict(os.environ, PYTHONPATH=base or str(Path(__file__).resolve().parents[1]))
     out = subprocess.run([sys.executable, "-c", _READER, str(path)], capture_output=True, text=True,
-                         check=True, cwd=WORK).stdout.split()
+                         check=True, cwd=WORK, env=env).stdout.split()
     return float(out[0]), int(out[1]), int(out[2])
 
 
-def run(lines: int = 300_000, repeat: int = 5, seed: int = 7) -> list[Figure]:
+def _figure(label: str, reads: list[tuple[float, int, int]], greps: list[tuple[float, int]], lines: int) -> Figure:
+    g, cpu = statistics.median(x[0] for x in greps), statistics.median(x[0] for x in reads)
+    return Figure(SECTION, f"read_nccl CPU{label}, watchdog storm ({lines:,} lines)", cpu, "s", "grep -c -F CPU", g,
+                  note=f"{cpu / max(g, 1e-9):.1f}x grep; {cpu / lines * 1e6:.2f} us per line; "
+                       f"{greps[0][1]:,} lines hold a literal; {reads[0][1]:,} signals; "
+                       f"{reads[0][2] / (lines + 1):.1%} of lines ({reads[0][2]:,}) to the per-line parser; "
+                       f"rounds {' '.join(f'{x[0]:.2f}' for x in reads)} s",
+                  extra={"per_line_share": reads[0][2] / (lines + 1)})
+
+
+def run(lines: int = 300_000, repeat: int = 5, seed: int = 7, base: str | None = None) -> list[Figure]:
     """The reader's CPU seconds on the storm beside grep's, medians of interleaved rounds."""
     WORK.mkdir(exist_ok=True)
     path = WORK / f"slurm-{seed}-{lines}.out"
     if not path.exists():
         write_storm(path, lines, seed)
-    greps, reads = [], []
+    greps, reads, before = [], [], []
     for _ in range(repeat):
         greps.append(_grep_cpu(path))
+        if base is not None:
+            before.append(_reader_cpu(path, base))
         reads.append(_reader_cpu(path))
-    g, cpu = statistics.median(x[0] for x in greps), statistics.median(x[0] for x in reads)
-    return [Figure(SECTION, f"read_nccl CPU, watchdog storm ({lines:,} lines)", cpu, "s", "grep -c -F CPU", g,
-                   note=f"{cpu / max(g, 1e-9):.1f}x grep; {cpu / lines * 1e6:.2f} us per line; "
-                        f"{greps[0][1]:,} lines hold a literal; {reads[0][1]:,} signals; "
-                        f"{reads[0][2] / (lines + 1):.1%} of lines ({reads[0][2]:,}) to the per-line parser",
-                   extra={"per_line_share": reads[0][2] / (lines + 1)})]
+    figures = [_figure(f" ({base})", before, greps, lines)] if base is not None else []
+    return figures + [_figure("", reads, greps, lines)]
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -109,8 +122,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--lines", type=int, default=300_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--base", default=None, help="another checkout's directory, run in the same rounds")
     args = parser.parse_args(argv)
-    return report(run(args.lines, args.repeat, args.seed))
+    return report(run(args.lines, args.repeat, args.seed, args.base))
 
 
 if __name__ == "__main__":

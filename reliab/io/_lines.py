@@ -17,7 +17,9 @@ it, so the accounting identity still holds.
 
 A ``bulk`` hook may parse the common shapes of candidate lines column-wise (polars) on
 the fast route; its rows count as *parsed* and are merged with the per-line rows in line
-order, so the result is the same as if every line had gone through ``parse_line``.
+order, so the result is the same as if every line had gone through ``parse_line``.  A bulk
+hook may also carry state across groups and hold rows back until the end of the file (see
+:data:`BulkParser`): those join the per-line rows before ``finish``.
 """
 
 from __future__ import annotations
@@ -53,8 +55,8 @@ from reliab.io._registry import FileResult
 from reliab.io._rowchunks import RowChunks, split_rejected
 from reliab.io._rowtable import FileTables
 
-__all__ = ["LineContext", "Row", "LineParser", "BulkParser", "BulkSink", "streaming", "scan_lines",
-           "quarantine_frame", "unexpected"]
+__all__ = ["LineContext", "Row", "LineParser", "BulkParser", "BulkSink", "EVERY_LINE", "streaming",
+           "scan_lines", "quarantine_frame", "unexpected"]
 
 if TYPE_CHECKING:
     import polars as pl
@@ -86,7 +88,15 @@ LineParser = Callable[[str, LineContext], Row | list[Row] | None]
 #: candidate lines before ``parse_line`` sees the rest of them, only reads ``ctx`` and must
 #: never disagree with ``parse_line``.  The first bulk row is kept as
 #: ``ctx.state["bulk_first"]`` (a dict) for ``finish``.
+#:
+#: Rows finished at the end of the file: a hook may keep state in ``ctx.state`` across groups
+#: and give an attribute ``held(ctx) -> list[Row]``, called once after the last line.  It
+#: returns the rows it held back (dicts with ``_lineno``, of lines it took from ``hits``); they
+#: count as parsed, join the per-line rows in line order and go through ``finish`` with them.
+#: A held row carrying ``_reject`` (and ``_text``) skips ``finish``: its line is malformed.
 BulkParser = Callable[["pl.DataFrame", LineContext], tuple["pl.DataFrame", "pl.DataFrame"]]
+#: ``literals=EVERY_LINE``: every line is a candidate (for a bulk hook that reads them all)
+EVERY_LINE = (b"",)
 
 
 class BulkSink(Protocol):
@@ -191,6 +201,12 @@ def _finish_rows(finish: Callable[[list[Row], LineContext], list[Row]], rows: li
             for row in good:
                 row["_reject"] = unexpected(first)
             return good + [row for row, _ in bad]
+
+
+def _held(bulk: BulkParser | None, ctx: LineContext) -> list[Row]:
+    """The rows a bulk hook held back for the end of the file (none without ``held``)."""
+    held = getattr(bulk, "held", None)
+    return [] if held is None else held(ctx)
 
 
 def _reject_coarse_times(rows: list[Row]) -> list[Row]:
@@ -364,7 +380,8 @@ def scan_lines(
                     split = None if bulk is None else _safe_bulk(bulk, ctx)
                     numbered = fast_candidates(fh, lits, counter, bulk=split, sink=take)  # type: ignore[arg-type]
                 else:
-                    numbered = candidate_lines(fh, lits, counter) if lits else all_lines(fh, counter)
+                    numbered = (candidate_lines(fh, lits, counter) if lits and lits != EVERY_LINE
+                                else all_lines(fh, counter))
                 for lineno, raw, size in numbered:
                     ctx.lineno = lineno
                     if size > MAX_LINE_BYTES:
@@ -399,9 +416,14 @@ def scan_lines(
                 raise InputFileError(f"{path}: {reason}") from exc
             quarantine.add(lines + 1, reason, None)
             lines += 1
+        held = _held(bulk, ctx)
+        if held:
+            parsed += len({row["_lineno"] for row in held})
+            rows = sorted([*rows, *(r for r in held if "_reject" not in r)], key=_lineno_of)  # type: ignore[arg-type]
         if finish is not None:
             early = _reject_coarse_times(rows)  # before a finish hook can wrap them (pandas does)
             rows = _finish_rows(finish, [r for r in rows if "_reject" not in r] if early else rows, ctx) + early
+        rows += [r for r in held if "_reject" in r]
     chunked, early, refused = rows.finish() if isinstance(rows, RowChunks) else (None, {}, {})
     kept, rejected = split_rejected(rows)
     rejected = {**early, **rejected}

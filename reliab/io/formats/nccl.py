@@ -38,6 +38,9 @@ modification time (inferred).  Rows whose time was inferred from the modificatio
 listed by line in the file's notes.  Host is null (training lines name ranks, not hosts);
 the rank is kept in the message; ``job_id`` comes from the file name ``slurm-<jobid>.out``
 or ``job_id=``.
+
+Large and compressed files are read by the bulk route of :mod:`._nccl_bulk` (storm shapes taken
+apart column-wise, the same rules, the same rows).
 """
 
 from __future__ import annotations
@@ -53,8 +56,9 @@ from typing import Any
 import pandas as pd
 
 from reliab.errors import ParseError
-from reliab.io._lines import LineContext, Row, scan_lines
+from reliab.io._lines import EVERY_LINE, LineContext, Row, scan_lines
 from reliab.io._registry import FileResult, register_parser
+from reliab.io.formats._nccl_bulk import make_bulk
 from reliab.io.formats._nccl_bulk_info import info_line
 from reliab.io.formats._nccl_messages import (
     Found,
@@ -66,15 +70,13 @@ from reliab.io.formats._nccl_messages import (
     split_line,
 )
 from reliab.io.formats._nccl_quiet import iso_second_ns, quiet_line, settle_clock, utc_plus_ns
+from reliab.io.formats._nccl_repeat import REPEAT_WINDOW_S as REPEAT_WINDOW_S
+from reliab.io.formats._nccl_repeat import remember_statement, repeats
 from reliab.io.formats._nccl_sniff import sniff_nccl
 from reliab.io.formats._progress import progress_row
 from reliab.io.formats._timestamps import TIME_MAX, TIME_MIN, localize, resolve_tz
 
 SOURCE = "nccl"
-#: a signal repeating one of the same rank within this many seconds is the same failure
-REPEAT_WINDOW_S = 600.0
-_REPEAT_LINES = 5000
-_KEEP_RECENT = 256
 _JOB = re.compile(r"slurm-([0-9]+(?:_[0-9]+)?)")
 
 
@@ -118,50 +120,6 @@ def _iso_base(fields: tuple[str, ...], offset: str | None, tz: tzinfo) -> pd.Tim
 _iso_second_ns = iso_second_ns  # (the name the ISO fast path tests use)
 
 
-def _clock(row: Row) -> float | None:
-    """Seconds of a row's known time (ISO) or glog stamp, for the repeat window."""
-    if row.get("time") is not None:
-        return row["time"].timestamp()
-    if "_glog" in row:
-        mon, day, hh, mm, ss, _ = row["_glog"]
-        return float((((mon * 31 + day) * 24 + hh) * 60 + mm) * 60 + ss)
-    return None
-
-
-def _repeats(found: Found, rank: str | None, row: Row, ctx: LineContext) -> bool:
-    """Whether this signal restates one already counted (same rank or unknown, same core)."""
-    recent: list[tuple[int, str, str | None, str | None, float | None, bool]] = ctx.state.setdefault("recent", [])
-    clock = _clock(row)
-    glog = "_glog" in row
-    signal, since = found.signal, ctx.lineno - _REPEAT_LINES
-    # (in a storm most entries are another signal's: those are dropped in one pass; lines only
-    # grow along ``recent``, so the first entry too far back ends the scan as it would unfiltered)
-    for entry in reversed([e for e in recent if e[1] == signal]):
-        if entry[0] < since:
-            break
-        _, _, other_rank, core, other_clock, other_glog = entry
-        if rank is not None and other_rank is not None and rank != other_rank:
-            continue
-        if found.core is not None and core is not None and found.core != core:
-            continue
-        if clock is not None and other_clock is not None and glog == other_glog:
-            if abs(clock - other_clock) > REPEAT_WINDOW_S:
-                continue
-        return True
-    recent.append((ctx.lineno, found.signal, rank, found.core, clock, glog))
-    if len(recent) > _KEEP_RECENT:
-        del recent[0]
-    return False
-
-
-def _remember_statement(found: Found, rank: str | None, row: Row, ctx: LineContext) -> None:
-    """Record a first statement so that a later ``what():`` can be recognised as its repeat."""
-    recent = ctx.state.setdefault("recent", [])
-    recent.append((ctx.lineno, found.signal, rank, found.core, _clock(row), "_glog" in row))
-    if len(recent) > _KEEP_RECENT:
-        del recent[0]
-
-
 def _wrapped(text: str, part: Split, ctx: LineContext) -> tuple[Split, int] | None:
     """The record a terminal-wrapped line continues (and its first line), if it is one.
 
@@ -191,9 +149,13 @@ def parse_nccl_line(text: str, ctx: LineContext) -> Row | None:
 
 def parse_line_fully(text: str, ctx: LineContext) -> Row | None:
     """:func:`parse_nccl_line` without the quiet-line shortcut: prefixes, stamp, message."""
+    return read_split(text, split_line(text), ctx)
+
+
+def read_split(text: str, part: Split, ctx: LineContext) -> Row | None:
+    """:func:`parse_line_fully` of a line already taken apart (``part``: :func:`split_line`)."""
     st = ctx.state
     settle_clock(st)
-    part = split_line(text)
     start = None
     wrapped = _wrapped(text, part, ctx)
     if wrapped is not None:
@@ -219,7 +181,7 @@ def parse_line_fully(text: str, ctx: LineContext) -> Row | None:
         st["last"] = ("glog", part.glog, st.get("iso"))
     st["prev"] = None
     found = _classify_once(part.body) if any(k in part.body for k in _TRIGGERS) else None
-    rank = part.rank if part.rank is not None else rank_in(part.body)
+    rank = part.rank if part.rank is not None else _rank_once(part.body)
     who = f"rank {rank}: " if rank is not None else ""
     signalled = st.get("signalled")
     if start is not None and signalled is not None and signalled[0] == start:
@@ -228,7 +190,7 @@ def parse_line_fully(text: str, ctx: LineContext) -> Row | None:
     if found is None:
         _remember_record(text, part, ctx)
         return progress_row(part.body, when, st)  # checkpoint saves and loads (formats/_progress.py)
-    host, gpu = nccl_who(part.body) if "NCCL" in part.body else (None, None)
+    host, gpu = _who_once(part.body) if "NCCL" in part.body else (None, None)
     row: Row = {"time": when, "host": part.host or host, "gpu": gpu, "job_id": st["job_id"],
                 "source": SOURCE, "signal": found.signal, "severity": found.severity,
                 "message": who + found.text, "_text": text[:2000]}
@@ -237,12 +199,71 @@ def parse_line_fully(text: str, ctx: LineContext) -> Row | None:
     if when is None:
         _place(row, part.glog, previous, st)
     if found.always_once or found.repeat:
-        if _repeats(found, rank, row, ctx):
+        if repeats(found, rank, row, ctx):
             return None
     else:
-        _remember_statement(found, rank, row, ctx)
+        remember_statement(found, rank, row, ctx)
     if start is None and _remember_record(text, part, ctx):  # its text may go on on the next line
         st["signalled"] = (ctx.lineno, found.signal)
+    return row
+
+
+def read_glog(text: str, rank: str | None, glog: tuple[int, ...], body: str, ctx: LineContext,
+              words: bool) -> Row | None:
+    """:func:`read_split` of a glog record (``[rankN]:`` prefix ``rank`` or none, no collector's
+    stamp, no terminal's wrap possible, no ISO date and no checkpoint word: a shape of
+    :mod:`._nccl_bulk`; ``words``: a failure trigger in ``body``), its row built only once the
+    repeat rule keeps it."""
+    st = ctx.state
+    settle_clock(st)
+    iso = st.get("iso")
+    if "waiting" in st:
+        _settle(st, ("glog", glog, iso))
+    st["last"] = ("glog", glog, iso)
+    st["prev"] = None
+    found = _classify_once(body) if words else None
+    part = (Split(rank, body, None, glog=glog, prefixed=rank is not None)  # type: ignore[arg-type]
+            if len(text) >= 100 and not text.rstrip().endswith(_SENTENCE_END) else None)
+    if found is None:  # (no date, no checkpoint word in a bulk shape: no progress row either)
+        if part is not None:
+            _remember_record(text, part, ctx)
+        return None
+    key, rank = (body, rank), rank if rank is not None else _rank_once(body)
+    clock: Row = {"time": None, "_glog": glog}
+    if found.always_once or found.repeat:
+        if repeats(found, rank, clock, ctx):
+            return None
+        st.setdefault("anchors", {})[key] = st["recent"][-1]  # (see _nccl_repeat.anchored)
+    else:
+        remember_statement(found, rank, clock, ctx)
+    host, gpu = _who_once(body) if "NCCL" in body else (None, None)
+    row: Row = {"time": None, "host": host, "gpu": gpu, "job_id": st["job_id"], "source": SOURCE,
+                "signal": found.signal, "severity": found.severity,
+                "message": (f"rank {rank}: " if rank is not None else "") + found.text, "_text": text[:2000],
+                "_glog": glog, "_ref": iso}
+    if part is not None and _remember_record(text, part, ctx):
+        st["signalled"] = (ctx.lineno, found.signal)
+    return row
+
+
+def read_nccl_own(text: str, ctx: LineContext, words: bool) -> Row | None:
+    """:func:`read_split` of NCCL's own ``<host>:<pid>:<tid> [<dev>]`` line that continues no
+    wrapped record (a shape of :mod:`._nccl_bulk`; ``words``: a failure trigger in it)."""
+    st = ctx.state
+    settle_clock(st)
+    st["prev"] = None
+    found = _classify_once(text) if words else None
+    if found is None:
+        return None
+    rank = _rank_once(text)
+    host, gpu = _who_once(text) if "NCCL" in text else (None, None)
+    row: Row = {"time": None, "host": host, "gpu": gpu, "job_id": st["job_id"], "source": SOURCE,
+                "signal": found.signal, "severity": found.severity,
+                "message": (f"rank {rank}: " if rank is not None else "") + found.text, "_text": text[:2000]}
+    _place(row, None, st.get("last"), st)
+    if found.always_once or found.repeat:
+        return None if repeats(found, rank, row, ctx) else row
+    remember_statement(found, rank, row, ctx)
     return row
 
 
@@ -251,10 +272,10 @@ def _joined(first: str, text: str) -> str:
     reads as no failure, with the space a copy dropped at the end of the first line
     (``… detected`` / ``by watchdog at work: 2070``)."""
     whole = first + text
-    if first.endswith(" ") or classify(whole) is not None:
+    if first.endswith(" ") or _classify_once(whole) is not None:
         return whole
     spaced = f"{first} {text}"
-    return spaced if classify(spaced) is not None else whole
+    return spaced if _classify_once(spaced) is not None else whole
 
 
 def _rewrapped(start: int, signal: str, found: Found | None, who: str, st: dict) -> None:
@@ -269,6 +290,8 @@ def _rewrapped(start: int, signal: str, found: Found | None, who: str, st: dict)
     for k, entry in enumerate(recent):
         if entry[0] == start:
             recent[k] = (start, found.signal, entry[2], found.core, *entry[4:])
+    st.pop("recent_by", None)  # (built again from ``recent``)
+    st.pop("anchors", None)
     st["signalled"] = (start, found.signal)
 
 
@@ -277,12 +300,17 @@ _TRIGGERS = ("atchdog", "rror", "NCCL WARN", "Timeout at NCCL work")
 #: :func:`classify` once per distinct message: a storm repeats a few messages (one per rank
 #: and collective) thousands of times behind different stamps (``Found`` is frozen)
 _classify_once = lru_cache(maxsize=4096)(classify)
+_rank_once = lru_cache(maxsize=4096)(rank_in)
+_who_once = lru_cache(maxsize=4096)(nccl_who)
+
+
+_SENTENCE_END = (".", "!", "?", ")", "]")
 
 
 def _remember_record(text: str, part: Split, ctx: LineContext) -> bool:
     """Keep a stamped record that a terminal may have wrapped; whether it was kept."""
     if ((part.glog is not None or part.glog_untimed) and len(text) >= 100
-            and not text.rstrip().endswith((".", "!", "?", ")", "]"))):
+            and not text.rstrip().endswith(_SENTENCE_END)):
         ctx.state["prev"] = (ctx.lineno, part)
         return True
     return False
@@ -317,12 +345,25 @@ def _mtime(ctx: LineContext) -> pd.Timestamp | None:
     return when if pd.Timestamp(TIME_MIN) <= when < pd.Timestamp(TIME_MAX) else None
 
 
+@lru_cache(maxsize=1024)
+def _local_year_month(ref: pd.Timestamp, tz: tzinfo) -> tuple[int, int]:
+    """Year and month of ``ref`` in ``tz`` (a file's glog rows share a few references)."""
+    local = ref.tz_convert(tz)
+    return local.year, local.month
+
+
+@lru_cache(maxsize=4096)
+def _local_second(year: int, mon: int, day: int, hh: int, mm: int, ss: int, tz: tzinfo) -> datetime:
+    """The UTC instant of a glog second (a storm repeats its seconds); raises as ``localize``."""
+    return localize(datetime(year, mon, day, hh, mm, min(ss, 59)), tz)
+
+
 def _glog_year(row: Row, ctx: LineContext) -> tuple[int | None, str]:
     mon = row["_glog"][0]
     ref = row.get("_ref") or ctx.state.get("first_iso")
     if ref is not None:
-        local = ref.tz_convert(ctx.state["tz"])
-        return local.year + (1 if mon < local.month - 6 else -1 if mon > local.month + 6 else 0), "dated"
+        year, month = _local_year_month(ref, ctx.state["tz"])
+        return year + (1 if mon < month - 6 else -1 if mon > month + 6 else 0), "dated"
     if ctx.options.get("year") is not None:
         return int(ctx.options["year"]), "year="
     mtime = _mtime(ctx)
@@ -365,7 +406,7 @@ def _glog_time(row: Row, ctx: LineContext, tz: tzinfo, inferred: list[int]) -> N
         row["_reject"] = f"{row['signal']} glog line has no year: no dated line, no modification time; pass year="
         return
     try:
-        when = localize(datetime(year, mon, day, hh, mm, min(ss, 59)), tz)
+        when = _local_second(year, mon, day, hh, mm, ss, tz)
     except (ValueError, OverflowError) as exc:
         row["_reject"] = f"glog date {mon:02d}{day:02d} impossible in year {year} ({exc})"
         return
@@ -427,5 +468,9 @@ def read_nccl(
     if year is not None and not isinstance(year, int):
         raise TypeError(f"year must be an int, not {type(year).__name__}")
     state = {"tz": resolve_tz(tz), "job_id": job_id or job_from_path(path), "recent": []}
-    return scan_lines(path, SOURCE, parse_nccl_line, options={"year": year}, state=state,
-                      strict=strict, finish=_finish)
+    return scan_lines(path, SOURCE, parse_nccl_line, literals=EVERY_LINE, options={"year": year}, state=state,
+                      strict=strict, finish=_finish, bulk=_BULK)
+
+
+#: large and compressed files: storm shapes taken apart column-wise (``_nccl_bulk``)
+_BULK = make_bulk(parse_nccl_line, read_nccl_own, read_glog, read_split)
