@@ -32,13 +32,42 @@ def dask_client():
         yield client
 
 
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory):
+    """``reliab demo --out D -q`` run once per test session: the :class:`reliab.ReportRun` it made.
+
+    The command runs through the command line in this process (tests/_cli.py), so the tests of
+    ``reliab demo`` (tests/test_cli.py) and of the report it writes (tests/test_report_run.py)
+    share one run; :func:`reliab.demo` is wrapped to keep what the command computed.
+    """
+    from _cli import run_in_process
+
+    import reliab
+
+    made = []
+    demo = reliab.demo
+
+    def recorded(*args, **kwargs):
+        made.append(demo(*args, **kwargs))
+        return made[-1]
+
+    out = tmp_path_factory.mktemp("demo")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(reliab, "demo", recorded)
+        proc = run_in_process("demo", "--out", str(out), "-q", env={"COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stderr
+    assert len(made) == 1 and made[0].files["report.html"] == out / "report.html"
+    return made[0]
+
+
+#: session-scoped fixtures as expensive: every test using one goes to one xdist worker
+ONE_WORKER_SESSION = {"demo_run"}
+
 #: (test module, fixture) whose module- or session-scoped fixture is expensive (a report run, a
 #: quarter pair, live servers): every test using it goes to one xdist worker (``--dist loadgroup``
 #: in pyproject.toml's addopts), so the fixture is built once per run, not once per worker
 ONE_WORKER = {
     ("test_analyses", "quarters"),
-    ("test_report_run", "demo"),
-    ("test_cli", "demo_dir"),
     ("test_live_prometheus", "prom"),
     ("test_live_journald", "journal"),
 }
@@ -50,7 +79,9 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         stem = item.path.stem
         for name in getattr(item, "fixturenames", ()):
-            if (stem, name) in ONE_WORKER:
+            if name in ONE_WORKER_SESSION:
+                item.add_marker(pytest.mark.xdist_group(name))
+            elif (stem, name) in ONE_WORKER:
                 item.add_marker(pytest.mark.xdist_group(f"{stem}.{name}"))
 
 

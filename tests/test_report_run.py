@@ -39,9 +39,10 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
                           timeout=900, env=env)
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> reliab.ReportRun:
-    return reliab.demo(tmp_path_factory.mktemp("demo"))
+@pytest.fixture
+def demo(demo_run: reliab.ReportRun) -> reliab.ReportRun:
+    """The demo report, made once per test session (tests/conftest.py ``demo_run``)."""
+    return demo_run
 
 
 def test_demo_reproduces_table5_and_has_every_section(demo: reliab.ReportRun) -> None:
