@@ -10,15 +10,14 @@ complete with no traceback and say what they could not compute and why.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _cli import run_in_process
 
 import reliab
 from reliab.report.formatting import fmt_hours, fmt_int, fmt_num
@@ -34,9 +33,8 @@ RAW = (re.compile(r"\b(?:nan|NaN|None|inf)\b"), re.compile(r"\d\.\d{7,}"),
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(Path(reliab.__file__).parents[1])}
-    return subprocess.run([sys.executable, "-m", "reliab", *args], capture_output=True, text=True,
-                          timeout=900, env=env)
+    """``reliab ARGS`` through the command line, in this process (tests/_cli.py)."""
+    return run_in_process(*args)
 
 
 @pytest.fixture
