@@ -64,25 +64,47 @@ def demo_run(tmp_path_factory):
 ONE_WORKER_SESSION = {"demo_run"}
 
 #: (test module, fixture) whose module- or session-scoped fixture is expensive (a report run, a
-#: quarter pair, live servers): every test using it goes to one xdist worker (``--dist loadgroup``
-#: in pyproject.toml's addopts), so the fixture is built once per run, not once per worker
+#: quarter pair, live servers, a generated folder): every test using it goes to one xdist worker
+#: (``--dist loadgroup`` in pyproject.toml's addopts), so the fixture is built once per run, not
+#: once per worker
 ONE_WORKER = {
     ("test_analyses", "quarters"),
     ("test_live_prometheus", "prom"),
     ("test_live_journald", "journal"),
+    ("test_report", "ingest"),
+    ("test_hostile_folder", "folder"),
+    ("test_distributed", "generated"),
+    ("test_environment_study", "env"),
+    ("test_datasets", "sim"),
 }
+
+#: test modules whose tests of one ``family`` share a per-process cache (tests/_real_world.py
+#: ``score_family``): one xdist worker per family
+ONE_WORKER_PER_FAMILY = {"test_real_world"}
+
+
+def _group(item: pytest.Item) -> str | None:
+    """The ``xdist_group`` of ``item``: the expensive shared fixture or cache it uses, if any."""
+    stem = item.path.stem
+    names = getattr(item, "fixturenames", ())
+    for name in names:
+        if name in ONE_WORKER_SESSION:
+            return name
+        if (stem, name) in ONE_WORKER:
+            return f"{stem}.{name}"
+    callspec = getattr(item, "callspec", None)
+    if stem in ONE_WORKER_PER_FAMILY and callspec is not None and "family" in callspec.params:
+        return f"{stem}.{callspec.params['family']}"
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Mark the tests of an expensive shared fixture ``xdist_group`` (before xdist reads the marks)."""
     for item in items:
-        stem = item.path.stem
-        for name in getattr(item, "fixturenames", ()):
-            if name in ONE_WORKER_SESSION:
-                item.add_marker(pytest.mark.xdist_group(name))
-            elif (stem, name) in ONE_WORKER:
-                item.add_marker(pytest.mark.xdist_group(f"{stem}.{name}"))
+        group = _group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_terminal_summary(terminalreporter):
