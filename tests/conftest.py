@@ -60,8 +60,9 @@ def demo_run(tmp_path_factory):
     return made[0]
 
 
-#: session-scoped fixtures as expensive: every test using one goes to one xdist worker
-ONE_WORKER_SESSION = {"demo_run"}
+#: session-scoped fixtures as expensive: every test using one goes to one xdist worker (one
+#: demo run; one Dask cluster, not one per worker)
+ONE_WORKER_SESSION = {"demo_run", "dask_client"}
 
 #: (test module, fixture) whose module- or session-scoped fixture is expensive (a report run, a
 #: quarter pair, live servers, a generated folder): every test using it goes to one xdist worker
@@ -73,10 +74,13 @@ ONE_WORKER = {
     ("test_live_journald", "journal"),
     ("test_report", "ingest"),
     ("test_hostile_folder", "folder"),
-    ("test_distributed", "generated"),
     ("test_environment_study", "env"),
     ("test_datasets", "sim"),
 }
+
+#: (test module, fixture) whose tests go with another group: test_distributed's generated folder
+#: is read with the session's Dask cluster, so its one worker is the cluster's
+WITH_GROUP = {("test_distributed", "generated"): "dask_client"}
 
 #: test modules whose tests of one ``family`` share a per-process cache (tests/_real_world.py
 #: ``score_family``): one xdist worker per family
@@ -90,6 +94,8 @@ def _group(item: pytest.Item) -> str | None:
     for name in names:
         if name in ONE_WORKER_SESSION:
             return name
+        if (stem, name) in WITH_GROUP:
+            return WITH_GROUP[stem, name]
         if (stem, name) in ONE_WORKER:
             return f"{stem}.{name}"
     callspec = getattr(item, "callspec", None)
