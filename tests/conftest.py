@@ -32,26 +32,85 @@ def dask_client():
         yield client
 
 
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory):
+    """``reliab demo --out D -q`` run once per test session: the :class:`reliab.ReportRun` it made.
+
+    The command runs through the command line in this process (tests/_cli.py), so the tests of
+    ``reliab demo`` (tests/test_cli.py) and of the report it writes (tests/test_report_run.py)
+    share one run; :func:`reliab.demo` is wrapped to keep what the command computed.
+    """
+    from _cli import run_in_process
+
+    import reliab
+
+    made = []
+    demo = reliab.demo
+
+    def recorded(*args, **kwargs):
+        made.append(demo(*args, **kwargs))
+        return made[-1]
+
+    out = tmp_path_factory.mktemp("demo")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(reliab, "demo", recorded)
+        proc = run_in_process("demo", "--out", str(out), "-q", env={"COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stderr
+    assert len(made) == 1 and made[0].files["report.html"] == out / "report.html"
+    return made[0]
+
+
+#: session-scoped fixtures as expensive: every test using one goes to one xdist worker (one
+#: demo run; one Dask cluster, not one per worker)
+ONE_WORKER_SESSION = {"demo_run", "dask_client"}
+
 #: (test module, fixture) whose module- or session-scoped fixture is expensive (a report run, a
-#: quarter pair, live servers): every test using it goes to one xdist worker (``--dist loadgroup``
-#: in pyproject.toml's addopts), so the fixture is built once per run, not once per worker
+#: quarter pair, live servers, a generated folder): every test using it goes to one xdist worker
+#: (``--dist loadgroup`` in pyproject.toml's addopts), so the fixture is built once per run, not
+#: once per worker
 ONE_WORKER = {
     ("test_analyses", "quarters"),
-    ("test_report_run", "demo"),
-    ("test_cli", "demo_dir"),
     ("test_live_prometheus", "prom"),
     ("test_live_journald", "journal"),
+    ("test_report", "ingest"),
+    ("test_hostile_folder", "folder"),
+    ("test_environment_study", "env"),
+    ("test_datasets", "sim"),
 }
+
+#: (test module, fixture) whose tests go with another group: test_distributed's generated folder
+#: is read with the session's Dask cluster, so its one worker is the cluster's
+WITH_GROUP = {("test_distributed", "generated"): "dask_client"}
+
+#: test modules whose tests of one ``family`` share a per-process cache (tests/_real_world.py
+#: ``score_family``): one xdist worker per family
+ONE_WORKER_PER_FAMILY = {"test_real_world"}
+
+
+def _group(item: pytest.Item) -> str | None:
+    """The ``xdist_group`` of ``item``: the expensive shared fixture or cache it uses, if any."""
+    stem = item.path.stem
+    names = getattr(item, "fixturenames", ())
+    for name in names:
+        if name in ONE_WORKER_SESSION:
+            return name
+        if (stem, name) in WITH_GROUP:
+            return WITH_GROUP[stem, name]
+        if (stem, name) in ONE_WORKER:
+            return f"{stem}.{name}"
+    callspec = getattr(item, "callspec", None)
+    if stem in ONE_WORKER_PER_FAMILY and callspec is not None and "family" in callspec.params:
+        return f"{stem}.{callspec.params['family']}"
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Mark the tests of an expensive shared fixture ``xdist_group`` (before xdist reads the marks)."""
     for item in items:
-        stem = item.path.stem
-        for name in getattr(item, "fixturenames", ()):
-            if (stem, name) in ONE_WORKER:
-                item.add_marker(pytest.mark.xdist_group(f"{stem}.{name}"))
+        group = _group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_terminal_summary(terminalreporter):

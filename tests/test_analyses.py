@@ -8,12 +8,11 @@ the Q2 comparison flags exactly that category.  The notebook runs top to bottom.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from _cli import run_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 QUARTERLY = ROOT / "analyses" / "quarterly"
@@ -22,11 +21,8 @@ pytestmark = pytest.mark.skipif(not QUARTERLY.exists(), reason="analyses/ not in
 
 
 def _reliab(*args: str) -> subprocess.CompletedProcess[str]:
-    import reliab
-
-    env = {**os.environ, "PYTHONPATH": str(Path(reliab.__file__).parents[1])}
-    return subprocess.run([sys.executable, "-m", "reliab", *args], capture_output=True, text=True,
-                          timeout=900, env=env)
+    """``reliab ARGS`` through the command line, in this process (tests/_cli.py)."""
+    return run_in_process(*args)
 
 
 @pytest.fixture(scope="module")

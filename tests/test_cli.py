@@ -10,14 +10,21 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _cli import run_in_process
 
 import reliab
 
 
 def _run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """`python -m reliab ARGS`: a new interpreter, for the tests of the entry point itself."""
     env = {**os.environ, "COLUMNS": "200"}
     return subprocess.run([sys.executable, "-m", "reliab", *args], capture_output=True, text=True,
                           cwd=cwd, env=env, timeout=300)
+
+
+def _cmd(*args: str) -> subprocess.CompletedProcess:
+    """`reliab ARGS` in this process (tests/_cli.py): for tests of a command's options and output."""
+    return run_in_process(*args, env={"COLUMNS": "200"})
 
 
 def test_version() -> None:
@@ -38,10 +45,10 @@ def test_unknown_format_is_listed_and_strict_fails(tmp_path: Path) -> None:
     """Regression: a file no parser recognises is listed as not read; --strict makes it a one-line error."""
     p = tmp_path / "poem.txt"
     p.write_text("Shall I compare thee to a summer's day?\nThou art more lovely and more temperate.\n")
-    out = _run("ingest", str(p), "-q")
+    out = _cmd("ingest", str(p), "-q")
     assert out.returncode == 0, out.stderr
     assert "1 not read: poem.txt (unrecognized)" in out.stdout
-    out = _run("ingest", str(p), "--strict")
+    out = _cmd("ingest", str(p), "--strict")
     assert out.returncode == 1
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
     assert "poem.txt" in out.stderr
@@ -64,17 +71,17 @@ def test_per_source_options_on_the_command_line(tmp_path: Path) -> None:
     (tmp_path / "dmesg.txt").write_text("[  60.000000] NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off"
                                         " the bus.\n")
     (tmp_path / "jobs.txt").write_text("1001|NODE_FAIL|2024-06-03T10:00:00|2024-06-03T14:03:00\n")
-    out = _run("ingest", str(tmp_path / "dmesg.txt"), "--source", "kernel", "--boot-time",
+    out = _cmd("ingest", str(tmp_path / "dmesg.txt"), "--source", "kernel", "--boot-time",
                "2024-06-03T14:00:00Z", "--host", "node7", "-q", "--out", str(tmp_path / "t"))
     assert out.returncode == 0, out.stderr
     sig = pd.read_parquet(tmp_path / "t" / "signals.parquet")
     assert (str(sig["time"].iloc[0]), sig["host"].iloc[0]) == ("2024-06-03 14:01:00+00:00", "node7")
-    out = _run("ingest", str(tmp_path / "jobs.txt"), "--source", "sacct", "--fields", "JobID,State,Start,End",
+    out = _cmd("ingest", str(tmp_path / "jobs.txt"), "--source", "sacct", "--fields", "JobID,State,Start,End",
                "--tz", "Europe/Paris", "-q", "--out", str(tmp_path / "j"))
     assert out.returncode == 0, out.stderr
     jobs = pd.read_parquet(tmp_path / "j" / "jobs.parquet")
     assert str(jobs["end"].iloc[0]) == "2024-06-03 12:03:00+00:00"
-    out = _run("ingest", str(tmp_path / "dmesg.txt"), "--year", "twenty")
+    out = _cmd("ingest", str(tmp_path / "dmesg.txt"), "--year", "twenty")
     assert out.returncode == 1 and "--year" in out.stderr and "Traceback" not in out.stderr
 
 
@@ -91,7 +98,7 @@ def test_ingest_shows_accounting_and_writes_parquet(tmp_path: Path) -> None:
     from reliab.datasets import sample_path
 
     src = sample_path() / "slurm"
-    out = _run("ingest", str(src), "--out", str(tmp_path / "tables"), "-q")
+    out = _cmd("ingest", str(src), "--out", str(tmp_path / "tables"), "-q")
     assert out.returncode == 0, out.stderr
     assert "sacct" in out.stdout and "2,290" in out.stdout
     jobs = pd.read_parquet(tmp_path / "tables" / "jobs.parquet")
@@ -105,9 +112,9 @@ def test_ingest_shows_accounting_and_writes_parquet(tmp_path: Path) -> None:
 
 def test_explain_and_sources() -> None:
     """Regression: `explain xid:79` names its rule and category; `sources` lists the parsers."""
-    out = _run("explain", "xid:79")
+    out = _cmd("explain", "xid:79")
     assert out.returncode == 0 and "Faulty GPU" in out.stdout
-    out = _run("sources")
+    out = _cmd("sources")
     assert out.returncode == 0 and all(s in out.stdout for s in ("kernel", "sacct", "nccl", "sel", "tickets"))
     names = [ln.split()[0] for ln in out.stdout.splitlines()[1:]]
     assert names == sorted(names) and "``" not in out.stdout and "\x1b[" not in out.stdout
@@ -115,19 +122,17 @@ def test_explain_and_sources() -> None:
 
 def test_explain_unknown_key_lists_near_matches() -> None:
     """Regression: an unknown key is called unknown, with the closest known keys."""
-    out = _run("explain", "nccl:watchdog_timout")
+    out = _cmd("explain", "nccl:watchdog_timout")
     assert out.returncode == 0
     assert "Unknown signal 'nccl:watchdog_timout'" in out.stdout and "nccl:watchdog_timeout" in out.stdout
-    out = _run("explain", "xid:7")
+    out = _cmd("explain", "xid:7")
     assert "Unknown" in out.stdout and "xid:79" in out.stdout
 
 
-@pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("demo")
-    proc = _run("demo", "--out", str(out), "-q")
-    assert proc.returncode == 0, proc.stderr
-    return out
+@pytest.fixture
+def demo_dir(demo_run: reliab.ReportRun) -> Path:
+    """The folder `reliab demo --out D -q` wrote, once per test session (tests/conftest.py ``demo_run``)."""
+    return demo_run.files["report.html"].parent
 
 
 def test_demo_writes_report_and_tables(demo_dir: Path) -> None:
@@ -171,7 +176,7 @@ def test_ingest_reports_format_and_compression(tmp_path: Path) -> None:
     (tmp_path / "jobs.txt.xz").write_bytes(lzma.compress(sacct))
     tickets = (sample_path() / "tickets" / "incidents.csv").read_bytes()
     (tmp_path / "t.csv.gz").write_bytes(gzip.compress(tickets))
-    out = _run("ingest", str(tmp_path), "-q", "--why")
+    out = _cmd("ingest", str(tmp_path), "-q", "--why")
     assert out.returncode == 0, out.stderr
     rows = {ln.split()[0]: ln for ln in out.stdout.splitlines() if ln.startswith(("jobs.txt", "t.csv"))}
     xz_row = next(v for k, v in rows.items() if "jobs.txt" in k)
@@ -189,8 +194,8 @@ def test_ingest_with_user_rules(tmp_path: Path) -> None:
                      "xid-79,xid:79,,NVLink,GPU,false,90,true,L,site decision\n")
     data = sample_path()
     args = [str(data / d) for d in ("syslog", "dmesg", "slurm", "train", "ipmi", "tickets")]
-    plain = _run("ingest", *args, "-q")
-    site = _run("ingest", *args, "-q", "--rules", str(rules))
+    plain = _cmd("ingest", *args, "-q")
+    site = _cmd("ingest", *args, "-q", "--rules", str(rules))
     assert plain.returncode == site.returncode == 0, site.stderr
     assert "Faulty GPU 148" in plain.stdout
     assert "Faulty GPU 148" not in site.stdout and "NVLink" in site.stdout

@@ -11,14 +11,13 @@ quarantined and the interruption has no evidence.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from _cli import run_in_process
 
 _RAW = Path(__file__).parent / "reference" / "real_world" / "kernel" / "gpud-sxid-readme-xid79-sxid20034-raw.log"
 _SACCT = """JobID|JobName|State|Start|End|NodeList|AllocTRES
@@ -34,9 +33,9 @@ host = "node7"
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "reliab", *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+    # the options, output and exit codes of the commands, run in this process (tests/_cli.py);
+    # tests/test_cli.py spawns `python -m reliab` for the entry point itself
+    return run_in_process(*args, env={"COLUMNS": "200"})
 
 
 @pytest.fixture
@@ -162,8 +161,7 @@ def test_toml_errors_name_the_file(handover: Path) -> None:
 
 def test_plan_writes_a_figure_only_when_asked(tmp_path: Path) -> None:
     """plan without --out prints its tables and writes nothing."""
-    out = subprocess.run([sys.executable, "-m", "reliab", "plan", "--node-failure-rate", "0.0065", "--runs", "0"],
-                         capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    out = run_in_process("plan", "--node-failure-rate", "0.0065", "--runs", "0", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert list(tmp_path.iterdir()) == [] and "wrote" not in out.stdout
 
@@ -177,9 +175,7 @@ def test_help_has_no_placeholder_or_cut_sentence(command: str) -> None:
     flag reads as a flag (no value placeholder after --strict)."""
     import re
 
-    env = {**os.environ, "COLUMNS": "400"}
-    out = subprocess.run([sys.executable, "-m", "reliab", command, "--help"], capture_output=True, text=True,
-                         env=env, timeout=120)
+    out = run_in_process(command, "--help", env={"COLUMNS": "400"})
     assert out.returncode == 0, out.stderr
     text = out.stdout
     assert not re.search(r"\b(e\.g|i\.e)(?!\.)", text), text

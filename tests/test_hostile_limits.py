@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import zstandard
+from _cli import run_in_process
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -46,9 +47,6 @@ def test_quarantine_keeps_the_first_lines_and_counts_the_rest(tmp_path: Path) ->
 def test_quarantine_limit_in_the_manifest_and_on_the_command_line(tmp_path: Path) -> None:
     """N is configurable where a run is set up: ``reliab.toml`` (whole folder or per glob) and
     ``--quarantine-limit``; the CLI summary counts every malformed line, not the rows kept."""
-    import subprocess
-    import sys
-
     from reliab.io._manifest import ManifestError
 
     (tmp_path / "n.log").write_text("".join(BAD_XID.format(i=i) for i in range(30)))
@@ -60,8 +58,7 @@ def test_quarantine_limit_in_the_manifest_and_on_the_command_line(tmp_path: Path
     with pytest.raises(ManifestError, match=r"reliab.toml:1: key 'quarantine_limit' must be a non-negative integer"):
         reliab.ingest(tmp_path)
     (tmp_path / "reliab.toml").unlink()
-    out = subprocess.run([sys.executable, "-m", "reliab", "ingest", str(tmp_path), "-q", "--quarantine-limit", "4"],
-                         capture_output=True, text=True, timeout=300)
+    out = run_in_process("ingest", str(tmp_path), "-q", "--quarantine-limit", "4")
     assert out.returncode == 0, out.stderr
     assert "30 quarantined line(s) (4 kept in full: --quarantine-limit)" in out.stdout
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _cli import run_in_process
 
 import reliab
 from reliab.io._driver import choose_source, read_file
@@ -146,11 +147,7 @@ def test_forced_reader_warning_names_the_sniffed_source():
 
 
 def test_forced_reader_warning_reaches_the_cli():
-    import subprocess
-    import sys
-
-    proc = subprocess.run([sys.executable, "-m", "reliab", "ingest", str(BGL), "--source", "kernel"],
-                          capture_output=True, text=True, timeout=120)
+    proc = run_in_process("ingest", str(BGL), "--source", "kernel")
     assert proc.returncode == 0, proc.stderr
     assert "the forced reader kernel recognised 0 of 2,000 lines" in proc.stdout
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import gzip
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from _cli import run_in_process
 
 from reliab.io import IngestResult, _store, ingest
 from reliab.io._store import Store, family
@@ -195,11 +194,9 @@ def test_cli_store(tmp_path: Path) -> None:
     logs, store = tmp_path / "logs", tmp_path / "store"
     logs.mkdir()
     _write(logs / "messages", a)
-    env = {**os.environ, "COLUMNS": "200"}
 
-    def run() -> str:
-        out = subprocess.run([sys.executable, "-m", "reliab", "ingest", str(logs), "--store", str(store), "-q"],
-                             capture_output=True, text=True, env=env, timeout=120)
+    def run() -> str:  # the command in this process (tests/_cli.py)
+        out = run_in_process("ingest", str(logs), "--store", str(store), "-q", env={"COLUMNS": "200"})
         assert out.returncode == 0, out.stderr
         return out.stdout
 

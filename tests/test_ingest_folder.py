@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _cli import run_in_process
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -190,9 +191,8 @@ def test_handover_folder_round_trips_parquet(handover, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_handover_folder_through_the_cli(handover) -> None:
     root, _ = handover
-    env = {**os.environ, "COLUMNS": "60"}  # narrow terminal
-    out = subprocess.run([sys.executable, "-m", "reliab", "ingest", str(root), "-q", "--policy", "training-run"],
-                         capture_output=True, text=True, env=env, timeout=600)
+    env = {"COLUMNS": "60"}  # narrow terminal; the command runs in this process (tests/_cli.py)
+    out = run_in_process("ingest", str(root), "-q", "--policy", "training-run", env=env)
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr
     lines = out.stdout.splitlines()
@@ -203,8 +203,7 @@ def test_handover_folder_through_the_cli(handover) -> None:
     for name in ("extra/dashboard.png (binary)", "extra/pipe.log (special)", "extra/empty.log (empty)"):
         assert name in summary, summary
     assert "419 unexpected, 47 planned" in out.stdout
-    per_file = subprocess.run([sys.executable, "-m", "reliab", "ingest", str(root / "extra"), "-q", "--files"],
-                              capture_output=True, text=True, env=env, timeout=600)
+    per_file = run_in_process("ingest", str(root / "extra"), "-q", "--files", env=env)
     assert per_file.returncode == 0, per_file.stderr
     assert "n\\xe9ud-0421.log" in per_file.stdout  # the odd name shown escaped, not a crash
     assert any(ln.startswith("pipe.log ") and "special" in ln for ln in per_file.stdout.splitlines())

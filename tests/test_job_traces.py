@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _cli import run_in_process
 
 import reliab
 from reliab.io._driver import choose_source
@@ -361,12 +362,7 @@ def test_philly_times_around_dst_changes(tmp_path: Path) -> None:
 
 
 def test_cli_names_the_options_of_the_forced_reader() -> None:
-    import os
-    import subprocess
-    import sys
-
-    out = subprocess.run([sys.executable, "-m", "reliab", "ingest", str(REF / "helios" / "cluster_log.csv"),
-                          "--source", "sacct", "--columns", "a=b"], capture_output=True, text=True,
-                         env={**os.environ, "COLUMNS": "200"}, timeout=300)
+    out = run_in_process("ingest", str(REF / "helios" / "cluster_log.csv"), "--source", "sacct", "--columns", "a=b",
+                         env={"COLUMNS": "200"})
     assert out.returncode != 0
     assert "source 'sacct' takes no option(s) columns; it takes: delimiter, fields, gpus_per_node, tz" in out.stderr

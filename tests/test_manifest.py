@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from _cli import run_in_process
 
 from reliab.io import ingest
 from reliab.io._manifest import ManifestError, glob_regex, load_manifest
@@ -81,9 +79,7 @@ def test_api_and_cli_values_override_the_manifest(tmp_path: Path) -> None:
     (root / "reliab.toml").write_text(MANIFEST)
     res = ingest(root / "syslog" / "messages", manifest=root / "reliab.toml", tz="UTC")
     assert res.signals["time"].tolist() == [pd.Timestamp("2024-06-03 07:02:30", tz="UTC")]
-    env = {**os.environ, "COLUMNS": "200"}
-    out = subprocess.run([sys.executable, "-m", "reliab", "ingest", str(root), "-q", "--files", "--why"],
-                         capture_output=True, text=True, env=env, timeout=300)
+    out = run_in_process("ingest", str(root), "-q", "--files", "--why", env={"COLUMNS": "200"})
     assert out.returncode == 0, out.stderr
     assert "set by reliab.toml" in out.stdout and "skipped by reliab.toml" in out.stdout
 
@@ -116,8 +112,7 @@ def test_manifest_errors_name_file_line_and_key(tmp_path: Path, text: str, line:
     assert needle in message and "\n" not in message
     assert message.startswith(f"{path}:{line}:" if line else f"{path}:")
     (tmp_path / "a.log").write_text("x\n")
-    out = subprocess.run([sys.executable, "-m", "reliab", "ingest", str(tmp_path), "-q"], capture_output=True,
-                         text=True, timeout=300)
+    out = run_in_process("ingest", str(tmp_path), "-q")
     assert out.returncode == 1 and len(out.stderr.strip().splitlines()) == 1 and "reliab.toml" in out.stderr
 
 

@@ -19,7 +19,7 @@ def _same(when: datetime, nanos: int) -> None:
     assert (fast, fast.unit, fast.tz, repr(fast)) == (ref, ref.unit, ref.tz, repr(ref))
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(_SECONDS, st.integers(0, 999_999_999))
 def test_equals_timestamp_plus_timedelta(second: int, nanos: int) -> None:
     _same(datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=second), nanos)

@@ -10,15 +10,14 @@ complete with no traceback and say what they could not compute and why.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _cli import run_in_process
 
 import reliab
 from reliab.report.formatting import fmt_hours, fmt_int, fmt_num
@@ -34,14 +33,14 @@ RAW = (re.compile(r"\b(?:nan|NaN|None|inf)\b"), re.compile(r"\d\.\d{7,}"),
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(Path(reliab.__file__).parents[1])}
-    return subprocess.run([sys.executable, "-m", "reliab", *args], capture_output=True, text=True,
-                          timeout=900, env=env)
+    """``reliab ARGS`` through the command line, in this process (tests/_cli.py)."""
+    return run_in_process(*args)
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> reliab.ReportRun:
-    return reliab.demo(tmp_path_factory.mktemp("demo"))
+@pytest.fixture
+def demo(demo_run: reliab.ReportRun) -> reliab.ReportRun:
+    """The demo report, made once per test session (tests/conftest.py ``demo_run``)."""
+    return demo_run
 
 
 def test_demo_reproduces_table5_and_has_every_section(demo: reliab.ReportRun) -> None:

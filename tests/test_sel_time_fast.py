@@ -60,7 +60,7 @@ _TZ = st.sampled_from([None, None, None, ZoneInfo("Europe/Berlin"), timezone(tim
                        ZoneInfo("UTC")])
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(_MONTH, _DAY, _YEAR, _SEP, _HOUR, _MIN, _MIN, _TAIL, _PAD, _TZ)
 def test_integer_route_equals_strptime(mo: str, d: str, y: str, sep: str, hh: str, mm: str, ss: str,
                                        tail: str, pad: str, tz: tzinfo | None) -> None:

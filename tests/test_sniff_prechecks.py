@@ -113,7 +113,7 @@ _HEAD_LINES = ["[Fri Jun  7 12:13:51 2024] mlx5_core 0000:8c:00.1: failed", "[Fr
                "[12345.678901] nvme nvme0: I/O error", "random text", "", "   ", "[  +0.000001] y", "<6>kernel: z"]
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(st.lists(st.sampled_from(_HEAD_LINES), max_size=20))
 def test_repeated_lines_keep_the_score(lines: list[str]) -> None:
     """The kernel sniffer weighs a repeated head line once: the score is that of weighing every line."""

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _cli import run_in_process
 
 from reliab.errors import InputFileError
 from reliab.io import IngestResult, ingest
@@ -41,9 +42,8 @@ def _sample_lines(n: int) -> str:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "reliab", *args], capture_output=True, text=True, env=env,
-                          timeout=300)
+    """``reliab ARGS`` through the command line, in this process (tests/_cli.py)."""
+    return run_in_process(*args, env={"COLUMNS": "200"})
 
 
 def test_half_written_line_is_held_until_complete(tmp_path: Path) -> None:

@@ -26,13 +26,13 @@ _ASCII = st.text(alphabet=st.sampled_from(list("ab,T1 \t\n")), max_size=60)
 _HEAD = st.sampled_from(["t", "T", "a", "1", "\u0131", "\u0130", "\u00e9", "\u017f", "k"])
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(_ASCII)
 def test_blank_line_equals_searches(text: str) -> None:
     assert _fastcsv._blank_line(text) == _blank_by_search(text)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(_ASCII, _HEAD)
 def test_line_starts_equal_searches(text: str, head: str) -> None:
     raw = text.encode("ascii")
