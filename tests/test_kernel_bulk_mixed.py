@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import cache
 from pathlib import Path
 
@@ -58,12 +58,14 @@ def test_rfc3164_rows_are_read_in_bulk_and_wait_for_the_year() -> None:
     ctx = _ctx()
     rows, rest = _bulk_route.kernel_rows(_hits(lines), ctx)
     assert rows.height == 0
-    assert rest["line"].to_list() == lines
-    pre = ctx.state["bulk_pre"]
-    assert pre[1] == ("n1", None, "edac:correctable", "warning", "MC0: 1 CE memory read error on DIMM_A1",
-                      (12, 31, 23, 59, 50), None, None)
-    assert pre[2] == ("n1", "0000:18:00", "xid:79", "critical", "GPU has fallen off the bus.",
-                      (1, 1, 0, 0, 5), 0.25, None)
+    assert rest["line"].to_list() == lines[2:]  # (the held tail; the two kept back are in no frame)
+    late = pl.concat(ctx.state["bulk_late"])
+    assert late.select("_lineno", "host", "gpu", "signal", "severity", "message", "_partial", "_frac",
+                       "_fracus", "_text").rows() == [
+        (1, "n1", None, "edac:correctable", "warning", "MC0: 1 CE memory read error on DIMM_A1",
+         1231235950, None, 0, lines[0]),
+        (2, "n1", "0000:18:00", "xid:79", "critical", "GPU has fallen off the bus.", 101000005, 0.25, 250000,
+         lines[1])]
 
 
 def test_rfc3164_year_rolls_over_in_bulk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -101,9 +103,10 @@ def test_printk_rows_are_read_in_bulk_from_the_boot_time(tmp_path: Path,
     assert ctx.state["xid79_bulk"][0].select("_lineno", "kind", "t").rows() == [(2, "m", 100.5)]
     ctx = _ctx()
     rows, rest = _bulk_route.kernel_rows(_hits(lines[1:]), ctx)
-    assert rows.height == 0 and rest["line"].to_list() == lines[1:]
-    assert ctx.state["bulk_pre"][1] == ("h", "0000:18:00", "xid:79", "critical", "GPU has fallen off the bus.",
-                                        None, None, 100.5)
+    assert rows.height == 0 and rest["line"].to_list() == lines[2:]
+    late = pl.concat(ctx.state["bulk_late"])
+    assert late.select("_lineno", "host", "gpu", "signal", "_mono", "_monous").rows() == [
+        (1, "h", "0000:18:00", "xid:79", 100.5, 100_500_000)]
     path = tmp_path / "node7.log"
     path.write_text("\n".join(lines) + "\n")
     monkeypatch.setattr(_fastscan, "FAST_MIN_BYTES", 0)
@@ -189,16 +192,18 @@ def signal_messages() -> tuple[str, ...]:
 
 @settings(max_examples=int(os.environ.get("KBULK_EXAMPLES", "40")), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(_mixed_log(), st.sampled_from([None, 2024]), st.sampled_from([None, "2024-06-03T14:00:00Z"]))
+@given(_mixed_log(), st.sampled_from([None, 2024]), st.sampled_from([None, "2024-06-03T14:00:00Z"]),
+       st.sampled_from([None, None, "Europe/Berlin", timezone(timedelta(hours=5, minutes=30))]))
 def test_bulk_route_equals_per_line_route_on_mixed_headers(monkeypatch: pytest.MonkeyPatch,
                                                             tmp_path_factory: pytest.TempPathFactory,
                                                             lines: list[str], year: int | None,
-                                                            boot_time: str | None) -> None:
+                                                            boot_time: str | None, tz: str | tzinfo | None) -> None:
     """The reader with the bulk route == the pure per-line reader on random mixes of every corpus
-    line and every header shape, with and without ``year=`` and ``boot_time=``."""
+    line and every header shape, with and without ``year=`` and ``boot_time=``, in UTC, a zone
+    with summer time and a fixed offset."""
     path = tmp_path_factory.mktemp("k") / "node7.log"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    options = {"year": year, "boot_time": boot_time}
+    options = {"year": year, "boot_time": boot_time, "tz": tz}
     assert _read(path, True, monkeypatch, **options) == _read(path, False, monkeypatch, **options)
 
 
@@ -228,7 +233,7 @@ def test_rows_whose_time_is_certain_are_settled_in_bulk() -> None:
                                                                (2, "h", "edac:correctable")]
     assert rows["time"].to_list() == [datetime(2023, 6, 3, 14, 2, 11, 250000, tzinfo=UTC),
                                       datetime(2024, 6, 3, 14, 1, 40, 500000, tzinfo=UTC)]
-    assert "bulk_pre" not in ctx.state and ctx.state["settled_partial"] == 1
+    assert "bulk_late" not in ctx.state and ctx.state["settled_partial"] == 1
 
 
 def test_a_year_rollover_leaves_the_later_rows_to_the_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -247,3 +252,29 @@ def test_a_year_rollover_leaves_the_later_rows_to_the_end(tmp_path: Path, monkey
     times = read_kernel(str(path), year=2023).tables["signals"]["time"].tolist()
     assert times == [pd_time(f"2023-12-31T23:5{k}:00") for k in range(5)] + [
         pd_time(f"2024-01-01T00:0{k}:00") for k in range(5)]
+
+
+def test_rows_waiting_for_the_file_are_completed_in_bulk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An RFC 3164 file without year= and without a dated line, and a printk file whose anchor comes
+    last: no signal line goes to the per-line parser, and each row gets the year of the file's
+    modification time (2024, set here; June is before the mtime's day) or the boot time of the
+    anchor at the end (14:00:00 UTC less 1 s of uptime, plus the line's seconds)."""
+    from reliab.io import formats
+
+    tail = ["EDAC MC0: Giving out device to module skx_edac"] * (_bulk_route._AER_LINES + 1)
+    syslog = tmp_path / "node7.log"
+    syslog.write_text("\n".join([f"Jun  3 14:02:1{k}.5 n1 kernel: EDAC MC0: 1 CE memory read error" for k in range(5)]
+                                + tail) + "\n")
+    os.utime(syslog, (1733500000, 1733500000))  # 2024-12-06
+    printk = tmp_path / "node8.log"
+    printk.write_text("\n".join([f"[  10{k}.250000] EDAC MC0: 1 CE memory read error" for k in range(5)]
+                                + tail + [ANCHOR]) + "\n")
+    seen: list[str] = []
+    parse = formats.kernel.parse_kernel_line
+    monkeypatch.setattr(formats.kernel, "parse_kernel_line", lambda text, ctx: seen.append(text) or parse(text, ctx))
+    monkeypatch.setattr(_fastscan, "FAST_MIN_BYTES", 0)
+    times = read_kernel(str(syslog)).tables["signals"]["time"].tolist()
+    assert times == [pd_time(f"2024-06-03T14:02:1{k}.5") for k in range(5)]
+    times = read_kernel(str(printk)).tables["signals"]["time"].tolist()
+    assert times == [pd_time(f"2024-06-03T14:01:{39 + k}.25") for k in range(5)]
+    assert not [t for t in seen if "CE memory" in t]

@@ -37,6 +37,8 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 #: the ``dmesg -T`` header in English (``%a %b %e %T %Y`` in brackets) and one space
 _CTIME = (rf"^\[[A-Z][a-z]{{2}} ({'|'.join(_MONTHS)}) +([0-9]{{1,2}}) ([0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}) "
           r"([0-9]{4})\] ")
+#: how every ``dmesg -T`` header starts (``[`` and an English weekday): only those lines are parsed
+_CTIME_LEAD = r"^\[[A-Z][a-z]{2} "
 _HOST = re.compile(rf"{_WORD}+")
 
 
@@ -73,7 +75,8 @@ def rewrite_ctime(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
     offset, host = _offset(ctx.state.get("tz")), _host(ctx)
     if offset is None or host is None or not hits.height:
         return hits
-    rows = hits.select(line.str.starts_with("[")).to_series().arg_true()
+    # (a cheap anchored test first: in a raw printk file every line starts with ``[`` too)
+    rows = hits.select(line.str.contains(_CTIME_LEAD)).to_series().arg_true()
     if not rows.len():
         return hits
     part = hits.select("line")[rows]
@@ -175,12 +178,15 @@ def rewrite_printk(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
     if not rows.len():
         return hits
     part = hits.select("line") if rows.len() == hits.height else hits.select("line")[rows]
-    g = part.select(line.str.extract_groups(_PRINTK).alias("g"), n=line.str.find("] ", literal=True))
+    # (on a line of the shape the first ``] `` closes the header: its seconds are cut out, not captured)
+    n = line.str.find("] ", literal=True)
+    seconds = line.str.slice(1, n - 1).str.strip_chars_start(" ")
+    g = part.select(s=seconds, n=n).with_columns(pl.col("s").str.splitn(".", 2).alias("g"))
     f = pl.col("g").struct.field
-    exact = (f("1").str.len_chars() <= 8) & (f("2").str.len_chars() <= 6)  # (see ``_bulk_settle``)
-    out = g.select(mono=pl.concat_str(f("1"), pl.lit("."), f("2")).cast(pl.Float64), n="n",
-                   monous=pl.when(exact).then(f("1").cast(pl.Int64) * 1_000_000 + f("2").str.pad_end(6, "0")
-                                              .cast(pl.Int64)))
+    exact = (f("field_0").str.len_chars() <= 8) & (f("field_1").str.len_chars() <= 6)  # (see ``_bulk_settle``)
+    out = g.select(mono=pl.col("s").cast(pl.Float64), n="n",
+                   monous=pl.when(exact).then(f("field_0").cast(pl.Int64) * 1_000_000
+                                              + f("field_1").str.pad_end(6, "0").cast(pl.Int64)))
     new = part.with_columns(out.get_column("n")).select(
         pl.concat_str(pl.lit(f"{DEFERRED_STAMP} {host} kernel: "), line.str.slice(pl.col("n") + 2))).to_series()
     return _scatter(hits, rows, new, {"_mono": out.get_column("mono"), "_monous": out.get_column("monous")})

@@ -8,11 +8,10 @@ RFC 3164 and raw printk with a placeholder time), drops noise, decides AER and S
 
 A row of an RFC 3164 or raw printk line has no time of its own: its year (RFC 3164 §4.1.2
 prints none, and rolls over in December) and its boot time (printk seconds since boot) are
-settled once the whole file is read (:func:`reliab.io.formats.kernel._clock.resolve_times`).
-Such a row is *deferred*: its fields are kept in ``ctx.state["bulk_pre"]`` by line number
-and its line is given to the per-line parser, which returns the kept row at once (no
-header or message is parsed again), so the row is settled with the per-line rows, in line
-order, by the same rules.
+settled at once where nothing later can change them (:mod:`._bulk_settle`), else once the
+whole file is read (:func:`reliab.io.formats.kernel._clock.resolve_times`).  Such a row is
+*deferred*: kept in a frame (:mod:`._late`), its line in neither the rows nor the lines left,
+and completed in bulk with the per-line rows, in line order, by the same rules.
 
 The header shapes :func:`reliab.io.formats._timestamps.parse_header` reads, and the route each takes:
 
@@ -55,15 +54,12 @@ from reliab.io.formats.kernel._bulk_headers import (
     rewrite_syslog,
 )
 from reliab.io.formats.kernel._bulk_reports import aer_in_bulk, kernel_sxid, merge, quiet_of
-from reliab.io.formats.kernel._bulk_settle import ordinal_of, settle, track_year
+from reliab.io.formats.kernel._bulk_settle import settle, track_year
 from reliab.io.formats.kernel._bulk_time import stamp_times
+from reliab.io.formats.kernel._late import keep, ordinal_of
 from reliab.io.formats.kernel._reports import AER_LINES as _AER_LINES
 from reliab.io.formats.kernel._reports import remember_xid79_rows
 from reliab.io.formats.kernel._triggers import with_mask
-
-#: the per-line fields of a deferred row: host, gpu, signal, severity, message, partial, fraction, printk seconds
-Deferred = tuple[str, "str | None", str, str, str, "tuple[int, int, int, int, int] | None", "float | None",
-                 "float | None"]
 
 
 def _bit(trigger: str) -> pl.Expr:
@@ -117,53 +113,43 @@ def _rewritten(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
 
 
 def _deferred_lines(hits: pl.DataFrame) -> pl.DataFrame | None:
-    """``_lineno`` and the settlement columns of the hits whose rows need the whole file, or ``None``."""
+    """``_lineno``, the settlement columns and the line (``_text``) of the hits whose rows need the
+    whole file, or ``None``."""
     cols = [c for c in ("_partial", "_frac", "_fracus", "_mono", "_monous") if c in hits.columns]
     if not cols:
         return None
     flag = pl.any_horizontal(pl.col(c).is_not_null() for c in cols if c in ("_partial", "_mono"))
-    out = hits.filter(flag).select((pl.col("i").cast(pl.Int64) + 1).alias("_lineno"), *cols)
+    text = pl.coalesce("_orig", "line") if "_orig" in hits.columns else pl.col("line")
+    out = hits.filter(flag).select((pl.col("i").cast(pl.Int64) + 1).alias("_lineno"), *cols,
+                                   _text=text.str.slice(0, 2000))
     return out if out.height else None
 
 
-def _keep(later: pl.DataFrame, ctx: LineContext) -> None:
-    """Keep the fields of the deferred rows ``later`` in ``ctx.state["bulk_pre"]`` by line number."""
-    if not later.height:
-        return
-    pre: dict[int, Deferred] = ctx.state.setdefault("bulk_pre", {})
-    cols = [pl.col(c) if c in later.columns else pl.lit(None).alias(c) for c in ("_partial", "_frac", "_mono")]
-    for lineno, host, gpu, signal, severity, message, partial, frac, mono in later.select(
-            "_lineno", "host", "gpu", "signal", "severity", "message", *cols).iter_rows():
-        part = None if partial is None else (partial // 10**8, partial // 10**6 % 100, partial // 10**4 % 100,
-                                             partial // 100 % 100, partial % 100)
-        pre[lineno] = (host, gpu, signal, severity, message, part, frac, mono)
-
-
 def defer_rows(rows: pl.DataFrame, lines: pl.DataFrame, hits: pl.DataFrame, year: int | None,
-               ctx: LineContext) -> tuple[pl.DataFrame, pl.Series]:
-    """The rows that stand alone or whose time is settled now (:func:`._bulk_settle.settle`), and
-    the line numbers of the others, kept in ``ctx.state["bulk_pre"]`` (see the module).
+               ctx: LineContext) -> pl.DataFrame:
+    """The rows that stand alone or whose time is settled now (:func:`._bulk_settle.settle`); the
+    others are kept for the end of the file (:func:`._late.keep`), their lines in no frame.
 
-    ``lines`` (:func:`_deferred_lines`) name the lines whose rows need the whole file for their time.
+    ``lines`` (:func:`_deferred_lines`) name the lines whose rows need the whole file for their
+    time.  An Xid 79 row among them is recorded for the bus-drop rule at once, with the clock
+    of its header (printk or calendar seconds), as the per-line parser records it.
     """
-    later = rows.join(lines, on="_lineno", how="inner")
+    later = rows.join(lines, on="_lineno", how="inner", maintain_order="left")
     if not later.height:
         _date(rows, ctx)
-        return rows, pl.Series("_lineno", [], pl.Int64)
-    settled = settle(later, hits, year, ctx)
-    lost = settled.filter(pl.col("signal") == "xid:79")
-    if lost.height:  # (with the clock of its header, as the per-line parser records it)
+        return rows
+    lost = later.filter(pl.col("signal") == "xid:79")
+    if lost.height:  # (settled or not: the rule reads the clock of the header, not the time)
         mono = pl.col("_mono") if "_mono" in lost.columns else pl.lit(None, pl.Float64)
         calendar = ordinal_of(pl.col("_partial")).cast(pl.Float64) if "_partial" in lost.columns else pl.lit(None)
         remember_xid79_rows(ctx.state, lost.select("_lineno", "host", "gpu", kind=pl.when(mono.is_not_null())
                                                    .then(pl.lit("m")).otherwise(pl.lit("p")),
                                                    t=pl.coalesce(mono, calendar)))
-    settled = settled.select(rows.columns)
-    waiting = later.join(settled.select("_lineno"), on="_lineno", how="anti")
-    _keep(waiting, ctx)
+    settled = settle(later, hits, year, ctx).select(rows.columns)
+    keep(later.join(settled.select("_lineno"), on="_lineno", how="anti", maintain_order="left"), ctx)
     alone = rows.join(lines.select("_lineno"), on="_lineno", how="anti", maintain_order="left")
     _date(alone, ctx)
-    return merge([alone, settled]), waiting.get_column("_lineno")
+    return merge([alone, settled])
 
 
 def _date(rows: pl.DataFrame, ctx: LineContext) -> None:
@@ -212,11 +198,7 @@ def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.
     rest = rest_of(left, pl.concat([rows.get_column("_lineno") - 1, sxid_taken]))  # (held lines are in no row)
     later = _deferred_lines(hits)
     if later is not None and rows.height:
-        rows, waiting = defer_rows(rows, later, hits, year, ctx)
-        if waiting.len():  # the deferred rows' lines go back, in line order
-            cols = [c for c in ("i", "line", "_orig") if c in rest.columns]
-            back = hits.filter(pl.col("i").cast(pl.Int64).is_in((waiting - 1).implode())).select(cols)
-            rest = pl.concat([rest.select(cols), back], how="vertical_relaxed").sort("i")
+        rows = defer_rows(rows, later, hits, year, ctx)
     else:
         _date(rows, ctx)
     _remember_xid79(rows, ctx)

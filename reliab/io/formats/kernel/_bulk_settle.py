@@ -35,6 +35,7 @@ import polars as pl
 from reliab.io._lines import LineContext
 from reliab.io.formats._timestamps import TIME_MAX, TIME_MIN, parse_header
 from reliab.io.formats.kernel._clock import ANCHOR, boot_anchor, boot_time_of, ordinal
+from reliab.io.formats.kernel._late import ordinal_of
 
 #: a bracketed printk time anywhere in a line (a possible second clock, hence a boot anchor)
 _PRINTK_ANYWHERE = r"\[\s*[0-9]+\.[0-9]+\]"
@@ -73,12 +74,6 @@ def _first_year(ctx: LineContext) -> int | None:
         return int(ctx.options["year"])
     firsts = [ctx.state[k] for k in ("first_year_at", "bulk_dated") if k in ctx.state]
     return min(firsts)[1] if firsts else None
-
-
-def ordinal_of(p: pl.Expr) -> pl.Expr:
-    """:func:`ordinal` of a packed ``MMDDhhmmss`` partial stamp."""
-    mon, day, hh, mm, ss = (p // 10**k % 100 for k in (8, 6, 4, 2, 0))
-    return (((mon * 31 + day) * 24 + hh) * 60 + mm) * 60 + ss
 
 
 def _keys(hits: pl.DataFrame, ctx: LineContext) -> pl.Series | None:
