@@ -278,3 +278,25 @@ def test_rows_waiting_for_the_file_are_completed_in_bulk(tmp_path: Path, monkeyp
     times = read_kernel(str(printk)).tables["signals"]["time"].tolist()
     assert times == [pd_time(f"2024-06-03T14:01:{39 + k}.25") for k in range(5)]
     assert not [t for t in seen if "CE memory" in t]
+
+
+def test_rows_kept_for_the_end_stream_like_the_others(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``output=`` the rows completed at the end of the file join the per-line rows (the sink
+    takes bulk rows in line order): the streamed tables equal the in-memory ones, row for row."""
+    import reliab
+    from reliab.io import _streamed
+    from tests.test_streamed_output import assert_same
+
+    monkeypatch.setattr(_fastscan, "FAST_MIN_BYTES", 0)
+    monkeypatch.setattr(_fastscan, "BULK_ROWS", 16)
+    monkeypatch.setattr(_fastscan, "BATCH_ROWS", 97)
+    monkeypatch.setattr(_streamed, "BATCH_ROWS", 40)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    messages = signal_messages()
+    for name, style in (("node1.log", "rfc3164"), ("node2.log", "printk"), ("node3.log", "rfc3339")):
+        lines = [_line(style, T0 + 7 * k, "node1", messages[k % len(messages)]) for k in range(600)]
+        (logs / name).write_text("\n".join(lines + [ANCHOR]) + "\n", encoding="utf-8")
+    memory = reliab.ingest(logs)
+    assert len(memory.signals) > 900
+    assert_same(memory, reliab.ingest(logs, output=tmp_path / "out"))
