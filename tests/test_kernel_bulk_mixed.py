@@ -132,6 +132,8 @@ def _line(style: str, t: float, host: str, message: str) -> str:
         "printk": f"[{mono}] {message}",
         "dmesg-iso": f"{ymd}T{hms},{micro}+00:00 {message}",
         "rfc5424": f"<6>1 {ymd}T{hms}.{micro[:3]}Z {host} kernel - - - {message}",
+        "rfc5424-pid": f"<14>1 {ymd}T{hms}.{micro}+00:00 {host} kernel 4242 - - {message}",
+        "rfc5424-nohost": f"<6>1 {ymd}T{hms}Z - kernel - - - {message}",
         "kmsg": f"6,{int(t) % 9999},{int((t - T0 + 12.5) * 1e6)},-;{message}",
         "console-iso": f"[{ymd} {hms}.{micro}][{mono}] {message}",
         "logread": time.strftime("%a %b ", g) + f"{g.tm_mday:2d} {hms} {g.tm_year} kern.info kernel: {message}",
@@ -140,7 +142,7 @@ def _line(style: str, t: float, host: str, message: str) -> str:
 
 
 STYLES = ("rfc3339", "short-iso", "ctime", "rfc3164", "short-precise", "rfc3164-nohost", "printk", "dmesg-iso",
-          "rfc5424", "kmsg", "console-iso", "logread", "indented")
+          "rfc5424", "rfc5424-pid", "rfc5424-nohost", "kmsg", "console-iso", "logread", "indented")
 
 
 @cache
@@ -213,7 +215,8 @@ def test_mixed_generator_covers_every_header_shape() -> None:
 
     expected = {"rfc3339": "rfc3339", "short-iso": "rfc3339", "ctime": "dmesg_ctime", "rfc3164": "rfc3164",
                 "short-precise": "rfc3164", "rfc3164-nohost": "rfc3164", "printk": "dmesg_raw",
-                "dmesg-iso": "dmesg_iso", "rfc5424": "rfc5424", "kmsg": "kmsg", "console-iso": "console_iso",
+                "dmesg-iso": "dmesg_iso", "rfc5424": "rfc5424", "rfc5424-pid": "rfc5424", "rfc5424-nohost": "rfc5424",
+                "kmsg": "kmsg", "console-iso": "console_iso",
                 "logread": "logread", "indented": "none"}
     got = {s: parse_header(_line(s, T0, "n1", "EDAC MC0: 1 CE x")).style for s in STYLES}
     assert got == expected
@@ -300,3 +303,22 @@ def test_rows_kept_for_the_end_stream_like_the_others(tmp_path: Path, monkeypatc
     memory = reliab.ingest(logs)
     assert len(memory.signals) > 900
     assert_same(memory, reliab.ingest(logs, output=tmp_path / "out"))
+
+
+def test_dmesg_iso_and_rfc5424_lines_are_read_in_bulk() -> None:
+    """``dmesg --time-format iso`` (no host: the file's) and RFC 5424 kernel lines give their rows in
+    bulk, with the instant of their stamp (the comma is the decimal sign) and the host they name;
+    an RFC 5424 line naming no host (``-``) is left to the per-line parser."""
+    tail = [QUIET] * (_bulk_route._AER_LINES + 1)
+    lines = ["2024-06-03T14:02:11,250000+02:00 EDAC MC0: 1 CE memory read error on DIMM_A1",
+             f"<6>1 2024-06-03T14:02:12.5Z gpu-a7 kernel - - - {XID79}",
+             f"<14>1 2024-06-03T14:02:13+00:00 n3 kernel 4242 - - {XID79}",
+             f"<6>1 2024-06-03T14:02:14Z - kernel - - - {XID79}", *tail]
+    rows, rest = _bulk_route.kernel_rows(_hits(lines), _ctx())
+    assert rows.select("_lineno", "host", "signal", "message").rows() == [
+        (1, "h", "edac:correctable", "MC0: 1 CE memory read error on DIMM_A1"),
+        (2, "gpu-a7", "xid:79", "GPU has fallen off the bus."), (3, "n3", "xid:79", "GPU has fallen off the bus.")]
+    assert rows["time"].to_list() == [datetime(2024, 6, 3, 12, 2, 11, 250000, tzinfo=UTC),
+                                      datetime(2024, 6, 3, 14, 2, 12, 500000, tzinfo=UTC),
+                                      datetime(2024, 6, 3, 14, 2, 13, tzinfo=UTC)]
+    assert rest["line"].to_list() == [lines[3]]  # (the quiet tail is no candidate)

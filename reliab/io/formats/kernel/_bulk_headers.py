@@ -29,7 +29,7 @@ from datetime import timedelta, timezone
 import polars as pl
 
 from reliab.io._lines import LineContext
-from reliab.io.formats.kernel._bulk_shapes import _WORD
+from reliab.io.formats.kernel._bulk_shapes import _STAMP, _WORD, _YEAR
 from reliab.io.formats.kernel._clock import ANCHOR
 from reliab.io.formats.kernel._kmsg import LITERALS
 
@@ -190,6 +190,56 @@ def rewrite_printk(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
     new = part.with_columns(out.get_column("n")).select(
         pl.concat_str(pl.lit(f"{DEFERRED_STAMP} {host} kernel: "), line.str.slice(pl.col("n") + 2))).to_series()
     return _scatter(hits, rows, new, {"_mono": out.get_column("mono"), "_monous": out.get_column("monous")})
+
+
+#: ``dmesg --time-format iso`` (util-linux dmesg(1): ``%Y-%m-%dT%H:%M:%S,<usec><offset>``): the
+#: bulk stamp (:data:`._bulk_shapes._STAMP`) with a comma before its fraction, and one space
+_DMESG_ISO = (rf"^{_YEAR}-[0-9]{{2}}-[0-9]{{2}}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9],[0-9]{{1,6}}"
+              r"(?:Z|[+-](?:[01][0-9]|2[0-3]):?[0-5][0-9]) ")
+#: an RFC 5424 kernel line as rsyslog and journald forwarders write it (RFC 5424 §6: PRI, version 1,
+#: the bulk stamp, a host, APP-NAME ``kernel``, a PROCID or ``-``, no MSGID, no STRUCTURED-DATA)
+_RFC5424 = rf"^<[0-9]{{1,3}}>1 {_STAMP} {_WORD}+ kernel (?:-|[0-9]+) - - "
+
+
+def rewrite_iso(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
+    """``hits`` with the ``dmesg --time-format iso`` and RFC 5424 headers of their lines rewritten.
+
+    ``dmesg --time-format iso`` (:data:`_DMESG_ISO`) states the instant with its offset but no
+    host or tag: the comma before the fraction becomes a dot and ``<file's host> kernel: ``
+    follows, as in :func:`rewrite_ctime` (the per-line parser reads the message after one space
+    and gives the file's host).  RFC 5424 (:data:`_RFC5424`) becomes ``<stamp> <host> kernel: ``
+    (the per-line expression reads the same stamp and host, and the message after the ``-`` of
+    the structured data and one space); a line whose host is ``-`` (none) or holds a matcher
+    literal is left alone.  The original text is kept in ``_orig``.
+    """
+    if not hits.height:
+        return hits
+    line = pl.col("line")
+    first = line.str.slice(0, 1)
+    host = _host(ctx)
+    dmesg = (first.is_in(list("12")) & line.str.contains(_DMESG_ISO)) if host is not None else pl.lit(False)
+    syslog = (first == "<") & line.str.contains(_RFC5424)
+    flags = hits.select(dmesg=dmesg, syslog=syslog)
+    rows = (flags.get_column("dmesg") | flags.get_column("syslog")).arg_true()
+    if not rows.len():
+        return hits
+    part = hits.select("line")[rows]
+    words = line.str.splitn(" ", 8)  # (RFC 5424: PRI and version, stamp, host, app, procid, msgid, SD, message)
+    f = words.struct.field
+    n = line.str.find(" ", literal=True)
+    literal = "|".join(re.escape(lit.decode()) for lit in LITERALS)
+    out = part.select(
+        new=pl.when(first == "<").then(pl.concat_str(f("field_1"), pl.lit(" "), f("field_2"), pl.lit(" kernel: "),
+                                                     f("field_7")))
+        .otherwise(pl.concat_str(line.str.head(n).str.replace(",", ".", literal=True),
+                                 pl.lit(f" {host} kernel: "), line.str.slice(n + 1))),
+        ok=(first != "<") | ((f("field_2") != "-") & ~f("field_2").str.contains(literal)))
+    keep = out.get_column("ok")
+    if not keep.all():
+        if not keep.any():
+            return hits
+        out, rows = out.filter(keep), rows.filter(keep)
+    return _scatter(hits, rows, out.get_column("new"), {})
 
 
 def original_lines(rest: pl.DataFrame) -> pl.DataFrame:
