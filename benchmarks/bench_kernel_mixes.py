@@ -66,11 +66,15 @@ from benchmarks.bench_ingest_kernel import _literals, write_realistic_log  # noq
 
 SECTION = "kernel mixes"
 #: (name, writer): the benchmark's own mix, the corpus mix in four header styles, the worst case
-MIXES = ("realistic", "corpus", "corpus short-iso", "corpus dmesg -T", "corpus rfc3164", "corpus printk", "worst",
-         "worst rfc3164", "worst printk")
+MIXES = ("realistic", "corpus", "corpus short-iso", "corpus dmesg -T", "corpus rfc3164", "corpus rfc3164 no year",
+         "corpus printk", "corpus dmesg-iso", "corpus rfc5424", "worst", "worst rfc3164", "worst printk",
+         "worst rfc5424")
 _STYLE = {"corpus": "rfc3339", "corpus short-iso": "short-iso", "corpus dmesg -T": "ctime",
-          "corpus rfc3164": "rfc3164", "corpus printk": "printk", "worst": "rfc3339", "worst rfc3164": "rfc3164",
-          "worst printk": "printk"}
+          "corpus rfc3164": "rfc3164", "corpus rfc3164 no year": "rfc3164", "corpus printk": "printk",
+          "corpus dmesg-iso": "dmesg-iso", "corpus rfc5424": "rfc5424", "worst": "rfc3339", "worst rfc3164": "rfc3164",
+          "worst printk": "printk", "worst rfc5424": "rfc5424"}
+#: mixes read without ``year=`` (the others with year=2024): the RFC 3164 rows wait for the file's end
+_NO_YEAR = ("corpus rfc3164 no year",)
 
 #: the reader in a child: wall, CPU, signal rows, candidate lines, lines left to the per-line parser
 _READER = """
@@ -81,15 +85,14 @@ import reliab.io.formats.kernel._bulk
 counts = [0, 0]
 bulk = k._bulk_xid
 def counted(hits, ctx):
-    before = len(ctx.state.get("bulk_pre", ()))
     rows, rest = bulk(hits, ctx)
     counts[0] += hits.height
-    counts[1] += rest.height - (len(ctx.state.get("bulk_pre", ())) - before)  # deferred rows were read in bulk
+    counts[1] += rest.height  # (rows kept for the end of the file were read in bulk)
     return rows, rest
 k._bulk_xid = counted
 cpu = lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
 t, c = time.perf_counter(), cpu()
-n = len(k.read_kernel(sys.argv[1], year=2024).tables["signals"])
+n = len(k.read_kernel(sys.argv[1], year=None if sys.argv[2] == "none" else 2024).tables["signals"])
 print(time.perf_counter() - t, cpu() - c, n, counts[0], counts[1])
 """
 
@@ -108,6 +111,7 @@ print(cpu() - c, n)
 
 
 def _path(mix: str, lines: int, seed: int) -> Path:
+    mix = mix.removesuffix(" no year")  # (the same file, read without year=)
     path = WORK / f"kmix-{mix.replace(' ', '_')}-{lines}-{seed}.log"
     if not path.exists():
         if mix == "realistic":
@@ -126,10 +130,10 @@ def _grep_cpu(grep: list[str], path: Path) -> tuple[float, int]:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), int(out.split()[0])
 
 
-def _child(code: str, path: Path) -> list[float]:
+def _child(code: str, path: Path, *args: str) -> list[float]:
     # (run in WORK: a "-c" child puts its working directory first on sys.path, before PYTHONPATH)
-    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True,
-                         cwd=WORK)
+    out = subprocess.run([sys.executable, "-c", code, str(path), *args], capture_output=True, text=True,
+                         check=True, cwd=WORK)
     return [float(x) for x in out.stdout.split()]
 
 
@@ -142,7 +146,7 @@ def run(lines: int = 1_000_000, repeat: int = 5, seed: int = 7, mixes: tuple[str
         greps, reads, scans = [], [], []
         for _ in range(repeat):  # interleaved: each round sees the same state of the machine
             greps.append(_grep_cpu(grep, path))
-            reads.append(_child(_READER, path))
+            reads.append(_child(_READER, path, "none" if mix in _NO_YEAR else "2024"))
             scans.append(_child(_SCAN, path))
         g = statistics.median(x[0] for x in greps)
         cpu = statistics.median(x[1] for x in reads)

@@ -322,3 +322,15 @@ def test_dmesg_iso_and_rfc5424_lines_are_read_in_bulk() -> None:
                                       datetime(2024, 6, 3, 14, 2, 12, 500000, tzinfo=UTC),
                                       datetime(2024, 6, 3, 14, 2, 13, tzinfo=UTC)]
     assert rest["line"].to_list() == [lines[3]]  # (the quiet tail is no candidate)
+
+
+def test_rfc3164_lines_without_a_host_are_read_in_bulk() -> None:
+    """``Jun  3 14:02:11 kernel: …`` (a journal or syslog capture that prints no host): read in bulk
+    with the file's host, as the per-line parser gives it, and kept for the year."""
+    tail = [QUIET] * (_bulk_route._AER_LINES + 1)
+    lines = ["Jun  3 14:02:11 kernel: EDAC MC0: 1 CE memory read error on DIMM_A1", *tail]
+    ctx = _ctx()
+    rows, rest = _bulk_route.kernel_rows(_hits(lines), ctx)
+    assert rows.height == 0 and rest.height == 0
+    late = pl.concat(ctx.state["bulk_late"])
+    assert late.select("_lineno", "host", "signal", "_partial").rows() == [(1, "h", "edac:correctable", 603140211)]

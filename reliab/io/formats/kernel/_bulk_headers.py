@@ -124,11 +124,12 @@ def _scatter(hits: pl.DataFrame, rows: pl.Series, new: pl.Series, extra: dict[st
     return hits.with_columns(cols)
 
 
-def rewrite_syslog(hits: pl.DataFrame) -> pl.DataFrame:
+def rewrite_syslog(hits: pl.DataFrame, ctx: LineContext | None = None) -> pl.DataFrame:
     """``hits`` with each RFC 3164 header (:data:`_SYSLOG`) replaced by :data:`DEFERRED_STAMP`.
 
     The host and tag after the stamp stay as they are (the per-line parser splits the same
-    ``host tag: msg`` tail after either stamp).  ``_partial`` (month, day, hour, minute,
+    ``host tag: msg`` tail after either stamp); a line with no host (``kernel: msg`` right
+    after the stamp) is given the file's host (``ctx``), as the per-line parser gives it.  ``_partial`` (month, day, hour, minute,
     second as the decimal digits ``MMDDhhmmss`` of one integer), ``_frac`` (the fraction, null without
     one) and ``_fracus`` (it in whole microseconds: null beyond six digits) keep the stamp;
     lines whose fields are out of range (the per-line parser rejects them) are left alone.
@@ -152,6 +153,12 @@ def rewrite_syslog(hits: pl.DataFrame) -> pl.DataFrame:
         fracus=pl.when(~dot).then(0).when(frac.str.len_chars() <= 7)
         .then(frac.str.slice(1).str.pad_end(6, "0").cast(pl.Int64)),
         line=pl.concat_str(pl.lit(DEFERRED_STAMP + " "), line.str.slice(16 + frac.str.len_chars().fill_null(0))))
+    host = None if ctx is None else _host(ctx)
+    if host is not None:  # (``kernel: `` is a tag alone: the per-line expression reads no host before it)
+        out = out.with_columns(pl.when(pl.col("line").str.starts_with(DEFERRED_STAMP + " kernel: "))
+                               .then(pl.col("line").str.replace(DEFERRED_STAMP, f"{DEFERRED_STAMP} {host}",
+                                                                literal=True))
+                               .otherwise(pl.col("line")).alias("line"))
     keep = out.get_column("ok")
     if not keep.all():
         if not keep.any():

@@ -22,12 +22,13 @@ rsyslog RFC 3339, ``-o short-iso``     bulk, the time of the stamp
 ``dmesg -T``                           bulk in a fixed-offset zone (rewritten), else per line
 ``dmesg --time-format iso``, RFC 5424  bulk (rewritten; RFC 5424: APP-NAME ``kernel``, no MSGID
                                        or STRUCTURED-DATA, a host)
-RFC 3164, ``-o short[-precise]``       bulk (English month, 15-character stamp, no PRI, a host);
-                                       time settled in bulk or deferred (:mod:`._bulk_settle`)
+RFC 3164, ``-o short[-precise]``       bulk (English month, 15-character stamp, no PRI; no host:
+                                       the file's); time settled in bulk or deferred (:mod:`._late`)
 raw printk ``[  123.456789]``          bulk (not the rtc anchor line); settled or deferred
 ``logread``, console ``[date]``,       per line (each prints its shape rarely in a fleet's logs)
 ``talosctl``, ``/dev/kmsg``,
-``--decode`` columns, localized months
+``--decode`` columns, localized months,
+RFC 3164 with a PRI
 ``dmesg --reltime``                    per line, the whole file (every line moves the clock)
 =====================================  =========================================================
 
@@ -111,7 +112,7 @@ def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
 
 def _rewritten(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
     """``hits`` with every header style the shapes can read rewritten to their rsyslog header."""
-    return rewrite_syslog(rewrite_printk(rewrite_iso(rewrite_ctime(hits.rechunk(), ctx), ctx), ctx))
+    return rewrite_syslog(rewrite_printk(rewrite_iso(rewrite_ctime(hits.rechunk(), ctx), ctx), ctx), ctx)
 
 
 def _deferred_lines(hits: pl.DataFrame) -> pl.DataFrame | None:
