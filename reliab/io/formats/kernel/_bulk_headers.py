@@ -224,10 +224,14 @@ def rewrite_iso(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
     line = pl.col("line")
     first = line.str.slice(0, 1)
     host = _host(ctx)
-    dmesg = (first.is_in(list("12")) & line.str.contains(_DMESG_ISO)) if host is not None else pl.lit(False)
-    syslog = (first == "<") & line.str.contains(_RFC5424)
-    flags = hits.select(dmesg=dmesg, syslog=syslog)
-    rows = (flags.get_column("dmesg") | flags.get_column("syslog")).arg_true()
+    # (the comma after the seconds, or ``<``, first: an rsyslog line is ruled out without a regex)
+    lead = hits.select(((line.str.slice(19, 1) == ",") if host is not None else pl.lit(False)) | (first == "<"))
+    maybe = lead.to_series().arg_true()
+    if not maybe.len():
+        return hits
+    part = hits.select("line")[maybe]
+    ok = part.select(line.str.contains(_DMESG_ISO) | line.str.contains(_RFC5424)).to_series()
+    rows = maybe.filter(ok)
     if not rows.len():
         return hits
     part = hits.select("line")[rows]

@@ -116,16 +116,22 @@ def _rewritten(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
 
 
 def _deferred_lines(hits: pl.DataFrame) -> pl.DataFrame | None:
-    """``_lineno``, the settlement columns and the line (``_text``) of the hits whose rows need the
-    whole file, or ``None``."""
+    """``_lineno`` and the settlement columns of the hits whose rows need the whole file, or ``None``."""
     cols = [c for c in ("_partial", "_frac", "_fracus", "_mono", "_monous") if c in hits.columns]
     if not cols:
         return None
     flag = pl.any_horizontal(pl.col(c).is_not_null() for c in cols if c in ("_partial", "_mono"))
-    text = pl.coalesce("_orig", "line") if "_orig" in hits.columns else pl.col("line")
-    out = hits.filter(flag).select((pl.col("i").cast(pl.Int64) + 1).alias("_lineno"), *cols,
-                                   _text=text.str.slice(0, 2000))
+    out = hits.filter(flag).select((pl.col("i").cast(pl.Int64) + 1).alias("_lineno"), *cols)
     return out if out.height else None
+
+
+def _with_text(rows: pl.DataFrame, hits: pl.DataFrame) -> pl.DataFrame:
+    """``rows`` with ``_text``: the line each was read from, as read (for a quarantine)."""
+    if not rows.height:
+        return rows
+    text = pl.coalesce("_orig", "line") if "_orig" in hits.columns else pl.col("line")
+    lines = hits.select((pl.col("i").cast(pl.Int64) + 1).alias("_lineno"), _text=text.str.slice(0, 2000))
+    return rows.join(lines, on="_lineno", how="left", maintain_order="left")
 
 
 def defer_rows(rows: pl.DataFrame, lines: pl.DataFrame, hits: pl.DataFrame, year: int | None,
@@ -149,7 +155,8 @@ def defer_rows(rows: pl.DataFrame, lines: pl.DataFrame, hits: pl.DataFrame, year
                                                    .then(pl.lit("m")).otherwise(pl.lit("p")),
                                                    t=pl.coalesce(mono, calendar)))
     settled = settle(later, hits, year, ctx).select(rows.columns)
-    keep(later.join(settled.select("_lineno"), on="_lineno", how="anti", maintain_order="left"), ctx)
+    waiting = later.join(settled.select("_lineno"), on="_lineno", how="anti", maintain_order="left")
+    keep(_with_text(waiting, hits), ctx)
     alone = rows.join(lines.select("_lineno"), on="_lineno", how="anti", maintain_order="left")
     _date(alone, ctx)
     return merge([alone, settled])
