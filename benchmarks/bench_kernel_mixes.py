@@ -10,10 +10,12 @@ Mixes (``benchmarks/_kernel_mixes.py``; the benchmark's own from ``bench_ingest_
 * *corpus*: the real-world corpus's kernel shapes in a fleet's proportions (``sb_edac``
   reports, AER corrected, mlx5 cable chatter, ``NVRM: GPU at``, non-fatal SXid, MCE
   "events logged", 0.6 % Xid), in each header style: rsyslog RFC 3339, ``journalctl -o
-  short-iso``, ``dmesg -T``, RFC 3164, raw printk (``dmesg``, the rtc boot-anchor line first);
+  short-iso``, ``dmesg -T``, RFC 3164 (read with ``year=2024`` and, "no year", without it: the
+  rows then wait for the file's end), raw printk (``dmesg``, the rtc boot-anchor line first),
+  ``dmesg --time-format iso`` and RFC 5424;
 * *worst*: only the corpus mix's reports, none an Xid, no noise between them (a fifth of
   ``--lines``; the mlx5 cable, ``NVRM: GPU at`` and AER status lines in them hold no literal),
-  in RFC 3339, RFC 3164 and raw printk.
+  in RFC 3339, RFC 3164, raw printk and RFC 5424.
 
 For each: the reader's CPU seconds (``read_kernel`` in a child, after its imports, user +
 system of all its threads) against grep's CPU seconds in the same round, rounds interleaved,
@@ -23,30 +25,12 @@ that of the literal scan alone, over the candidates); and the share of candidate
 bulk route left to the per-line parser.
 Targets: reader <= 2x grep on every realistic mix; <= 5 us per candidate line.
 
-Measured 2026-12-06, 2M lines (the worst mixes 400k), 2 cores shared by 8 sessions (load
-10-20): medians of 3 interleaved rounds (the three marked * of 5), CPU ratio to ``grep -c -F``
-in the same rounds, parse us per candidate line, share left to the per-line parser.  Before:
-commit b90b147 (RFC 3164 and printk headers read per line); after: the bulk route reads every
-header shape of the mixes (:mod:`reliab.io.formats.kernel._bulk_route`).  The reader runs with
-``year=2024``; an RFC 3164 file without ``year=`` and without a dated line waits for its
-year at the end of the file (per row): 1.56 s against 1.00 s on the corpus RFC 3164 mix.
-
-=================  ====================  ====================
-mix                before                after
-=================  ====================  ====================
-realistic          1.93x  4.5 us  0 %    1.92x* 5.2 us  0 %
-corpus (RFC 3339)  1.93x  5.6 us  0 %    1.61x  3.8 us  0 %
-corpus short-iso   1.60x  8.2 us  0 %    1.57x  3.8 us  0 %
-corpus dmesg -T    1.76x  4.5 us  0 %    1.69x  5.6 us  0 %
-corpus RFC 3164    4.09x 17.4 us 50 %    1.90x* 5.7 us  0 %
-corpus printk      3.50x 12.8 us 50 %    2.09x* 5.0 us  0 %
-worst (RFC 3339)   17.4x  4.1 us  4.1 %  13.7x  3.1 us  0.01 %
-worst RFC 3164     47.7x 14.3 us 42 %    18.8x  4.5 us  0.01 %
-worst printk       49.1x  9.2 us 42 %    25.3x  4.8 us  0.01 %
-=================  ====================  ====================
-
-(The worst mixes are all candidates, so their ratio to grep is not a target; their us per
-candidate line is.  Between runs the ratios move by about 0.1x with the machine's load.)
+Measured 2026-12-06, 2M lines (the worst mixes 400k), 2 cores shared by 8 sessions, medians of
+5 interleaved rounds: ``benchmarks/results/2026-12-06-kernel-mixes.md`` (the first pass) and
+``2026-12-06-kernel-mixes-2.md`` (rows kept for the file's end, ``dmesg --time-format iso`` and
+RFC 5424 in bulk).  At load 14-17: every realistic mix 1.5x-2.1x grep (the ratios move by up to
+0.4x with the load), RFC 3164 without ``year=`` 1.92x (before: ~3x), every worst mix under
+3.8 us per candidate line, 0-0.01 % of the candidate lines left to the per-line parser.
 """
 
 from __future__ import annotations
