@@ -173,7 +173,7 @@ def rewrite_printk(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
     """``hits`` with each raw printk header (:data:`_PRINTK`) replaced by
     ``<DEFERRED_STAMP> <host> kernel: `` (the file's host, as the per-line parser gives a line
     without one); ``_mono`` keeps the seconds since boot, ``_monous`` them in whole microseconds
-    (null beyond eight integer or six fraction digits).  A line holding the rtc anchor is left
+    (null from 1e8 seconds or beyond six fraction digits).  A line holding the rtc anchor is left
     alone.  Unchanged when the host is not a
     host word free of matcher literals."""
     host = _host(ctx)
@@ -188,12 +188,11 @@ def rewrite_printk(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
     # (on a line of the shape the first ``] `` closes the header: its seconds are cut out, not captured)
     n = line.str.find("] ", literal=True)
     seconds = line.str.slice(1, n - 1).str.strip_chars_start(" ")
-    g = part.select(s=seconds, n=n).with_columns(pl.col("s").str.splitn(".", 2).alias("g"))
-    f = pl.col("g").struct.field
-    exact = (f("field_0").str.len_chars() <= 8) & (f("field_1").str.len_chars() <= 6)  # (see ``_bulk_settle``)
-    out = g.select(mono=pl.col("s").cast(pl.Float64), n="n",
-                   monous=pl.when(exact).then(f("field_0").cast(pl.Int64) * 1_000_000
-                                              + f("field_1").str.pad_end(6, "0").cast(pl.Int64)))
+    g = part.select(mono=seconds.cast(pl.Float64), n=n, dot=line.str.find(".", literal=True))
+    # below 1e8 s with at most six fraction digits a double is within 0.02 us of the decimal, so
+    # its microseconds round exactly (and ``timedelta(seconds=…)`` gives them: ``_bulk_settle``)
+    exact = (pl.col("mono") < 1e8) & (pl.col("n") - pl.col("dot") <= 7)
+    out = g.select("mono", "n", monous=pl.when(exact).then((pl.col("mono") * 1e6).round().cast(pl.Int64)))
     new = part.with_columns(out.get_column("n")).select(
         pl.concat_str(pl.lit(f"{DEFERRED_STAMP} {host} kernel: "), line.str.slice(pl.col("n") + 2))).to_series()
     return _scatter(hits, rows, new, {"_mono": out.get_column("mono"), "_monous": out.get_column("monous")})
