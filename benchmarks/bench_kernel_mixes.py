@@ -28,9 +28,10 @@ Targets: reader <= 2x grep on every realistic mix; <= 5 us per candidate line.
 Measured 2026-12-06, 2M lines (the worst mixes 400k), 2 cores shared by 8 sessions, medians of
 5 interleaved rounds: ``benchmarks/results/2026-12-06-kernel-mixes.md`` (the first pass) and
 ``2026-12-06-kernel-mixes-2.md`` (rows kept for the file's end, ``dmesg --time-format iso`` and
-RFC 5424 in bulk).  At load 14-17: every realistic mix 1.5x-2.1x grep (the ratios move by up to
-0.4x with the load), RFC 3164 without ``year=`` 1.92x (before: ~3x), every worst mix under
-3.8 us per candidate line, 0-0.01 % of the candidate lines left to the per-line parser.
+RFC 5424 in bulk).  At load 8-11: every realistic mix 1.45x-1.85x grep (printk 1.80x, RFC 3164
+without ``year=`` 1.78x, before ~3x; at load 14-17 the ratios move up by as much as 0.4x), every
+worst mix under 3.8 us per candidate line, 0-0.01 % of the candidate lines left to the per-line
+parser.
 """
 
 from __future__ import annotations
