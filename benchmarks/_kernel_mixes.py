@@ -85,8 +85,9 @@ def _event(rng: random.Random, with_xid: bool) -> list[str]:
 
 
 #: the header styles of :func:`header`: rsyslog RFC 3339, ``dmesg -T``, ``journalctl -o short-iso``,
-#: RFC 3164 (``journalctl -o short``, classic syslog) and raw ``dmesg`` printk seconds
-HEADERS = ("rfc3339", "ctime", "short-iso", "rfc3164", "printk")
+#: RFC 3164 (``journalctl -o short``, classic syslog), raw ``dmesg`` printk seconds, ``dmesg
+#: --time-format iso`` and RFC 5424 (rsyslog ``RSYSLOG_SyslogProtocol23Format``, journald forwarding)
+HEADERS = ("rfc3339", "ctime", "short-iso", "rfc3164", "printk", "dmesg-iso", "rfc5424")
 
 
 def header(style: str, t: float, host: str, msg: str) -> str:
@@ -98,11 +99,17 @@ def header(style: str, t: float, host: str, msg: str) -> str:
         return time.strftime("%Y-%m-%dT%H:%M:%S+0000", g) + f" {host} {msg}"
     if style == "rfc3164":
         return time.strftime("%b ", g) + f"{g.tm_mday:2d} " + time.strftime("%H:%M:%S", g) + f" {host} {msg}"
+    if style == "rfc5424":  # PRI 6 (kern.info), version 1, no PROCID, MSGID or STRUCTURED-DATA
+        tag, _, text = msg.partition(": ")
+        return (time.strftime("<6>1 %Y-%m-%dT%H:%M:%S", g) + f".{int(t * 1e6) % 1000000:06d}+00:00 {host} {tag}"
+                f" - - - {text}")
     text = msg.removeprefix("kernel: ")  # dmesg prints the ring buffer: no host, no tag
     if style == "ctime":
         return time.strftime("[%a %b ", g) + f"{g.tm_mday:2d} " + time.strftime("%H:%M:%S %Y] ", g) + text
     if style == "printk":
         return f"[{t - 1717423331.0 + 12.5:12.6f}] {text}"
+    if style == "dmesg-iso":
+        return time.strftime("%Y-%m-%dT%H:%M:%S", g) + f",{int(t * 1e6) % 1000000:06d}+00:00 {text}"
     raise ValueError(f"header style must be one of {HEADERS}, got {style!r}")
 
 

@@ -10,10 +10,12 @@ Mixes (``benchmarks/_kernel_mixes.py``; the benchmark's own from ``bench_ingest_
 * *corpus*: the real-world corpus's kernel shapes in a fleet's proportions (``sb_edac``
   reports, AER corrected, mlx5 cable chatter, ``NVRM: GPU at``, non-fatal SXid, MCE
   "events logged", 0.6 % Xid), in each header style: rsyslog RFC 3339, ``journalctl -o
-  short-iso``, ``dmesg -T``, RFC 3164, raw printk (``dmesg``, the rtc boot-anchor line first);
+  short-iso``, ``dmesg -T``, RFC 3164 (read with ``year=2024`` and, "no year", without it: the
+  rows then wait for the file's end), raw printk (``dmesg``, the rtc boot-anchor line first),
+  ``dmesg --time-format iso`` and RFC 5424;
 * *worst*: only the corpus mix's reports, none an Xid, no noise between them (a fifth of
   ``--lines``; the mlx5 cable, ``NVRM: GPU at`` and AER status lines in them hold no literal),
-  in RFC 3339, RFC 3164 and raw printk.
+  in RFC 3339, RFC 3164, raw printk and RFC 5424.
 
 For each: the reader's CPU seconds (``read_kernel`` in a child, after its imports, user +
 system of all its threads) against grep's CPU seconds in the same round, rounds interleaved,
@@ -23,30 +25,13 @@ that of the literal scan alone, over the candidates); and the share of candidate
 bulk route left to the per-line parser.
 Targets: reader <= 2x grep on every realistic mix; <= 5 us per candidate line.
 
-Measured 2026-12-06, 2M lines (the worst mixes 400k), 2 cores shared by 8 sessions (load
-10-20): medians of 3 interleaved rounds (the three marked * of 5), CPU ratio to ``grep -c -F``
-in the same rounds, parse us per candidate line, share left to the per-line parser.  Before:
-commit b90b147 (RFC 3164 and printk headers read per line); after: the bulk route reads every
-header shape of the mixes (:mod:`reliab.io.formats.kernel._bulk_route`).  The reader runs with
-``year=2024``; an RFC 3164 file without ``year=`` and without a dated line waits for its
-year at the end of the file (per row): 1.56 s against 1.00 s on the corpus RFC 3164 mix.
-
-=================  ====================  ====================
-mix                before                after
-=================  ====================  ====================
-realistic          1.93x  4.5 us  0 %    1.92x* 5.2 us  0 %
-corpus (RFC 3339)  1.93x  5.6 us  0 %    1.61x  3.8 us  0 %
-corpus short-iso   1.60x  8.2 us  0 %    1.57x  3.8 us  0 %
-corpus dmesg -T    1.76x  4.5 us  0 %    1.69x  5.6 us  0 %
-corpus RFC 3164    4.09x 17.4 us 50 %    1.90x* 5.7 us  0 %
-corpus printk      3.50x 12.8 us 50 %    2.09x* 5.0 us  0 %
-worst (RFC 3339)   17.4x  4.1 us  4.1 %  13.7x  3.1 us  0.01 %
-worst RFC 3164     47.7x 14.3 us 42 %    18.8x  4.5 us  0.01 %
-worst printk       49.1x  9.2 us 42 %    25.3x  4.8 us  0.01 %
-=================  ====================  ====================
-
-(The worst mixes are all candidates, so their ratio to grep is not a target; their us per
-candidate line is.  Between runs the ratios move by about 0.1x with the machine's load.)
+Measured 2026-12-06, 2M lines (the worst mixes 400k), 2 cores shared by 8 sessions, medians of
+5 interleaved rounds: ``benchmarks/results/2026-12-06-kernel-mixes.md`` (the first pass) and
+``2026-12-06-kernel-mixes-2.md`` (rows kept for the file's end, ``dmesg --time-format iso`` and
+RFC 5424 in bulk).  At load 8-11: every realistic mix 1.45x-1.85x grep (printk 1.80x, RFC 3164
+without ``year=`` 1.78x, before ~3x; at load 14-17 the ratios move up by as much as 0.4x), every
+worst mix under 3.8 us per candidate line, 0-0.01 % of the candidate lines left to the per-line
+parser.
 """
 
 from __future__ import annotations
@@ -66,11 +51,15 @@ from benchmarks.bench_ingest_kernel import _literals, write_realistic_log  # noq
 
 SECTION = "kernel mixes"
 #: (name, writer): the benchmark's own mix, the corpus mix in four header styles, the worst case
-MIXES = ("realistic", "corpus", "corpus short-iso", "corpus dmesg -T", "corpus rfc3164", "corpus printk", "worst",
-         "worst rfc3164", "worst printk")
+MIXES = ("realistic", "corpus", "corpus short-iso", "corpus dmesg -T", "corpus rfc3164", "corpus rfc3164 no year",
+         "corpus printk", "corpus dmesg-iso", "corpus rfc5424", "worst", "worst rfc3164", "worst printk",
+         "worst rfc5424")
 _STYLE = {"corpus": "rfc3339", "corpus short-iso": "short-iso", "corpus dmesg -T": "ctime",
-          "corpus rfc3164": "rfc3164", "corpus printk": "printk", "worst": "rfc3339", "worst rfc3164": "rfc3164",
-          "worst printk": "printk"}
+          "corpus rfc3164": "rfc3164", "corpus rfc3164 no year": "rfc3164", "corpus printk": "printk",
+          "corpus dmesg-iso": "dmesg-iso", "corpus rfc5424": "rfc5424", "worst": "rfc3339", "worst rfc3164": "rfc3164",
+          "worst printk": "printk", "worst rfc5424": "rfc5424"}
+#: mixes read without ``year=`` (the others with year=2024): the RFC 3164 rows wait for the file's end
+_NO_YEAR = ("corpus rfc3164 no year",)
 
 #: the reader in a child: wall, CPU, signal rows, candidate lines, lines left to the per-line parser
 _READER = """
@@ -81,15 +70,14 @@ import reliab.io.formats.kernel._bulk
 counts = [0, 0]
 bulk = k._bulk_xid
 def counted(hits, ctx):
-    before = len(ctx.state.get("bulk_pre", ()))
     rows, rest = bulk(hits, ctx)
     counts[0] += hits.height
-    counts[1] += rest.height - (len(ctx.state.get("bulk_pre", ())) - before)  # deferred rows were read in bulk
+    counts[1] += rest.height  # (rows kept for the end of the file were read in bulk)
     return rows, rest
 k._bulk_xid = counted
 cpu = lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
 t, c = time.perf_counter(), cpu()
-n = len(k.read_kernel(sys.argv[1], year=2024).tables["signals"])
+n = len(k.read_kernel(sys.argv[1], year=None if sys.argv[2] == "none" else 2024).tables["signals"])
 print(time.perf_counter() - t, cpu() - c, n, counts[0], counts[1])
 """
 
@@ -108,6 +96,7 @@ print(cpu() - c, n)
 
 
 def _path(mix: str, lines: int, seed: int) -> Path:
+    mix = mix.removesuffix(" no year")  # (the same file, read without year=)
     path = WORK / f"kmix-{mix.replace(' ', '_')}-{lines}-{seed}.log"
     if not path.exists():
         if mix == "realistic":
@@ -126,10 +115,10 @@ def _grep_cpu(grep: list[str], path: Path) -> tuple[float, int]:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), int(out.split()[0])
 
 
-def _child(code: str, path: Path) -> list[float]:
+def _child(code: str, path: Path, *args: str) -> list[float]:
     # (run in WORK: a "-c" child puts its working directory first on sys.path, before PYTHONPATH)
-    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True,
-                         cwd=WORK)
+    out = subprocess.run([sys.executable, "-c", code, str(path), *args], capture_output=True, text=True,
+                         check=True, cwd=WORK)
     return [float(x) for x in out.stdout.split()]
 
 
@@ -142,7 +131,7 @@ def run(lines: int = 1_000_000, repeat: int = 5, seed: int = 7, mixes: tuple[str
         greps, reads, scans = [], [], []
         for _ in range(repeat):  # interleaved: each round sees the same state of the machine
             greps.append(_grep_cpu(grep, path))
-            reads.append(_child(_READER, path))
+            reads.append(_child(_READER, path, "none" if mix in _NO_YEAR else "2024"))
             scans.append(_child(_SCAN, path))
         g = statistics.median(x[0] for x in greps)
         cpu = statistics.median(x[1] for x in reads)

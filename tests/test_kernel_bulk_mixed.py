@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import cache
 from pathlib import Path
 
@@ -58,12 +58,14 @@ def test_rfc3164_rows_are_read_in_bulk_and_wait_for_the_year() -> None:
     ctx = _ctx()
     rows, rest = _bulk_route.kernel_rows(_hits(lines), ctx)
     assert rows.height == 0
-    assert rest["line"].to_list() == lines
-    pre = ctx.state["bulk_pre"]
-    assert pre[1] == ("n1", None, "edac:correctable", "warning", "MC0: 1 CE memory read error on DIMM_A1",
-                      (12, 31, 23, 59, 50), None, None)
-    assert pre[2] == ("n1", "0000:18:00", "xid:79", "critical", "GPU has fallen off the bus.",
-                      (1, 1, 0, 0, 5), 0.25, None)
+    assert rest["line"].to_list() == lines[2:]  # (the held tail; the two kept back are in no frame)
+    late = pl.concat(ctx.state["bulk_late"])
+    assert late.select("_lineno", "host", "gpu", "signal", "severity", "message", "_partial", "_frac",
+                       "_fracus", "_text").rows() == [
+        (1, "n1", None, "edac:correctable", "warning", "MC0: 1 CE memory read error on DIMM_A1",
+         1231235950, None, 0, lines[0]),
+        (2, "n1", "0000:18:00", "xid:79", "critical", "GPU has fallen off the bus.", 101000005, 0.25, 250000,
+         lines[1])]
 
 
 def test_rfc3164_year_rolls_over_in_bulk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -101,9 +103,10 @@ def test_printk_rows_are_read_in_bulk_from_the_boot_time(tmp_path: Path,
     assert ctx.state["xid79_bulk"][0].select("_lineno", "kind", "t").rows() == [(2, "m", 100.5)]
     ctx = _ctx()
     rows, rest = _bulk_route.kernel_rows(_hits(lines[1:]), ctx)
-    assert rows.height == 0 and rest["line"].to_list() == lines[1:]
-    assert ctx.state["bulk_pre"][1] == ("h", "0000:18:00", "xid:79", "critical", "GPU has fallen off the bus.",
-                                        None, None, 100.5)
+    assert rows.height == 0 and rest["line"].to_list() == lines[2:]
+    late = pl.concat(ctx.state["bulk_late"])
+    assert late.select("_lineno", "host", "gpu", "signal", "_mono", "_monous").rows() == [
+        (1, "h", "0000:18:00", "xid:79", 100.5, 100_500_000)]
     path = tmp_path / "node7.log"
     path.write_text("\n".join(lines) + "\n")
     monkeypatch.setattr(_fastscan, "FAST_MIN_BYTES", 0)
@@ -129,6 +132,8 @@ def _line(style: str, t: float, host: str, message: str) -> str:
         "printk": f"[{mono}] {message}",
         "dmesg-iso": f"{ymd}T{hms},{micro}+00:00 {message}",
         "rfc5424": f"<6>1 {ymd}T{hms}.{micro[:3]}Z {host} kernel - - - {message}",
+        "rfc5424-pid": f"<14>1 {ymd}T{hms}.{micro}+00:00 {host} kernel 4242 - - {message}",
+        "rfc5424-nohost": f"<6>1 {ymd}T{hms}Z - kernel - - - {message}",
         "kmsg": f"6,{int(t) % 9999},{int((t - T0 + 12.5) * 1e6)},-;{message}",
         "console-iso": f"[{ymd} {hms}.{micro}][{mono}] {message}",
         "logread": time.strftime("%a %b ", g) + f"{g.tm_mday:2d} {hms} {g.tm_year} kern.info kernel: {message}",
@@ -137,7 +142,7 @@ def _line(style: str, t: float, host: str, message: str) -> str:
 
 
 STYLES = ("rfc3339", "short-iso", "ctime", "rfc3164", "short-precise", "rfc3164-nohost", "printk", "dmesg-iso",
-          "rfc5424", "kmsg", "console-iso", "logread", "indented")
+          "rfc5424", "rfc5424-pid", "rfc5424-nohost", "kmsg", "console-iso", "logread", "indented")
 
 
 @cache
@@ -189,16 +194,18 @@ def signal_messages() -> tuple[str, ...]:
 
 @settings(max_examples=int(os.environ.get("KBULK_EXAMPLES", "40")), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(_mixed_log(), st.sampled_from([None, 2024]), st.sampled_from([None, "2024-06-03T14:00:00Z"]))
+@given(_mixed_log(), st.sampled_from([None, 2024]), st.sampled_from([None, "2024-06-03T14:00:00Z"]),
+       st.sampled_from([None, None, "Europe/Berlin", timezone(timedelta(hours=5, minutes=30))]))
 def test_bulk_route_equals_per_line_route_on_mixed_headers(monkeypatch: pytest.MonkeyPatch,
                                                             tmp_path_factory: pytest.TempPathFactory,
                                                             lines: list[str], year: int | None,
-                                                            boot_time: str | None) -> None:
+                                                            boot_time: str | None, tz: str | tzinfo | None) -> None:
     """The reader with the bulk route == the pure per-line reader on random mixes of every corpus
-    line and every header shape, with and without ``year=`` and ``boot_time=``."""
+    line and every header shape, with and without ``year=`` and ``boot_time=``, in UTC, a zone
+    with summer time and a fixed offset."""
     path = tmp_path_factory.mktemp("k") / "node7.log"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    options = {"year": year, "boot_time": boot_time}
+    options = {"year": year, "boot_time": boot_time, "tz": tz}
     assert _read(path, True, monkeypatch, **options) == _read(path, False, monkeypatch, **options)
 
 
@@ -208,7 +215,8 @@ def test_mixed_generator_covers_every_header_shape() -> None:
 
     expected = {"rfc3339": "rfc3339", "short-iso": "rfc3339", "ctime": "dmesg_ctime", "rfc3164": "rfc3164",
                 "short-precise": "rfc3164", "rfc3164-nohost": "rfc3164", "printk": "dmesg_raw",
-                "dmesg-iso": "dmesg_iso", "rfc5424": "rfc5424", "kmsg": "kmsg", "console-iso": "console_iso",
+                "dmesg-iso": "dmesg_iso", "rfc5424": "rfc5424", "rfc5424-pid": "rfc5424", "rfc5424-nohost": "rfc5424",
+                "kmsg": "kmsg", "console-iso": "console_iso",
                 "logread": "logread", "indented": "none"}
     got = {s: parse_header(_line(s, T0, "n1", "EDAC MC0: 1 CE x")).style for s in STYLES}
     assert got == expected
@@ -228,7 +236,7 @@ def test_rows_whose_time_is_certain_are_settled_in_bulk() -> None:
                                                                (2, "h", "edac:correctable")]
     assert rows["time"].to_list() == [datetime(2023, 6, 3, 14, 2, 11, 250000, tzinfo=UTC),
                                       datetime(2024, 6, 3, 14, 1, 40, 500000, tzinfo=UTC)]
-    assert "bulk_pre" not in ctx.state and ctx.state["settled_partial"] == 1
+    assert "bulk_late" not in ctx.state and ctx.state["settled_partial"] == 1
 
 
 def test_a_year_rollover_leaves_the_later_rows_to_the_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -247,3 +255,82 @@ def test_a_year_rollover_leaves_the_later_rows_to_the_end(tmp_path: Path, monkey
     times = read_kernel(str(path), year=2023).tables["signals"]["time"].tolist()
     assert times == [pd_time(f"2023-12-31T23:5{k}:00") for k in range(5)] + [
         pd_time(f"2024-01-01T00:0{k}:00") for k in range(5)]
+
+
+def test_rows_waiting_for_the_file_are_completed_in_bulk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An RFC 3164 file without year= and without a dated line, and a printk file whose anchor comes
+    last: no signal line goes to the per-line parser, and each row gets the year of the file's
+    modification time (2024, set here; June is before the mtime's day) or the boot time of the
+    anchor at the end (14:00:00 UTC less 1 s of uptime, plus the line's seconds)."""
+    from reliab.io import formats
+
+    tail = ["EDAC MC0: Giving out device to module skx_edac"] * (_bulk_route._AER_LINES + 1)
+    syslog = tmp_path / "node7.log"
+    syslog.write_text("\n".join([f"Jun  3 14:02:1{k}.5 n1 kernel: EDAC MC0: 1 CE memory read error" for k in range(5)]
+                                + tail) + "\n")
+    os.utime(syslog, (1733500000, 1733500000))  # 2024-12-06
+    printk = tmp_path / "node8.log"
+    printk.write_text("\n".join([f"[  10{k}.250000] EDAC MC0: 1 CE memory read error" for k in range(5)]
+                                + tail + [ANCHOR]) + "\n")
+    seen: list[str] = []
+    parse = formats.kernel.parse_kernel_line
+    monkeypatch.setattr(formats.kernel, "parse_kernel_line", lambda text, ctx: seen.append(text) or parse(text, ctx))
+    monkeypatch.setattr(_fastscan, "FAST_MIN_BYTES", 0)
+    times = read_kernel(str(syslog)).tables["signals"]["time"].tolist()
+    assert times == [pd_time(f"2024-06-03T14:02:1{k}.5") for k in range(5)]
+    times = read_kernel(str(printk)).tables["signals"]["time"].tolist()
+    assert times == [pd_time(f"2024-06-03T14:01:{39 + k}.25") for k in range(5)]
+    assert not [t for t in seen if "CE memory" in t]
+
+
+def test_rows_kept_for_the_end_stream_like_the_others(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``output=`` the rows completed at the end of the file join the per-line rows (the sink
+    takes bulk rows in line order): the streamed tables equal the in-memory ones, row for row."""
+    import reliab
+    from reliab.io import _streamed
+    from tests.test_streamed_output import assert_same
+
+    monkeypatch.setattr(_fastscan, "FAST_MIN_BYTES", 0)
+    monkeypatch.setattr(_fastscan, "BULK_ROWS", 16)
+    monkeypatch.setattr(_fastscan, "BATCH_ROWS", 97)
+    monkeypatch.setattr(_streamed, "BATCH_ROWS", 40)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    messages = signal_messages()
+    for name, style in (("node1.log", "rfc3164"), ("node2.log", "printk"), ("node3.log", "rfc3339")):
+        lines = [_line(style, T0 + 7 * k, "node1", messages[k % len(messages)]) for k in range(600)]
+        (logs / name).write_text("\n".join(lines + [ANCHOR]) + "\n", encoding="utf-8")
+    memory = reliab.ingest(logs)
+    assert len(memory.signals) > 900
+    assert_same(memory, reliab.ingest(logs, output=tmp_path / "out"))
+
+
+def test_dmesg_iso_and_rfc5424_lines_are_read_in_bulk() -> None:
+    """``dmesg --time-format iso`` (no host: the file's) and RFC 5424 kernel lines give their rows in
+    bulk, with the instant of their stamp (the comma is the decimal sign) and the host they name;
+    an RFC 5424 line naming no host (``-``) is left to the per-line parser."""
+    tail = [QUIET] * (_bulk_route._AER_LINES + 1)
+    lines = ["2024-06-03T14:02:11,250000+02:00 EDAC MC0: 1 CE memory read error on DIMM_A1",
+             f"<6>1 2024-06-03T14:02:12.5Z gpu-a7 kernel - - - {XID79}",
+             f"<14>1 2024-06-03T14:02:13+00:00 n3 kernel 4242 - - {XID79}",
+             f"<6>1 2024-06-03T14:02:14Z - kernel - - - {XID79}", *tail]
+    rows, rest = _bulk_route.kernel_rows(_hits(lines), _ctx())
+    assert rows.select("_lineno", "host", "signal", "message").rows() == [
+        (1, "h", "edac:correctable", "MC0: 1 CE memory read error on DIMM_A1"),
+        (2, "gpu-a7", "xid:79", "GPU has fallen off the bus."), (3, "n3", "xid:79", "GPU has fallen off the bus.")]
+    assert rows["time"].to_list() == [datetime(2024, 6, 3, 12, 2, 11, 250000, tzinfo=UTC),
+                                      datetime(2024, 6, 3, 14, 2, 12, 500000, tzinfo=UTC),
+                                      datetime(2024, 6, 3, 14, 2, 13, tzinfo=UTC)]
+    assert rest["line"].to_list() == [lines[3]]  # (the quiet tail is no candidate)
+
+
+def test_rfc3164_lines_without_a_host_are_read_in_bulk() -> None:
+    """``Jun  3 14:02:11 kernel: …`` (a journal or syslog capture that prints no host): read in bulk
+    with the file's host, as the per-line parser gives it, and kept for the year."""
+    tail = [QUIET] * (_bulk_route._AER_LINES + 1)
+    lines = ["Jun  3 14:02:11 kernel: EDAC MC0: 1 CE memory read error on DIMM_A1", *tail]
+    ctx = _ctx()
+    rows, rest = _bulk_route.kernel_rows(_hits(lines), ctx)
+    assert rows.height == 0 and rest.height == 0
+    late = pl.concat(ctx.state["bulk_late"])
+    assert late.select("_lineno", "host", "signal", "_partial").rows() == [(1, "h", "edac:correctable", 603140211)]

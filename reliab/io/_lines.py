@@ -97,6 +97,10 @@ LineParser = Callable[[str, LineContext], Row | list[Row] | None]
 BulkParser = Callable[["pl.DataFrame", LineContext], tuple["pl.DataFrame", "pl.DataFrame"]]
 #: ``literals=EVERY_LINE``: every line is a candidate (for a bulk hook that reads them all)
 EVERY_LINE = (b"",)
+#: ``ctx.state[LATE_ROWS] = (rows, n)``, set by ``finish``: the bulk hook may keep lines back (in
+#: neither of its frames) when their rows need the whole file; ``finish`` then leaves their bulk
+#: ``rows`` here and returns per-line rows (which may ask to be rejected) for ``n`` more of them
+LATE_ROWS = "bulk_late_rows"
 
 
 class BulkSink(Protocol):
@@ -239,6 +243,15 @@ def _safe_bulk(bulk: BulkParser, ctx: LineContext) -> Callable[[pl.DataFrame], t
             return hits.head(0), hits
 
     return split
+
+
+def _in_line_order(tables: list[pa.Table]) -> None:
+    """The bulk ``tables`` joined into one in line order (the rows of ``LATE_ROWS`` come last)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    both = pa.concat_tables(tables, promote_options="permissive")
+    tables[:] = [both.take(pc.sort_indices(both["_lineno"]))]
 
 
 #: microsecond datetimes that fit in nanoseconds (pandas' range, rounded inwards)
@@ -423,6 +436,14 @@ def scan_lines(
         if finish is not None:
             early = _reject_coarse_times(rows)  # before a finish hook can wrap them (pandas does)
             rows = _finish_rows(finish, [r for r in rows if "_reject" not in r] if early else rows, ctx) + early
+            late, more = ctx.state.pop(LATE_ROWS, (None, 0))  # lines the bulk hook kept back (see LATE_ROWS)
+            parsed += more
+            if late is not None and late.height and sink is None:
+                take(late)
+                _in_line_order(bulk_tables)
+            elif late is not None and late.height:  # (a sink gets bulk rows in line order: these join the rows)
+                rows += [{**row, "origin": f"{ctx.path}:{row['_lineno']}"} for row in late.to_dicts()]
+                parsed += late.height
         rows += [r for r in held if "_reject" in r]
     chunked, early, refused = rows.finish() if isinstance(rows, RowChunks) else (None, {}, {})
     kept, rejected = split_rejected(rows)

@@ -67,7 +67,7 @@ from reliab.io.formats.kernel._clock import (
     resolve_times,
 )
 from reliab.io.formats.kernel._kmsg import LITERALS, match_signal
-from reliab.io.formats.kernel._reports import Clock, note_nvidia_gpu, remember_xid79, resolve_report
+from reliab.io.formats.kernel._reports import Clock, note_nvidia_gpu, resolve_report
 
 if TYPE_CHECKING:
     import polars as pl
@@ -188,35 +188,14 @@ def _clock(header: Header, ctx: LineContext, rel: tuple | None) -> Clock:
 def _continued(header: Header, text: str, ctx: LineContext) -> Header:
     """An indented line without a timestamp takes the time of the line just before it.
 
-    The last header is kept as a :class:`Header`, or as the text of a line whose row the bulk
-    route deferred (:func:`_deferred_row`), read here only when an indented line needs it.
+    The last header is kept as a :class:`Header` (or as the text of its line, read here only
+    when an indented line needs it).
     """
     last = ctx.state.get("last_head")
     if header.style != "none" or not text[:1].isspace() or last is None or ctx.lineno - last[0] > 3:
         return header
     head = last[1] if isinstance(last[1], Header) else parse_header(last[1], ctx.state["tz"])
     return replace(head, message=text.strip(), body=text.strip())
-
-
-def _deferred_row(kept: tuple, text: str, ctx: LineContext) -> Row:
-    """The row the bulk route read for this line (:mod:`._bulk_route`), as :func:`parse_kernel_line`
-    would give it: no year or boot time yet (``_partial``/``_offset`` or ``_mono``), the line
-    remembered as the last header and an Xid 79 for the bus-drop rule, with the clock of its
-    header."""
-    host, gpu, signal, severity, message, partial, frac, mono = kept
-    ctx.state["last_head"] = (ctx.lineno, text)
-    row: Row = {"time": None, "host": host, "gpu": gpu, "job_id": None, "source": SOURCE, "signal": signal,
-                "severity": severity, "message": message, "_text": text[:2000]}
-    if partial is not None:
-        row["_partial"] = partial
-        if frac:
-            row["_offset"] = frac
-    else:
-        row["_mono"] = mono
-    if signal == "xid:79":
-        clock = ("p", float(ordinal(partial))) if partial is not None else ("m", mono)
-        remember_xid79(ctx.state, ctx.lineno, host, gpu, clock)
-    return row
 
 
 def _remember(header: Header, ctx: LineContext) -> None:
@@ -245,9 +224,6 @@ def parse_kernel_line(text: str, ctx: LineContext) -> Row | None:
     :func:`reliab.io.formats.kernel._clock.resolve_times`.
     """
     st = ctx.state
-    kept = st["bulk_pre"].pop(ctx.lineno, None) if "bulk_pre" in st else None
-    if kept is not None:
-        return _deferred_row(kept, text, ctx)
     reltime = st.get("reltime", False)
     header = parse_header(text, st["tz"]) if reltime else None
     if header is not None:

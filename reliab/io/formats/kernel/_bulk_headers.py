@@ -29,7 +29,7 @@ from datetime import timedelta, timezone
 import polars as pl
 
 from reliab.io._lines import LineContext
-from reliab.io.formats.kernel._bulk_shapes import _WORD
+from reliab.io.formats.kernel._bulk_shapes import _STAMP, _WORD, _YEAR
 from reliab.io.formats.kernel._clock import ANCHOR
 from reliab.io.formats.kernel._kmsg import LITERALS
 
@@ -37,6 +37,8 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 #: the ``dmesg -T`` header in English (``%a %b %e %T %Y`` in brackets) and one space
 _CTIME = (rf"^\[[A-Z][a-z]{{2}} ({'|'.join(_MONTHS)}) +([0-9]{{1,2}}) ([0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}) "
           r"([0-9]{4})\] ")
+#: how every ``dmesg -T`` header starts (``[`` and an English weekday): only those lines are parsed
+_CTIME_LEAD = r"^\[[A-Z][a-z]{2} "
 _HOST = re.compile(rf"{_WORD}+")
 
 
@@ -73,7 +75,8 @@ def rewrite_ctime(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
     offset, host = _offset(ctx.state.get("tz")), _host(ctx)
     if offset is None or host is None or not hits.height:
         return hits
-    rows = hits.select(line.str.starts_with("[")).to_series().arg_true()
+    # (a cheap anchored test first: in a raw printk file every line starts with ``[`` too)
+    rows = hits.select(line.str.contains(_CTIME_LEAD)).to_series().arg_true()
     if not rows.len():
         return hits
     part = hits.select("line")[rows]
@@ -121,11 +124,12 @@ def _scatter(hits: pl.DataFrame, rows: pl.Series, new: pl.Series, extra: dict[st
     return hits.with_columns(cols)
 
 
-def rewrite_syslog(hits: pl.DataFrame) -> pl.DataFrame:
+def rewrite_syslog(hits: pl.DataFrame, ctx: LineContext | None = None) -> pl.DataFrame:
     """``hits`` with each RFC 3164 header (:data:`_SYSLOG`) replaced by :data:`DEFERRED_STAMP`.
 
     The host and tag after the stamp stay as they are (the per-line parser splits the same
-    ``host tag: msg`` tail after either stamp).  ``_partial`` (month, day, hour, minute,
+    ``host tag: msg`` tail after either stamp); a line with no host (``kernel: msg`` right
+    after the stamp) is given the file's host (``ctx``), as the per-line parser gives it.  ``_partial`` (month, day, hour, minute,
     second as the decimal digits ``MMDDhhmmss`` of one integer), ``_frac`` (the fraction, null without
     one) and ``_fracus`` (it in whole microseconds: null beyond six digits) keep the stamp;
     lines whose fields are out of range (the per-line parser rejects them) are left alone.
@@ -149,6 +153,12 @@ def rewrite_syslog(hits: pl.DataFrame) -> pl.DataFrame:
         fracus=pl.when(~dot).then(0).when(frac.str.len_chars() <= 7)
         .then(frac.str.slice(1).str.pad_end(6, "0").cast(pl.Int64)),
         line=pl.concat_str(pl.lit(DEFERRED_STAMP + " "), line.str.slice(16 + frac.str.len_chars().fill_null(0))))
+    host = None if ctx is None else _host(ctx)
+    if host is not None:  # (``kernel: `` is a tag alone: the per-line expression reads no host before it)
+        out = out.with_columns(pl.when(pl.col("line").str.starts_with(DEFERRED_STAMP + " kernel: "))
+                               .then(pl.col("line").str.replace(DEFERRED_STAMP, f"{DEFERRED_STAMP} {host}",
+                                                                literal=True))
+                               .otherwise(pl.col("line")).alias("line"))
     keep = out.get_column("ok")
     if not keep.all():
         if not keep.any():
@@ -163,7 +173,7 @@ def rewrite_printk(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
     """``hits`` with each raw printk header (:data:`_PRINTK`) replaced by
     ``<DEFERRED_STAMP> <host> kernel: `` (the file's host, as the per-line parser gives a line
     without one); ``_mono`` keeps the seconds since boot, ``_monous`` them in whole microseconds
-    (null beyond eight integer or six fraction digits).  A line holding the rtc anchor is left
+    (null from 1e8 seconds or beyond six fraction digits).  A line holding the rtc anchor is left
     alone.  Unchanged when the host is not a
     host word free of matcher literals."""
     host = _host(ctx)
@@ -175,15 +185,71 @@ def rewrite_printk(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
     if not rows.len():
         return hits
     part = hits.select("line") if rows.len() == hits.height else hits.select("line")[rows]
-    g = part.select(line.str.extract_groups(_PRINTK).alias("g"), n=line.str.find("] ", literal=True))
-    f = pl.col("g").struct.field
-    exact = (f("1").str.len_chars() <= 8) & (f("2").str.len_chars() <= 6)  # (see ``_bulk_settle``)
-    out = g.select(mono=pl.concat_str(f("1"), pl.lit("."), f("2")).cast(pl.Float64), n="n",
-                   monous=pl.when(exact).then(f("1").cast(pl.Int64) * 1_000_000 + f("2").str.pad_end(6, "0")
-                                              .cast(pl.Int64)))
+    # (on a line of the shape the first ``] `` closes the header: its seconds are cut out, not captured)
+    n = line.str.find("] ", literal=True)
+    seconds = line.str.slice(1, n - 1).str.strip_chars_start(" ")
+    g = part.select(mono=seconds.cast(pl.Float64), n=n, dot=line.str.find(".", literal=True))
+    # below 1e8 s with at most six fraction digits a double is within 0.02 us of the decimal, so
+    # its microseconds round exactly (and ``timedelta(seconds=…)`` gives them: ``_bulk_settle``)
+    exact = (pl.col("mono") < 1e8) & (pl.col("n") - pl.col("dot") <= 7)
+    out = g.select("mono", "n", monous=pl.when(exact).then((pl.col("mono") * 1e6).round().cast(pl.Int64)))
     new = part.with_columns(out.get_column("n")).select(
         pl.concat_str(pl.lit(f"{DEFERRED_STAMP} {host} kernel: "), line.str.slice(pl.col("n") + 2))).to_series()
     return _scatter(hits, rows, new, {"_mono": out.get_column("mono"), "_monous": out.get_column("monous")})
+
+
+#: ``dmesg --time-format iso`` (util-linux dmesg(1): ``%Y-%m-%dT%H:%M:%S,<usec><offset>``): the
+#: bulk stamp (:data:`._bulk_shapes._STAMP`) with a comma before its fraction, and one space
+_DMESG_ISO = (rf"^{_YEAR}-[0-9]{{2}}-[0-9]{{2}}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9],[0-9]{{1,6}}"
+              r"(?:Z|[+-](?:[01][0-9]|2[0-3]):?[0-5][0-9]) ")
+#: an RFC 5424 kernel line as rsyslog and journald forwarders write it (RFC 5424 §6: PRI, version 1,
+#: the bulk stamp, a host, APP-NAME ``kernel``, a PROCID or ``-``, no MSGID, no STRUCTURED-DATA)
+_RFC5424 = rf"^<[0-9]{{1,3}}>1 {_STAMP} {_WORD}+ kernel (?:-|[0-9]+) - - "
+
+
+def rewrite_iso(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
+    """``hits`` with the ``dmesg --time-format iso`` and RFC 5424 headers of their lines rewritten.
+
+    ``dmesg --time-format iso`` (:data:`_DMESG_ISO`) states the instant with its offset but no
+    host or tag: the comma before the fraction becomes a dot and ``<file's host> kernel: ``
+    follows, as in :func:`rewrite_ctime` (the per-line parser reads the message after one space
+    and gives the file's host).  RFC 5424 (:data:`_RFC5424`) becomes ``<stamp> <host> kernel: ``
+    (the per-line expression reads the same stamp and host, and the message after the ``-`` of
+    the structured data and one space); a line whose host is ``-`` (none) or holds a matcher
+    literal is left alone.  The original text is kept in ``_orig``.
+    """
+    if not hits.height:
+        return hits
+    line = pl.col("line")
+    first = line.str.slice(0, 1)
+    host = _host(ctx)
+    # (the comma after the seconds, or ``<``, first: an rsyslog line is ruled out without a regex)
+    lead = hits.select(((line.str.slice(19, 1) == ",") if host is not None else pl.lit(False)) | (first == "<"))
+    maybe = lead.to_series().arg_true()
+    if not maybe.len():
+        return hits
+    part = hits.select("line")[maybe]
+    ok = part.select(line.str.contains(_DMESG_ISO) | line.str.contains(_RFC5424)).to_series()
+    rows = maybe.filter(ok)
+    if not rows.len():
+        return hits
+    part = hits.select("line")[rows]
+    words = line.str.splitn(" ", 8)  # (RFC 5424: PRI and version, stamp, host, app, procid, msgid, SD, message)
+    f = words.struct.field
+    n = line.str.find(" ", literal=True)
+    literal = "|".join(re.escape(lit.decode()) for lit in LITERALS)
+    out = part.select(
+        new=pl.when(first == "<").then(pl.concat_str(f("field_1"), pl.lit(" "), f("field_2"), pl.lit(" kernel: "),
+                                                     f("field_7")))
+        .otherwise(pl.concat_str(line.str.head(n).str.replace(",", ".", literal=True),
+                                 pl.lit(f" {host} kernel: "), line.str.slice(n + 1))),
+        ok=(first != "<") | ((f("field_2") != "-") & ~f("field_2").str.contains(literal)))
+    keep = out.get_column("ok")
+    if not keep.all():
+        if not keep.any():
+            return hits
+        out, rows = out.filter(keep), rows.filter(keep)
+    return _scatter(hits, rows, out.get_column("new"), {})
 
 
 def original_lines(rest: pl.DataFrame) -> pl.DataFrame:

@@ -47,7 +47,12 @@ from reliab.io.formats.kernel._bulk import (
 )
 from reliab.io.formats.kernel._bulk_time import with_time
 from reliab.io.formats.kernel._clock import ANCHOR
-from reliab.io.formats.kernel._reports import UNSEEN_FIRST, aer_detail_seen, remember_aer
+from reliab.io.formats.kernel._reports import (
+    UNSEEN_FIRST,
+    aer_detail_seen,
+    aer_parties,
+    remember_aer,
+)
 from reliab.io.formats.kernel._triggers import with_mask
 
 #: printable ASCII but the comma (``[^,]`` of ``_kmsg._AER_DETAIL`` on such a line)
@@ -141,10 +146,14 @@ def resolve_aer(heads: pl.DataFrame, details: pl.DataFrame, ctx: LineContext) ->
     events = pl.concat([firsts, details.select("_lineno", "message", _detail=pl.lit(True))]).sort("_lineno")
     kept: list[tuple[int, str]] = []
     state = ctx.state
+    known: dict[str, tuple[str | None, str | None]] = {}  # (a storm repeats a few messages: each read once)
     for lineno, message, detail in events.iter_rows():
+        parties = known.get(message)
+        if parties is None:
+            parties = known[message] = aer_parties(message)
         if not detail:
-            remember_aer(state, lineno, message)
-        elif not aer_detail_seen(state, lineno, message):
+            remember_aer(state, lineno, message, parties)
+        elif not aer_detail_seen(state, lineno, message, parties):
             kept.append((lineno, message + UNSEEN_FIRST))
     out = pl.DataFrame(kept, schema={"_lineno": pl.Int64, "message": pl.String}, orient="row")
     return details.drop("message").join(out, on="_lineno", how="inner", maintain_order="left").select(

@@ -8,11 +8,10 @@ RFC 3164 and raw printk with a placeholder time), drops noise, decides AER and S
 
 A row of an RFC 3164 or raw printk line has no time of its own: its year (RFC 3164 §4.1.2
 prints none, and rolls over in December) and its boot time (printk seconds since boot) are
-settled once the whole file is read (:func:`reliab.io.formats.kernel._clock.resolve_times`).
-Such a row is *deferred*: its fields are kept in ``ctx.state["bulk_pre"]`` by line number
-and its line is given to the per-line parser, which returns the kept row at once (no
-header or message is parsed again), so the row is settled with the per-line rows, in line
-order, by the same rules.
+settled at once where nothing later can change them (:mod:`._bulk_settle`), else once the
+whole file is read (:func:`reliab.io.formats.kernel._clock.resolve_times`).  Such a row is
+*deferred*: kept in a frame (:mod:`._late`), its line in neither the rows nor the lines left,
+and completed in bulk with the per-line rows, in line order, by the same rules.
 
 The header shapes :func:`reliab.io.formats._timestamps.parse_header` reads, and the route each takes:
 
@@ -21,13 +20,15 @@ shape                                  route
 =====================================  =========================================================
 rsyslog RFC 3339, ``-o short-iso``     bulk, the time of the stamp
 ``dmesg -T``                           bulk in a fixed-offset zone (rewritten), else per line
-RFC 3164, ``-o short[-precise]``       bulk (English month, 15-character stamp, no PRI, a host);
-                                       time settled in bulk or deferred (:mod:`._bulk_settle`)
+``dmesg --time-format iso``, RFC 5424  bulk (rewritten; RFC 5424: APP-NAME ``kernel``, no MSGID
+                                       or STRUCTURED-DATA, a host)
+RFC 3164, ``-o short[-precise]``       bulk (English month, 15-character stamp, no PRI; no host:
+                                       the file's); time settled in bulk or deferred (:mod:`._late`)
 raw printk ``[  123.456789]``          bulk (not the rtc anchor line); settled or deferred
-``dmesg --time-format iso``, RFC 5424, per line (each prints its shape rarely in a fleet's logs)
-``logread``, console ``[date][printk]``,
+``logread``, console ``[date]``,       per line (each prints its shape rarely in a fleet's logs)
 ``talosctl``, ``/dev/kmsg``,
-``--decode`` columns, localized months
+``--decode`` columns, localized months,
+RFC 3164 with a PRI
 ``dmesg --reltime``                    per line, the whole file (every line moves the clock)
 =====================================  =========================================================
 
@@ -51,19 +52,17 @@ from reliab.io.formats.kernel._bulk import (
 from reliab.io.formats.kernel._bulk_headers import (
     original_lines,
     rewrite_ctime,
+    rewrite_iso,
     rewrite_printk,
     rewrite_syslog,
 )
 from reliab.io.formats.kernel._bulk_reports import aer_in_bulk, kernel_sxid, merge, quiet_of
-from reliab.io.formats.kernel._bulk_settle import ordinal_of, settle, track_year
+from reliab.io.formats.kernel._bulk_settle import settle, track_year
 from reliab.io.formats.kernel._bulk_time import stamp_times
+from reliab.io.formats.kernel._late import keep, ordinal_of
 from reliab.io.formats.kernel._reports import AER_LINES as _AER_LINES
 from reliab.io.formats.kernel._reports import remember_xid79_rows
 from reliab.io.formats.kernel._triggers import with_mask
-
-#: the per-line fields of a deferred row: host, gpu, signal, severity, message, partial, fraction, printk seconds
-Deferred = tuple[str, "str | None", str, str, str, "tuple[int, int, int, int, int] | None", "float | None",
-                 "float | None"]
 
 
 def _bit(trigger: str) -> pl.Expr:
@@ -113,7 +112,7 @@ def _remember_xid79(rows: pl.DataFrame, ctx: LineContext) -> None:
 
 def _rewritten(hits: pl.DataFrame, ctx: LineContext) -> pl.DataFrame:
     """``hits`` with every header style the shapes can read rewritten to their rsyslog header."""
-    return rewrite_syslog(rewrite_printk(rewrite_ctime(hits.rechunk(), ctx), ctx))
+    return rewrite_syslog(rewrite_printk(rewrite_iso(rewrite_ctime(hits.rechunk(), ctx), ctx), ctx), ctx)
 
 
 def _deferred_lines(hits: pl.DataFrame) -> pl.DataFrame | None:
@@ -126,44 +125,41 @@ def _deferred_lines(hits: pl.DataFrame) -> pl.DataFrame | None:
     return out if out.height else None
 
 
-def _keep(later: pl.DataFrame, ctx: LineContext) -> None:
-    """Keep the fields of the deferred rows ``later`` in ``ctx.state["bulk_pre"]`` by line number."""
-    if not later.height:
-        return
-    pre: dict[int, Deferred] = ctx.state.setdefault("bulk_pre", {})
-    cols = [pl.col(c) if c in later.columns else pl.lit(None).alias(c) for c in ("_partial", "_frac", "_mono")]
-    for lineno, host, gpu, signal, severity, message, partial, frac, mono in later.select(
-            "_lineno", "host", "gpu", "signal", "severity", "message", *cols).iter_rows():
-        part = None if partial is None else (partial // 10**8, partial // 10**6 % 100, partial // 10**4 % 100,
-                                             partial // 100 % 100, partial % 100)
-        pre[lineno] = (host, gpu, signal, severity, message, part, frac, mono)
+def _with_text(rows: pl.DataFrame, hits: pl.DataFrame) -> pl.DataFrame:
+    """``rows`` with ``_text``: the line each was read from, as read (for a quarantine)."""
+    if not rows.height:
+        return rows
+    text = pl.coalesce("_orig", "line") if "_orig" in hits.columns else pl.col("line")
+    lines = hits.select((pl.col("i").cast(pl.Int64) + 1).alias("_lineno"), _text=text.str.slice(0, 2000))
+    return rows.join(lines, on="_lineno", how="left", maintain_order="left")
 
 
 def defer_rows(rows: pl.DataFrame, lines: pl.DataFrame, hits: pl.DataFrame, year: int | None,
-               ctx: LineContext) -> tuple[pl.DataFrame, pl.Series]:
-    """The rows that stand alone or whose time is settled now (:func:`._bulk_settle.settle`), and
-    the line numbers of the others, kept in ``ctx.state["bulk_pre"]`` (see the module).
+               ctx: LineContext) -> pl.DataFrame:
+    """The rows that stand alone or whose time is settled now (:func:`._bulk_settle.settle`); the
+    others are kept for the end of the file (:func:`._late.keep`), their lines in no frame.
 
-    ``lines`` (:func:`_deferred_lines`) name the lines whose rows need the whole file for their time.
+    ``lines`` (:func:`_deferred_lines`) name the lines whose rows need the whole file for their
+    time.  An Xid 79 row among them is recorded for the bus-drop rule at once, with the clock
+    of its header (printk or calendar seconds), as the per-line parser records it.
     """
-    later = rows.join(lines, on="_lineno", how="inner")
+    later = rows.join(lines, on="_lineno", how="inner", maintain_order="left")
     if not later.height:
         _date(rows, ctx)
-        return rows, pl.Series("_lineno", [], pl.Int64)
-    settled = settle(later, hits, year, ctx)
-    lost = settled.filter(pl.col("signal") == "xid:79")
-    if lost.height:  # (with the clock of its header, as the per-line parser records it)
+        return rows
+    lost = later.filter(pl.col("signal") == "xid:79")
+    if lost.height:  # (settled or not: the rule reads the clock of the header, not the time)
         mono = pl.col("_mono") if "_mono" in lost.columns else pl.lit(None, pl.Float64)
         calendar = ordinal_of(pl.col("_partial")).cast(pl.Float64) if "_partial" in lost.columns else pl.lit(None)
         remember_xid79_rows(ctx.state, lost.select("_lineno", "host", "gpu", kind=pl.when(mono.is_not_null())
                                                    .then(pl.lit("m")).otherwise(pl.lit("p")),
                                                    t=pl.coalesce(mono, calendar)))
-    settled = settled.select(rows.columns)
-    waiting = later.join(settled.select("_lineno"), on="_lineno", how="anti")
-    _keep(waiting, ctx)
+    settled = settle(later, hits, year, ctx).select(rows.columns)
+    waiting = later.join(settled.select("_lineno"), on="_lineno", how="anti", maintain_order="left")
+    keep(_with_text(waiting, hits), ctx)
     alone = rows.join(lines.select("_lineno"), on="_lineno", how="anti", maintain_order="left")
     _date(alone, ctx)
-    return merge([alone, settled]), waiting.get_column("_lineno")
+    return merge([alone, settled])
 
 
 def _date(rows: pl.DataFrame, ctx: LineContext) -> None:
@@ -212,11 +208,7 @@ def kernel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.
     rest = rest_of(left, pl.concat([rows.get_column("_lineno") - 1, sxid_taken]))  # (held lines are in no row)
     later = _deferred_lines(hits)
     if later is not None and rows.height:
-        rows, waiting = defer_rows(rows, later, hits, year, ctx)
-        if waiting.len():  # the deferred rows' lines go back, in line order
-            cols = [c for c in ("i", "line", "_orig") if c in rest.columns]
-            back = hits.filter(pl.col("i").cast(pl.Int64).is_in((waiting - 1).implode())).select(cols)
-            rest = pl.concat([rest.select(cols), back], how="vertical_relaxed").sort("i")
+        rows = defer_rows(rows, later, hits, year, ctx)
     else:
         _date(rows, ctx)
     _remember_xid79(rows, ctx)

@@ -10,9 +10,9 @@ once only where that time is already certain, and defers the others to the per-l
   is certain when the option is given, when an earlier line set it, or when the first line of
   the group that could anchor it is an rtc ``setting system clock`` printk line (lines holding
   a bracketed printk time after another header, which may carry both clocks, count as possible
-  anchors too) whose anchor reads.  The seconds are exact microseconds when they have at most
-  eight integer and six fraction digits: below 2**29 s a double is within 0.06 us of its
-  decimal, so Python's ``timedelta(seconds=float)`` rounds it to the same microsecond.
+  anchors too) whose anchor reads.  The seconds are exact microseconds when they are below 1e8 with
+  at most six fraction digits: below 2**27 s a double is within 0.02 us of its decimal, so
+  Python's ``timedelta(seconds=float)`` rounds it to the same microsecond.
 * **RFC 3164** (``Jun  3 14:02:11 host …``, no year, RFC 3164 §4.1.2): the year is the first
   year of the file (``year=``, else that of its first dated line) plus the rollovers counted
   over the year-less rows in line order (a row more than a day earlier than the one before).
@@ -35,6 +35,7 @@ import polars as pl
 from reliab.io._lines import LineContext
 from reliab.io.formats._timestamps import TIME_MAX, TIME_MIN, parse_header
 from reliab.io.formats.kernel._clock import ANCHOR, boot_anchor, boot_time_of, ordinal
+from reliab.io.formats.kernel._late import ordinal_of
 
 #: a bracketed printk time anywhere in a line (a possible second clock, hence a boot anchor)
 _PRINTK_ANYWHERE = r"\[\s*[0-9]+\.[0-9]+\]"
@@ -73,12 +74,6 @@ def _first_year(ctx: LineContext) -> int | None:
         return int(ctx.options["year"])
     firsts = [ctx.state[k] for k in ("first_year_at", "bulk_dated") if k in ctx.state]
     return min(firsts)[1] if firsts else None
-
-
-def ordinal_of(p: pl.Expr) -> pl.Expr:
-    """:func:`ordinal` of a packed ``MMDDhhmmss`` partial stamp."""
-    mon, day, hh, mm, ss = (p // 10**k % 100 for k in (8, 6, 4, 2, 0))
-    return (((mon * 31 + day) * 24 + hh) * 60 + mm) * 60 + ss
 
 
 def _keys(hits: pl.DataFrame, ctx: LineContext) -> pl.Series | None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from reliab.io.formats.kernel._bulk_headers import DEFERRED_STAMP as _DEFERRED
 from reliab.io.formats.kernel._bulk_shapes import _STAMP
 
 #: the stamp of the bulk shapes' rsyslog prefix (``_bulk_shapes._HEAD``), as a whole word
@@ -48,8 +49,13 @@ def stamp_times(hits: pl.DataFrame) -> pl.Series:
     """``_time``: the UTC time of each line's leading RFC 3339 stamp, null where it has none."""
     line = pl.col("line")
     stamp = hits.select(line.str.head(line.str.find(" ", literal=True))).to_series()
-    rows = stamp.str.contains(STAMP).fill_null(False).arg_true()
     out = pl.repeat(None, hits.height, dtype=pl.Datetime("us", "UTC"), eager=True).alias("_time")
+    if "_orig" in hits.columns:  # (a rewritten RFC 3164 or printk line's placeholder stamp: one cast)
+        fake = (stamp == _DEFERRED).fill_null(False)
+        if fake.any():
+            out = out.scatter(fake.arg_true(), _cast(pl.Series([_DEFERRED])).item())
+            stamp = stamp.set(fake, None)  # type: ignore[arg-type]
+    rows = stamp.str.contains(STAMP).fill_null(False).arg_true()
     if rows.len():
         out = out.scatter(rows, _cast(stamp.gather(rows)))
     return out

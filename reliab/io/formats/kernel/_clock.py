@@ -29,13 +29,16 @@ from __future__ import annotations
 
 import os
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from reliab.errors import ParseError
-from reliab.io._lines import LineContext, Row
+from reliab.io._lines import LATE_ROWS, LineContext, Row
 from reliab.io.formats._timestamps import Header, localize, out_of_range, shifted
+
+if TYPE_CHECKING:
+    import polars as pl
 
 ANCHOR = "setting system clock to "
 
@@ -122,7 +125,7 @@ def _resolve_no_clock(rows: list[Row], ctx: LineContext) -> None:
     pending = [r for r in rows if r.pop("_noclock", False)]
     if not pending:
         return
-    dated = "last_head" in ctx.state or "bulk_first" in ctx.state
+    dated = "last_head" in ctx.state or "bulk_first" in ctx.state or "bulk_late" in ctx.state
     if dated:
         for row in pending:
             row["_reject"] = f"{row['signal']} line with no recognisable timestamp"
@@ -172,8 +175,9 @@ def ordinal(p: tuple[int, int, int, int, int]) -> int:
     return (((mon * 31 + day) * 24 + hh) * 60 + mm) * 60 + ss
 
 
-def _base_year(pending: list[Row], rels: list[int], ctx: LineContext) -> tuple[int, str]:
-    """Year of the first pending row: ``year=``, the file's dated lines, else its mtime."""
+def _base_year(last: tuple[int, int, int, int, int], last_rel: int, ctx: LineContext) -> tuple[int, str]:
+    """Year of the first pending row: ``year=``, the file's dated lines, else its mtime (from the
+    last pending row ``last`` and the rollovers ``last_rel`` before it)."""
     tz = ctx.state["tz"]
     if ctx.options.get("year") is not None:
         return int(ctx.options["year"]), "the year= option"
@@ -183,14 +187,18 @@ def _base_year(pending: list[Row], rels: list[int], ctx: LineContext) -> tuple[i
     if firsts:
         return min(firsts)[1], "the file's dated lines"
     mtime = datetime.fromtimestamp(os.stat(ctx.path).st_mtime, tz=tz)
-    last = pending[-1]["_partial"]
     last_year = mtime.year - (1 if last[:2] > (mtime.month, mtime.day) else 0)
-    return last_year - rels[-1], f"the file's modification time ({mtime.date()}), inferred"
+    return last_year - last_rel, f"the file's modification time ({mtime.date()}), inferred"
 
 
-def _rollovers(pending: list[Row], settled: Any) -> list[int]:
+def _rollovers(pending: list[Row], settled: Any, late: pl.DataFrame | None) -> tuple[list[int], pl.Series | None]:
     """Per pending row, the rollovers up to it, over the year-less rows in line order: the
-    pending ones and those the bulk route settled (``settled``: ``(line numbers, keys)`` pairs)."""
+    pending ones, those the bulk route settled (``settled``: ``(line numbers, keys)`` pairs) and
+    those it kept for the end (``late``: ``_lineno`` and packed ``_partial``); then the same
+    for each row of ``late``, in its order (``None`` without it).  A rollover is a key more
+    than a day below the one before it."""
+    if late is not None:
+        return _late_rollovers(pending, settled, late)
     events = [(row["_lineno"], ordinal(row["_partial"]), k) for k, row in enumerate(pending)]
     for linenos, keys in settled:
         events += [(n, key, -1) for n, key in zip(linenos.to_list(), keys.to_list(), strict=True)]
@@ -203,28 +211,59 @@ def _rollovers(pending: list[Row], settled: Any) -> list[int]:
         prev = key
         if k >= 0:
             rels[k] = rel
-    return rels
+    return rels, None
 
 
-def _resolve_years(rows: list[Row], ctx: LineContext) -> None:
+def _late_rollovers(pending: list[Row], settled: Any, late: pl.DataFrame) -> tuple[list[int], pl.Series]:
+    """:func:`_rollovers` column-wise, with the rows kept for the end (many, in a frame)."""
+    import polars as pl
+
+    from reliab.io.formats.kernel._late import ordinal_of
+
+    events = {"n": pl.Int64, "key": pl.Int64, "k": pl.Int64}
+    frames = [pl.DataFrame({"n": [row["_lineno"] for row in pending],
+                            "key": [ordinal(row["_partial"]) for row in pending],
+                            "k": list(range(len(pending)))}, schema=events)]
+    for linenos, keys in settled:
+        frames.append(pl.DataFrame({"n": linenos, "key": keys}).select(
+            pl.col("n").cast(pl.Int64), pl.col("key").cast(pl.Int64), k=pl.lit(-1, pl.Int64)))
+    frames.append(late.select(pl.col("_lineno").cast(pl.Int64).alias("n"), key=ordinal_of(pl.col("_partial")),
+                              k=-2 - pl.int_range(pl.len(), dtype=pl.Int64)))
+    key = pl.col("key")
+    out = pl.concat(frames).sort("n", maintain_order=True).with_columns(
+        rel=(key < key.shift(1) - 86400).fill_null(False).cast(pl.Int64).cum_sum())
+    rels = out.filter(pl.col("k") >= 0).sort("k").get_column("rel").to_list()
+    return rels, out.filter(pl.col("k") <= -2).sort("k", descending=True).get_column("rel")
+
+
+def _resolve_years(rows: list[Row], ctx: LineContext, late: pl.DataFrame | None = None) -> pl.Series | None:
     """Give year-less rows (RFC 3164, reltime) a year, advancing it at Dec -> Jan rollovers.
 
     Years advance when a line is more than a day earlier in the calendar than the one
-    before it; with the mtime the *last* line is anchored instead.
+    before it; with the mtime the *last* line is anchored instead.  ``late`` are the year-less
+    rows the bulk route kept for the end (``_lineno``, packed ``_partial``): they count among
+    the rows, and their years are returned, in their order.
     """
     pending = [r for r in rows if "_partial" in r]
     settled = ctx.state.get("settled_partial", 0)  # RFC 3164 rows the bulk route gave their year
-    if not pending:
+    n_late = 0 if late is None else late.height
+    if not pending and not n_late:
         if settled:
-            base, how = _base_year(pending, [], ctx)
+            base, how = _base_year((0, 0, 0, 0, 0), 0, ctx)
             ctx.state.setdefault("notes", []).append(_year_note(base, settled, how))
-        return
-    rels = _rollovers(pending, ctx.state.get("settled_keys", ()))
-    base, how = _base_year(pending, rels, ctx)
-    ctx.state.setdefault("notes", []).append(_year_note(base, len(pending) + settled, how))
+        return None
+    rels, late_rels = _rollovers(pending, ctx.state.get("settled_keys", ()), late)
+    last, last_rel = (pending[-1]["_partial"], rels[-1]) if pending else (None, 0)
+    if late is not None and n_late and (not pending or late.item(n_late - 1, "_lineno") > pending[-1]["_lineno"]):
+        from reliab.io.formats.kernel._late import unpack
+
+        last, last_rel = unpack(late.item(n_late - 1, "_partial")), late_rels[-1]  # type: ignore[index]
+    base, how = _base_year(last, last_rel, ctx)  # type: ignore[arg-type]
+    ctx.state.setdefault("notes", []).append(_year_note(base, len(pending) + n_late + settled, how))
     tz = ctx.state["tz"]
     for row, r in zip(pending, rels, strict=True):
         _complete(row, base + r, tz)
+    return None if late_rels is None else late_rels + base
 
 
 def _year_note(base: int, lines: int, how: str) -> str:
@@ -252,9 +291,38 @@ def _complete(row: Row, year: int, tz: Any) -> None:
 
 
 def resolve_times(rows: list[Row], ctx: LineContext) -> list[Row]:
-    """Complete the rows of :mod:`reliab.io.formats.kernel` that need the whole file."""
+    """Complete the rows of :mod:`reliab.io.formats.kernel` that need the whole file.
+
+    The rows the bulk route kept for the end (:mod:`._late`) are completed with them: in bulk,
+    left in ``ctx.state[LATE_ROWS]``, or, if one of them cannot be placed in bulk, all as
+    per-line rows returned with the others.
+    """
+    late = None
+    if "bulk_late" in ctx.state:  # (polars is loaded only when the bulk route ran)
+        import polars as pl
+
+        from reliab.io.formats.kernel._late import complete, kept, per_line_rows
+
+        late = kept(ctx)
     _resolve_no_clock(rows, ctx)
     _resolve_monotonic(rows, ctx)
     _resolve_before_anchor(rows, ctx)
-    _resolve_years(rows, ctx)
-    return rows
+    partial = None if late is None else late.filter(pl.col("_partial").is_not_null())
+    years = _resolve_years(rows, ctx, partial)
+    if late is None:
+        return rows
+    try:
+        boot = boot_time_of(ctx)
+    except Exception:  # noqa: BLE001 - each row then meets it as the per-line rows do
+        boot = None
+    done = complete(late, years, boot, ctx)
+    if done is not None:
+        ctx.state[LATE_ROWS] = (done, 0)
+        return rows
+    extra = per_line_rows(late, ctx)
+    _resolve_monotonic(extra, ctx)
+    syslog = [row for row in extra if "_partial" in row]
+    for row, year in zip(syslog, [] if years is None else years.to_list(), strict=True):
+        _complete(row, year, ctx.state["tz"])
+    ctx.state[LATE_ROWS] = (None, len(extra))
+    return sorted(rows + extra, key=lambda row: row.get("_lineno", 0))  # (stable: in line order)

@@ -132,14 +132,16 @@ def remember_aer(state: dict[str, Any], lineno: int, message: str,
     heads[lineno] = aer_parties(message) if parties is None else parties
 
 
-def aer_detail_seen(state: dict[str, Any], lineno: int, message: str) -> bool:
+def aer_detail_seen(state: dict[str, Any], lineno: int, message: str,
+                    parties: tuple[str | None, str | None] | None = None) -> bool:
     """Whether the severity line ``message`` at ``lineno`` belongs to a report line before it.
 
     It does when an AER line of a related device (its port or source, or either unnamed)
     came at most ``AER_LINES`` lines before it.  The line is remembered either way.
+    ``parties`` are ``aer_parties(message)`` when the caller has them already.
     """
     heads: dict[int, tuple[str | None, str | None]] = state.setdefault("aer_heads", {})
-    parties = aer_parties(message)
+    parties = aer_parties(message) if parties is None else parties
     dev = parties[0]
     related = any(lineno - AER_LINES <= n < lineno and (dev is None or port is None or dev in (port, src))
                   for n, (port, src) in heads.items())

@@ -62,15 +62,15 @@ def full_mask() -> pl.Expr:
 
 
 @cache
-def _two_pass() -> tuple[pl.Expr, pl.Expr] | None:
-    """The first-trigger bit and the occurrence count, or ``None`` if the triggers overlap."""
+def _two_pass() -> tuple[pl.Expr, pl.Expr, pl.Expr] | None:
+    """The triggers a line holds (``_found``), then from it the first-trigger bit and the occurrence
+    count; ``None`` if the triggers overlap."""
     if not overlap_free(TRIGGERS):
         return None
     alternation = "|".join(re.escape(t) for t in TRIGGERS)
-    line = pl.col("line")
-    first = line.str.extract(f"({alternation})", 1).replace_strict(
-        {t: bit(t) for t in TRIGGERS}, default=0, return_dtype=pl.Int32)
-    return first, line.str.count_matches(alternation)
+    found = pl.col("_found")  # every trigger a line holds, in order: one regex pass (``with_mask``)
+    first = found.list.first().replace_strict({t: bit(t) for t in TRIGGERS}, default=0, return_dtype=pl.Int32)
+    return pl.col("line").str.extract_all(alternation).alias("_found"), first, found.list.len()
 
 
 def with_mask(hits: pl.DataFrame) -> pl.DataFrame:
@@ -78,7 +78,7 @@ def with_mask(hits: pl.DataFrame) -> pl.DataFrame:
     passes = _two_pass()
     if passes is None or not hits.height:
         return hits.with_columns(_mask=full_mask())
-    frame = hits.select(_mask=passes[0], _n=passes[1])
+    frame = hits.select(passes[0]).select(_mask=passes[1], _n=passes[2])
     mask = frame.get_column("_mask")
     several = (frame.get_column("_n") > 1).arg_true()
     if several.len():
