@@ -96,6 +96,14 @@ def _ended(jobs: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, pd.Series, int
     return out, rows, state[running], no_end
 
 
+def _shared_objects(values: pd.Series) -> np.ndarray:
+    """``values`` as an object array holding one ``str`` per distinct value (a few end states:
+    1M jobs are not 1M Python strings); missing values are ``None``."""
+    codes, uniques = pd.factorize(values)
+    names = np.append(np.asarray(uniques, dtype=object), None)
+    return names[codes]  # code -1 (missing): the appended None
+
+
 def _filter_mask(jobs: pd.DataFrame, job_filter: JobFilter) -> np.ndarray:
     if job_filter is None:
         return np.ones(len(jobs), dtype=bool)
@@ -293,7 +301,7 @@ def job_outcomes(
     if missing:
         raise ValueError(f"signals lacks column(s) {sorted(missing)} (schema 'signals')")
     ended, ended_rows, not_ended, no_end = _ended(jobs)
-    states = ended["_state"].to_numpy(dtype=object)
+    states = _shared_objects(ended["_state"])
     run, how = None, ""
     in_run = np.ones(len(ended), dtype=bool)
     if policy == "training-run":

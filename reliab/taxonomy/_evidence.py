@@ -72,8 +72,8 @@ def with_job_states(signals: pd.DataFrame, jobs: pd.DataFrame) -> pd.DataFrame:
     """
     codes, keys = pd.factorize(signals["signal"])
     is_slurm = np.append([str(k).startswith("slurm:") for k in keys], False).astype(bool)[codes]
-    have = set(signals.loc[is_slurm, "job_id"].dropna())
-    todo = jobs[~jobs["job_id"].isin(have)]
+    have = signals.loc[is_slurm, "job_id"].dropna()  # Arrow strings stay Arrow (no set of 1M str)
+    todo = jobs[~jobs["job_id"].isin(have).to_numpy(dtype=bool)]
     if todo.empty:
         return signals
     raw = todo["state_raw"] if "state_raw" in todo else todo["state"]
