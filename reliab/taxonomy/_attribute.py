@@ -185,15 +185,15 @@ def _assemble(jobs: pd.DataFrame, all_jobs: pd.DataFrame, ep: pd.DataFrame, sig:
     def col(name: str) -> pd.Series:
         return pd.Series(info[name].to_numpy(dtype=object), dtype="string")
 
-    rule_ids = rules.table["id"].to_numpy(dtype=object)
+    labels = np.append([f"rule:{r}" for r in rules.table["id"].to_numpy(dtype=object)], NO_EVIDENCE)
+    labels = labels.astype(object)  # position -1 (no evidence): the last label
     return pd.DataFrame({
         "time": pd.to_datetime(jobs["end"], utc=True).dt.as_unit("ns"),
-        "job_id": jobs["job_id"].astype("string"),
+        "job_id": jobs["job_id"],  # as text in _counted: only the counted rows
         "hosts": col("hosts"), "gpu": col("gpu"),
         "planned": tax["planned"], "category": tax["category"], "component": tax["component"],
         "root_signal": col("root_signal"), "evidence": col("evidence"),
-        "attribution": pd.array([f"rule:{rule_ids[p]}" if p >= 0 else NO_EVIDENCE
-                                 for p in pos], dtype="string"),
+        "attribution": pd.array(labels[pos], dtype="string"),  # one shared str per rule
         "evidence_kind": pd.array(kinds, dtype="string"),
         "job_state": jobs["_state"].astype("string"),
         "downtime_h": np.nan, "lost_gpu_hours": np.nan,  # costs: a models step after attribution
@@ -224,7 +224,9 @@ def _outcomes_frame(ended: pd.DataFrame, outcome: np.ndarray, reason: np.ndarray
 
 
 def _counted(table: pd.DataFrame, mask: np.ndarray) -> pd.DataFrame:
-    out = table[mask].sort_values(["time", "job_id"], kind="stable", ignore_index=True)
+    out = table[mask]
+    out = out.assign(job_id=out["job_id"].astype("string"))
+    out = out.sort_values(["time", "job_id"], kind="stable", ignore_index=True)
     return validate(out, "interruptions")
 
 
