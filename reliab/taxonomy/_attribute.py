@@ -218,9 +218,14 @@ def _outcomes_frame(ended: pd.DataFrame, outcome: np.ndarray, reason: np.ndarray
         "job_id": _text(ended["job_id"]),
         "name": _text(ended["name"] if "name" in ended else pd.Series(pd.NA, index=ended.index)),
         "state": _text(ended["_state"]), "state_raw": _text(raw),
-        "end": pd.to_datetime(ended["end"], utc=True), "outcome": pd.array(outcome, dtype="string"),
-        "reason": pd.array(reason, dtype="string"), "evidence_kind": pd.array(kind, dtype="string"),
+        "end": pd.to_datetime(ended["end"], utc=True), "outcome": _wrapped(outcome),
+        "reason": _wrapped(reason), "evidence_kind": _wrapped(kind),
     }, copy=False)
+
+
+def _wrapped(values: np.ndarray) -> pd.Series:
+    """Text column around ``values`` (an object array of shared sentences) without a copy of it."""
+    return pd.Series(values, dtype="string", copy=False)
 
 
 def _counted(table: pd.DataFrame, mask: np.ndarray) -> pd.DataFrame:
