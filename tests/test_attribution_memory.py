@@ -60,7 +60,8 @@ def _heap_peak(tmp_path: Path, n: int) -> int:
 
 def test_job_outcomes_holds_no_python_string_per_job(tmp_path: Path) -> None:
     # the heap per added job (the rules and the few shared sentences cancel out): int64 codes,
-    # positions and masks, object arrays of shared sentences; one str per job would add > 50 B
+    # positions and masks, object arrays of shared sentences; one str per job adds >= 50 B
+    # (the code with per-job strings measured 260 B/job here)
     n = 6_000
     per_job = (_heap_peak(tmp_path, 2 * n) - _heap_peak(tmp_path, n)) / n
-    assert per_job < 200, f"{per_job:.0f} B/job"
+    assert per_job < 215, f"{per_job:.0f} B/job"  # ~175 now; one more str per job: > 225

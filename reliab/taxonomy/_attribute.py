@@ -188,7 +188,7 @@ def _assemble(jobs: pd.DataFrame, all_jobs: pd.DataFrame, ep: pd.DataFrame, sig:
     labels = np.append([f"rule:{r}" for r in rules.table["id"].to_numpy(dtype=object)], NO_EVIDENCE)
     labels = labels.astype(object)  # position -1 (no evidence): the last label
     return pd.DataFrame({
-        "time": pd.to_datetime(jobs["end"], utc=True).dt.as_unit("ns"),
+        "time": pd.to_datetime(jobs["end"], utc=True, cache=False).dt.as_unit("ns"),
         "job_id": jobs["job_id"],  # as text in _counted: only the counted rows
         "hosts": col("hosts"), "gpu": col("gpu"),
         "planned": tax["planned"], "category": tax["category"], "component": tax["component"],
@@ -218,7 +218,7 @@ def _outcomes_frame(ended: pd.DataFrame, outcome: np.ndarray, reason: np.ndarray
         "job_id": _text(ended["job_id"]),
         "name": _text(ended["name"] if "name" in ended else pd.Series(pd.NA, index=ended.index)),
         "state": _text(ended["_state"]), "state_raw": _text(raw),
-        "end": pd.to_datetime(ended["end"], utc=True), "outcome": _wrapped(outcome),
+        "end": pd.to_datetime(ended["end"], utc=True, cache=False), "outcome": _wrapped(outcome),
         "reason": _wrapped(reason), "evidence_kind": _wrapped(kind),
     }, copy=False)
 

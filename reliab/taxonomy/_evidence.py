@@ -23,7 +23,7 @@ SIGNAL_COLUMNS = ("time", "host", "gpu", "job_id", "signal", "message", "origin"
 
 def ns(values: pd.Series) -> np.ndarray:
     """UTC timestamps as int64 nanoseconds."""
-    return pd.DatetimeIndex(pd.to_datetime(values, utc=True)).as_unit("ns").asi8
+    return pd.DatetimeIndex(pd.to_datetime(values, utc=True, cache=False)).as_unit("ns").asi8
 
 
 def obj(values: pd.Series) -> np.ndarray:

@@ -33,7 +33,7 @@ _KEY = re.compile(r"(\w+)=(\S+)")
 
 def _ns(values: pd.Series) -> np.ndarray:
     """UTC times as int64 ns (NaT -> int64 min)."""
-    return pd.DatetimeIndex(pd.to_datetime(values, utc=True)).as_unit("ns").asi8
+    return pd.DatetimeIndex(pd.to_datetime(values, utc=True, cache=False)).as_unit("ns").asi8
 
 
 def progress_events(signals: pd.DataFrame | None) -> tuple[pd.DataFrame, pd.DataFrame]:
