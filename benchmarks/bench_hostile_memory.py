@@ -34,7 +34,25 @@ the floor of this table schema) and 5.9 s of CPU (was 34.7 s).  The peak is now 
 MiB inside it); Arrow's ``release_unused`` and glibc's ``malloc_trim`` there give 150 MiB back
 (871 -> 721 MiB) but the costs grow to the same peak, so they are only called after a big
 file read line by line.  < 500 B/job needs the attribution and costs to hold less than
-~80 B/job on top of the tables.
+~80 B/job on top of the tables.  Then (2026-12-06, A/B in one run: 943-944 -> 834-870 MiB, 901 ->
+787-825 B/job; baseline 84 MiB): no Python string per job in the attribution and the costs
+(``numpy.full`` with a ``str`` fill value made one copy of "not_interruption" per ended job;
+end states, signal codes and job ids factorized from the Arrow columns; one shared
+attribution label per rule; ``train:*`` rows found without ``astype("string")``, which turned
+the 1M Arrow signal names into Python strings, twice; ``to_datetime`` without its cache of
+distinct values).  Per stage (RSS above the stage's
+start, MiB, before -> after): ``job_outcomes`` +295 -> +100-215, ``with_costs`` +70 -> +25-65,
+the Python heap of ``job_outcomes`` at its peak 260 -> ~175 B per added job
+(``tests/test_attribution_memory.py``); every table frame-equal on a 200k-job file and on the
+sample ``data/``.  Where the 834-870 MiB are now: the reader's jobs and signals tables 111 -> 538
+(+427); their pandas conversion +67; repeated jobs +30; the signals' sort by time copies the
+signals table (hwm ~730); then the attribution and costs on top of the tables, from 580-680
+(as much of the freed memory as glibc kept) to 820-850 (ended-jobs and outcomes frames, per-job
+codes and masks; the costs' int64 keys of every allocation, +25-65).  < 500 B/job
+(peak < ~560 MiB) is under the tables (347 MiB) + the interpreter + the reader's transients
+alone: it needs a lighter table schema (the two ``origin`` columns are 70 B/job; the
+``slurm:completed`` signal of every completed job ~90 B/job; 8-byte ``large_string`` offsets
+4 B per text cell), a decision on the public dtypes and rows, not done here.
 """
 
 from __future__ import annotations
@@ -90,7 +108,8 @@ BOMBS = {
                       " sentence per state, Arrow strings kept, costs after attribution on key columns only; then 1,244 MiB"
                       " (1,217 B/job): costs on the allocations they read only; 2026-12-06, loaded machine: 1,170 MiB"
                       " (1,139 B/job) -> 943 MiB (902 B/job): the text read in columns (reader 594 -> ~430 MiB,"
-                      " CPU 34.7 -> 5.9 s)")),
+                      " CPU 34.7 -> 5.9 s); then 834-870 MiB (787-825 B/job): no Python string per job in the"
+                      " attribution and costs")),
 }
 #: read with ``output=`` (the ``--stream`` route): name -> as in BOMBS
 STREAMED = {

@@ -96,6 +96,14 @@ def _ended(jobs: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, pd.Series, int
     return out, rows, state[running], no_end
 
 
+def _shared_objects(values: pd.Series) -> np.ndarray:
+    """``values`` as an object array holding one ``str`` per distinct value (a few end states:
+    1M jobs are not 1M Python strings); missing values are ``None``."""
+    codes, uniques = pd.factorize(values)
+    names = np.append(np.asarray(uniques, dtype=object), None)
+    return names[codes]  # code -1 (missing): the appended None
+
+
 def _filter_mask(jobs: pd.DataFrame, job_filter: JobFilter) -> np.ndarray:
     if job_filter is None:
         return np.ones(len(jobs), dtype=bool)
@@ -177,15 +185,15 @@ def _assemble(jobs: pd.DataFrame, all_jobs: pd.DataFrame, ep: pd.DataFrame, sig:
     def col(name: str) -> pd.Series:
         return pd.Series(info[name].to_numpy(dtype=object), dtype="string")
 
-    rule_ids = rules.table["id"].to_numpy(dtype=object)
+    labels = np.append([f"rule:{r}" for r in rules.table["id"].to_numpy(dtype=object)], NO_EVIDENCE)
+    labels = labels.astype(object)  # position -1 (no evidence): the last label
     return pd.DataFrame({
-        "time": pd.to_datetime(jobs["end"], utc=True).dt.as_unit("ns"),
-        "job_id": jobs["job_id"].astype("string"),
+        "time": pd.to_datetime(jobs["end"], utc=True, cache=False).dt.as_unit("ns"),
+        "job_id": jobs["job_id"],  # as text in _counted: only the counted rows
         "hosts": col("hosts"), "gpu": col("gpu"),
         "planned": tax["planned"], "category": tax["category"], "component": tax["component"],
         "root_signal": col("root_signal"), "evidence": col("evidence"),
-        "attribution": pd.array([f"rule:{rule_ids[p]}" if p >= 0 else NO_EVIDENCE
-                                 for p in pos], dtype="string"),
+        "attribution": pd.array(labels[pos], dtype="string"),  # one shared str per rule
         "evidence_kind": pd.array(kinds, dtype="string"),
         "job_state": jobs["_state"].astype("string"),
         "downtime_h": np.nan, "lost_gpu_hours": np.nan,  # costs: a models step after attribution
@@ -210,13 +218,20 @@ def _outcomes_frame(ended: pd.DataFrame, outcome: np.ndarray, reason: np.ndarray
         "job_id": _text(ended["job_id"]),
         "name": _text(ended["name"] if "name" in ended else pd.Series(pd.NA, index=ended.index)),
         "state": _text(ended["_state"]), "state_raw": _text(raw),
-        "end": pd.to_datetime(ended["end"], utc=True), "outcome": pd.array(outcome, dtype="string"),
-        "reason": pd.array(reason, dtype="string"), "evidence_kind": pd.array(kind, dtype="string"),
+        "end": pd.to_datetime(ended["end"], utc=True, cache=False), "outcome": _wrapped(outcome),
+        "reason": _wrapped(reason), "evidence_kind": _wrapped(kind),
     }, copy=False)
 
 
+def _wrapped(values: np.ndarray) -> pd.Series:
+    """Text column around ``values`` (an object array of shared sentences) without a copy of it."""
+    return pd.Series(values, dtype="string", copy=False)
+
+
 def _counted(table: pd.DataFrame, mask: np.ndarray) -> pd.DataFrame:
-    out = table[mask].sort_values(["time", "job_id"], kind="stable", ignore_index=True)
+    out = table[mask]
+    out = out.assign(job_id=out["job_id"].astype("string"))
+    out = out.sort_values(["time", "job_id"], kind="stable", ignore_index=True)
     return validate(out, "interruptions")
 
 
@@ -293,7 +308,7 @@ def job_outcomes(
     if missing:
         raise ValueError(f"signals lacks column(s) {sorted(missing)} (schema 'signals')")
     ended, ended_rows, not_ended, no_end = _ended(jobs)
-    states = ended["_state"].to_numpy(dtype=object)
+    states = _shared_objects(ended["_state"])
     run, how = None, ""
     in_run = np.ones(len(ended), dtype=bool)
     if policy == "training-run":

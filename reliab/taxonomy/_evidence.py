@@ -23,7 +23,7 @@ SIGNAL_COLUMNS = ("time", "host", "gpu", "job_id", "signal", "message", "origin"
 
 def ns(values: pd.Series) -> np.ndarray:
     """UTC timestamps as int64 nanoseconds."""
-    return pd.DatetimeIndex(pd.to_datetime(values, utc=True)).as_unit("ns").asi8
+    return pd.DatetimeIndex(pd.to_datetime(values, utc=True, cache=False)).as_unit("ns").asi8
 
 
 def obj(values: pd.Series) -> np.ndarray:
@@ -72,8 +72,8 @@ def with_job_states(signals: pd.DataFrame, jobs: pd.DataFrame) -> pd.DataFrame:
     """
     codes, keys = pd.factorize(signals["signal"])
     is_slurm = np.append([str(k).startswith("slurm:") for k in keys], False).astype(bool)[codes]
-    have = set(signals.loc[is_slurm, "job_id"].dropna())
-    todo = jobs[~jobs["job_id"].isin(have)]
+    have = signals.loc[is_slurm, "job_id"].dropna()  # Arrow strings stay Arrow (no set of 1M str)
+    todo = jobs[~jobs["job_id"].isin(have).to_numpy(dtype=bool)]
     if todo.empty:
         return signals
     raw = todo["state_raw"] if "state_raw" in todo else todo["state"]
@@ -97,6 +97,12 @@ def _members(index: HostIndex, nodelist: str | None, failed: str | None,
         raise ValueError(f"job {job_id}: {exc}") from exc
 
 
+def _codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes (-1 missing) and the distinct values as objects, in order of appearance."""
+    codes, uniques = pd.factorize(values)
+    return np.asarray(codes, dtype=np.int64), obj(pd.Series(uniques, dtype=object))
+
+
 def candidate_pairs(sig: pd.DataFrame, jobs: pd.DataFrame, rules: Rules, before: int,
                     after: int) -> pd.DataFrame:
     """(job, signal row) pairs of root-cause evidence, with integer codes for grouping.
@@ -109,9 +115,10 @@ def candidate_pairs(sig: pd.DataFrame, jobs: pd.DataFrame, rules: Rules, before:
     t = ns(sig["time"])
     order, lo, hi, inside = _windows(t, ns(jobs["end"]), before, after)
     job_ids = obj(jobs["job_id"])
-    sjob, sjob_uniques = pd.factorize(obj(sig["job_id"]))
-    code_of = {jid: k for k, jid in enumerate(sjob_uniques)}
-    job_code = np.array([code_of.get(j, -2) for j in job_ids], dtype=np.int64)
+    # codes from the columns as they are (Arrow strings: no Python string per signal)
+    sjob, sjob_uniques = pd.factorize(sig["job_id"])
+    job_code = np.asarray(pd.Index(sjob_uniques).get_indexer(jobs["job_id"]), dtype=np.int64)
+    job_code[job_code < 0] = -2  # not named by any signal (-1 is a signal without a job)
     tickets = _linked_tickets(sig, job_ids)
     rows = np.flatnonzero(inside | tickets)
     pos = np.full(len(sig), -1, dtype=np.int64)
@@ -119,8 +126,8 @@ def candidate_pairs(sig: pd.DataFrame, jobs: pd.DataFrame, rules: Rules, before:
     pos[rows] = rule_positions(rules, keys, sig["message"].iloc[rows])
     warn_unmatched(keys, pos[rows], stacklevel=3)
     root = (pos >= 0) & rules.table["root_cause"].to_numpy()[pos]
-    host, host_uniques = pd.factorize(obj(sig["host"]))
-    key_code, key_uniques = pd.factorize(obj(sig["signal"]))
+    host, host_uniques = _codes(sig["host"])
+    key_code, key_uniques = _codes(sig["signal"])
     # a Slurm end state is evidence for its own job only, never for a job sharing its node
     own_only = np.append([str(k).startswith("slurm:") for k in key_uniques], False)[key_code]
     index = host_index(host_uniques)

@@ -96,11 +96,10 @@ def check_policy(policy: str | None) -> Policy:
 def end_states(jobs: pd.DataFrame) -> pd.Series:
     """Normalized end state per job (``'CANCELLED by 0'`` -> ``CANCELLED``), NA if absent."""
     state = jobs["state"] if "state" in jobs else pd.Series(pd.NA, index=jobs.index)
-    codes, uniques = pd.factorize(state.to_numpy(dtype=object, na_value=None))
+    # a few distinct states: map them once (no Python string per job; NA has code -1)
+    codes, uniques = pd.factorize(state)
     norm = pd.Series(uniques, dtype="string").str.strip().str.split().str[0].str.upper().str.rstrip("+")
-    out = norm.to_numpy(dtype=object, na_value=None)[codes]  # a few distinct states: map them once
-    out[codes < 0] = None
-    return pd.Series(out, index=jobs.index, dtype="string")
+    return pd.Series(norm.array.take(codes, allow_fill=True), index=jobs.index)
 
 
 def ended_mask(jobs: pd.DataFrame, state: pd.Series) -> np.ndarray:
@@ -228,7 +227,8 @@ def decide(policy: Policy, state: np.ndarray, in_run: np.ndarray, infra: np.ndar
     def is_state(name: str) -> np.ndarray:
         return np.asarray([n == name for n in names], dtype=bool)[codes] if len(names) else np.zeros(0, bool)
 
-    outcome = np.full(len(codes), NOT_INTERRUPTION, dtype=object)
+    outcome = np.empty(len(codes), dtype=object)
+    outcome.fill(NOT_INTERRUPTION)  # one shared str (numpy.full copies a str fill value per element)
     if policy == "training-run":
         pend = (np.zeros(len(codes), dtype=bool) if pending is None else pending) & in_run
         done = (is_state("COMPLETED") & in_run) | pend
@@ -260,8 +260,9 @@ def needs_evidence(policy: Policy, state: np.ndarray, in_run: np.ndarray,
     """Allocations whose evidence is looked up (the others' outcome is known from the state)."""
     if policy == "training-run":
         return in_run & (state != "COMPLETED") & ~pending
-    rules = np.array([FLEET_STATES.get(str(s), ("evidence", ""))[0] for s in state], dtype=object)
-    return rules != "never"
+    codes, names = pd.factorize(np.asarray(state, dtype=object), use_na_sentinel=False)
+    never = np.asarray([FLEET_STATES.get(str(s), ("evidence", ""))[0] == "never" for s in names], dtype=bool)
+    return ~never[codes] if len(names) else np.ones(len(codes), dtype=bool)
 
 
 def describe(policy: Policy, run: str | None = None) -> str:

@@ -33,7 +33,7 @@ _KEY = re.compile(r"(\w+)=(\S+)")
 
 def _ns(values: pd.Series) -> np.ndarray:
     """UTC times as int64 ns (NaT -> int64 min)."""
-    return pd.DatetimeIndex(pd.to_datetime(values, utc=True)).as_unit("ns").asi8
+    return pd.DatetimeIndex(pd.to_datetime(values, utc=True, cache=False)).as_unit("ns").asi8
 
 
 def progress_events(signals: pd.DataFrame | None) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -43,8 +43,8 @@ def progress_events(signals: pd.DataFrame | None) -> tuple[pd.DataFrame, pd.Data
                           "write_h": pd.Series(dtype=float)})
     if signals is None or signals.empty:
         return empty, empty.drop(columns="write_h")
-    key = signals["signal"].astype("string")
-    rows = signals[key.isin([SAVED, LOADED]).fillna(False).to_numpy(dtype=bool)]
+    # isin on the column as it is: astype("string") would turn 1M Arrow strings into Python ones
+    rows = signals[signals["signal"].isin([SAVED, LOADED]).fillna(False).to_numpy(dtype=bool)]
     rows = rows[rows["job_id"].notna()]
     if rows.empty:
         return empty, empty.drop(columns="write_h")
