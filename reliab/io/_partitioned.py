@@ -189,19 +189,19 @@ def _sweep(root: Path, keep: set[str]) -> None:
                 pass
 
 
-def commit(folder: str | os.PathLike[str], run: str, parts: list[dict[str, Any]],
-           derived: dict[str, pd.DataFrame], facts: dict[str, Any] | None = None) -> Path:
-    """Write the derived tables and the manifest (the commit point); drop older runs' parts."""
+def commit(folder: str | os.PathLike[str], run: str, parts: list[dict[str, Any]], result: Any, **facts: Any) -> Path:
+    """Write the derived tables of ``result`` (an :class:`~reliab.io._result.IngestResult`) and
+    the manifest (the commit point, with its policy, notes and ``facts``); drop older runs' parts."""
     root = Path(folder)
     root.mkdir(parents=True, exist_ok=True)
-    for table, frame in derived.items():
+    for table in DERIVED:
         target = root / f"{table}.parquet"
         tmp = target.with_name(f".{target.name}.tmp")
-        schema.write_parquet(frame, str(tmp), table)
+        schema.write_parquet(getattr(result, table), str(tmp), table)
         os.replace(tmp, target)
     manifest = {"format": "reliab partitioned tables", "version": 1, "run": run,
                 "tables": {t: [p for p in parts if p["table"] == t] for t in PARTITIONED},
-                "derived": sorted(derived), **(facts or {})}
+                "derived": sorted(DERIVED), "policy": result.policy, "notes": list(result.notes), **facts}
     target = root / MANIFEST
     tmp = target.with_name(f".{target.name}.tmp")
     tmp.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
