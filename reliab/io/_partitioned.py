@@ -40,7 +40,8 @@ from reliab.io._merge import concat, file_tables
 from reliab.io._registry import FileResult
 
 __all__ = ["PARTITIONED", "DERIVED", "MANIFEST", "new_run", "write_parts", "write_table", "positions", "remap",
-           "commit", "discard_run", "part_files", "read_table", "read_parts", "read_manifest", "partition_value"]
+           "commit", "discard_run", "part_files", "read_table", "read_parts", "read_manifest", "partition_value",
+           "parts_in_order", "read_rows"]
 
 #: tables written by the workers, partitioned
 PARTITIONED = ("signals", "jobs", "telemetry", "quarantine")
@@ -152,14 +153,25 @@ def positions(record: dict[str, Any]) -> np.ndarray:
     return np.concatenate([np.arange(s, s + n, dtype=np.int64) for s, n in runs])
 
 
-def signals_in_order(frames: list[Any], keys: list[np.ndarray]) -> pd.DataFrame:
-    """Signal rows read from parts (Arrow tables), in the order of the full table.
+def parts_in_order(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Manifest records of one table in the order of their rows: by task, then first position."""
+    return sorted(parts, key=lambda r: (r["task"], r["runs"][0][0] if r["runs"] else 0))
 
-    ``keys`` holds, per frame, ``(task, position)`` of each row; the rows are put back in task
-    and position order, then sorted by time (stably), as the in-memory ingest orders them.
+
+def read_rows(folder: str | os.PathLike[str], parts: list[dict[str, Any]], chosen: list[np.ndarray]) -> pd.DataFrame:
+    """Signal rows read from parts: of part ``parts[k]`` the rows at positions ``chosen[k]``.
+
+    The rows are put back in task and position order, then sorted by time (stably), as the
+    in-memory ingest orders them: some rows of the whole table, in its order.
     """
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
+    frames, keys = [], []
+    for record, rows in zip(parts, chosen, strict=True):
+        if len(rows):
+            frames.append(pq.read_table(Path(folder) / record["path"]).take(pa.array(rows)))
+            keys.append(np.column_stack([np.full(len(rows), record["task"]), positions(record)[rows]]))
     if not frames:
         return schema.empty("signals")
     key = np.concatenate(keys)

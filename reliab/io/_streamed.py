@@ -304,19 +304,13 @@ class OutputWriter:
                  for d in pd.date_range(a.floor("D"), b.floor("D"), freq="D")}
         lo_ns, hi_ns = _as_ns(lo), _as_ns(hi)
         seen: set[tuple[Any, Any]] = set()
-        frames: list[pd.DataFrame] = []
-        keys: list[np.ndarray] = []
-        records = sorted((r for r in self.parts if r["table"] == "signals"),
-                         key=lambda r: (r["task"], r["runs"][0][0] if r["runs"] else 0))
+        records = _partitioned.parts_in_order([r for r in self.parts if r["table"] == "signals"])
+        chosen = []
         for record in records:
-            path = Path(self.folder) / record["path"]
             windowed = _date_of(record["path"]) in dates | {"unknown"}
-            keep = _marked(pq.read_table(path, columns=list(_MARK_COLUMNS)), seen, lo_ns if windowed else None, hi_ns)
-            if keep.any():  # only then the whole rows, and only those kept
-                frames.append(pq.read_table(path).filter(keep))
-                where = _partitioned.positions(record)[keep]
-                keys.append(np.column_stack([np.full(len(where), record["task"]), where]))
-        return _partitioned.signals_in_order(frames, keys)
+            cols = pq.read_table(Path(self.folder) / record["path"], columns=list(_MARK_COLUMNS))
+            chosen.append(np.flatnonzero(_marked(cols, seen, lo_ns if windowed else None, hi_ns)))
+        return _partitioned.read_rows(self.folder, records, chosen)
 
 
 def _as_ns(times: pd.Series) -> np.ndarray:
