@@ -28,7 +28,8 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ from reliab.io._merge import concat, file_tables
 from reliab.io._registry import FileResult
 
 __all__ = ["PARTITIONED", "DERIVED", "MANIFEST", "new_run", "write_parts", "write_table", "positions", "remap",
-           "commit", "discard_run", "part_files", "read_table", "read_parts", "read_manifest", "partition_value",
+           "commit", "part_files", "read_table", "read_parts", "read_manifest", "partition_value",
            "parts_in_order", "read_rows"]
 
 #: tables written by the workers, partitioned
@@ -51,9 +52,20 @@ MANIFEST = "_reliab_dataset.json"
 _UNKNOWN = "unknown"
 
 
-def new_run() -> str:
-    """A fresh run id: sortable by time, unique across clients."""
-    return f"{pd.Timestamp.now(tz='UTC'):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+@contextmanager
+def new_run(folder: str | os.PathLike[str]) -> Iterator[tuple[Path, str]]:
+    """A run into ``folder``: the folder (resolved) and a fresh run id, sortable by time and
+    unique across clients.  If the block fails, every part (and temporary part) the run
+    wrote is deleted: the run will not commit."""
+    root, run = Path(folder).resolve(), f"{pd.Timestamp.now(tz='UTC'):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+    try:
+        yield root, run
+    except BaseException:
+        for table in PARTITIONED:
+            for pattern in (f"part-{run}-*", f".part-{run}-*"):
+                for path in (root / table).rglob(pattern):  # (none where the folder is missing)
+                    path.unlink(missing_ok=True)
+        raise
 
 
 def _dates(frame: pd.DataFrame, table: str) -> np.ndarray:
@@ -273,12 +285,3 @@ def read_parts(folder: str | os.PathLike[str], parts: list[dict[str, Any]], tabl
         frames.append(frame.iloc[np.argsort(where, kind="stable")].reset_index(drop=True))
     return concat(frames, table)
 
-
-def discard_run(folder: str | os.PathLike[str], run: str) -> None:
-    """Delete every part (and temporary part) a run wrote: the run will not commit."""
-    root = Path(folder)
-    for table in PARTITIONED:
-        if (root / table).is_dir():
-            for pattern in (f"part-{run}-*", f".part-{run}-*"):
-                for path in (root / table).rglob(pattern):
-                    path.unlink(missing_ok=True)

@@ -384,10 +384,5 @@ def written(plan: RunPlan, output: str | os.PathLike[str], batch_rows: int | Non
 
     A run that fails (inside the ``with``) deletes the parts it wrote and commits nothing.
     """
-    out = Path(output).resolve()
-    run = _partitioned.new_run()
-    try:
+    with _partitioned.new_run(output) as (out, run):
         yield _Written(plan, out, OutputWriter(out, run, BATCH_ROWS if batch_rows is None else batch_rows))
-    except BaseException:
-        _partitioned.discard_run(out, run)
-        raise

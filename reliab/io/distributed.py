@@ -15,18 +15,20 @@ input accounted for), then submits tasks (:mod:`reliab.io._tasks`):
   files are never split (a compressed stream cannot be entered in the middle).
 
 Live ``scheme://`` inputs and files set aside by discovery are handled on the client.
-Without ``output`` each task's tables travel back through the scheduler, joined; with it,
-each task writes its tables as Parquet parts partitioned by source and date
-(:mod:`reliab.io._partitioned`) and only the line accounting travels back.
-:func:`read_ahead` hands the pipeline's loop each input's rows in input order, so the
-session merges, validates and attributes as in a local run: the result is the local result.
+Without ``output`` each task's tables travel back through the scheduler, joined (with
+``store=``, file by file); with it, each task writes its tables as Parquet parts
+partitioned by source and date (:mod:`reliab.io._partitioned`) and only the line
+accounting travels back.  :func:`read_ahead` hands the pipeline's loop each input's rows in
+input order, so the session merges and the pipeline finishes as in a local run: the result
+is the local result.
 
 Failures: a task lost with its worker is re-run by the scheduler on another worker (Dask's
 ``distributed.scheduler.allowed-failures`` times); when a task fails for good, the run
 raises :class:`~reliab.errors.DistributedError` naming the task's files, cancels the
 other tasks and deletes the parts this run wrote: nothing partial is returned or
 committed.  With ``store=`` the store's own rules apply (:mod:`reliab.io._store`): the
-reads run on the cluster, the ledger and tables stay with the client.
+files its ledger says are new are read on the cluster, the ledger and tables stay with the
+client.
 
 Dask is an optional dependency: ``pip install 'reliab[distributed]'``.  Workers must be
 able to import ``reliab`` and read the input paths (and write ``output``); parsers
@@ -280,17 +282,17 @@ def read_ahead(plan: RunPlan, read: ReadEntry, *, strict: bool, client: Any = No
         futures, gaps = _submit_file_tasks(sub, segments, strict, tasks, run, BATCH_BYTES, RANGE_BYTES)
         # tables written: every task's accounting at once (nothing is left running when one fails)
         outputs: Iterator[TaskOutput] = iter(sub.gather(futures)) if writes else sub.in_order(futures)
-        remote = zip((i.path for items in segments for i in items),
-                     (pair for out in outputs if keep(out.parts) is None
-                      for pair in zip(out.results, out.choices, strict=True)), strict=True)
-        ahead = {i.path for items in segments for i in items}
+        files = [id(e) for e in plan.entries if e.result is None and not e.url]  # (the items, in order)
+        remote = zip(files, (pair for out in outputs if keep(out.parts) is None
+                             for pair in zip(out.results, out.choices, strict=True)), strict=True)
+        ahead = set(files)
         live = iter(gaps)
 
         def read_one(plan: RunPlan, entry: Entry, strict: bool) -> list[tuple[FileResult, SourceChoice]]:
-            if entry.path in ahead and entry.result is None and not entry.url:
-                ahead.discard(entry.path)
-                for path, pair in remote:  # in input order; files the session did not ask for are passed
-                    if path == entry.path:
+            if id(entry) in ahead:
+                ahead.discard(id(entry))
+                for key, pair in remote:  # in input order; files the session did not ask for are passed
+                    if key == id(entry):
                         return [pair]
             rows = read(plan, entry, strict)
             if entry.url and writes:
@@ -330,9 +332,5 @@ class _Written(Session):
 @contextmanager
 def written_by_tasks(plan: RunPlan, output: str | os.PathLike[str]) -> Iterator[_Written]:
     """The Output session of a Dask run; a run that fails deletes the parts it wrote."""
-    out, run = str(Path(output).resolve()), _partitioned.new_run()
-    try:
-        yield _Written(plan, out, run)
-    except BaseException:
-        _partitioned.discard_run(out, run)
-        raise
+    with _partitioned.new_run(output) as (out, run):
+        yield _Written(plan, str(out), run)
