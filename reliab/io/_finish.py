@@ -49,7 +49,7 @@ class Merged:
 
 
 class Session:
-    """One run of a sink: the pipeline's loop hands it each planned input, then finishes what it merged.
+    """One run of a sink: it takes each planned input, hands back what it merged, commits the result.
 
     :meth:`add` has an input read (or not, when the sink knows it) and keeps its tables;
     :meth:`close` hands back the merged tables; :meth:`commit` makes the finished result
