@@ -396,34 +396,32 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------------- environment
-def _env_figure(name: str, result: object, ax: Axes | None) -> Figure:
-    from reliab.models.environment import _figures
-
-    with _style():
-        return getattr(_figures, name)(result, ax=ax)
+def _env_figure(result: object, ax: Axes | None) -> Figure:
+    with _style():  # an environment result draws its own figure
+        return result.plot(ax=ax)  # type: ignore[attr-defined]
 
 
 def plot_power_swings(result: object, ax: Axes | None = None) -> Figure:
     """Power with swing onsets and swing sizes against the grid limit (a ``PowerSwingResult``)."""
-    return _env_figure("power_swing_figure", result, ax)
+    return _env_figure(result, ax)
 
 
 def plot_diurnal(result: object, ax: Axes | None = None) -> Figure:
     """Mean daily profile with its bootstrap band and the temperature (a ``DiurnalResult``)."""
-    return _env_figure("diurnal_figure", result, ax)
+    return _env_figure(result, ax)
 
 
 def plot_throughput(result: object, ax: Axes | None = None) -> Figure:
     """Throughput against temperature with naive and HAC bands (a ``ThroughputFit``)."""
-    return _env_figure("throughput_figure", result, ax)
+    return _env_figure(result, ax)
 
 
 def plot_irr_forest(result: object, ax: Axes | None = None) -> Figure:
     """Incidence-rate ratios with intervals on a log axis (a ``FailureGLMFit``)."""
-    return _env_figure("irr_forest_figure", result, ax)
+    return _env_figure(result, ax)
 
 
 def plot_clock_events(result: object, ax: Axes | None = None) -> Figure:
     """Share of samples per NVML clock-event reason (a ``ClockEventSummary``)."""
-    return _env_figure("clock_event_figure", result, ax)
+    return _env_figure(result, ax)
 

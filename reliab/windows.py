@@ -49,7 +49,9 @@ def window_freq(frame: pd.DataFrame, freq: str | None) -> str:
     return str(found)
 
 
-def _measurements(telemetry: pd.DataFrame, columns: Sequence[str] | None) -> list[str]:
+def measurement_columns(telemetry: pd.DataFrame, columns: Sequence[str] | None) -> list[str]:
+    """The measurement columns of ``telemetry``: ``columns`` (each checked to be there), or
+    every numeric, non-boolean column that is not a key (time, host, gpu…) or hidden."""
     if columns is not None:
         missing = [c for c in columns if c not in telemetry.columns]
         if missing:
@@ -88,7 +90,7 @@ def window_partials(
         Keys ``host, gpu, window`` and ``n, first, last`` plus, per column ``c``,
         ``c__n, c__sum, c__min, c__max`` (and ``c__above``).
     """
-    cols = _measurements(telemetry, columns)
+    cols = measurement_columns(telemetry, columns)
     thr = dict(thresholds or {})
     bad = [c for c in thr if c not in cols]
     if bad:
@@ -414,5 +416,5 @@ def counting_process_rows(windows: pd.DataFrame, *, event: str = "failures",
                     **{event: (w[event] > 0).astype(int)})
 
 
-__all__ = ["window_freq", "window_partials", "combine_partials", "finalize_windows", "telemetry_windows",
-           "count_events", "lag_windows", "counting_process_rows", "SUM_SUFFIXES"]
+__all__ = ["window_freq", "measurement_columns", "window_partials", "combine_partials", "finalize_windows",
+           "telemetry_windows", "count_events", "lag_windows", "counting_process_rows", "SUM_SUFFIXES"]

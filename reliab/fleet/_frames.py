@@ -40,7 +40,7 @@ def parquet_files(source: str | os.PathLike[str] | Sequence[str | os.PathLike[st
     FileNotFoundError
         A path that does not exist, or a folder without Parquet files.
     """
-    from reliab.io._partitioned import MANIFEST, part_files
+    from reliab.io import MANIFEST, part_files
 
     paths = [source] if isinstance(source, str | os.PathLike) else list(source)
     files: list[str] = []

@@ -107,7 +107,7 @@ def _frame(source: Source, table: str) -> Source:
     """An ingest output folder's derived table (one file) as pandas; anything else as given."""
     from pathlib import Path
 
-    from reliab.io._partitioned import DERIVED, MANIFEST, read_table
+    from reliab.io import DERIVED, MANIFEST, read_table
 
     if isinstance(source, str | Path) and (Path(source) / MANIFEST).is_file() and table in DERIVED:
         return read_table(source, table)

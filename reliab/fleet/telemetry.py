@@ -54,11 +54,11 @@ from reliab.fleet._frames import Source, as_dask, parquet_files
 from reliab.fleet._partials import FIRST, LAST, STEPS, telemetry_partials
 from reliab.windows import (
     SUM_SUFFIXES,
-    _measurements,
     combine_partials,
     count_events,
     finalize_windows,
 )
+from reliab.windows import measurement_columns as _measurements
 
 __all__ = ["reduce_telemetry", "telemetry_partials", "finish_partials", "host_groups"]
 

@@ -25,6 +25,8 @@ _LAZY: dict[str, str] = {
     "read_table": "reliab.io._partitioned",
     "read_manifest": "reliab.io._partitioned",
     "part_files": "reliab.io._partitioned",
+    "parts_in_order": "reliab.io._partitioned",
+    "read_rows": "reliab.io._partitioned",
     "MANIFEST": "reliab.io._partitioned",
     "DERIVED": "reliab.io._partitioned",
     "reader_options": "reliab.io._options",

@@ -5,10 +5,11 @@ found, hand-over manifests applied, every input that will not be read given its 
 row) -> read each planned input (:func:`read_entry`, the unit of work of every engine: a
 file with the reader :func:`reliab.io._readfile.choose_source` picks, through
 :func:`reliab.io._readfile.read_file`; a ``scheme://`` input with its live source) -> merge
-the files' tables in input order (:mod:`reliab.io._merge`) -> attribute job interruptions
-and build the result (:mod:`reliab.io._finish`).  Who runs the reads and where the tables go
-are the run's modes (:mod:`reliab.io._modes`), reached only through their two interfaces:
-the loop over the inputs is this module's, the sink's session takes each input's tables.
+the files' tables in input order (the sink's session) -> sort, validate, attribute and cost
+(:func:`reliab.io._finish.finish`, here, on the tables the session hands back) -> the
+session commits the result (an output folder's manifest).  Who runs the reads and where the
+tables go are the run's modes (:mod:`reliab.io._modes`), reached only through their two
+interfaces: the loop over the inputs and the finishing step are this module's.
 :func:`available_sources` lists the parsers.
 
 Parsers register themselves on import (:func:`reliab.io._registry.register_parser`);
@@ -20,7 +21,6 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Iterable
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,6 +31,7 @@ import reliab.io.formats  # noqa: F401
 import reliab.io.sources  # noqa: F401  (registers slurm://, prometheus://, journald://)
 from reliab.errors import ReliabError
 from reliab.io._discover import Entry
+from reliab.io._finish import finish, sources_of
 from reliab.io._merge import TableParts, accounting_of, file_tables
 from reliab.io._merge import concat as _concat  # noqa: F401  (the name tests use)
 from reliab.io._merge import progress as progress_bar
@@ -210,21 +211,21 @@ def ingest(
                                    "after": after, "job_filter": job_filter}, _defaults())
     runner = runner_for(engine, client)
     sink = sink_for(store, output, rebuild)
-    with sink.open(plan, runner, strict=strict, progress=progress) as session:
-        reads = runner.reads(plan, read_entry, session, strict=strict) if session.ahead else nullcontext(read_entry)
+    with sink.open(plan, runner) as session:
         results: list[FileResult] = []
         choices: dict[str, SourceChoice | None] = {}
-        advance, close = progress_bar(len(plan.entries), progress and session.show)
+        advance, done = progress_bar(len(plan.entries), progress)
         try:
-            with reads as read:
+            with runner.reads(plan, read_entry, session, strict=strict) as read:
                 for entry in plan.entries:  # the one loop over the planned inputs, in input order
                     for result, choice in session.add(plan, entry, strict, read):
                         results.append(result)
                         choices[result.path] = choice
                     advance()
         finally:
-            close()
-        return session.finish(accounting_of(results), results, choices, attribution)
+            done()
+        merged = session.close(accounting_of(results), attribution)  # the sink's merged tables
+        return session.commit(finish(merged, sources_of(results, choices), **attribution))
 
 
 def read_entry(plan: RunPlan, entry: Entry, strict: bool) -> list[tuple[FileResult, SourceChoice]]:

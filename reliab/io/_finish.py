@@ -1,26 +1,86 @@
-"""The end of every ingest: the merged tables sorted and validated, interruptions attributed.
+"""The end of every ingest: the merged tables sorted and validated, interruptions attributed and costed.
 
-:func:`finish` turns the merged tables, accounting and source choices of a run into its
-:class:`~reliab.io._result.IngestResult`; :func:`attribute_run` is the attribution step
-(:func:`reliab.job_outcomes`), which the ``output=`` engine also calls on the signals it
-reads back.
+A sink's :class:`Session` takes each input's tables while the pipeline's loop reads them and
+hands back what it merged (:meth:`Session.close`, a :class:`Merged`); :func:`finish` turns
+that, with the run's source choices, into the run's
+:class:`~reliab.io._result.IngestResult`, whatever the mode; the session then commits it
+(:meth:`Session.commit`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from reliab import schema
+from reliab.io._discover import Entry
 from reliab.io._forced import forced_notes
-from reliab.io._plan import RunPlan
+from reliab.io._plan import ReadEntry, RunPlan
 from reliab.io._registry import FileResult
 from reliab.io._repeats import drop_repeated_jobs
 from reliab.io._result import IngestResult, SourceChoice, failures_not_kept, not_read_notes
+from reliab.io._tasks import COMBINE, Mode
 
-__all__ = ["plan_notes", "sources_of", "finish", "lifetimes_of", "attribute_run"]
+__all__ = ["Merged", "Session", "Rows", "plan_notes", "sources_of", "finish"]
+
+#: one input's accounting rows: ``(result, choice)`` each, the result without its tables
+Rows = list[tuple[FileResult, SourceChoice | None]]
+
+
+@dataclass
+class Merged:
+    """What a sink's session merged, for :func:`finish`.
+
+    ``tables`` holds signals, jobs, telemetry and quarantine, already conformed, and
+    ``failures`` and ``lifetimes`` where the sink keeps them (``kept_by``, e.g. ``"store="``,
+    names the sink in the note that says it does not).  ``signals`` may be only the rows
+    :func:`reliab.job_outcomes` can use, in table order (the local engine with ``output=``
+    reads back no more, :mod:`reliab.io._streamed`).  ``notes`` are run-level remarks, to
+    which the finishing step adds its own.
+    """
+
+    tables: dict[str, pd.DataFrame]
+    accounting: pd.DataFrame
+    notes: tuple[str, ...] = ()
+    kept_by: str = ""
+
+
+class Session:
+    """One run of a sink: it takes each planned input, hands back what it merged, commits the result.
+
+    :meth:`add` has an input read (or not, when the sink knows it) and keeps its tables;
+    :meth:`close` hands back the merged tables; :meth:`commit` makes the finished result
+    the sink's (writes what it derived, or returns it).  With a Dask runner the tasks read
+    the inputs of :meth:`ahead` and do with their tables as :attr:`tasks` says.
+    """
+
+    #: what a Dask runner's tasks do with the tables they read (:data:`reliab.io._tasks.Mode`):
+    #: join them per task (this default), keep each file's own (``None``), or write them to
+    #: a folder as parts of run :attr:`run`, calling :meth:`written` with their records
+    tasks: Mode = COMBINE
+    run: str = ""
+
+    def ahead(self, plan: RunPlan) -> RunPlan:
+        """The inputs a runner may read before the loop asks for them (default: every one)."""
+        return plan
+
+    def written(self, parts: list[dict[str, Any]]) -> None:
+        """Take the manifest records of the parts the tasks wrote (``tasks`` a folder)."""
+
+    def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> Rows:
+        """Have ``entry`` read with ``read`` (or not, when the sink knows it), keep its tables."""
+        raise NotImplementedError
+
+    def close(self, accounting: pd.DataFrame, attribution: dict[str, Any]) -> Merged:
+        """The merged tables, with the pipeline's ``accounting`` of the rows :meth:`add` returned."""
+        raise NotImplementedError
+
+    def commit(self, result: IngestResult) -> IngestResult:
+        """The run's result, once :func:`finish` made it (default: as it is)."""
+        return result
 
 
 def plan_notes(plan: RunPlan) -> tuple[str, ...]:
@@ -28,14 +88,18 @@ def plan_notes(plan: RunPlan) -> tuple[str, ...]:
     return tuple(f"hand-over manifest applied: {m.path}" for m in plan.all_manifests())
 
 
-def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
-           sources: dict[str, SourceChoice], notes: tuple[str, ...] = (), **attribution: Any) -> IngestResult:
-    """Sort signals by time, validate every table and attribute interruptions.
+def finish(merged: Merged, sources: dict[str, SourceChoice], **attribution: Any) -> IngestResult:
+    """Sort signals by time, validate every table, attribute interruptions and cost them.
 
-    ``tables`` holds signals, jobs, telemetry and quarantine, already conformed; ``notes``
-    are run-level remarks, to which a count of the files not read is added.
+    Attribution (:func:`reliab.job_outcomes`) names each interruption's cause and evidence;
+    the costs (:func:`reliab.models.jobs.with_costs`: downtime, restart, lost work, lost
+    GPU-hours) are a models step after it.
     """
-    # the signals leave the (caller's) dict: sorted below, they are held once, not twice
+    from reliab.models.jobs import with_costs
+    from reliab.taxonomy import job_outcomes
+
+    # the signals leave the session's tables: sorted below, they are held once, not twice
+    tables, accounting, notes = merged.tables, merged.accounting, merged.notes
     jobs, signals, repeated = drop_repeated_jobs(tables["jobs"], tables.pop("signals"))
     tables = {**tables, "jobs": jobs}
     notes = (*notes, repeated) if repeated else notes
@@ -45,56 +109,31 @@ def finish(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
     if not (isinstance(signals.index, pd.RangeIndex) and signals.index.start == 0
             and signals.index.step == 1):
         signals = signals.reset_index(drop=True)
-    failures = tables.get("failures")
-    if failures is None:  # a mode that does not carry failure records says so (never silent)
-        failures, dropped = schema.empty("failures"), failures_not_kept(accounting, "store= (or output= with a distributed engine)")
-        notes = (*notes, dropped) if dropped else notes
-    tables = {**tables, "failures": failures}
-    for name in ("jobs", "telemetry", "quarantine", "failures"):
+    if "failures" not in tables:  # a sink that does not keep failure records says so (never silent)
+        dropped = failures_not_kept(accounting, merged.kept_by)
+        tables["failures"], notes = schema.empty("failures"), (*notes, dropped) if dropped else notes
+    if "lifetimes" not in tables:
+        read = int(accounting.loc[accounting["source"].eq("lifetimes"), "parsed"].sum()) if len(accounting) else 0
+        tables["lifetimes"] = schema.empty("lifetimes")
+        if read:
+            notes = (*notes, f"Warning: {read} unit lives read from inventory files are not kept by this "
+                     "ingest mode (store= or output=); ingest those files without it to analyse them")
+    for name in ("jobs", "telemetry", "quarantine", "failures", "lifetimes"):
         schema.validate(tables[name], name)
     schema.validate(signals, "signals")
-    lifetimes, notes = lifetimes_of(tables, accounting, notes)
-    return IngestResult(signals=signals, jobs=tables["jobs"], telemetry=tables["telemetry"], lifetimes=lifetimes,
-                        failures=tables["failures"],
-                        quarantine=tables["quarantine"], accounting=schema.validate(accounting, "accounting"),
-                        sources=sources, **attribute_run(signals, tables["jobs"], accounting, notes, **attribution))
-
-
-def lifetimes_of(tables: dict[str, pd.DataFrame], accounting: pd.DataFrame,
-                 notes: tuple[str, ...]) -> tuple[pd.DataFrame, tuple[str, ...]]:
-    """The validated ``lifetimes`` table, and ``notes`` with a warning when lifetimes files were
-    read but the ingest mode (``store=``, ``output=``) does not carry their table."""
-    if "lifetimes" in tables:
-        return schema.validate(tables["lifetimes"], "lifetimes"), notes
-    read = int(accounting.loc[accounting["source"].eq("lifetimes"), "parsed"].sum()) if len(accounting) else 0
-    if read:
-        notes = (*notes, f"Warning: {read} unit lives read from inventory files are not kept by this "
-                 "ingest mode (store= or output=); ingest those files without it to analyse them")
-    return schema.empty("lifetimes"), notes
-
-
-def attribute_run(signals: pd.DataFrame, jobs: pd.DataFrame, accounting: pd.DataFrame,
-                  notes: tuple[str, ...] = (), **attribution: Any) -> dict[str, Any]:
-    """The :class:`IngestResult` fields the attribution decides: interruptions, user_failures,
-    policy and notes (the policy's, the run's ``notes``, the count of files not read).
-
-    ``signals`` may be only the rows :func:`reliab.job_outcomes` can use, in table order
-    (the local engine with ``output=`` reads back no more, :mod:`reliab.io._streamed`).
-    """
-    from reliab.models.jobs import with_costs
-    from reliab.taxonomy import job_outcomes
-
-    # attribution names cause and evidence; the costs are a models step after it
-    outcomes = with_costs(job_outcomes(signals, jobs, sources=accounting["source"].unique(), **attribution),
-                          jobs, signals)
+    accounting = schema.validate(accounting, "accounting")
+    outcomes = with_costs(job_outcomes(signals, tables["jobs"], sources=accounting["source"].unique(), **attribution),
+                          tables["jobs"], signals)
 
     def conformed(frame: pd.DataFrame) -> pd.DataFrame:
         # the same (Arrow) string backing as every other table, e.g. after a Parquet trip
         return schema.validate(schema.conform(frame, "interruptions"), "interruptions")
 
-    return {"interruptions": conformed(outcomes.interruptions), "user_failures": conformed(outcomes.user_failures),
-            "policy": outcomes.policy,
-            "notes": (outcomes.method, *outcomes.notes, *notes, *not_read_notes(accounting))}
+    return IngestResult(signals=signals, jobs=tables["jobs"], telemetry=tables["telemetry"],
+                        lifetimes=tables["lifetimes"], failures=tables["failures"], quarantine=tables["quarantine"],
+                        accounting=accounting, sources=sources, interruptions=conformed(outcomes.interruptions),
+                        user_failures=conformed(outcomes.user_failures), policy=outcomes.policy,
+                        notes=(outcomes.method, *outcomes.notes, *notes, *not_read_notes(accounting)))
 
 
 def sources_of(results: list[FileResult],

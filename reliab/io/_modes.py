@@ -10,12 +10,14 @@ Two small interfaces, one implementation per mode:
   :mod:`reliab.io._storerun`, :mod:`reliab.io._store`).
 
 The pipeline (:mod:`reliab.io._driver`) owns the one loop over the planned inputs: it opens
-the sink (:meth:`Sink.open`, a :class:`Session`), hands it every input in order
-(:meth:`Session.add`, which has it read with the pipeline's ``read_entry`` and keeps its
-tables) and ends with :meth:`Session.finish`; the reads are the runner's
-(:meth:`Runner.reads`; with Dask its tasks batch small files, split large ones, and join or
-write their tables on the workers).  The pipeline reaches the modes only through
-:func:`runner_for` and :func:`sink_for`; no mode imports the pipeline.
+the sink (:meth:`Sink.open`, a :class:`~reliab.io._finish.Session`), hands it every input in
+order (:meth:`Session.add`, which has it read with the runner's reader and keeps its tables),
+finishes what the session merged (:meth:`Session.close`, then
+:func:`reliab.io._finish.finish`) and lets the session commit the result
+(:meth:`Session.commit`); the reads are the runner's (:meth:`Runner.reads`; with Dask its
+tasks batch small files, split large ones, and join or write their tables on the workers).
+The pipeline reaches the modes only through :func:`runner_for` and :func:`sink_for`; no
+mode imports the pipeline.
 """
 
 from __future__ import annotations
@@ -29,18 +31,13 @@ from typing import Any, Protocol
 import pandas as pd
 
 from reliab.io._discover import Entry
-from reliab.io._finish import finish, plan_notes, sources_of
+from reliab.io._finish import Merged, Rows, Session, plan_notes
 from reliab.io._merge import TableParts
 from reliab.io._plan import ReadEntry, RunPlan
-from reliab.io._registry import FileResult
-from reliab.io._result import IngestResult, SourceChoice
 from reliab.io._rowtable import batching
 
 __all__ = ["Runner", "InProcess", "Dask", "Sink", "Session", "Memory", "Output", "Store", "runner_for",
            "sink_for"]
-
-#: one input's accounting rows: ``(result, choice)`` each, the result without its tables
-Rows = list[tuple[FileResult, SourceChoice | None]]
 
 
 class Runner(Protocol):
@@ -81,9 +78,8 @@ class Dask:
               strict: bool) -> AbstractContextManager[ReadEntry]:
         from reliab.io.distributed import read_ahead
 
-        output = getattr(session, "output", None)  # a session that has the tasks write its tables
-        return read_ahead(plan, read, strict=strict, client=self.client, output=output,
-                          written=getattr(session, "written", None))
+        return read_ahead(session.ahead(plan), read, strict=strict, client=self.client, tasks=session.tasks,
+                          run=session.run, written=session.written)
 
 
 def runner_for(engine: str, client: Any) -> Runner:
@@ -95,36 +91,15 @@ def runner_for(engine: str, client: Any) -> Runner:
     return InProcess() if engine == "local" else Dask(client)
 
 
-class Session(Protocol):
-    """One run of a sink: the pipeline's loop hands it each planned input, then asks for the result.
-
-    ``show`` says whether the loop shows its progress bar (a Dask store run shows its tasks');
-    ``ahead`` whether the runner may read every file ahead (a store reads only new content).
-    """
-
-    show: bool
-    ahead: bool
-
-    def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> Rows:
-        """Have ``entry`` read with ``read`` (or not, when the sink knows it), keep its tables."""
-
-    def finish(self, accounting: pd.DataFrame, results: list[FileResult], choices: dict[str, SourceChoice | None],
-               attribution: dict[str, Any]) -> IngestResult:
-        """The run's result from the rows :meth:`add` returned and the pipeline's ``accounting`` of them."""
-
-
 class Sink(Protocol):
     """Where the tables go."""
 
-    def open(self, plan: RunPlan, runner: Runner, *, strict: bool,
-             progress: bool) -> AbstractContextManager[Session]:
+    def open(self, plan: RunPlan, runner: Runner) -> AbstractContextManager[Session]:
         """A :class:`Session` for the pipeline's loop (the run undone if the loop fails)."""
 
 
-class _Kept:
+class _Kept(Session):
     """The Memory session: each file's tables gathered in input order (:class:`TableParts`)."""
-
-    show = ahead = True
 
     def __init__(self, plan: RunPlan) -> None:
         self.plan, self.parts = plan, TableParts()
@@ -132,10 +107,8 @@ class _Kept:
     def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> Rows:
         return [(self.parts.take(result), choice) for result, choice in read(plan, entry, strict)]
 
-    def finish(self, accounting: pd.DataFrame, results: list[FileResult], choices: dict[str, SourceChoice | None],
-               attribution: dict[str, Any]) -> IngestResult:
-        return finish(self.parts.tables(), accounting, sources_of(results, choices),
-                      notes=plan_notes(self.plan), **attribution)
+    def close(self, accounting: pd.DataFrame, attribution: dict[str, Any]) -> Merged:
+        return Merged(self.parts.tables(), accounting, plan_notes(self.plan))
 
 
 @dataclass(frozen=True)
@@ -143,7 +116,7 @@ class Memory:
     """The tables kept in the result (no ``store=``, no ``output=``)."""
 
     @contextmanager
-    def open(self, plan: RunPlan, runner: Runner, *, strict: bool, progress: bool) -> Iterator[Session]:
+    def open(self, plan: RunPlan, runner: Runner) -> Iterator[Session]:
         with batching():  # plain rows of many files converted to Arrow at once (TableParts)
             yield _Kept(plan)
 
@@ -154,8 +127,7 @@ class Output:
 
     folder: str | os.PathLike[str]
 
-    def open(self, plan: RunPlan, runner: Runner, *, strict: bool,
-             progress: bool) -> AbstractContextManager[Session]:
+    def open(self, plan: RunPlan, runner: Runner) -> AbstractContextManager[Session]:
         if runner.engine == "dask":  # the tasks write the tables
             from reliab.io.distributed import written_by_tasks
 
@@ -172,12 +144,10 @@ class Store:
     folder: str | os.PathLike[str]
     rebuild: bool = False
 
-    def open(self, plan: RunPlan, runner: Runner, *, strict: bool,
-             progress: bool) -> AbstractContextManager[Session]:
+    def open(self, plan: RunPlan, runner: Runner) -> AbstractContextManager[Session]:
         from reliab.io._storerun import stored
 
-        return stored(self.folder, plan, strict=strict, progress=progress, rebuild=self.rebuild,
-                      engine=runner.engine, client=runner.client)
+        return stored(self.folder, plan, rebuild=self.rebuild)
 
 
 def sink_for(store: str | os.PathLike[str] | None, output: str | os.PathLike[str] | None,

@@ -28,7 +28,8 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,8 @@ from reliab.io._merge import concat, file_tables
 from reliab.io._registry import FileResult
 
 __all__ = ["PARTITIONED", "DERIVED", "MANIFEST", "new_run", "write_parts", "write_table", "positions", "remap",
-           "commit", "discard_run", "part_files", "read_table", "read_parts", "read_manifest", "partition_value"]
+           "commit", "part_files", "read_table", "read_parts", "read_manifest", "partition_value",
+           "parts_in_order", "read_rows"]
 
 #: tables written by the workers, partitioned
 PARTITIONED = ("signals", "jobs", "telemetry", "quarantine")
@@ -50,9 +52,20 @@ MANIFEST = "_reliab_dataset.json"
 _UNKNOWN = "unknown"
 
 
-def new_run() -> str:
-    """A fresh run id: sortable by time, unique across clients."""
-    return f"{pd.Timestamp.now(tz='UTC'):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+@contextmanager
+def new_run(folder: str | os.PathLike[str]) -> Iterator[tuple[Path, str]]:
+    """A run into ``folder``: the folder (resolved) and a fresh run id, sortable by time and
+    unique across clients.  If the block fails, every part (and temporary part) the run
+    wrote is deleted: the run will not commit."""
+    root, run = Path(folder).resolve(), f"{pd.Timestamp.now(tz='UTC'):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+    try:
+        yield root, run
+    except BaseException:
+        for table in PARTITIONED:
+            for pattern in (f"part-{run}-*", f".part-{run}-*"):
+                for path in (root / table).rglob(pattern):  # (none where the folder is missing)
+                    path.unlink(missing_ok=True)
+        raise
 
 
 def _dates(frame: pd.DataFrame, table: str) -> np.ndarray:
@@ -152,14 +165,25 @@ def positions(record: dict[str, Any]) -> np.ndarray:
     return np.concatenate([np.arange(s, s + n, dtype=np.int64) for s, n in runs])
 
 
-def signals_in_order(frames: list[Any], keys: list[np.ndarray]) -> pd.DataFrame:
-    """Signal rows read from parts (Arrow tables), in the order of the full table.
+def parts_in_order(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Manifest records of one table in the order of their rows: by task, then first position."""
+    return sorted(parts, key=lambda r: (r["task"], r["runs"][0][0] if r["runs"] else 0))
 
-    ``keys`` holds, per frame, ``(task, position)`` of each row; the rows are put back in task
-    and position order, then sorted by time (stably), as the in-memory ingest orders them.
+
+def read_rows(folder: str | os.PathLike[str], parts: list[dict[str, Any]], chosen: list[np.ndarray]) -> pd.DataFrame:
+    """Signal rows read from parts: of part ``parts[k]`` the rows at positions ``chosen[k]``.
+
+    The rows are put back in task and position order, then sorted by time (stably), as the
+    in-memory ingest orders them: some rows of the whole table, in its order.
     """
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
+    frames, keys = [], []
+    for record, rows in zip(parts, chosen, strict=True):
+        if len(rows):
+            frames.append(pq.read_table(Path(folder) / record["path"]).take(pa.array(rows)))
+            keys.append(np.column_stack([np.full(len(rows), record["task"]), positions(record)[rows]]))
     if not frames:
         return schema.empty("signals")
     key = np.concatenate(keys)
@@ -189,19 +213,19 @@ def _sweep(root: Path, keep: set[str]) -> None:
                 pass
 
 
-def commit(folder: str | os.PathLike[str], run: str, parts: list[dict[str, Any]],
-           derived: dict[str, pd.DataFrame], facts: dict[str, Any] | None = None) -> Path:
-    """Write the derived tables and the manifest (the commit point); drop older runs' parts."""
+def commit(folder: str | os.PathLike[str], run: str, parts: list[dict[str, Any]], result: Any, **facts: Any) -> Path:
+    """Write the derived tables of ``result`` (an :class:`~reliab.io._result.IngestResult`) and
+    the manifest (the commit point, with its policy, notes and ``facts``); drop older runs' parts."""
     root = Path(folder)
     root.mkdir(parents=True, exist_ok=True)
-    for table, frame in derived.items():
+    for table in DERIVED:
         target = root / f"{table}.parquet"
         tmp = target.with_name(f".{target.name}.tmp")
-        schema.write_parquet(frame, str(tmp), table)
+        schema.write_parquet(getattr(result, table), str(tmp), table)
         os.replace(tmp, target)
     manifest = {"format": "reliab partitioned tables", "version": 1, "run": run,
                 "tables": {t: [p for p in parts if p["table"] == t] for t in PARTITIONED},
-                "derived": sorted(derived), **(facts or {})}
+                "derived": sorted(DERIVED), "policy": result.policy, "notes": list(result.notes), **facts}
     target = root / MANIFEST
     tmp = target.with_name(f".{target.name}.tmp")
     tmp.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
@@ -261,12 +285,3 @@ def read_parts(folder: str | os.PathLike[str], parts: list[dict[str, Any]], tabl
         frames.append(frame.iloc[np.argsort(where, kind="stable")].reset_index(drop=True))
     return concat(frames, table)
 
-
-def discard_run(folder: str | os.PathLike[str], run: str) -> None:
-    """Delete every part (and temporary part) a run wrote: the run will not commit."""
-    root = Path(folder)
-    for table in PARTITIONED:
-        if (root / table).is_dir():
-            for pattern in (f"part-{run}-*", f".part-{run}-*"):
-                for path in (root / table).rglob(pattern):
-                    path.unlink(missing_ok=True)

@@ -304,8 +304,9 @@ class Store:
     def _parts(self, table: str) -> list[Path]:
         return [self.directory / table / f"{run}.parquet" for run in self.runs]
 
-    def _raw(self, table: str) -> pd.DataFrame | None:
-        """The committed parts of ``table`` concatenated in run order, content ids kept."""
+    def _live(self, table: str) -> pd.DataFrame | None:
+        """The committed parts of ``table`` concatenated in run order, content ids kept, without
+        the rows of a content no longer in the ledger (a rewritten file's old content)."""
         frames = []
         for part in self._parts(table):
             if not part.exists():
@@ -319,19 +320,20 @@ class Store:
         if not frames:
             return None
         frame = frames[0] if len(frames) == 1 else concat_frames(frames)
-        return schema.conform(frame.reset_index(drop=True), table)
+        frame = schema.conform(frame.reset_index(drop=True), table)
+        if _CONTENT in frame.columns:
+            live = {int(r["id"]) for r in self.records}
+            frame = frame.loc[frame[_CONTENT].isin(live).to_numpy(dtype=bool)].reset_index(drop=True)
+        return frame
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every committed table, runs concatenated in order, origins pointing at current paths.
 
         Rows of a content no longer in the ledger (a rewritten file's old content) are left out.
         """
-        live = {int(r["id"]) for r in self.records}
         out: dict[str, pd.DataFrame] = {}
         for table in STORE_TABLES:
-            frame = self._raw(table)
-            if frame is not None and _CONTENT in frame.columns:
-                frame = frame.loc[frame[_CONTENT].isin(live).to_numpy(dtype=bool)].reset_index(drop=True)
+            frame = self._live(table)
             out[table] = schema.empty(table) if frame is None else schema.conform(
                 self._relocate(frame, "path" if table == "quarantine" else "origin"), table)
         return out
@@ -392,12 +394,9 @@ class Store:
         """
         self.runs = runs
         merged = self._new_run()
-        live = {int(r["id"]) for r in self.records}
         facts: dict[str, Any] = {}
         for table in STORE_TABLES:
-            frame = self._raw(table)
-            if frame is not None and _CONTENT in frame.columns:
-                frame = frame.loc[frame[_CONTENT].isin(live).to_numpy(dtype=bool)].reset_index(drop=True)
+            frame = self._live(table)
             if frame is not None and len(frame):
                 facts[table] = self._write_part(table, merged, frame)
         return [merged], {merged: facts}

@@ -39,12 +39,11 @@ import pandas as pd
 
 from reliab import schema
 from reliab.io import _partitioned
-from reliab.io._finish import attribute_run, lifetimes_of, plan_notes, sources_of
-from reliab.io._forced import forced_notes
+from reliab.io._finish import Merged, Session, plan_notes
 from reliab.io._lines import streaming
 from reliab.io._merge import concat
 from reliab.io._registry import FileResult
-from reliab.io._result import OutputIngestResult, SourceChoice, failures_not_kept
+from reliab.io._result import IngestResult, OutputIngestResult, SourceChoice
 from reliab.io._rowtable import part_of
 
 if TYPE_CHECKING:
@@ -305,19 +304,13 @@ class OutputWriter:
                  for d in pd.date_range(a.floor("D"), b.floor("D"), freq="D")}
         lo_ns, hi_ns = _as_ns(lo), _as_ns(hi)
         seen: set[tuple[Any, Any]] = set()
-        frames: list[pd.DataFrame] = []
-        keys: list[np.ndarray] = []
-        records = sorted((r for r in self.parts if r["table"] == "signals"),
-                         key=lambda r: (r["task"], r["runs"][0][0] if r["runs"] else 0))
+        records = _partitioned.parts_in_order([r for r in self.parts if r["table"] == "signals"])
+        chosen = []
         for record in records:
-            path = Path(self.folder) / record["path"]
             windowed = _date_of(record["path"]) in dates | {"unknown"}
-            keep = _marked(pq.read_table(path, columns=list(_MARK_COLUMNS)), seen, lo_ns if windowed else None, hi_ns)
-            if keep.any():  # only then the whole rows, and only those kept
-                frames.append(pq.read_table(path).filter(keep))
-                where = _partitioned.positions(record)[keep]
-                keys.append(np.column_stack([np.full(len(where), record["task"]), where]))
-        return _partitioned.signals_in_order(frames, keys)
+            cols = pq.read_table(Path(self.folder) / record["path"], columns=list(_MARK_COLUMNS))
+            chosen.append(np.flatnonzero(_marked(cols, seen, lo_ns if windowed else None, hi_ns)))
+        return _partitioned.read_rows(self.folder, records, chosen)
 
 
 def _as_ns(times: pd.Series) -> np.ndarray:
@@ -359,10 +352,8 @@ def _marked(cols: pa.Table, seen: set[tuple[Any, Any]], lo: np.ndarray | None, h
     return keep
 
 
-class _Written:
+class _Written(Session):
     """The Output session: each input's tables written as it is read (:meth:`OutputWriter.read`)."""
-
-    show = ahead = True
 
     def __init__(self, plan: RunPlan, out: Path, writer: OutputWriter) -> None:
         self.plan, self.out, self.writer = plan, out, writer
@@ -370,30 +361,21 @@ class _Written:
     def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> list[tuple[FileResult, SourceChoice]]:
         return self.writer.read(plan, entry, strict, read)
 
-    def finish(self, accounting: pd.DataFrame, results: list[FileResult], choices: dict[str, SourceChoice | None],
-               attribution: dict[str, Any]) -> OutputIngestResult:
-        """Write the held job files, attribute on the signals read back, commit the run."""
-        writer = self.writer
-        jobs, repeated = writer.jobs()
-        quarantine = concat(writer.quarantine, "quarantine")
-        schema.validate(jobs, "jobs")
-        schema.validate(quarantine, "quarantine")
-        accounting = schema.validate(accounting, "accounting")
-        signals = writer.attribution_signals(jobs, attribution.get("before", "10min"),
-                                             attribution.get("after", "5min"))
-        notes = plan_notes(self.plan) + ((repeated,) if repeated else ()) + forced_notes(sources_of(results, choices))
-        notes = lifetimes_of({}, accounting, notes)[1]  # the lives are not written: say so
-        dropped = failures_not_kept(accounting, "output=")
-        fields = attribute_run(signals, jobs, accounting, (*notes, dropped) if dropped else notes, **attribution)
-        del signals
-        counts = {"rows": dict(writer.rows), "signal_sources": dict(writer.signal_sources)}
-        _partitioned.commit(self.out, writer.run, writer.parts, {"interruptions": fields["interruptions"],
-                                                                 "user_failures": fields["user_failures"],
-                                                                 "accounting": accounting},
-                            {"policy": fields["policy"], "notes": list(fields["notes"]), "counts": counts})
-        return OutputIngestResult(signals=None, telemetry=None, jobs=jobs, quarantine=quarantine,  # type: ignore[arg-type]
-                                  accounting=accounting, sources=sources_of(results, choices), output=self.out,
-                                  counts=counts, **fields)
+    def close(self, accounting: pd.DataFrame, attribution: dict[str, Any]) -> Merged:
+        """Write the held job files; the jobs, the quarantine and the signals attribution can use, read back."""
+        jobs, repeated = self.writer.jobs()
+        signals = self.writer.attribution_signals(jobs, attribution.get("before", "10min"),
+                                                  attribution.get("after", "5min"))
+        tables = {"signals": signals, "jobs": jobs, "telemetry": schema.empty("telemetry"),
+                  "quarantine": concat(self.writer.quarantine, "quarantine")}
+        return Merged(tables, accounting, plan_notes(self.plan) + ((repeated,) if repeated else ()), "output=")
+
+    def commit(self, result: IngestResult) -> OutputIngestResult:
+        """Commit the run; the result reads ``signals`` and ``telemetry`` from the folder."""
+        counts = {"rows": dict(self.writer.rows), "signal_sources": dict(self.writer.signal_sources)}
+        _partitioned.commit(self.out, self.writer.run, self.writer.parts, result, counts=counts)
+        fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
+        return OutputIngestResult(**{**fields, "signals": None, "telemetry": None}, output=self.out, counts=counts)
 
 
 @contextmanager
@@ -402,10 +384,5 @@ def written(plan: RunPlan, output: str | os.PathLike[str], batch_rows: int | Non
 
     A run that fails (inside the ``with``) deletes the parts it wrote and commits nothing.
     """
-    out = Path(output).resolve()
-    run = _partitioned.new_run()
-    try:
+    with _partitioned.new_run(output) as (out, run):
         yield _Written(plan, out, OutputWriter(out, run, BATCH_ROWS if batch_rows is None else batch_rows))
-    except BaseException:
-        _partitioned.discard_run(out, run)
-        raise

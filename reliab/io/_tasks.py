@@ -25,7 +25,7 @@ from reliab.io._readfile import choose_source, read_file
 from reliab.io._registry import FileResult
 from reliab.io._result import SourceChoice
 
-__all__ = ["Item", "TaskOutput", "read_batch", "collect_span", "read_spans", "COMBINE"]
+__all__ = ["Item", "TaskOutput", "Mode", "read_batch", "collect_span", "read_spans", "COMBINE"]
 
 #: ``output`` value of a task that returns its files' tables concatenated
 COMBINE = "\0combine"

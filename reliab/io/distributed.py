@@ -15,18 +15,20 @@ input accounted for), then submits tasks (:mod:`reliab.io._tasks`):
   files are never split (a compressed stream cannot be entered in the middle).
 
 Live ``scheme://`` inputs and files set aside by discovery are handled on the client.
-Without ``output`` each task's tables travel back through the scheduler, joined; with it,
-each task writes its tables as Parquet parts partitioned by source and date
-(:mod:`reliab.io._partitioned`) and only the line accounting travels back.
-:func:`read_ahead` hands the pipeline's loop each input's rows in input order, so the
-session merges, validates and attributes as in a local run: the result is the local result.
+Without ``output`` each task's tables travel back through the scheduler, joined (with
+``store=``, file by file); with it, each task writes its tables as Parquet parts
+partitioned by source and date (:mod:`reliab.io._partitioned`) and only the line
+accounting travels back.  :func:`read_ahead` hands the pipeline's loop each input's rows in
+input order, so the session merges and the pipeline finishes as in a local run: the result
+is the local result.
 
 Failures: a task lost with its worker is re-run by the scheduler on another worker (Dask's
 ``distributed.scheduler.allowed-failures`` times); when a task fails for good, the run
 raises :class:`~reliab.errors.DistributedError` naming the task's files, cancels the
 other tasks and deletes the parts this run wrote: nothing partial is returned or
 committed.  With ``store=`` the store's own rules apply (:mod:`reliab.io._store`): the
-reads run on the cluster, the ledger and tables stay with the client.
+files its ledger says are new are read on the cluster, the ledger and tables stay with the
+client.
 
 Dask is an optional dependency: ``pip install 'reliab[distributed]'``.  Workers must be
 able to import ``reliab`` and read the input paths (and write ``output``); parsers
@@ -48,15 +50,14 @@ import pandas as pd
 from reliab.errors import DistributedError, ReliabError
 from reliab.io import _partitioned, _ranges
 from reliab.io._discover import Entry
-from reliab.io._finish import finish, plan_notes, sources_of
-from reliab.io._merge import progress as progress_bar
+from reliab.io._finish import Merged, Session, plan_notes
 from reliab.io._plan import ReadEntry, RunPlan
 from reliab.io._readfile import choose_source
 from reliab.io._registry import FileResult
 from reliab.io._result import IngestResult, SourceChoice
-from reliab.io._tasks import COMBINE, Item, TaskOutput, collect_span, read_batch, read_spans
+from reliab.io._tasks import COMBINE, Item, Mode, TaskOutput, collect_span, read_batch, read_spans
 
-__all__ = ["read_ahead", "written_by_tasks", "read_many", "dask_client", "batches", "BATCH_BYTES", "RANGE_BYTES"]
+__all__ = ["read_ahead", "written_by_tasks", "dask_client", "batches", "BATCH_BYTES", "RANGE_BYTES"]
 
 #: on-disk bytes of small files grouped into one task
 BATCH_BYTES = 8 << 20
@@ -141,17 +142,10 @@ class _Submitted:
         self.files[future.key] = files
         return future
 
-    def gather(self, futures: list[Any], progress: bool) -> list[Any]:
+    def gather(self, futures: list[Any]) -> list[Any]:
         """Results of ``futures`` in order; a task failed for good raises DistributedError."""
-        advance, close = progress_bar(len(futures), progress)
-        try:
-            if progress:
-                for _ in _distributed().as_completed(futures):
-                    advance()
-            with self.failing():
-                return self.client.gather(futures)
-        finally:
-            close()
+        with self.failing():
+            return self.client.gather(futures)
 
     def in_order(self, futures: list[Any]) -> Iterator[Any]:
         """Each future's result, in order, as soon as it and those before it are done."""
@@ -260,60 +254,49 @@ def _segments(plan: RunPlan) -> list[list[Item]]:
     return segments
 
 
-def read_many(client: Any, items: list[Item], strict: bool, *, progress: bool = False
-              ) -> dict[str, Callable[[], tuple[FileResult, SourceChoice]]]:
-    """Read ``items`` on the cluster (tables travel back); per path, its result and choice.
-
-    Used by the incremental store with ``engine="dask"``.
-
-    Raises
-    ------
-    DistributedError
-        A task failed for good.
-    """
-    sub = _Submitted(client, uuid.uuid4().hex[:12])
-    futures, _ = _submit_file_tasks(sub, [items], strict, None, "", BATCH_BYTES, RANGE_BYTES)
-    outputs: list[TaskOutput] = sub.gather(futures, progress)
-    pairs = [(r, c) for out in outputs for r, c in zip(out.results, out.choices, strict=True)]
-    return {item.path: (lambda pair=pair: pair) for item, pair in zip(items, pairs, strict=True)}
-
-
 @contextmanager
-def read_ahead(plan: RunPlan, read: ReadEntry, *, strict: bool, client: Any = None,
-               output: tuple[str, str] | None = None,
-               written: Callable[[list[dict[str, Any]]], None] | None = None) -> Iterator[ReadEntry]:
+def read_ahead(plan: RunPlan, read: ReadEntry, *, strict: bool, client: Any = None, tasks: Mode = COMBINE,
+               run: str = "", written: Callable[[list[dict[str, Any]]], None] | None = None) -> Iterator[ReadEntry]:
     """The files of ``plan`` read by tasks on the cluster, handed out input by input.
 
     The tasks (batches of small files, byte ranges of large ones) are submitted at once;
-    the reader returned gives, for each file input in input order, its result as soon as
-    its task is done (each task's files' tables joined, at its last file); other inputs
-    (set aside, live sources) are read here with ``read``.  With ``output`` (folder, run)
-    the tasks write their tables as Parquet parts there and send back the accounting only,
-    a live source's rows are written here at the task number kept for them, and
-    ``written`` is given the manifest records of every part.
+    the reader returned gives a file of ``plan``, asked for in input order, its result as
+    soon as its task is done (``tasks``: :data:`~reliab.io._tasks.COMBINE`, each task's
+    files' tables joined at its last file; ``None``, each file's own tables); a file asked
+    for again, or not in ``plan``, and every other input (set aside, live sources) is read
+    here with ``read``.  With ``tasks`` a folder the tasks write their tables as Parquet
+    parts of run ``run`` there and send back the accounting only, a live source's rows are
+    written here at the task number kept for them, and ``written`` is given the manifest
+    records of every part.
 
     Raises
     ------
     DistributedError
         A task failed for good (its worker died too often, the connection broke).
     """
-    folder, run = output or (COMBINE, "")
     keep = written or (lambda parts: None)
+    writes = tasks is not None and tasks != COMBINE
     with dask_client(client) as c:
         sub = _Submitted(c, uuid.uuid4().hex[:12])
-        futures, gaps = _submit_file_tasks(sub, _segments(plan), strict, folder, run, BATCH_BYTES, RANGE_BYTES)
+        segments = _segments(plan)
+        futures, gaps = _submit_file_tasks(sub, segments, strict, tasks, run, BATCH_BYTES, RANGE_BYTES)
         # tables written: every task's accounting at once (nothing is left running when one fails)
-        outputs: Iterator[TaskOutput] = sub.in_order(futures) if output is None else iter(sub.gather(futures, False))
-        remote = (pair for out in outputs if keep(out.parts) is None
-                  for pair in zip(out.results, out.choices, strict=True))
+        outputs: Iterator[TaskOutput] = iter(sub.gather(futures)) if writes else sub.in_order(futures)
+        files = [id(e) for e in plan.entries if e.result is None and not e.url]  # (the items, in order)
+        remote = zip(files, (pair for out in outputs if keep(out.parts) is None
+                             for pair in zip(out.results, out.choices, strict=True)), strict=True)
+        ahead = set(files)
         live = iter(gaps)
 
         def read_one(plan: RunPlan, entry: Entry, strict: bool) -> list[tuple[FileResult, SourceChoice]]:
-            if entry.result is None and not entry.url:
-                return [next(remote)]
+            if id(entry) in ahead:
+                ahead.discard(id(entry))
+                for key, pair in remote:  # in input order; files the session did not ask for are passed
+                    if key == id(entry):
+                        return [pair]
             rows = read(plan, entry, strict)
-            if entry.url and output is not None:
-                keep(_partitioned.write_parts([r for r, _ in rows], folder, run, next(live)))
+            if entry.url and writes:
+                keep(_partitioned.write_parts([r for r, _ in rows], str(tasks), run, next(live)))
                 rows = [(replace(r, tables={}, quarantine=None), choice) for r, choice in rows]
             return rows
 
@@ -323,15 +306,12 @@ def read_ahead(plan: RunPlan, read: ReadEntry, *, strict: bool, client: Any = No
             sub.cancel()  # (nothing left to cancel after a complete run)
 
 
-class _Written:
-    """The Output session on Dask: the tasks wrote the tables; read back whole, attributed, committed."""
-
-    show = ahead = True
+class _Written(Session):
+    """The Output session on Dask: the tasks wrote the tables; read back whole, committed after finishing."""
 
     def __init__(self, plan: RunPlan, out: str, run: str) -> None:
-        self.plan, self.out, self.run = plan, out, run
+        self.plan, self.out, self.run, self.tasks = plan, out, run, out
         self.parts: list[dict[str, Any]] = []
-        self.output = (out, run)
 
     def written(self, parts: list[dict[str, Any]]) -> None:
         self.parts += parts
@@ -339,24 +319,18 @@ class _Written:
     def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> list[tuple[FileResult, SourceChoice]]:
         return read(plan, entry, strict)
 
-    def finish(self, accounting: pd.DataFrame, results: list[FileResult], choices: dict[str, SourceChoice | None],
-               attribution: dict[str, Any]) -> IngestResult:
+    def close(self, accounting: pd.DataFrame, attribution: dict[str, Any]) -> Merged:
         tables = {t: _partitioned.read_parts(self.out, [p for p in self.parts if p["table"] == t], t)
                   for t in _partitioned.PARTITIONED}
-        result = finish(tables, accounting, sources_of(results, choices), notes=plan_notes(self.plan), **attribution)
-        _partitioned.commit(self.out, self.run, self.parts, {"interruptions": result.interruptions,
-                                                             "user_failures": result.user_failures,
-                                                             "accounting": result.accounting},
-                            {"policy": result.policy, "notes": list(result.notes)})
+        return Merged(tables, accounting, plan_notes(self.plan), "output=")
+
+    def commit(self, result: IngestResult) -> IngestResult:
+        _partitioned.commit(self.out, self.run, self.parts, result)
         return result
 
 
 @contextmanager
 def written_by_tasks(plan: RunPlan, output: str | os.PathLike[str]) -> Iterator[_Written]:
     """The Output session of a Dask run; a run that fails deletes the parts it wrote."""
-    out, run = str(Path(output).resolve()), _partitioned.new_run()
-    try:
-        yield _Written(plan, out, run)
-    except BaseException:
-        _partitioned.discard_run(out, run)
-        raise
+    with _partitioned.new_run(output) as (out, run):
+        yield _Written(plan, str(out), run)

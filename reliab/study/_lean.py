@@ -20,7 +20,7 @@ Which signal rows the report's analyses read (:func:`reliab.study.analyze`):
 
 So every row with a ``job_id`` or one of those counted signals is kept, and of every other
 (host, signal, severity) only its earliest row, plus the table's earliest and latest rows.
-The rows kept are in the order of the whole table (:func:`reliab.io._partitioned.read_table`),
+The rows kept are in the order of the whole table (:func:`reliab.io.read_table`),
 and each analysis gives the same result on them as on the whole table.
 """
 
@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reliab.io import OutputIngestResult, _partitioned
+from reliab.io import OutputIngestResult, parts_in_order, read_manifest, read_rows
 
 __all__ = ["STREAM_BYTES", "ReportIngest", "lean_ingest", "lean_signals", "should_stream", "signal_spans"]
 
@@ -85,8 +85,7 @@ def should_stream(paths: Sequence[Path], stream: bool | None) -> bool:
 
 
 def _records(folder: Path, table: str) -> list[dict[str, Any]]:
-    parts = _partitioned.read_manifest(folder)["tables"].get(table, [])
-    return sorted(parts, key=lambda r: (r["task"], r["runs"][0][0] if r["runs"] else 0))
+    return parts_in_order(read_manifest(folder)["tables"].get(table, []))
 
 
 def _chosen(cols: pd.DataFrame) -> np.ndarray:
@@ -108,7 +107,6 @@ def lean_signals(folder: str | os.PathLike[str]) -> pd.DataFrame:
     Two passes over the parts: the first reads ``time``, ``host``, ``signal``,
     ``severity`` and ``job_id`` and chooses rows; the second reads the whole rows chosen.
     """
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     folder = Path(folder)
@@ -135,13 +133,7 @@ def lean_signals(folder: str | os.PathLike[str]) -> pd.DataFrame:
     extra += [(p, r) for _, p, r in edges.values()]
     for k in {k for k, _ in extra}:
         chosen[k] = np.union1d(chosen[k], np.array([r for p, r in extra if p == k], dtype=np.int64))
-    frames, keys = [], []
-    for record, rows in zip(records, chosen, strict=True):
-        if len(rows):
-            frames.append(pq.read_table(folder / record["path"]).take(pa.array(rows)))
-            where = _partitioned.positions(record)[rows]
-            keys.append(np.column_stack([np.full(len(rows), record["task"]), where]))
-    return _partitioned.signals_in_order(frames, keys)
+    return read_rows(folder, records, chosen)
 
 
 def _ns(times: pd.Series) -> np.ndarray:

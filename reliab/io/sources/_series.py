@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from reliab import schema
-from reliab.io.formats.kernel._kmsg import CRITICAL_XIDS, MAX_CODE_DIGITS, WARNING_XIDS
+from reliab.io.formats.kernel import CRITICAL_XIDS, MAX_CODE_DIGITS, WARNING_XIDS
 from reliab.io.formats.telemetry.dcgm_fields import dcgm_column
 from reliab.io.formats.telemetry.nvidia_smi import normalize_pci
 

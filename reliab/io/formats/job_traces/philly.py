@@ -45,7 +45,7 @@ from reliab.io._localtime import noting
 from reliab.io._quarantine import Quarantine
 from reliab.io._registry import FileResult, register_parser
 from reliab.io.formats.job_traces._fields import state_of, text, wall_time, zone
-from reliab.io.formats.slurm import _JsonStream
+from reliab.io.formats.slurm import JsonStream
 
 SOURCE = "philly"
 STATES = {"Pass": "COMPLETED", "Killed": "CANCELLED", "Failed": "FAILED"}
@@ -104,7 +104,7 @@ def job_rows(job: Any, tz: tzinfo) -> list[dict[str, Any]]:
     return rows
 
 
-def _elements(doc: _JsonStream) -> Iterator[tuple[Any, int, str]]:
+def _elements(doc: JsonStream) -> Iterator[tuple[Any, int, str]]:
     """``(element, line, text of that line)`` for each element of the top-level array."""
     doc.take("[")
     while doc.peek() != "]":
@@ -161,7 +161,7 @@ def read_philly(path: str, *, tz: str = DEFAULT_TZ, strict: bool = False) -> Fil
         quarantine.add(lineno, reason, line_text)
 
     with open_binary(path) as fh, noting() as local_times:
-        doc = _JsonStream(fh)
+        doc = JsonStream(fh)
         try:
             for element, lineno, line_text in (_elements(doc) if doc.peek() else ()):
                 try:

@@ -66,7 +66,10 @@ from reliab.io.formats.kernel._clock import (
     reltime_stamp,
     resolve_times,
 )
+from reliab.io.formats.kernel._kmsg import CRITICAL_XIDS as CRITICAL_XIDS
 from reliab.io.formats.kernel._kmsg import LITERALS, match_signal
+from reliab.io.formats.kernel._kmsg import MAX_CODE_DIGITS as MAX_CODE_DIGITS
+from reliab.io.formats.kernel._kmsg import WARNING_XIDS as WARNING_XIDS
 from reliab.io.formats.kernel._reports import Clock, note_nvidia_gpu, resolve_report
 
 if TYPE_CHECKING:

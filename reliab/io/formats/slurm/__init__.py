@@ -37,9 +37,7 @@ from reliab.io.formats._hostpath import named_for
 from reliab.io.formats._timestamps import localize, out_of_range
 from reliab.io.formats.slurm import _columnar
 from reliab.io.formats.slurm._delimiter import delimiter_of
-from reliab.io.formats.slurm._json import (
-    _JsonStream as _JsonStream,  # philly reads its JSON with it
-)
+from reliab.io.formats.slurm._json import JsonStream as JsonStream  # philly reads its JSON with it
 from reliab.io.formats.slurm._json import _sniff_json, read_sacct_json
 from reliab.io.formats.slurm._signals import SignalChunks, with_signals
 from reliab.io.formats.slurm._states import _STATE, STATE_CODES, end_signal, normalize_state

@@ -152,7 +152,7 @@ def json_job_record(job: dict[str, Any], gpus_per_node: int | None) -> dict[str,
     }
 
 
-class _JsonStream:
+class JsonStream:
     """A JSON document read through a bounded text window (never the whole file).
 
     :meth:`value` decodes the value at the cursor, reading more text while the window ends
@@ -236,7 +236,7 @@ class _JsonStream:
 MAX_JSON_VALUE = 16 << 20
 
 
-def _json_jobs(doc: _JsonStream) -> Iterator[tuple[Any, int, str]]:
+def _json_jobs(doc: JsonStream) -> Iterator[tuple[Any, int, str]]:
     """Yield ``(element, line, text of that line)`` for each element of the top-level ``jobs`` array.
 
     Raises ``json.JSONDecodeError`` where the document stops being JSON (or a value is too
@@ -305,7 +305,7 @@ def read_sacct_json(path: str, *, gpus_per_node: int | None = None, strict: bool
         quarantine.add(lineno, reason, text)
 
     with open_binary(path) as fh:
-        doc = _JsonStream(fh)
+        doc = JsonStream(fh)
         try:
             for element, lineno, text in (_json_jobs(doc) if doc.peek() else ()):
                 try:
