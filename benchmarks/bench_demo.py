@@ -12,7 +12,7 @@ the report alone: the build + HTML and PDF stages of ``reliab.demo`` run in-proc
 Beside every wall time: the CPU time (user + sys, the PDF process included) and the load
 average before and after, since on a shared machine the wall time moves with the load and
 the CPU time much less.  The PDF is laid out by a second process while the first writes the
-screen page, archive and tables (:mod:`reliab.report._pdfproc`), and the boosted fits of the
+screen page, archive and tables (:class:`reliab.report.pdf.PdfProcess`), and the boosted fits of the
 failure-risk section run on two threads: on an idle 2-core machine the wall time is below
 the CPU time; under load it is not.
 

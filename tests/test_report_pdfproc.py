@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure as MplFigure
 
-import reliab.report._pdfproc as pdfproc
+import reliab.report.pdf as pdfproc
 from reliab.report import Figure, Report, Section, Text, render_html, render_pdf
-from reliab.report._pdfproc import PdfProcess
+from reliab.report.pdf import PdfProcess
 
 
 def _report() -> Report:

@@ -224,7 +224,7 @@ def run_report(
     """
     import reliab
     from reliab.report import build_report, render_html, write_html, write_pdf
-    from reliab.report._pdfproc import PdfProcess
+    from reliab.report.pdf import PdfProcess
 
     if not 0.0 < conf_level < 1.0:
         raise ValueError(f"conf_level must be in (0, 1), got {conf_level}")
