@@ -70,3 +70,29 @@ def test_no_telemetry_adds_no_column() -> None:
     sig, inter, _ = _tables()
     f = build_features(collect_events(sig, inter), pd.DatetimeIndex([CUT]))
     assert not any(c.startswith(("temp_max", "power_")) for c in f.columns)
+
+
+def test_temperature_maxima_equal_a_sample_by_sample_scan() -> None:
+    """Many hosts, times and gaps: every trailing maximum is the largest sample of the unit
+    whose hour ends by T's hour and lies within the window (NaN where there is none)."""
+    from reliab.predict._telemetry import TELEMETRY_WINDOWS_H, US_PER_H, telemetry_features
+
+    rng = np.random.default_rng(11)
+    units = tuple(f"n{i}" for i in range(7))
+    t0 = pd.Timestamp("2024-06-01T00:00:00Z")
+    n = 400
+    hours = rng.integers(0, 24 * 12, n) + rng.random(n)
+    tel = pd.DataFrame({"time": t0 + pd.to_timedelta(hours, unit="h"),
+                        "host": rng.choice([*units[:-1], "other"], n),  # n6: never any sample
+                        "temp_c": np.where(rng.random(n) < 0.1, np.nan, rng.normal(70, 10, n)),
+                        "power_w": rng.normal(500, 50, n)})
+    t_us = np.array([(t0 + pd.Timedelta(hours=h)).value // 1000 for h in (0, 5, 30, 100, 170.5, 290)])
+    unit = np.repeat(np.arange(len(units)), len(t_us))
+    t = np.tile(t_us, len(units))
+    got = telemetry_features(tel, units, unit, t)
+    s_bin = (tel["time"].astype("int64") // 1000) // US_PER_H
+    for name, w in TELEMETRY_WINDOWS_H.items():
+        for u, at, value in zip(unit, t, got[f"temp_max_{name}"], strict=True):
+            q = at // US_PER_H
+            seen = tel["temp_c"][(tel["host"] == units[u]) & (s_bin < q) & (s_bin >= q - w)].dropna()
+            assert (math.isnan(value) if seen.empty else value == seen.max()), (units[u], at, name)

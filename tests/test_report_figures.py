@@ -103,3 +103,20 @@ def test_rendering_leaves_the_figure_as_it_was() -> None:
     figure_to_png(fig)
     figure_to_svg(fig, id_prefix="a-")
     assert fig.get_layout_engine() is engine and fig.dpi == dpi and fig.canvas is canvas
+
+
+def test_png_flattens_onto_white_and_keeps_opaque_pixels() -> None:
+    from reliab.report.figures import _png
+
+    rgba = np.zeros((2, 2, 4), dtype=np.uint8)
+    rgba[0, 0] = (200, 10, 30, 255)  # opaque: kept as it is
+    rgba[0, 1] = (0, 0, 0, 0)  # transparent: white
+    rgba[1, 0] = (0, 0, 0, 255)
+    rgba[1, 1] = (0, 0, 0, 255)
+    out = Image.open(io.BytesIO(_png(Image.fromarray(rgba, "RGBA"))))
+    assert out.mode == "RGB"
+    assert np.asarray(out).tolist() == [[[200, 10, 30], [255, 255, 255]], [[0, 0, 0], [0, 0, 0]]]
+    opaque = rgba.copy()
+    opaque[..., 3] = 255
+    assert np.asarray(Image.open(io.BytesIO(_png(Image.fromarray(opaque, "RGBA"))))).tolist() == (
+        opaque[..., :3].tolist())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -9,7 +11,7 @@ import pandas as pd
 
 from reliab.errors import InsufficientDataError
 from reliab.predict._drain import drain_curve, replay_drains
-from reliab.predict._evaluate import BASELINES, WEEK_H, evaluate
+from reliab.predict._evaluate import BASELINES, WEEK_H, evaluate, fold_rows
 from reliab.predict._features import (
     FAMILIES,
     US_PER_H,
@@ -20,10 +22,12 @@ from reliab.predict._features import (
     label,
 )
 from reliab.predict._metrics import at_k, calibration, score_metrics, unit_weights
-from reliab.predict._models import fit_boosted, fit_hazard
+from reliab.predict._models import Boosted, fit_boosted, fit_hazard
 from reliab.predict._result import FailureRiskResult
 
 PROBABILISTIC = ("boosted", "hazard")
+#: threads fitting the boosted trees (each fit on one OpenMP thread, see ``fit_boosted``)
+FIT_THREADS = max(1, min(2, os.cpu_count() or 1))
 
 
 def _hours(value: str | float | pd.Timedelta) -> float:
@@ -117,8 +121,14 @@ def predict_failures(data: Any, *, horizon: str | float = "7d", ks: tuple[int, .
     y1d = label(events, frame, 24.0)
     y7d = label(events, frame, WEEK_H)
     end_us = int(_us(pd.Series([end]))[0])
-    folds = evaluate(frame, y, y1d, events, signals, interruptions, horizon_h=horizon_h,
-                     end_us=end_us, seed=seed)
+    # the five boosted fits (four folds' and the final one) are independent and seeded: they
+    # run on FIT_THREADS threads (the trees release the GIL) beside the rest of the work
+    fold_rows(_us(frame["time"]), end_us, horizon_h=horizon_h)  # no fold: raise before fitting
+    with ThreadPoolExecutor(max_workers=FIT_THREADS) as pool:
+        final = pool.submit(_final_boosted, frame, y, end_us, horizon_h, seed)
+        folds = evaluate(frame, y, y1d, events, signals, interruptions, horizon_h=horizon_h,
+                         end_us=end_us, seed=seed, pool=pool)
+        boosted = final.result()
     units = frame["unit_index"].to_numpy()[folds.rows]
     weights = unit_weights(units, n_boot, seed)
     yt, y7 = y[folds.rows], y7d[folds.rows]
@@ -132,7 +142,7 @@ def predict_failures(data: Any, *, horizon: str | float = "7d", ks: tuple[int, .
             cal.append(calibration(name, s, yt, units, weights, conf_level))
     drain = drain_curve(frame, folds.rows, folds.scores, folds.decision, events,
                         tuple(sorted({0, *ks})), _gpus_per_node(jobs))
-    risk, rr = _final(frame, y, y1d, events, end, horizon_h, conf_level, seed)
+    risk, rr = _final(frame, boosted, y1d, events, end, horizon_h, conf_level)
     replayed, why = pd.DataFrame(), ()
     if jobs is not None and len(jobs):
         try:
@@ -155,19 +165,26 @@ def predict_failures(data: Any, *, horizon: str | float = "7d", ks: tuple[int, .
         conf_level=conf_level, notes=notes)
 
 
-def _final(frame: pd.DataFrame, y: np.ndarray, y1d: np.ndarray, events: Any, end: pd.Timestamp,
-           horizon_h: float, conf_level: float, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Fit on every closed row (trees on the earlier part, Platt on the last week) and rank."""
+def _final_boosted(frame: pd.DataFrame, y: np.ndarray, end_us: int, horizon_h: float,
+                   seed: int) -> Boosted:
+    """Trees on every closed row but the last week's, Platt on the last week's."""
     t = _us(frame["time"])
-    end_us = int(_us(pd.Series([end]))[0])
     h = int(horizon_h * US_PER_H)
     closed = t + h <= end_us
     c0 = end_us - h - int(WEEK_H * US_PER_H)
     train, cal = np.flatnonzero(closed & (t + h <= c0)), np.flatnonzero(closed & (t + h > c0))
     if not len(train) or not len(cal):
         train = cal = np.flatnonzero(closed)
-    boosted = fit_boosted(frame.iloc[train], y[train], frame.iloc[cal], y[cal],
-                          feature_columns(frame), seed)
+    return fit_boosted(frame.iloc[train], y[train], frame.iloc[cal], y[cal],
+                       feature_columns(frame), seed)
+
+
+def _final(frame: pd.DataFrame, boosted: Boosted, y1d: np.ndarray, events: Any, end: pd.Timestamp,
+           horizon_h: float, conf_level: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rank every node at the end of the logs: ``boosted`` from :func:`_final_boosted`, the
+    hazard on every row whose next day closed."""
+    t = _us(frame["time"])
+    end_us = int(_us(pd.Series([end]))[0])
     day = np.flatnonzero(t + int(24 * US_PER_H) <= end_us)
     hazard = fit_hazard(frame.iloc[day], y1d[day])
     now = build_features(events, pd.DatetimeIndex([end]))

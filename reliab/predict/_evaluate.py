@@ -11,13 +11,14 @@ evaluation).  Predictions of every fold are pooled before the metrics are comput
 
 from __future__ import annotations
 
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from reliab.predict._features import US_PER_H, Events, _us, feature_columns
-from reliab.predict._models import correctable_7d, fit_boosted, fit_hazard, past_rate
+from reliab.predict._models import Boosted, correctable_7d, fit_boosted, fit_hazard, past_rate
 
 WEEK_H = 168.0
 MODELS = ("boosted", "hazard")
@@ -67,45 +68,71 @@ def lemon_scores(signals: pd.DataFrame, interruptions: pd.DataFrame, events: Eve
     return res.table.set_index("host")["score"].reindex(list(events.units)).fillna(0).to_numpy(float)
 
 
-def evaluate(frame: pd.DataFrame, y: np.ndarray, y1d: np.ndarray, events: Events,
-             signals: pd.DataFrame, interruptions: pd.DataFrame, *, horizon_h: float,
-             end_us: int, cal_h: float = WEEK_H, min_train_h: float = WEEK_H,
-             seed: int = 0) -> Folds:
-    """Fit and score every fold; return the pooled out-of-sample scores."""
-    t = _us(frame["time"])
+def fold_rows(t: np.ndarray, end_us: int, *, horizon_h: float, cal_h: float = WEEK_H,
+              min_train_h: float = WEEK_H) -> list[tuple[int, int, np.ndarray, np.ndarray, np.ndarray]]:
+    """Every usable fold: number, origin (µs) and the train, calibration and test rows.
+
+    Raises
+    ------
+    InsufficientDataError
+        When no fold has rows in all three parts.
+    """
     h = int(horizon_h * US_PER_H)
-    cols = feature_columns(frame)
-    rows, fold, dec = [], [], []
-    scores: dict[str, list[np.ndarray]] = {m: [] for m in (*MODELS, *BASELINES)}
-    hazard = None
-    starts = origins(np.unique(t), end_us, horizon_h, cal_h, min_train_h)
-    for i, o in enumerate(starts):
+    out = []
+    for i, o in enumerate(origins(np.unique(t), end_us, horizon_h, cal_h, min_train_h)):
         c0 = o - h - int(cal_h * US_PER_H)
         train = np.flatnonzero(t + h <= c0)
         cal = np.flatnonzero((t >= c0) & (t + h <= o))
         test = np.flatnonzero((t >= o) & (t < o + int(WEEK_H * US_PER_H))
                               & (t + max(h, int(WEEK_H * US_PER_H)) <= end_us))
-        if not len(test) or not len(train) or not len(cal):
-            continue
-        boosted = fit_boosted(frame.iloc[train], y[train], frame.iloc[cal], y[cal], cols, seed)
-        past = np.flatnonzero(t + int(24 * US_PER_H) <= o)
-        hazard = fit_hazard(frame.iloc[past], y1d[past])
-        te = frame.iloc[test]
-        scores["boosted"].append(boosted.probability(te))
-        scores["hazard"].append(hazard.probability(te, horizon_h))
-        scores["lemon"].append(lemon_scores(signals, interruptions, events, o)[
-            te["unit_index"].to_numpy()])
-        scores["correctable_7d"].append(correctable_7d(te))
-        scores["past_rate"].append(past_rate(te))
-        rows.append(test)
-        fold.append(np.full(len(test), i))
-        dec.append(t[test] == t[test].min())
-    if not rows:
+        if len(test) and len(train) and len(cal):
+            out.append((i, o, train, cal, test))
+    if not out:
         from reliab.errors import InsufficientDataError
 
         raise InsufficientDataError("no rolling-origin fold fits in the data: need at least "
                          f"{(min_train_h + 2 * horizon_h + cal_h + max(horizon_h, WEEK_H)) / 24:.0f} "
                          "days of logs")
+    return out
+
+
+def evaluate(frame: pd.DataFrame, y: np.ndarray, y1d: np.ndarray, events: Events,
+             signals: pd.DataFrame, interruptions: pd.DataFrame, *, horizon_h: float,
+             end_us: int, cal_h: float = WEEK_H, min_train_h: float = WEEK_H,
+             seed: int = 0, pool: Executor | None = None) -> Folds:
+    """Fit and score every fold; return the pooled out-of-sample scores.
+
+    With ``pool``, the folds' boosted trees are fitted on its threads while this one fits
+    the hazards and scores the baselines (each fit is independent and seeded: the scores are
+    the same either way).
+    """
+    t = _us(frame["time"])
+    cols = feature_columns(frame)
+    plans = []
+    for i, o, train, cal, test in fold_rows(t, end_us, horizon_h=horizon_h, cal_h=cal_h,
+                                            min_train_h=min_train_h):
+        args = (frame.iloc[train], y[train], frame.iloc[cal], y[cal], cols, seed)
+        fit: Future[Boosted] | Boosted = (pool.submit(fit_boosted, *args) if pool is not None
+                                          else fit_boosted(*args))
+        plans.append((i, o, test, fit))
+    rows, fold, dec = [], [], []
+    scores: dict[str, list[np.ndarray]] = {m: [] for m in (*MODELS, *BASELINES)}
+    hazard = None
+    for i, o, test, fit in plans:
+        past = np.flatnonzero(t + int(24 * US_PER_H) <= o)
+        hazard = fit_hazard(frame.iloc[past], y1d[past])
+        te = frame.iloc[test]
+        scores["hazard"].append(hazard.probability(te, horizon_h))
+        scores["lemon"].append(lemon_scores(signals, interruptions, events, o)[
+            te["unit_index"].to_numpy()])
+        scores["correctable_7d"].append(correctable_7d(te))
+        scores["past_rate"].append(past_rate(te))
+        boosted = fit.result() if isinstance(fit, Future) else fit
+        scores["boosted"].append(boosted.probability(te))
+        rows.append(test)
+        fold.append(np.full(len(test), i))
+        dec.append(t[test] == t[test].min())
     return Folds(np.concatenate(rows), np.concatenate(fold), np.concatenate(dec),
                  {m: np.concatenate(v) for m, v in scores.items()},
-                 tuple(pd.Timestamp(o * 1000, tz="UTC") for o in starts), hazard)
+                 tuple(pd.Timestamp(o * 1000, tz="UTC") for o in
+                       origins(np.unique(t), end_us, horizon_h, cal_h, min_train_h)), hazard)

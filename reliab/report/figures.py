@@ -109,7 +109,9 @@ def _png(image: Any) -> bytes:
     anyway, and an alpha channel would cost it a second image (the mask)."""
     from PIL import Image
 
-    if image.mode != "RGB":
+    if image.mode == "RGBA" and image.getchannel("A").getextrema()[0] == 255:
+        image = image.convert("RGB")  # opaque (the usual figure): nothing to flatten
+    elif image.mode != "RGB":
         rgba = image.convert("RGBA")
         white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
         image = Image.alpha_composite(white, rgba).convert("RGB")

@@ -260,8 +260,9 @@ def analyze(
     gate("rates_by_component", "rates and MTBF per component", lambda: reliab.estimate_rates(
         inter, by="component", gpu_days=f.gpu_days, gpus_per_node=f.gpus_per_node,
         job_hours=f.hours, conf_level=conf_level), no_jobs, no_fleet)
-    gate("exposure_coverage", "exposure against the fleet", lambda: exposure_coverage(f, ingest),
-         no_fleet)
+    hosts = _hosts(ingest)  # hours per node from the job records, expanded once for all
+    gate("exposure_coverage", "exposure against the fleet",
+         lambda: exposure_coverage(f, ingest, node_hours=hosts if len(hosts) else None), no_fleet)
     def hours() -> np.ndarray:
         return _hours_since(_unexpected(inter)["time"], f)
 
@@ -287,7 +288,6 @@ def analyze(
          lambda: _fine_gray_by_size(life()), no_jobs)
     gate("job_cif", "cumulative incidence by component", lambda: reliab.estimate_cumulative_incidence(
         life()["hours"], life()["cause"], censored=None, conf_level=conf_level), no_jobs)
-    hosts = _hosts(ingest)
     no_hosts = NotAvailable("nodes", "the job records name no nodes (NodeList)") if not len(hosts) else None
     gate("node_mcf", "mean cumulative hardware interruptions per node", lambda: reliab.estimate_mcf(
         *_node_events(inter, f, hosts.index), conf_level=conf_level), no_jobs, no_fleet, no_hosts)

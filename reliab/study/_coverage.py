@@ -86,20 +86,27 @@ class ExposureCoverage(ResultMixin):
                 in_range("coverage_non_negative", self.coverage, 0.0, allow_nan=True))
 
 
-def hosts_seen(ingest: Any) -> set[str]:
-    """Hosts named by the logs (``signals.host``) or the job records (expanded node lists)."""
-    from reliab.prepare import node_hours
+def hosts_seen(ingest: Any, node_hours: pd.Series | None = None) -> set[str]:
+    """Hosts named by the logs (``signals.host``) or the job records (expanded node lists).
+
+    ``node_hours``: the job records' hours per node (:func:`reliab.prepare.node_hours`) when
+    the caller has them already; else computed here.
+    """
+    from reliab import prepare
 
     hosts = set(ingest.signals["host"].dropna().astype(str)) if len(ingest.signals) else set()
     jobs = ingest.jobs
     if len(jobs) and jobs["nodelist"].notna().any():
-        hosts |= set(node_hours(jobs).index.astype(str))
+        hours = node_hours if node_hours is not None else prepare.node_hours(jobs)
+        hosts |= set(hours.index.astype(str))
     return {h for h in hosts if h}
 
 
-def exposure_coverage(fleet: Any, ingest: Any) -> ExposureCoverage:
-    """How much of the fleet's GPU-time the exposure covers (module docstring)."""
-    n = len(hosts_seen(ingest))
+def exposure_coverage(fleet: Any, ingest: Any, *, node_hours: pd.Series | None = None
+                      ) -> ExposureCoverage:
+    """How much of the fleet's GPU-time the exposure covers (module docstring); ``node_hours``
+    as in :func:`hosts_seen`."""
+    n = len(hosts_seen(ingest, node_hours))
     bound = n * fleet.gpus_per_node * fleet.days
     coverage = fleet.gpu_days / bound if bound > 0 else math.nan
     return ExposureCoverage(gpu_days=float(fleet.gpu_days), fleet_gpu_days=float(bound),

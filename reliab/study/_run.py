@@ -13,6 +13,7 @@ import hashlib
 import os
 import time
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from reliab._atomic import write_atomic
 from reliab._checks import Check, equal, verify, verify_across
 from reliab._result import NotAvailable
 from reliab.errors import InputFileError
@@ -221,7 +223,8 @@ def run_report(
     ReportRun
     """
     import reliab
-    from reliab.report import build_report, write_html, write_pdf
+    from reliab.report import build_report, render_html, write_html, write_pdf
+    from reliab.report.pdf import PdfProcess
 
     if not 0.0 < conf_level < 1.0:
         raise ValueError(f"conf_level must be in (0, 1), got {conf_level}")
@@ -287,18 +290,40 @@ def run_report(
         reference = table5()
     elif compare is not None:
         raise ValueError(f"compare must be 'llama3' or None, got {compare!r}")
-    report = build_report(results, ingest=res, title=title or "Cluster reliability report",
-                          subtitle=subtitle or label, meta=meta, reference=reference, fleet=fleet,
-                          inputs=inputs, config=config_text, failed_checks=failed)
-    files = {"report.html": write_html(report, out / "report.html")}
-    timings["html"] = time.perf_counter() - t0
-    if pdf:
+    # the PDF is laid out by a second process (it imports WeasyPrint while the document is
+    # built) beside the screen page, the archive and the tables: the same bytes as write_pdf
+    with PdfProcess() if pdf else nullcontext() as pdf_process:
+        report = build_report(results, ingest=res, title=title or "Cluster reliability report",
+                              subtitle=subtitle or label, meta=meta, reference=reference, fleet=fleet,
+                              inputs=inputs, config=config_text, failed_checks=failed)
+        if pdf_process is not None:
+            pdf_process.send(render_html(report, target="print"))
+        files = {"report.html": write_html(report, out / "report.html")}
+        timings["html"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        files["report.pdf"] = write_pdf(report, out / "report.pdf")
-        timings["pdf"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
+        files.update(_write_archive(res, results, out, label=label, fleet=fleet, previous=prev,
+                                    inputs=inputs, config_text=config_text, failed=failed,
+                                    streamed=streamed, tables=tables))
+        timings["archive"] = time.perf_counter() - t0
+        if pdf_process is not None:
+            t0 = time.perf_counter()
+            made = pdf_process.pdf()
+            path = write_atomic(out / "report.pdf", made) if made is not None else write_pdf(
+                report, out / "report.pdf")
+            files = {"report.html": files.pop("report.html"), "report.pdf": path, **files}
+            timings["pdf"] = time.perf_counter() - t0
+    return ReportRun(files=files, results=results, fleet=fleet, ingest=res, timings=timings,
+                     failed_checks=tuple(failed))
+
+
+def _write_archive(res: Any, results: dict[str, Any], out: Path, *, label: str,
+                   fleet: Fleet | NotAvailable, previous: dict[str, Any] | None,
+                   inputs: pd.DataFrame, config_text: str | None, failed: list[tuple[str, Check]],
+                   streamed: bool, tables: bool) -> dict[str, Path]:
+    """``results.json``, ``inputs.sha256`` and the canonical tables (Parquet) in ``out``."""
+    files: dict[str, Path] = {}
     files["results.json"] = write_archive(
-        archive(results, label=label, fleet=fleet, previous=prev,
+        archive(results, label=label, fleet=fleet, previous=previous,
                 inputs=inputs.to_dict(orient="records"), config={"text": config_text or ""},
                 failed_checks=failed),
         out / "results.json")
@@ -312,9 +337,7 @@ def run_report(
     elif tables:
         for name, path in res.write_parquet(out).items():
             files[f"{name}.parquet"] = Path(path)
-    timings["archive"] = time.perf_counter() - t0
-    return ReportRun(files=files, results=results, fleet=fleet, ingest=res, timings=timings,
-                     failed_checks=tuple(failed))
+    return files
 
 
 __all__ = ["ReportRun", "count_checks", "input_digests", "run_report"]

@@ -1,0 +1,60 @@
+"""The PDF laid out in a second process: the same bytes as in this one, and never a lost PDF."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from matplotlib.figure import Figure as MplFigure
+
+import reliab.report.pdf as pdfproc
+from reliab.report import Figure, Report, Section, Text, render_html, render_pdf
+from reliab.report.pdf import PdfProcess
+
+
+def _report() -> Report:
+    fig = MplFigure(figsize=(4, 2.5))
+    ax = fig.add_subplot()
+    ax.plot([0, 1, 2, 3], [3, 1, 2, 0])
+    ax.set_title("interruptions per day")
+    return Report("Process test", (Section("Notes", (
+        Text("a node named <b>gpu-001</b> and a URL http://example.invalid/x stay text"),
+        Figure("A line", fig, caption="four points")), key="notes"),))
+
+
+def test_second_process_gives_the_bytes_of_render_pdf():
+    report = _report()
+    here = render_pdf(report)
+    with PdfProcess() as proc:
+        proc.send(render_html(report, target="print"))
+        there = proc.pdf()
+    assert there is not None and there.startswith(b"%PDF-")
+    assert there == here
+
+
+def test_failed_process_gives_none(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(pdfproc, "SCRIPT", "import sys; sys.exit(3)")
+    with PdfProcess() as proc:
+        proc.send("<p>x</p>")
+        assert proc.pdf() is None
+
+
+def test_process_never_given_a_page_is_stopped():
+    proc = PdfProcess()
+    assert proc.pdf() is None  # nothing sent: nothing to wait for
+    proc.close()
+    assert proc._proc is not None and proc._proc.returncode is not None  # noqa: SLF001
+
+
+def test_run_report_lays_the_pdf_out_itself_when_the_process_fails(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    import reliab
+
+    monkeypatch.setattr(pdfproc, "SCRIPT", "import sys; sys.exit(3)")
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "note.txt").write_text("nothing to read here\n")
+    run = reliab.run_report(tmp_path / "logs", out=tmp_path / "out", pdf=True, tables=False)
+    pdf = run.files["report.pdf"]
+    assert pdf.read_bytes().startswith(b"%PDF-")
+    assert list(run.files)[:2] == ["report.html", "report.pdf"]
+    assert "pdf" in run.timings
