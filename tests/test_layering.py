@@ -31,7 +31,8 @@ import reliab
 
 #: layers, low to high; a module belongs to the layer of the longest prefix listed
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("reliab", "reliab._allocator", "reliab._version", "reliab.errors", "reliab.schema", "reliab._tables",
+    ("reliab", "reliab._contain", "reliab._allocator", "reliab._version", "reliab.errors", "reliab.schema",
+     "reliab._tables",
      "reliab._rowcheck", "reliab._hostnames", "reliab._checks", "reliab._result", "reliab._lazy", "reliab._atomic",
      "reliab._deprecation"),
     ("reliab.io",),  # the readers and the parts of the ingest engine
@@ -54,9 +55,6 @@ EXCEPTIONS: Mapping[tuple[str, str, str], str] = {
         "the LANL reader's failures table carries each record's category and component, classified by the"
         " taxonomy as the signals of the same records are; categorising after reading would leave the"
         " reader's own table (read_lanl_signals, which the LANL analyses use directly) without them",
-    ("reliab.taxonomy._rules", "reliab.io._files", "private"):
-        "a rules file is opened with the readers' file check (FIFOs, devices, /proc refused); reliab.io's"
-        " public names sit in the pipeline layer, above taxonomy",
 }
 
 #: import circles still there, and why

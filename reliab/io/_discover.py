@@ -14,7 +14,7 @@ skipped       a hidden file or folder, a documentation file of an exact name
 special       a FIFO, socket or device: only regular files are opened (opening a FIFO
               blocks until a writer appears); a file of ``/proc``, ``/sys`` or ``/dev``
 outside       a symbolic link whose target (resolved) lies outside the folder given, or
-              on a kernel pseudo-filesystem: never opened (:mod:`reliab.io._contain`)
+              on a kernel pseudo-filesystem: never opened (:mod:`reliab._contain`)
 unreadable    a folder that cannot be listed, a broken symbolic link, a file that
               cannot be stat'ed
 manifest      the hand-over manifest itself (applied, not read as a log)
@@ -38,8 +38,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from reliab._contain import OUTSIDE, outside_reason, pseudo_device, pseudo_reason, real
 from reliab.errors import InputFileError
-from reliab.io._contain import OUTSIDE, outside_reason, pseudo_device, pseudo_reason, real
 from reliab.io._manifest import MANIFEST_NAME, Manifest
 from reliab.io._registry import FileResult, url_scheme
 
@@ -103,7 +103,7 @@ def _oserror(exc: OSError) -> str:
 class _Walker:
     """Depth-first walk in sorted order, without recursion (a folder nested thousands deep
     is walked like any other); symbolic links followed once (loops reported) and only while
-    they stay inside the root they were found under (:mod:`reliab.io._contain`)."""
+    they stay inside the root they were found under (:mod:`reliab._contain`)."""
 
     def __init__(self, recursive: bool, manifest_for: Callable[[Path], Manifest | None],
                  on_folder: Callable[[Path], None], exclude: Iterable[str] = ()) -> None:

@@ -22,8 +22,8 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO
 
+from reliab._contain import check_regular
 from reliab.errors import InputFileError
-from reliab.io._contain import pseudo_device, pseudo_reason
 
 _MAGIC = (
     (b"\x1f\x8b", "gzip"),
@@ -37,30 +37,6 @@ _MAGIC = (
 ZSTD_INPUT = 1024
 #: largest Zstandard window accepted (the libzstd default limit, 2**27 bytes)
 ZSTD_MAX_WINDOW = 1 << 27
-
-
-def check_regular(path: str | Path) -> None:
-    """Raise :class:`InputFileError` unless ``path`` is a regular file (or a link to one).
-
-    Opening a FIFO blocks until a writer appears and a character device may never end, so
-    they are refused before any ``open``; so are the files of ``/proc`` and ``/sys``,
-    which stat as regular files (:func:`reliab.io._contain.pseudo_device`).
-    """
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise InputFileError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise InputFileError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    mode = st.st_mode
-    if stat.S_ISREG(mode) and pseudo_device(st.st_dev):
-        raise InputFileError(f"{path}: {pseudo_reason(path, st.st_dev)}")
-    if stat.S_ISDIR(mode):
-        raise InputFileError(f"{path}: is a directory")
-    if not stat.S_ISREG(mode):
-        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
-                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
-        raise InputFileError(f"{path}: {kind}, not a regular file; not read")
 
 
 def compression_of(path: str | Path) -> str | None:

@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reliab._contain import inside, pseudo_device, real
 from reliab.errors import ReliabError
-from reliab.io._contain import inside, pseudo_device, real
 from reliab.io._glob import Glob
 from reliab.io._options import OptionSpec, reader_options, toml_time_text, value_problem
 from reliab.io._quarantine import check_limit

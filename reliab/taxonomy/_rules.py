@@ -24,8 +24,8 @@ from typing import Any
 
 import pandas as pd
 
+from reliab._contain import check_regular
 from reliab.errors import InputFileError, Origin, ParseError
-from reliab.io._files import check_regular
 from reliab.schema import COMPONENTS
 from reliab.taxonomy.vocabulary import COMPONENT_OF
 

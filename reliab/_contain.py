@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
+from pathlib import Path
+
+from reliab.errors import InputFileError
 
 OUTSIDE = "outside"
 #: mount points of the kernel's pseudo-filesystems (procfs, sysfs, devtmpfs)
@@ -70,3 +74,27 @@ def outside_reason(path: str, root: str) -> str | None:
 
 
 __all__ = ["OUTSIDE", "PSEUDO_ROOTS", "real", "inside", "pseudo_device", "pseudo_reason", "outside_reason"]
+
+
+def check_regular(path: str | Path) -> None:
+    """Raise :class:`InputFileError` unless ``path`` is a regular file (or a link to one).
+
+    Opening a FIFO blocks until a writer appears and a character device may never end, so
+    they are refused before any ``open``; so are the files of ``/proc`` and ``/sys``,
+    which stat as regular files (:func:`pseudo_device`).
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise InputFileError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise InputFileError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    mode = st.st_mode
+    if stat.S_ISREG(mode) and pseudo_device(st.st_dev):
+        raise InputFileError(f"{path}: {pseudo_reason(path, st.st_dev)}")
+    if stat.S_ISDIR(mode):
+        raise InputFileError(f"{path}: is a directory")
+    if not stat.S_ISREG(mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+        raise InputFileError(f"{path}: {kind}, not a regular file; not read")
