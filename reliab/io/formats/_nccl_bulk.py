@@ -35,15 +35,16 @@ only, no date anywhere): a line outside them costs time, never a different row.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext, Row, unexpected
 from reliab.io.formats._nccl_messages import Split
 from reliab.io.formats._nccl_quiet import _PENDING
 from reliab.io.formats._nccl_repeat import anchored
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = ["QUIET", "GLOG", "NCCL", "OTHER", "shapes", "make_bulk"]
 
@@ -80,6 +81,8 @@ def shapes(hits: pl.DataFrame) -> pl.DataFrame:
     next line read is a glog record too (which sets again all the first one set: the clock and
     the record a terminal may have wrapped).
     """
+    import polars as pl  # (loaded on first use: `import reliab` leaves polars unloaded)
+
     line = pl.col("line")
     plain = ((line.str.len_bytes() == line.str.len_chars()) & ~line.str.contains(r"(?-u)[\x00-\x1f\x7f]")
              & ~line.str.contains(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
