@@ -300,9 +300,8 @@ class OutputWriter:
             return schema.empty("signals")
         lo = (ends - pd.Timedelta(before) - _MARGIN).sort_values()
         hi = (ends + pd.Timedelta(after) + _MARGIN).sort_values()
-        dates = {d.strftime("%Y-%m-%d") for a, b in zip(lo, hi, strict=True)
-                 for d in pd.date_range(a.floor("D"), b.floor("D"), freq="D")}
         lo_ns, hi_ns = _as_ns(lo), _as_ns(hi)
+        dates = days_met(lo_ns, hi_ns)
         seen: set[tuple[Any, Any]] = set()
         records = _partitioned.parts_in_order([r for r in self.parts if r["table"] == "signals"])
         chosen = []
@@ -311,6 +310,26 @@ class OutputWriter:
             cols = pq.read_table(Path(self.folder) / record["path"], columns=list(_MARK_COLUMNS))
             chosen.append(np.flatnonzero(_marked(cols, seen, lo_ns if windowed else None, hi_ns)))
         return _partitioned.read_rows(self.folder, records, chosen)
+
+
+_DAY_NS = 86_400 * 10**9
+
+
+def days_met(lo_ns: np.ndarray, hi_ns: np.ndarray) -> set[str]:
+    """The UTC dates (``YYYY-MM-DD``) that some window ``[lo_ns[i], hi_ns[i]]`` (ns) meets.
+
+    The windows' days are merged into runs first, so the work grows with the number of days
+    met, not with windows times their length (one ``date_range`` per job end took 44 s for
+    100,000 jobs).
+    """
+    if not lo_ns.size:
+        return set()
+    order = np.argsort(lo_ns, kind="stable")
+    first, last = lo_ns[order] // _DAY_NS, np.maximum.accumulate(hi_ns[order] // _DAY_NS)
+    new_run = np.r_[True, first[1:] > last[:-1] + 1]
+    ends = np.r_[np.flatnonzero(new_run)[1:] - 1, first.size - 1]
+    days = np.concatenate([np.arange(a, b + 1) for a, b in zip(first[new_run], last[ends], strict=True)])
+    return {str(d) for d in days.astype("datetime64[D]")}
 
 
 def _as_ns(times: pd.Series) -> np.ndarray:
