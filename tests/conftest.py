@@ -106,11 +106,26 @@ def _group(item: pytest.Item) -> str | None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Mark the tests of an expensive shared fixture ``xdist_group`` (before xdist reads the marks)."""
+    """Mark the tests of an expensive shared fixture ``xdist_group`` and give every grouped test
+    the ``@group`` node id suffix that ``--dist loadgroup`` schedules by.
+
+    pytest-xdist (3.8) writes that suffix to ``item._nodeid``, which pytest 9 no longer reads (a
+    node's id is ``item._id``): without the suffix set here every group was spread over the
+    workers, and each worker built the group's expensive fixture again.
+    """
     for item in items:
         group = _group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+    if not getattr(config.option, "loadgroup", False):  # (set on xdist's workers only)
+        return
+    from _pytest.nodeid import coerce_node_id
+
+    for item in items:
+        groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                         for m in item.iter_markers("xdist_group")})
+        if groups and "@" not in item.nodeid:
+            item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(groups)}")
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -25,7 +25,7 @@ def _reliab(*args: str) -> subprocess.CompletedProcess[str]:
     return run_in_process(*args)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # (torn down only at the end: xdist may interleave other tests)
 def quarters(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("quarters")
     q1 = _reliab("report", "--config", str(QUARTERLY / "2024Q1.toml"), "--out", str(out / "q1"), "-q")
