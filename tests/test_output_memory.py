@@ -1,0 +1,69 @@
+"""``reliab.ingest(..., output=)`` on job tables: the in-memory run's tables, in memory that grows slowly.
+
+The manifest keeps where each part's rows were in the task's table (:mod:`reliab.io._partitioned`);
+a job table whose rows alternate between end dates has one run of rows per job, which the
+manifest must not hold as one ``[start, length]`` pair each.  Repeated job records are merged
+once, while the held job files are written (:meth:`reliab.io._streamed.OutputWriter.jobs`).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_streamed_output import assert_same
+
+import reliab
+from reliab.io import _finish, _partitioned
+
+_HEAD = ("JobID|JobIDRaw|JobName|User|Partition|State|ExitCode|Submit|Start|End|Elapsed|NNodes|NodeList"
+         "|Restarts|AllocTRES\n")
+_STATES = ["COMPLETED"] * 8 + ["FAILED", "NODE_FAIL", "TIMEOUT", "CANCELLED by 123"]
+
+
+def write_sacct(path: Path, ids: range, seed: int) -> None:
+    """``sacct -P`` rows of the jobs ``ids``, each ending on a day of June 2024 drawn at random."""
+    rng = random.Random(seed)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as fh:
+        fh.write(_HEAD)
+        for i in ids:
+            d, h, k = rng.randrange(1, 28), i % 24, 1 << (i % 4)
+            fh.write(f"{5_000_000 + i}|{5_000_000 + i}|job-{i % 50}|user{i % 30}|train|{_STATES[i % 12]}|0:0|"
+                     f"2024-06-{d:02d}T{h:02d}:00:00|2024-06-{d:02d}T{h:02d}:05:00|2024-06-{d:02d}T{h:02d}:55:00|"
+                     f"00:50:00|{k}|node[{i % 200:04d}-{i % 200 + k - 1:04d}]|0|cpu=224,gres/gpu={8 * k},node={k}\n")
+
+
+@pytest.mark.parametrize("rows", [[], [7], [0, 1, 2, 3], [3, 4, 9], list(range(0, 400, 3)), [0, 1, 2**33]])
+def test_part_positions_round_trip(rows: list[int]) -> None:
+    record = {"table": "jobs", "rows": len(rows), "task": 0, **_partitioned._located(np.asarray(rows, np.int64))}
+    assert _partitioned.positions(record).tolist() == rows
+    if all(r < 1000 for r in rows):  # (no 2**33-long array of new positions)
+        moved = _partitioned.remap(record, np.arange(1000, dtype=np.int64) * 2)
+        assert _partitioned.positions(moved).tolist() == [2 * r for r in rows]
+
+
+def test_positions_of_a_manifest_with_runs_are_read() -> None:
+    """A folder committed by an earlier version (``runs`` only) reads as it did."""
+    record = {"table": "signals", "rows": 5, "task": 2, "runs": [[3, 2], [9, 1], [20, 2]]}
+    assert _partitioned.positions(record).tolist() == [3, 4, 9, 20, 21]
+    assert _partitioned.parts_in_order([record, {**record, "runs": [[0, 1]]}])[0]["runs"] == [[0, 1]]
+
+
+def test_jobs_alternating_dates_make_a_small_manifest(tmp_path: Path) -> None:
+    """5,400 jobs ending on random days: every job is a run of its date's part.  Held as
+    ``[start, length]`` pairs the manifest took ~35 bytes a row (indented JSON); the gaps,
+    compressed, take under 2."""
+    path = tmp_path / "in" / "sacct.txt"
+    write_sacct(path, range(5_400), seed=1)
+    memory = reliab.ingest(path)
+    streamed = reliab.ingest(path, output=tmp_path / "out")
+    assert len(memory.jobs) == 5_400 and len(memory.signals) == 5_400
+    assert_same(memory, streamed)
+    size = (tmp_path / "out" / _partitioned.MANIFEST).stat().st_size
+    assert size < 4 * (len(memory.jobs) + len(memory.signals)), size
