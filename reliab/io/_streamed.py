@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from reliab import schema
+from reliab._allocator import release_freed
 from reliab.io import _partitioned
 from reliab.io._finish import Merged, Session, plan_notes
 from reliab.io._lines import streaming
@@ -152,6 +153,9 @@ class OutputWriter:
         self.held: list[tuple[int, list[FileResult]]] = []
         self.rows: Counter[str] = Counter()
         self.signal_sources: Counter[str] = Counter()
+        #: the signals of the held job files, per task, as written: attribution takes its rows
+        #: of those tasks from here instead of reading them back (:meth:`attribution_signals`)
+        self.kept: dict[int, pd.DataFrame] = {}
         self.pending: list[FileResult] = []  # consecutive files not yet written, one task
         self._pending_rows = 0
         self._task = 0
@@ -284,6 +288,8 @@ class OutputWriter:
                     self.parts += _partitioned.write_table(rows, name, source_of[file[mine]], self.folder,
                                                            self.run, task)
                     self._count(rows, name)
+                    if name == "signals":
+                        self.kept[task] = rows
         for task, group in held:
             self._write_results(group, task, skip=("signals", "jobs"))
         return kept_jobs, note
@@ -296,10 +302,14 @@ class OutputWriter:
         (source, host) pair (the coverage notes ask which sources and which hosts have
         signals).  Of each part only ``time``, ``signal``, ``source`` and ``host`` are read
         (``time`` tested only when its date partition meets a window), then the whole rows
-        of those kept.  Nothing is read when no job has an end.
+        of those kept.  Nothing is read when no job has an end.  The rows of the job files'
+        tasks are taken from their tables still in memory (:attr:`kept`): read back, the 1M
+        signals of a sacct file were held twice, and Parquet's reading took ~130 MiB more.
         """
         import pyarrow.parquet as pq
 
+        held = {task: table for task, table in ((t, _arrow(f)) for t, f in self.kept.items()) if table is not None}
+        self.kept = {}
         ends = pd.to_datetime(jobs["end"], utc=True).dropna() if len(jobs) else pd.Series(dtype="datetime64[ns, UTC]")
         if not len(ends):
             return schema.empty("signals")
@@ -312,9 +322,22 @@ class OutputWriter:
         chosen = []
         for record in records:
             windowed = _date_of(record["path"]) in dates | {"unknown"}
-            cols = pq.read_table(Path(self.folder) / record["path"], columns=list(_MARK_COLUMNS))
+            if record["task"] in held:
+                cols = held[record["task"]].select(list(_MARK_COLUMNS)).take(_partitioned.positions(record))
+            else:
+                cols = pq.read_table(Path(self.folder) / record["path"], columns=list(_MARK_COLUMNS))
             chosen.append(np.flatnonzero(_marked(cols, seen, lo_ns if windowed else None, hi_ns)))
-        return _partitioned.read_rows(self.folder, records, chosen)
+        return _partitioned.read_rows(self.folder, records, chosen, held)
+
+
+def _arrow(frame: pd.DataFrame) -> pa.Table | None:
+    """A held task's signals as Arrow (its text columns shared, not copied), as its parts were
+    written; ``None`` where a column holds text Arrow cannot (then its parts are read back)."""
+    import pyarrow as pa
+
+    table = schema.to_arrow(frame)
+    return None if any(pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type) for f in table.schema) \
+        else table
 
 
 _DAY_NS = 86_400 * 10**9
@@ -388,6 +411,7 @@ class _Written(Session):
     def close(self, accounting: pd.DataFrame, attribution: dict[str, Any]) -> Merged:
         """Write the held job files; the jobs, the quarantine and the signals attribution can use, read back."""
         jobs, repeated = self.writer.jobs()
+        release_freed()  # what writing the held job files freed, before the attribution's rows are gathered
         signals = self.writer.attribution_signals(jobs, attribution.get("before", "10min"),
                                                   attribution.get("after", "5min"))
         tables = {"signals": signals, "jobs": jobs, "telemetry": schema.empty("telemetry"),
