@@ -198,7 +198,8 @@ def read_rows(folder: str | os.PathLike[str], parts: list[dict[str, Any]], chose
     """Signal rows read from parts: of part ``parts[k]`` the rows at positions ``chosen[k]``.
 
     ``held`` maps a task to its whole signals table (``pyarrow.Table``, in task order), still
-    in memory: the rows of that task's parts are taken from it, not read from the files.
+    in memory: the rows of that task's parts are taken from it, not read from the files.  The
+    tables are taken out of ``held`` (so that each column is freed once it is reordered).
 
     The rows are put back in task and position order, then sorted by time (stably, missing
     times last), as the in-memory ingest orders them: some rows of the whole table, in its
@@ -206,11 +207,30 @@ def read_rows(folder: str | os.PathLike[str], parts: list[dict[str, Any]], chose
     signals of a sacct file each, in pandas, took ~150 MiB).
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    table, key = _gathered(folder, parts, chosen, {} if held is None else held)
+    if table is None:
+        return schema.empty("signals")
+    order = _table_order(table, key)
+    del key
+    if (order != np.arange(len(order))).any():  # column by column: one column is held twice, not the table
+        schema_of, columns = table.schema, table.columns
+        del table
+        index = pa.array(order)
+        for i in range(len(columns)):
+            columns[i] = columns[i].take(index)
+        table = pa.Table.from_arrays(columns, schema=schema_of)
+    return schema.from_parquet_arrow(table, "signals")
+
+
+def _gathered(folder: str | os.PathLike[str], parts: list[dict[str, Any]], chosen: list[np.ndarray],
+              held: dict[int, Any]) -> tuple[Any, np.ndarray]:
+    """The chosen rows of the parts in one ``pyarrow.Table`` (``None`` if none), and their
+    ``(task, position)`` keys; the tables of ``held`` are taken out of it."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    held = held or {}
-    tables, tasks, places = [], [], []
+    tables, keys = [], []
     taken: dict[int, list[np.ndarray]] = {}
     for record, rows in zip(parts, chosen, strict=True):
         if not len(rows):
@@ -220,31 +240,26 @@ def read_rows(folder: str | os.PathLike[str], parts: list[dict[str, Any]], chose
             continue
         part = pq.read_table(Path(folder) / record["path"])
         tables.append(part if len(rows) == part.num_rows else part.take(pa.array(rows)))
-        tasks.append(np.full(len(rows), record["task"], dtype=np.int64))
-        places.append(positions(record)[rows])
+        keys.append(np.column_stack([np.full(len(rows), record["task"]), positions(record)[rows]]))
     for task, wheres in taken.items():
-        where, whole = np.sort(np.concatenate(wheres)), held[task]
+        where, whole = np.sort(np.concatenate(wheres)), held.pop(task)
         tables.append(whole if len(where) == whole.num_rows else whole.take(pa.array(where)))
-        tasks.append(np.full(len(where), task, dtype=np.int64))
-        places.append(where)
+        keys.append(np.column_stack([np.full(len(where), task), where]))
     if not tables:
-        return schema.empty("signals")
-    table = pa.concat_tables(tables, promote_options="permissive")
-    del tables
-    order = np.lexsort((np.concatenate(places), np.concatenate(tasks)))
+        return None, np.zeros((0, 2), dtype=np.int64)
+    return pa.concat_tables(tables, promote_options="permissive"), np.concatenate(keys)
+
+
+def _table_order(table: Any, key: np.ndarray) -> np.ndarray:
+    """The row order of ``table``: by ``key`` (task, position), then by time, stably, missing times last."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    order = np.lexsort((key[:, 1], key[:, 0]))
     time = table["time"]
     missing = time.is_null().to_numpy(zero_copy_only=False)[order]
     ns = pc.fill_null(time.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)[order]
-    order = order[np.lexsort((ns, missing))]
-    if (order != np.arange(len(order))).any():  # column by column: one column is held twice, not the table
-        schema_of, columns = table.schema, table.columns
-        del table
-        index = pa.array(order)
-        for i, column in enumerate(columns):
-            columns[i] = column.take(index)
-            del column
-        table = pa.Table.from_arrays(columns, schema=schema_of)
-    return schema.from_parquet_arrow(table, "signals")
+    return order[np.lexsort((ns, missing))]
 
 
 def remap(record: dict[str, Any], where: np.ndarray) -> dict[str, Any]:
