@@ -12,9 +12,10 @@ lines among the bulk rows when the file ends, through the positions the manifest
 ingest.
 
 Files that produce job records are held until the end (another input may repeat a job
-record, and the signals of the copy are then dropped, :mod:`reliab.io._repeats`).  The
-attribution (:func:`reliab.job_outcomes`) reads back only the signals it can use: those
-in the window around some job end (parts pruned by their date partition, then rows by
+record, and the signals of the copy are then dropped, :mod:`reliab.io._repeats`), then
+written; their signals stay in memory for the attribution.  The attribution
+(:func:`reliab.job_outcomes`) gathers only the signals it can use, reading back those of the
+other files: those in the window around some job end (parts pruned by their date partition, then rows by
 ``time``), tickets and ``train:`` rows (which it matches by job id), and one row per
 (source, host) for the evidence-coverage notes; with no job records it reads nothing.
 The result (:class:`reliab.io._result.OutputIngestResult`) holds every table but
@@ -421,6 +422,7 @@ class _Written(Session):
     def commit(self, result: IngestResult) -> OutputIngestResult:
         """Commit the run; the result reads ``signals`` and ``telemetry`` from the folder."""
         counts = {"rows": dict(self.writer.rows), "signal_sources": dict(self.writer.signal_sources)}
+        release_freed()  # what attribution and costs freed, before the derived tables are written
         _partitioned.commit(self.out, self.writer.run, self.writer.parts, result, counts=counts)
         fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
         return OutputIngestResult(**{**fields, "signals": None, "telemetry": None}, output=self.out, counts=counts)
