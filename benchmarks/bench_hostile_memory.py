@@ -61,24 +61,24 @@ interpreter, baseline 84; 2026-12-06, 2 shared cores) before -> after, in memory
 =========  ==============  ==============  =========
 jobs       output= before  output= after   in memory
 =========  ==============  ==============  =========
-250,000    595             384             372-384
-500,000    972             579             552-573
-1,000,000  1,644-1,690     884-900         862-870
+250,000    595             376-384         372-384
+500,000    972             569-579         552-573
+1,000,000  1,644-1,690     862-888         858-870
 =========  ==============  ==============  =========
 
-Slope 250k -> 1M: 1,530 -> ~710 B/job (in memory ~690).  Per stage at 1M (RSS at the stage's
+Slope 250k -> 1M: 1,530 -> ~680-710 B/job (in memory ~690).  Per stage at 1M (RSS at the stage's
 start -> its peak, VmHWM reset per stage), before -> after: writing the held job file 569 ->
 1,276 -> 568 -> 850 (the ``_file`` column added by a copy of each table, then every row of
 the one group selected by a boolean mask, another copy of the jobs: ~200 MiB); reading
 back the signals for attribution 1,165 -> 1,523 -> 631 -> 814 (read back from Parquet through
 one Python string per text cell, ~540 B/row, then reordered twice in pandas; now the job
 files' signals are taken from memory and reordered once, in Arrow, column by column);
-``commit`` 1,087 -> 1,644 -> 837 -> 900 (the manifest held one ``[start, length]`` list per
+``commit`` 1,087 -> 1,644 -> 661 -> 713 (the manifest held one ``[start, length]`` list per
 row, as the rows of a job table alternate between end dates: 1M jobs made a 73 MB
 manifest, dumped by the pure-Python indenting JSON encoder; now the positions are gaps,
-zlib-compressed: 25 KB).  The ``finish`` step then removes repeated jobs a second time
-(nothing left to find: +0-30 MiB, 0.1-0.4 s) and attributes and costs as in memory
-(+110-190, +50-70).  What remains per job in ``output=`` mode is what the run's result and
+zlib-compressed: 25 KB; and the freed memory is released first).  The ``finish`` step
+removes repeated jobs a second time (nothing left to find: +0-77 MiB, transient, 0.1-0.4 s)
+and attributes and costs as in memory (+110-190, +40-70); its costs are now the peak.  What remains per job in ``output=`` mode is what the run's result and
 attribution need: the jobs table (~210 B/job; the result holds it) and, for a scheduler
 export, every job's end-state signal (~140 B/job in Arrow: each lies in its own job's
 window), plus the attribution's and the costs' working memory, so a sacct-only input peaks
@@ -151,7 +151,7 @@ STREAMED = {
          " at 2.6M lines plain and zstd already peaked alike, 348 and 356 MiB)")),
     "sacct_1m_jobs_output": ("sacct.txt", "sacct", lambda p, n: sacct_jobs(p, n), 1_000_000,
                              ("the 1M sacct jobs of sacct_1m_jobs with output=: 1,644 MiB (in memory: 870); 2026-12-06:"
-                              " 884-900 MiB (250k jobs 595 -> 384, 500k 972 -> 579): a compact manifest, the job"
+                              " 862-888 MiB (250k jobs 595 -> 376, 500k 972 -> 569): a compact manifest, the job"
                               " files written without copies, their signals kept for attribution, not read back")),
 }
 
