@@ -67,7 +67,7 @@ jobs       output= before  output= after   in memory
 =========  ==============  ==============  =========
 
 Slope 250k -> 1M: 1,530 -> ~680-710 B/job (in memory ~690).  Per stage at 1M (RSS at the stage's
-start -> its peak, VmHWM reset per stage), before -> after: writing the held job file 569 ->
+start -> its peak, VmHWM reset per stage; ``benchmarks/bench_output_stages.py``), before -> after: writing the held job file 569 ->
 1,276 -> 568 -> 850 (the ``_file`` column added by a copy of each table, then every row of
 the one group selected by a boolean mask, another copy of the jobs: ~200 MiB); reading
 back the signals for attribution 1,165 -> 1,523 -> 631 -> 814 (read back from Parquet through
