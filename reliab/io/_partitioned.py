@@ -190,7 +190,10 @@ def positions(record: dict[str, Any]) -> np.ndarray:
 
 def parts_in_order(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Manifest records of one table in the order of their rows: by task, then first position."""
-    return sorted(parts, key=lambda r: (r["task"], r["first"] if "steps" in r else r["runs"][0][0] if r["runs"] else 0))
+    def first(record: dict[str, Any]) -> int:
+        return record["first"] if "steps" in record else record["runs"][0][0] if record["runs"] else 0
+
+    return sorted(parts, key=lambda r: (r["task"], first(r)))
 
 
 def read_rows(folder: str | os.PathLike[str], parts: list[dict[str, Any]], chosen: list[np.ndarray],
