@@ -138,6 +138,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -184,24 +185,28 @@ for _ in range(int(sys.argv[2])):
 """
 
 _DASK = _READ + """
-import logging, pathlib, sys, time
+import logging, pathlib, resource, sys, time
 import pandas as pd
-from dask.distributed import Client, LocalCluster
 from reliab.fleet import reduce_telemetry
-logging.getLogger("distributed").setLevel(logging.CRITICAL)
-root = pathlib.Path(sys.argv[1])
-ev = pd.read_csv(root / "truth" / "failures.csv")
-events = pd.DataFrame({"time": pd.to_datetime(ev["time"], utc=True), "host": ev["host"]})
+from reliab.io import dask_client
+def cpu():  # user + system seconds of this process, every thread
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime
 def reduce():
-    t, c = time.perf_counter(), time.process_time()
+    t, c, w = time.perf_counter(), cpu(), client.run(cpu)
     out = reduce_telemetry(root / "telemetry", client=client, thresholds={"gpu_temp_c": 70.0},
                            swings={"power_w": 300.0}, events=events)
-    return time.perf_counter() - t, time.process_time() - c, len(out)
-with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \\
-        Client(cluster) as client:
-    reduce()
-    for _ in range(int(sys.argv[2])):
-        print(*read(), *reduce())
+    wall, mine, theirs = time.perf_counter() - t, cpu() - c, client.run(cpu)
+    return wall, mine + sum(theirs[k] - w[k] for k in w), len(out)
+if __name__ == "__main__":  # the worker processes import this module again
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    root = pathlib.Path(sys.argv[1])
+    ev = pd.read_csv(root / "truth" / "failures.csv")
+    events = pd.DataFrame({"time": pd.to_datetime(ev["time"], utc=True), "host": ev["host"]})
+    with dask_client(workers=2) as client:  # the LocalCluster reliab starts: 2 single-threaded workers
+        reduce()
+        for _ in range(int(sys.argv[2])):
+            print(*read(), *reduce())
 """
 
 
@@ -209,22 +214,26 @@ def _run(code: str, folder: Path, rounds: int, path: str) -> list[list[float]]:
     """Per round (read wall s, read CPU s, read rows, reduction wall s, reduction CPU s,
     windows), from one warmed-up child process."""
     env = {**os.environ, "PYTHONPATH": path}
-    out = subprocess.run([sys.executable, "-c", code, str(folder), str(rounds)], check=True, capture_output=True,
-                         text=True, env=env, cwd=path).stdout.splitlines()  # -c puts the cwd first on sys.path
+    with tempfile.TemporaryDirectory() as tmp:  # a file, not -c: Dask's worker processes re-import the main module
+        script = Path(tmp, "round.py")
+        script.write_text(code)
+        out = subprocess.run([sys.executable, str(script), str(folder), str(rounds)], check=True,
+                             capture_output=True, text=True, env=env, cwd=path).stdout.splitlines()
     return [[float(x) for x in line.split()] for line in out]
 
 
 def measure(folder: Path, rounds: int, before: str | None, dask: bool, children: int = 2) -> dict:
     """Each variant in ``children`` warmed-up processes, alternating with the others, each of
     ``rounds`` rounds of (pyarrow read, reduction); the medians of the per-round ratios, in
-    wall time and in CPU time of the process (the Dask figure's CPU time is the client's
-    only: its wall ratio is the figure)."""
+    wall time and in CPU time (on Dask, of the client and the worker processes together)."""
     here = str(Path(__file__).resolve().parents[1])
     kinds = {"after": (_REDUCE, here)}
     if before:
         kinds["before"] = (_REDUCE, before)
     if dask:
         kinds["dask"] = (_DASK, here)
+        if before:
+            kinds["dask before"] = (_DASK, before)
     got: dict[str, list[list[float]]] = {k: [] for k in kinds}
     load_start = os.getloadavg()[0]
     for _ in range(children):

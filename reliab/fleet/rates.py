@@ -66,7 +66,7 @@ def count_by_group(events: Source, by: str, *, groups: Mapping[str, Any] | None 
     ddf = as_dask(frame)
     meta = _counts(ddf._meta, by, groups)
     parts = ddf.map_partitions(_counts, by, groups, meta=meta)
-    out = parts.groupby([by, "planned"], dropna=False).sum()
+    out = parts.groupby([by, "planned"], dropna=False).sum(split_out=1)  # a row per group: no shuffle
     done = (client.compute(out).result() if client is not None else out.compute()).reset_index()
     return done.astype({"count": "int64"})
 
@@ -91,7 +91,7 @@ def exposure_by_group(exposure: Source, by: str, *, hours: str = "hours", groups
         ddf = as_dask(exposure, columns=None if isinstance(exposure, pd.DataFrame) or not _is_files(exposure)
                       else ["host" if groups is not None else by, hours])
         parts = ddf.map_partitions(_hours, by, groups, hours, meta=_hours(ddf._meta, by, groups, hours))
-        total = parts.groupby(by, dropna=False)[hours].sum()
+        total = parts.groupby(by, dropna=False)[hours].sum(split_out=1)  # a row per group: no shuffle
         out = (client.compute(total).result() if client is not None else total.compute()).reset_index()
     return out.set_index(by)[hours].sort_index().rename(hours)
 
