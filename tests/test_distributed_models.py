@@ -150,3 +150,14 @@ def test_few_groups_of_many_partitions_are_summed_without_a_shuffle(dask_client:
     pd.testing.assert_frame_equal(got.summary(), want.summary(), check_exact=False, rtol=1e-9)
     expected = local_windows.groupby(local_windows["host"].map(pods))["hours"].sum()
     np.testing.assert_allclose(hours.to_numpy(), expected.sort_index().to_numpy(), rtol=1e-12)
+
+
+def test_hours_per_group_of_host_windows() -> None:
+    """Hours per pod, summed per host first: a missing value counts 0 (as pandas' sum), a
+    host outside the mapping and a missing host go to the missing group."""
+    from reliab.fleet.rates import _hours
+
+    frame = pd.DataFrame({"host": pd.Series(["a", "b", "a", "c", None, "x"], dtype="string"),
+                          "hours": [1.0, 0.5, np.nan, 0.25, 2.0, 4.0]})
+    got = _hours(frame, "pod", {"a": "p1", "b": "p2", "c": "p2"}, "hours").set_index("pod")["hours"]
+    assert got[got.index.notna()].to_dict() == {"p1": 1.0, "p2": 0.75} and got[got.index.isna()].tolist() == [6.0]

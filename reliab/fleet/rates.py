@@ -72,6 +72,11 @@ def count_by_group(events: Source, by: str, *, groups: Mapping[str, Any] | None 
 
 
 def _hours(frame: pd.DataFrame, by: str, groups: Mapping[str, Any] | None, hours: str) -> pd.DataFrame:
+    if groups is not None and "host" in frame.columns:  # host windows: summed per host, then per group
+        codes, hosts = pd.factorize(frame["host"], use_na_sentinel=False)
+        values = frame[hours].to_numpy(dtype=float)
+        per_host = np.bincount(codes, weights=np.where(np.isnan(values), 0.0, values), minlength=len(hosts))
+        frame = pd.DataFrame({"host": pd.Series(hosts, dtype="string"), hours: per_host})
     data = _with_group(frame, by, groups)
     keyed = pd.DataFrame({by: data[by].astype("string"), hours: data[hours].to_numpy(dtype=float)})
     return keyed.groupby(by, dropna=False, observed=True)[hours].sum().reset_index()
