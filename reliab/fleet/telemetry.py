@@ -213,12 +213,12 @@ def _by_host_groups(client: Any, groups: list[list[str]], spans: dict[str, tuple
             fut = client.submit(reduce_run, run, carry, spec, last=r == len(runs[g]) - 1, given=intervals,
                                 output=target, key=f"reliab-windows-{g}-{r}-again-{token}", pure=False)
             runs[g][r] = (run, carry, fut, target)
-    # each task's whole result comes back (its carry and sketches are small beside its windows):
-    # no task per run to pick the windows out
-    done = client.gather([fut for plan in runs for _, _, fut, _ in plan], direct=_direct(client))
+    done = client.gather([client.submit(operator.getitem, fut, "windows", key=f"reliab-output-{g}-{r}-{token}")
+                          for g, plan in enumerate(runs) for r, (_, _, fut, _) in enumerate(plan)],
+                         direct=_direct(client))
     if folder is not None:
         return folder
-    return [d["windows"] for d in done if d["windows"] is not None]
+    return [d for d in done if d is not None]
 
 
 def _direct(client: Any) -> bool | None:
