@@ -18,7 +18,16 @@ Baselines measured in the same run: ``grep -r -c -F`` with the kernel literals o
 logs (reading and scanning every byte once) for the ingest, and one pyarrow read of every
 telemetry file for the reduction.  The failure GLM's temperature effect is printed beside
 the truth planted by the generator.  The fleet's folders are deleted afterwards unless
-``--keep``.
+``--keep``; ``--reuse`` keeps the generated fleet and skips generating it again.
+
+Measured 2026-12-06 at full size (``benchmarks/results/2026-12-06-fleet-90day.md``), 2
+shared cores at load 6-9: end to end **296 s** (commit 0cebc71) and **477 s** (commit
+865cd28, with the machine 23-34 % slower per CPU-second), under the 8-minute target; 203
+and 228 CPU-seconds of client and workers (on 2 idle cores at least 102-114 s of wall).
+Stages of the later run (wall / CPU): ingest 146 / 70 s, telemetry -> windows 242 / 107 s
+(4.2 x the read's CPU), rates 26 / 23 s, GLM 56 / 28 s; peak RSS client 652 MiB, workers
+1,113 and 827 MiB.  The full run showed the GLM and rates summing a few hundred cells with
+a P2P shuffle (Dask's default for more than 15 partitions), now a tree of sums.
 """
 
 from __future__ import annotations

@@ -127,6 +127,19 @@ overlap check of a file come from its series' first rows and the carried tails. 
 time goes now (stage timers, multiples of the read): reading and decoding 1.26 (the read
 alone 1.02), per-file partials 0.60, fold to hosts and frame 0.40, interval values 0.12,
 boundary steps 0.06, events 0.03, the rest 0.31.
+
+Round 5, measured 2026-12-06 (``benchmarks/results/2026-12-06-fleet-90day.md``), two runs of
+3 rounds per variant at load 6-9, against commit 0cebc71; the Dask variants now run on
+``reliab.io.dask_client(workers=2)`` and their CPU is that of the client and both worker
+processes: Dask **3.83 x** the read's CPU in both runs (before 4.38 x; 12 rounds 3.39-4.25),
+wall 2.74 x and 3.73 x (before 3.29 x, 3.53 x); in process 2.86 x (unchanged code).  Not
+within 3 x: Dask adds about 1.0 x the read (client 0.16 s a round: joining 40 MB of windows,
+the scheduler; workers 0.09 s outside the tasks; the read about 0.3 s).  What changed:
+reliab's own cluster runs no statistical profiler and slower event-loop, system and memory
+checks (``QUIET_CLUSTER``; idle, 46-64 ms of CPU a second -> 8-10 ms), the client joins the
+tasks' windows by moving each host's block of rows instead of sorting rows, and gathers
+them straight from the workers of a local cluster.  The windows are those of round 4
+(the equality tests, across task cuts too).
 """
 
 from __future__ import annotations
