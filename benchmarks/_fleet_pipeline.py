@@ -9,6 +9,8 @@ Stages: ``ingest`` (logs -> partitioned Parquet, ``engine="dask"``), ``reduce`` 
 telemetry -> host-hour windows with hours above 70 °C, power-swing counts and failures per
 window, written as Parquet), ``rates`` (interruption rates per pod from the Parquet),
 ``glm`` (Poisson GLM of failures on the hourly mean temperature, on cells made on Dask).
+The cluster has the settings of the one :func:`reliab.io.dask_client` starts
+(:data:`reliab.io.distributed.QUIET_CLUSTER`) and no memory limit.
 """
 
 from __future__ import annotations
@@ -61,19 +63,23 @@ def _profile(stream: list[dict]) -> dict[str, float]:
 
 
 def main(fleet: Path, work: Path, workers: int) -> dict:
+    import dask
     import pandas as pd
     from dask.distributed import Client, LocalCluster, get_task_stream
 
     import reliab
     from reliab.fleet import fit_failure_glm_cells, rates_by_group, reduce_telemetry
+    from reliab.io.distributed import QUIET_CLUSTER
 
     logging.getLogger("distributed").setLevel(logging.CRITICAL)
     params = json.loads((fleet / "truth" / "params.json").read_text())
     times: dict[str, float] = {}
     facts: dict[str, object] = {}
     start = time.perf_counter()
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                      memory_limit=None) as cluster, Client(cluster) as client:
+    with dask.config.set(QUIET_CLUSTER):  # the settings of reliab's own cluster (no dashboard)
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                               memory_limit=None)
+    with cluster, Client(cluster) as client:
         times["cluster start"] = time.perf_counter() - start
 
         def cpu_now() -> float:  # client and workers: the stages' CPU time, which load does not stretch

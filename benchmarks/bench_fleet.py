@@ -18,7 +18,16 @@ Baselines measured in the same run: ``grep -r -c -F`` with the kernel literals o
 logs (reading and scanning every byte once) for the ingest, and one pyarrow read of every
 telemetry file for the reduction.  The failure GLM's temperature effect is printed beside
 the truth planted by the generator.  The fleet's folders are deleted afterwards unless
-``--keep``.
+``--keep``; ``--reuse`` keeps the generated fleet and skips generating it again.
+
+Measured 2026-12-06 at full size (``benchmarks/results/2026-12-06-fleet-90day.md``), 2
+shared cores at load 6-9: end to end **296 s** (commit 0cebc71) and **477 s** (commit
+865cd28, with the machine 23-34 % slower per CPU-second), under the 8-minute target; 203
+and 228 CPU-seconds of client and workers (on 2 idle cores at least 102-114 s of wall).
+Stages of the later run (wall / CPU): ingest 146 / 70 s, telemetry -> windows 242 / 107 s
+(4.2 x the read's CPU), rates 26 / 23 s, GLM 56 / 28 s; peak RSS client 652 MiB, workers
+1,113 and 827 MiB.  The full run showed the GLM and rates summing a few hundred cells with
+a P2P shuffle (Dask's default for more than 15 partitions), now a tree of sums.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -67,24 +77,39 @@ def profile_note(profile: dict[str, float]) -> str:
     return ", ".join(f"{k} {v:.0f} s ({v / total:.0%})" for k, v in list(by_kind.items())[:6]) + f"; total {total:.0f} s"
 
 
-def run(quick: bool = False, keep: bool = False, workers: int = 2, n_gpus: int | None = None,
-        days: int | None = None) -> list[Figure]:
-    """The fleet figures; ``n_gpus``/``days`` override the full (or quick) size."""
-    cfg = dict(QUICK if quick else FULL)
-    cfg.update({k: v for k, v in (("n_gpus", n_gpus), ("days", days)) if v is not None})
-    folder = WORK / f"fleet-{cfg['n_gpus']}-{cfg['days']}"
-    work = WORK / f"fleet-out-{cfg['n_gpus']}-{cfg['days']}"
+def _generate(folder: Path, cfg: dict, reuse: bool) -> tuple[float, float | None, dict]:
+    """Write the fleet (wall s, peak RSS MiB, its sizes); with ``reuse``, a fleet written
+    before with the same settings is kept and its figures read back."""
+    done = folder / "generation.json"
+    if reuse and done.is_file():
+        kept = json.loads(done.read_text())
+        if kept["cfg"] == cfg:
+            return kept["seconds"], kept["rss"], kept["sample"]
     shutil.rmtree(folder, ignore_errors=True)
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
     args = ", ".join(f"{k}={v!r}" for k, v in cfg.items())
     gen = (f"import json, sys; from reliab.datasets import write_fleet; s = write_fleet(sys.argv[1], {args}); "
            "print(json.dumps({'bytes': s.bytes, 'files': s.files, 'lines': s.log_lines, "
            "'rows': s.telemetry_rows, 'failures': s.failures, 'seconds': s.seconds, 'parts': s.parts}))")
     out: list[str] = []
+    t_gen, rss_gen = child([sys.executable, "-c", gen, str(folder)], out=out)
+    sample = json.loads(out[-1])
+    done.write_text(json.dumps({"cfg": cfg, "seconds": t_gen, "rss": rss_gen, "sample": sample}))
+    return t_gen, rss_gen, sample
+
+
+def run(quick: bool = False, keep: bool = False, workers: int = 2, n_gpus: int | None = None,
+        days: int | None = None, reuse: bool = False) -> list[Figure]:
+    """The fleet figures; ``n_gpus``/``days`` override the full (or quick) size; ``reuse``
+    keeps a fleet generated before with the same settings (and implies ``keep``)."""
+    cfg = dict(QUICK if quick else FULL)
+    cfg.update({k: v for k, v in (("n_gpus", n_gpus), ("days", days)) if v is not None})
+    folder = WORK / f"fleet-{cfg['n_gpus']}-{cfg['days']}"
+    work = WORK / f"fleet-out-{cfg['n_gpus']}-{cfg['days']}"
+    keep = keep or reuse
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
     try:
-        t_gen, rss_gen = child([sys.executable, "-c", gen, str(folder)], out=out)
-        sample = json.loads(out[-1])
+        t_gen, rss_gen, sample = _generate(folder, cfg, reuse)
         t_grep, _ = child(["grep", "-r", "-c", "-F", *(x for lit in _literals() for x in ("-e", lit)),
                            str(folder / "logs")])
         t_read, cpu_read = _read_all_parquet(folder / "telemetry")
@@ -137,9 +162,16 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the fleet and its outputs")
     parser.add_argument("--gpus", type=int, default=None, help="fleet size (default 100,000; a multiple of 8)")
     parser.add_argument("--days", type=int, default=None, help="days (default 90)")
+    parser.add_argument("--reuse", action="store_true", help="keep and reuse a fleet generated before (implies --keep)")
+    parser.add_argument("--out", default=None, help="also write the figures to this JSON file")
     args = parser.parse_args()
     t = time.perf_counter()
-    print(table(run(args.quick, args.keep, n_gpus=args.gpus, days=args.days)))
+    load = os.getloadavg()
+    figures = run(args.quick, args.keep, n_gpus=args.gpus, days=args.days, reuse=args.reuse)
+    print(table(figures))
+    if args.out:
+        Path(args.out).write_text(json.dumps({"load_start": load, "load_end": os.getloadavg(),
+                                              "figures": [asdict(f) for f in figures]}, indent=1, default=str))
     print(f"{time.perf_counter() - t:.0f} s; load average (1 min) at the end: {os.getloadavg()[0]:.2f} "
           f"on {os.cpu_count()} CPUs")
 

@@ -128,3 +128,36 @@ def test_failure_glm_on_dask_cells_equals_local_cells(dask_client: object, local
     assert got.exposure == pytest.approx(want.exposure, rel=1e-12)
     assert got.notes[1:] == want.notes[1:] and got.notes[0] == want.notes[0] + " on Dask"
     assert np.isfinite(got.irr("gpu_temp_c_mean")["estimate"])
+
+
+def test_few_groups_of_many_partitions_are_summed_without_a_shuffle(dask_client: object,
+                                                                    local_windows: pd.DataFrame) -> None:
+    """Cells and rates of 40 partitions: a tree of sums (Dask's default for more than 15
+    partitions is a shuffle of the partials, many times the work of a few hundred cells)."""
+    import dask.dataframe as dd
+    from dask.distributed import get_task_stream
+
+    from reliab.fleet.rates import exposure_by_group
+
+    covs, bins = ["gpu_temp_c_mean"], {"gpu_temp_c_mean": 0.5}
+    parts = dd.from_pandas(local_windows[["host", *covs, "failures", "hours"]], npartitions=40)
+    pods = {h: f"pod{i % 3}" for i, h in enumerate(sorted(local_windows["host"].unique()))}
+    with get_task_stream(dask_client) as stream:  # type: ignore[arg-type]
+        got = fit_failure_glm_cells(parts[[*covs, "failures", "hours"]], covs, bins=bins, client=dask_client)
+        hours = exposure_by_group(parts[["host", "hours"]], "pod", groups=pods, client=dask_client)
+    assert not [t["key"] for t in stream.data if "shuffle" in str(t["key"])]
+    want = fit_failure_glm(local_windows, covs, cells=True, bins=bins)
+    pd.testing.assert_frame_equal(got.summary(), want.summary(), check_exact=False, rtol=1e-9)
+    expected = local_windows.groupby(local_windows["host"].map(pods))["hours"].sum()
+    np.testing.assert_allclose(hours.to_numpy(), expected.sort_index().to_numpy(), rtol=1e-12)
+
+
+def test_hours_per_group_of_host_windows() -> None:
+    """Hours per pod, summed per host first: a missing value counts 0 (as pandas' sum), a
+    host outside the mapping and a missing host go to the missing group."""
+    from reliab.fleet.rates import _hours
+
+    frame = pd.DataFrame({"host": pd.Series(["a", "b", "a", "c", None, "x"], dtype="string"),
+                          "hours": [1.0, 0.5, np.nan, 0.25, 2.0, 4.0]})
+    got = _hours(frame, "pod", {"a": "p1", "b": "p2", "c": "p2"}, "hours").set_index("pod")["hours"]
+    assert got[got.index.notna()].to_dict() == {"p1": 1.0, "p2": 0.75} and got[got.index.isna()].tolist() == [6.0]

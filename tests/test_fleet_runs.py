@@ -139,3 +139,35 @@ def test_median_from_sketches_is_the_median() -> None:
     want = pd.Series(values).groupby(codes).median().reindex(range(42))
     np.testing.assert_allclose(_group_median(joined, 42), want.to_numpy(), rtol=0, atol=0)
     assert len(joined[0]) < len(codes) // 3  # repeated values are counted, not kept
+
+
+def _task_frame(hosts: list[str], hours: list[int]) -> pd.DataFrame:
+    """A task's windows: every host of ``hosts`` at every hour of ``hours`` (host-major), a value per row."""
+    host = [h for h in hosts for _ in hours]
+    window = pd.to_datetime([f"2024-03-01T{x:02d}:00Z" for _ in hosts for x in hours])
+    return pd.DataFrame({"host": pd.Series(host, dtype=object), "window": window,
+                         "value": [f"{h}@{x}" for h in hosts for x in hours]})
+
+
+def test_task_windows_are_joined_in_host_then_window_order() -> None:
+    """Two host groups, each in two runs of hours (the runs of a group follow each other in
+    time), come back by host then window, each block of a host's rows moved whole."""
+    frames = [_task_frame(["node1", "node2"], [0, 1]), _task_frame(["node1", "node2"], [2]),
+              _task_frame(["node3"], [0]), _task_frame(["node3"], [1, 2])]
+    got = fleet_telemetry._in_order(frames)
+    assert got["value"].tolist() == ["node1@0", "node1@1", "node1@2", "node2@0", "node2@1", "node2@2",
+                                     "node3@0", "node3@1", "node3@2"]
+    assert got.index.equals(pd.RangeIndex(9))
+    assert got["window"].dtype == frames[0]["window"].dtype and got["host"].dtype == object
+
+
+def test_task_windows_out_of_block_order_are_sorted_row_by_row() -> None:
+    """Runs that do not follow each other (a later run first; a host's window in two tasks)
+    still come back as a stable sort by host and window."""
+    frames = [_task_frame(["node1", "node3"], [2]), _task_frame(["node1", "node3"], [0, 1]),
+              _task_frame(["node2"], [1]), _task_frame(["node2", "node3"], [0])]
+    got = fleet_telemetry._in_order(frames)
+    want = pd.concat(frames, ignore_index=True).sort_values(["host", "window"], kind="stable", ignore_index=True)
+    pd.testing.assert_frame_equal(got, want)
+    assert got["value"].tolist() == ["node1@0", "node1@1", "node1@2", "node2@0", "node2@1", "node3@0", "node3@0",
+                                     "node3@1", "node3@2"]

@@ -66,12 +66,17 @@ def count_by_group(events: Source, by: str, *, groups: Mapping[str, Any] | None 
     ddf = as_dask(frame)
     meta = _counts(ddf._meta, by, groups)
     parts = ddf.map_partitions(_counts, by, groups, meta=meta)
-    out = parts.groupby([by, "planned"], dropna=False).sum()
+    out = parts.groupby([by, "planned"], dropna=False).sum(split_out=1)  # a row per group: no shuffle
     done = (client.compute(out).result() if client is not None else out.compute()).reset_index()
     return done.astype({"count": "int64"})
 
 
 def _hours(frame: pd.DataFrame, by: str, groups: Mapping[str, Any] | None, hours: str) -> pd.DataFrame:
+    if groups is not None and "host" in frame.columns:  # host windows: summed per host, then per group
+        codes, hosts = pd.factorize(frame["host"], use_na_sentinel=False)
+        values = frame[hours].to_numpy(dtype=float)
+        per_host = np.bincount(codes, weights=np.where(np.isnan(values), 0.0, values), minlength=len(hosts))
+        frame = pd.DataFrame({"host": pd.Series(hosts, dtype="string"), hours: per_host})
     data = _with_group(frame, by, groups)
     keyed = pd.DataFrame({by: data[by].astype("string"), hours: data[hours].to_numpy(dtype=float)})
     return keyed.groupby(by, dropna=False, observed=True)[hours].sum().reset_index()
@@ -91,7 +96,7 @@ def exposure_by_group(exposure: Source, by: str, *, hours: str = "hours", groups
         ddf = as_dask(exposure, columns=None if isinstance(exposure, pd.DataFrame) or not _is_files(exposure)
                       else ["host" if groups is not None else by, hours])
         parts = ddf.map_partitions(_hours, by, groups, hours, meta=_hours(ddf._meta, by, groups, hours))
-        total = parts.groupby(by, dropna=False)[hours].sum()
+        total = parts.groupby(by, dropna=False)[hours].sum(split_out=1)  # a row per group: no shuffle
         out = (client.compute(total).result() if client is not None else total.compute()).reset_index()
     return out.set_index(by)[hours].sort_index().rename(hours)
 
