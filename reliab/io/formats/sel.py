@@ -237,6 +237,20 @@ def _seen_before(record: str, text: str, ctx: LineContext) -> bool:
     return False
 
 
+#: a SEL record forwarded by a BMC to a remote syslog server: the receiver's stamp (RFC 3339 or
+#: RFC 3164) and the sender's host name in front of the record id (NVIDIA BlueField BMC)
+_FORWARDED = re.compile(r"(?:[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(?:Z|[+-][0-9]{2}:?[0-9]{2})?"
+                        r"|[A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2}) +(\S+) +([0-9A-Fa-f]+)")
+
+
+def _forwarded(record: str) -> tuple[str, str | None]:
+    """(record id, sender host) of a record cell; the host is ``None`` unless syslog forwarded it."""
+    if " " not in record:
+        return record, None
+    hit = _FORWARDED.fullmatch(record)
+    return (hit.group(2), hit.group(1)) if hit else (record, None)
+
+
 def parse_sel_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
     """One ``sel list``/``elist``/``ipmi-sel`` line -> a signal row; ``None`` for non-record lines."""
     fields = _fields(text, ctx)
@@ -254,9 +268,10 @@ def parse_sel_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
             raise ParseError(f"SEL record with {len(fields)} '|'-separated fields (need 5 or more)")
         record, date, clock, sensor, event = fields[:5]
         rest = fields[5:]
+    record, sender = _forwarded(record)
     if not record or not sensor:
         raise ParseError("SEL record without a record id or sensor")
-    if _seen_before(record, text, ctx):
+    if _seen_before(record if sender is None else f"{sender} {record}", text, ctx):
         return None
     if unset_clock(date):
         raise ParseError(f"record stamped {date!r} (logged before the BMC clock was set): no wall-clock time")
@@ -267,7 +282,7 @@ def parse_sel_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
     message = " | ".join([sensor, event, *[r for r in rest[1:] if r]])
     return {
         "time": when,
-        "host": ctx.options["host"],
+        "host": sender or ctx.options["host"],
         "gpu": None,
         "job_id": None,
         "source": SOURCE,
