@@ -22,8 +22,13 @@ line driver (:mod:`reliab.io._lines`, every line a candidate) with polars string
   (:func:`reliab.io.formats._nccl_repeat.anchored`), only moves the clock; a glog record
   without a failure word followed by another glog record changes nothing the next one does
   not set again, and is skipped;
-* every other line (dated lines, tracebacks, other launcher prefixes, colour codes, non-ASCII
-  text, checkpoint words, any ISO date) goes to the per-line parser in its place.
+* **inert** lines (printable ASCII, no clock ``HH:MM:SS`` and no date, no failure or
+  checkpoint word, short or ended like a sentence: traceback frames, CUDA's hints, progress
+  bars) carry nothing and leave nothing a later line reads; they only forget the record a
+  terminal may have wrapped, unless they may continue it (the line right after such a
+  record), when they are read in their place;
+* every other line (dated lines, other launcher prefixes, colour codes, non-ASCII text,
+  checkpoint words, any ISO date) goes to the per-line parser in its place.
 
 All lines are taken in line order in one pass, so the reader's state is the per-line
 parser's at every line; the rows are held to the end of the file (``held``, see
@@ -46,9 +51,9 @@ from reliab.io.formats._nccl_repeat import anchored
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["QUIET", "GLOG", "NCCL", "OTHER", "shapes", "make_bulk"]
+__all__ = ["QUIET", "GLOG", "NCCL", "OTHER", "INERT", "shapes", "make_bulk"]
 
-QUIET, GLOG, NCCL, OTHER = 0, 1, 2, 3
+QUIET, GLOG, NCCL, OTHER, INERT = 0, 1, 2, 3, 4
 #: a rank prefix and a glog stamp (``_nccl_messages._LAUNCHER`` then ``_GLOG``, as one regex) up
 #: to the message, and the fields of such a head
 _GLOG = (r"^(?:\[rank[0-9]+\]: ?)?\[?[IWEF][0-9]{3,4} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?(?: +[0-9]+)?"
@@ -64,6 +69,8 @@ _CHECKPOINT = r"heckpoint|global step|state loaded"
 _WRAP_PUNCT = ".!?)]"
 #: ``nccl_who`` looks for the NCCL prefix within the first 200 characters
 _HEAD_MAX = 150
+#: every stamp the per-line parser reads holds a clock (glog, ISO, Python logging month-day)
+_CLOCK = r"[0-9]{2}:[0-9]{2}:[0-9]{2}"
 
 PerLine = Callable[[str, LineContext], Row | list[Row] | None]
 ReadOwn = Callable[[str, LineContext, bool], Row | None]
@@ -74,7 +81,7 @@ ReadGlog = Callable[[str, "str | None", tuple[int, ...], str, LineContext, bool]
 def shapes(hits: pl.DataFrame) -> pl.DataFrame:
     """The lines of ``hits`` (``i``, ``line``) that are not quiet, their shape and pieces.
 
-    Returns ``i``, ``line``, ``kind`` (:data:`GLOG`, :data:`NCCL`, :data:`OTHER`), for glog
+    Returns ``i``, ``line``, ``kind`` (:data:`GLOG`, :data:`NCCL`, :data:`INERT`, :data:`OTHER`), for glog
     records ``rank`` (of a ``[rankN]:`` prefix), their stamp as ``f2`` … ``f7`` (month, day,
     hour, minute, second, nanoseconds) and ``body`` (the message), ``words`` (a failure word in
     the message, or in an NCCL line) and ``idle``: a glog record without a failure word whose
@@ -108,9 +115,14 @@ def shapes(hits: pl.DataFrame) -> pl.DataFrame:
     leaves = pl.col("loose") & (seen > before_run)
     after = leaves.shift(1, fill_value=True) | pl.col("gap")
     is_glog = pl.col("g").struct.field("2").is_not_null()
+    # (a line no terminal can have wrapped: short, or ended like a sentence after its blanks, as
+    # nccl._remember_record decides)
+    whole = (line.str.len_bytes() < 100) | line.str.strip_chars_end(" ").str.slice(-1).is_in(list(_WRAP_PUNCT))
+    inert = pl.col("plain") & ~pl.col("words") & whole & ~line.str.contains(_CLOCK)
     kind = (pl.when(is_glog).then(pl.lit(GLOG))
             .when(pl.col("nccl") & ~pl.col("words") & ~after).then(pl.lit(QUIET))
             .when(pl.col("nccl")).then(pl.lit(NCCL))
+            .when(inert).then(pl.lit(INERT))
             .otherwise(pl.lit(OTHER)).cast(pl.Int8))
     frac = pl.col("f7").str.pad_end(9, "0").str.slice(0, 9).cast(pl.Int64).fill_null(0)
     # (a glog record's failure words are looked for in its message, as the reader does)
@@ -149,6 +161,12 @@ def make_bulk(per_line: PerLine, read_own: ReadOwn, read_glog: ReadGlog,
                     st["last"] = ("glog", (mon, day, hh, mm, ss, ns), st.get("iso"))
                     st["prev"] = None
                     continue
+            if kind == INERT:
+                prev = st.get("prev")
+                if prev is None or prev[0] != i:  # (as the per-line parser reads it: it only forgets the record)
+                    st["prev"] = None
+                    continue
+                kind = OTHER  # it may continue a record a terminal wrapped: read it in its place
             wraps = False
             if kind == NCCL:
                 prev = st.get("prev")
