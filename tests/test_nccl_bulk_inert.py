@@ -1,8 +1,8 @@
 """Training-log lines that carry nothing skip the per-line parser on the NCCL bulk route.
 
 Traceback frames, CUDA's hints and other lines without a clock (no ``HH:MM:SS``, no date),
-without a failure or checkpoint word, short or ended like a sentence (so no terminal can
-have wrapped them into the next line) change nothing in the reader's state but the record a
+without a failure or checkpoint word, short, ended like a sentence or no glog record (so no
+terminal can have wrapped them into the next line) change nothing in the reader's state but the record a
 terminal may have wrapped, which they forget; the line after a long unfinished record still
 goes to the per-line parser (it may continue that record).  Lines from the real-world corpus
 (``tests/reference/real_world/pytorch``); expectations counted by hand.
@@ -33,6 +33,9 @@ _LINES = [
      " environment variable is", True),
     ("ignored and will be removed in a later release.", True),  # (its continuation)
     ("frame #5: clone + 0x44 (0x7f7d3c326a04 in /lib/x86_64-linux-gnu/libc.so.6)", False),
+    # long and not ended like a sentence, but no glog record (no '[E ' level tag): nothing to wrap
+    ("Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:635"
+     " (most recent call first):", False),
     ("(RayWorkerWrapper pid=14390) INFO 06-12 12:00:01 worker.py:10] init", True),  # a clock
     ("CUDA kernel errors might be asynchronously reported at some other API call", True),  # 'rror'
 ]

@@ -23,8 +23,8 @@ line driver (:mod:`reliab.io._lines`, every line a candidate) with polars string
   without a failure word followed by another glog record changes nothing the next one does
   not set again, and is skipped;
 * **inert** lines (printable ASCII, no clock ``HH:MM:SS`` and no date, no failure or
-  checkpoint word, short or ended like a sentence: traceback frames, CUDA's hints, progress
-  bars) carry nothing and leave nothing a later line reads; they only forget the record a
+  checkpoint word, and short, ended like a sentence or no glog record: traceback frames,
+  CUDA's hints, progress bars) carry nothing and leave nothing a later line reads; they only forget the record a
   terminal may have wrapped, unless they may continue it (the line right after such a
   record), when they are read in their place;
 * every other line (dated lines, other launcher prefixes, colour codes, non-ASCII text,
@@ -115,9 +115,10 @@ def shapes(hits: pl.DataFrame) -> pl.DataFrame:
     leaves = pl.col("loose") & (seen > before_run)
     after = leaves.shift(1, fill_value=True) | pl.col("gap")
     is_glog = pl.col("g").struct.field("2").is_not_null()
-    # (a line no terminal can have wrapped: short, or ended like a sentence after its blanks, as
-    # nccl._remember_record decides)
-    whole = (line.str.len_bytes() < 100) | line.str.strip_chars_end(" ").str.slice(-1).is_in(list(_WRAP_PUNCT))
+    # (a line no terminal can have wrapped, as nccl._remember_record decides: short, ended like a
+    # sentence after its blanks, or no glog record: no '[E ' level tag of an untimed one anywhere)
+    whole = ((line.str.len_bytes() < 100) | line.str.strip_chars_end(" ").str.slice(-1).is_in(list(_WRAP_PUNCT))
+             | ~line.str.contains(r"\[[IWEF] "))
     inert = pl.col("plain") & ~pl.col("words") & whole & ~line.str.contains(_CLOCK)
     kind = (pl.when(is_glog).then(pl.lit(GLOG))
             .when(pl.col("nccl") & ~pl.col("words") & ~after).then(pl.lit(QUIET))
