@@ -115,28 +115,41 @@ def shapes(hits: pl.DataFrame) -> pl.DataFrame:
     leaves = pl.col("loose") & (seen > before_run)
     after = leaves.shift(1, fill_value=True) | pl.col("gap")
     is_glog = pl.col("g").struct.field("2").is_not_null()
-    # (a line no terminal can have wrapped, as nccl._remember_record decides: short, ended like a
-    # sentence after its blanks, or no glog record: no '[E ' level tag of an untimed one anywhere)
-    whole = ((line.str.len_bytes() < 100) | line.str.strip_chars_end(" ").str.slice(-1).is_in(list(_WRAP_PUNCT))
-             | ~line.str.contains(r"\[[IWEF] "))
-    inert = pl.col("plain") & ~pl.col("words") & whole & ~line.str.contains(_CLOCK)
     kind = (pl.when(is_glog).then(pl.lit(GLOG))
             .when(pl.col("nccl") & ~pl.col("words") & ~after).then(pl.lit(QUIET))
             .when(pl.col("nccl")).then(pl.lit(NCCL))
-            .when(inert).then(pl.lit(INERT))
             .otherwise(pl.lit(OTHER)).cast(pl.Int8))
     frac = pl.col("f7").str.pad_end(9, "0").str.slice(0, 9).cast(pl.Int64).fill_null(0)
     # (a glog record's failure words are looked for in its message, as the reader does)
     words = pl.when(pl.col("kind") == GLOG).then(pl.col("f8").str.contains(_TRIGGERS)).otherwise(pl.col("words"))
     glog_next = (pl.col("kind") == GLOG).shift(-1, fill_value=False)
-    return (frame.with_columns(kind.alias("kind"))
-            .filter(pl.col("kind") != QUIET)
+    return (_inert(frame.with_columns(kind.alias("kind")).filter(pl.col("kind") != QUIET))
             .unnest("g")
             .rename({str(k): f"f{k}" for k in range(1, 9)})
             .with_columns(words.alias("words"))
             .select("i", "line", "kind", pl.col("f1").alias("rank"),
                     *(pl.col(f"f{k}").cast(pl.Int64) for k in range(2, 7)), frac.alias("f7"),
                     pl.col("f8").alias("body"), ((pl.col("kind") == GLOG) & ~pl.col("words") & glog_next).alias("idle"), "words"))
+
+
+def _inert(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with its :data:`OTHER` lines that are inert made :data:`INERT` (the tests run on
+    those lines alone: a storm of glog and NCCL lines pays nothing for them)."""
+    import polars as pl
+
+    other = frame.filter(pl.col("kind") == OTHER)
+    if not other.height:
+        return frame
+    line = pl.col("line")
+    # (a line no terminal can have wrapped, as nccl._remember_record decides: short, ended like a
+    # sentence after its blanks, or no glog record: no '[E ' level tag of an untimed one anywhere)
+    whole = ((line.str.len_bytes() < 100) | line.str.strip_chars_end(" ").str.slice(-1).is_in(list(_WRAP_PUNCT))
+             | ~line.str.contains(r"\[[IWEF] "))
+    inert = other.filter(pl.col("plain") & ~pl.col("words") & whole & ~line.str.contains(_CLOCK)).get_column("i")
+    if not inert.len():
+        return frame
+    return frame.with_columns(pl.when(pl.col("i").is_in(inert.implode())).then(pl.lit(INERT, pl.Int8))
+                              .otherwise(pl.col("kind")).alias("kind"))
 
 
 def make_bulk(per_line: PerLine, read_own: ReadOwn, read_glog: ReadGlog,
