@@ -45,6 +45,9 @@ from reliab.errors import ParseError
 from reliab.io._lines import LineContext, scan_lines
 from reliab.io._registry import FileResult, register_parser
 from reliab.io.formats._hostpath import host_from_path as path_host
+from reliab.io.formats._sel_syslog import LITERALS as SYSLOG_LITERALS
+from reliab.io.formats._sel_syslog import make_bulk, sniff_line
+from reliab.io.formats._sel_syslog import record as syslog_record
 from reliab.io.formats._sel_time import parse_sel_time, unset_clock
 
 SOURCE = "sel"
@@ -138,12 +141,16 @@ def event_key(sensor: str, event: str) -> str:
     return "other"
 
 
-def _severity(key: str) -> str:
+def severity_of(key: str) -> str:
+    """The severity of an asserted record of key ``key``: critical, warning or info."""
     if key in _CRITICAL or key.endswith(("_critical", "_nonrecoverable")):
         return "critical"
     if key in _INFO:
         return "info"
     return "warning"
+
+
+_severity = severity_of
 
 
 #: FreeIPMI ``ipmi-sel --comma-separated-output --no-header-output`` columns, without and with
@@ -252,7 +259,11 @@ def _forwarded(record: str) -> tuple[str, str | None]:
 
 
 def parse_sel_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
-    """One ``sel list``/``elist``/``ipmi-sel`` line -> a signal row; ``None`` for non-record lines."""
+    """One ``sel list``/``elist``/``ipmi-sel`` line (or a record that reached syslog, see
+    :mod:`._sel_syslog`) -> a signal row; ``None`` for non-record lines."""
+    mine, row = syslog_record(text, ctx)
+    if mine:
+        return row
     fields = _fields(text, ctx)
     if fields is None:
         return None  # 'SEL has no entries', 'sel info' output, blank lines, wrapper text
@@ -308,6 +319,8 @@ _CSV_FIRST = re.compile(r"\s*(?:[Ii][Dd]|[0-9A-Fa-f]+)\s*,")
 def _sniff(path: str, lines: Sequence[str]) -> float:
     for line in lines:  # one record or header line decides
         if "|" not in line:
+            if sniff_line(line):
+                return 0.9  # a SEL record that reached syslog (OpenBMC sel-logger, /var/log/ipmi_sel)
             if _CSV_FIRST.match(line) is None:  # (no other line can be a comma-separated record or header)
                 continue
             cells = [c.strip() for c in line.split(",")]
@@ -326,7 +339,7 @@ def _sniff(path: str, lines: Sequence[str]) -> float:
 
 
 @register_parser(SOURCE, sniff=_sniff, table="signals")
-def read_sel(path: str, *, host: str | None = None, tz: str | None = None,
+def read_sel(path: str, *, host: str | None = None, tz: str | None = None, year: int | None = None,
              strict: bool = False) -> FileResult:
     """IPMI SEL (``ipmitool sel list``/``sel elist``) of one host -> ``sel:*`` signals.
 
@@ -339,6 +352,9 @@ def read_sel(path: str, *, host: str | None = None, tz: str | None = None,
     tz : str, optional
         IANA zone of times printed without a zone, and of zone names the parser cannot resolve
         (``SAST``).  ``None``: zone-less times are UTC and unresolved names are malformed.
+    year : int, optional
+        Year of RFC 3164 syslog stamps (``Apr 25 15:16:36``, no year); by default the year of
+        the file's last write (the year before for a month and day after it).
     strict : bool
         Raise the first malformed line instead of quarantining it.
 
@@ -359,10 +375,16 @@ def read_sel(path: str, *, host: str | None = None, tz: str | None = None,
             zone = ZoneInfo(tz)
         except (ZoneInfoNotFoundError, ValueError) as exc:
             raise ValueError(f"tz={tz!r} is not an IANA time zone") from exc
-    options = {"host": host or host_from_path(path), "tz": zone}
+    if year is not None and (not isinstance(year, int) or isinstance(year, bool)):
+        raise TypeError(f"year must be an int, not {type(year).__name__}")
+    options = {"host": host or host_from_path(path), "tz": zone, "year": year}
     return scan_lines(path, SOURCE, parse_sel_line, table="signals", options=options,
-                      literals=(b"|", b","), strict=strict)
+                      literals=(b"|", b",", *SYSLOG_LITERALS), strict=strict, bulk=_BULK)
+
+
+#: the bulk hook (storms of SEL records in syslog: :mod:`._sel_syslog_bulk`)
+_BULK = make_bulk()
 
 
 __all__ = ["read_sel", "parse_sel_line", "parse_sel_time", "event_key", "host_from_path",
-           "EVENT_KEYS", "sensor_type"]
+           "EVENT_KEYS", "sensor_type", "severity_of"]
