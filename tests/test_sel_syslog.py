@@ -52,6 +52,15 @@ _VARIANTS = [
 ]
 
 
+#: a central syslog file's other lines: the kernel corpus's lines holding a comma (verbatim), a
+#: FreeIPMI comma-separated header and record, a non-ASCII first cell
+_KERNEL = Path(__file__).resolve().parent / "reference" / "real_world" / "kernel"
+_COMMAS = sorted({line for p in _KERNEL.glob("*.log") for line in p.read_text(errors="replace").splitlines()
+                  if "," in line and "|" not in line})[::7]
+_CSV = ["ID,Date,Time,Name,Type,State,Event", "12,Jul-20-2017,10:00:00,CPU1,Processor,Critical,IERR",
+        "\u0661\u0662,Jul-20-2017,10:00:00,CPU1,Processor,Critical,IERR"]
+
+
 def _read(path: Path, bulk: bool, monkeypatch: pytest.MonkeyPatch, **options: Any) -> tuple[Any, ...]:
     monkeypatch.setattr(_fastscan, "FAST_MIN_BYTES", 0 if bulk else 1 << 62)
     res = sel.read_sel(str(path), **options)
@@ -118,9 +127,30 @@ def test_storm_lines_skip_the_per_line_parser(tmp_path: Path, monkeypatch: pytes
     assert len(table) == 50 * 4 + 50 * 2 + 2
 
 
+def test_comma_noise_skips_the_per_line_parser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Syslog lines with a comma and no SEL shape are irrelevant without the per-line parser,
+    until a comma-separated SEL header: from there on it reads commas as cells."""
+    path = tmp_path / "syslog.log"
+    noise = _COMMAS[:3]
+    path.write_text("\n".join([*noise, _IPMI_SEL[2], *noise, _CSV[0], *noise]) + "\n")
+    calls = []
+    full = sel.parse_sel_line
+
+    def counted(text: str, ctx: Any) -> Any:
+        calls.append(text)
+        return full(text, ctx)
+
+    monkeypatch.setattr(sel, "parse_sel_line", counted)
+    monkeypatch.setattr(_fastscan, "FAST_MIN_BYTES", 0)
+    sel.read_sel(str(path), year=2020)
+    assert calls == [_CSV[0], *noise]
+    assert len(noise) == 3
+    _assert_same(path, monkeypatch, year=2020)
+
+
 @settings(max_examples=150, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(st.lists(st.sampled_from(_JOURNAL + _IPMI_SEL + _VARIANTS + _OTHER), min_size=1, max_size=60),
+@given(st.lists(st.sampled_from(_JOURNAL + _IPMI_SEL + _VARIANTS + _OTHER + _COMMAS + _CSV), min_size=1, max_size=60),
        st.sampled_from([None, 2020]), st.sampled_from([None, "Europe/Berlin"]), st.sampled_from([3, 7, 1000]))
 def test_bulk_route_equals_per_line_route(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: list[str],
                                           year: int | None, tz: str | None, group: int) -> None:

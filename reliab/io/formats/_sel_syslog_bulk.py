@@ -121,14 +121,42 @@ def _ipmi_sel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, 
     return frame.with_columns(pl.lit(ctx.options["host"], dtype=pl.String).alias("host")), dropped
 
 
-def syslog_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The rows of the ``sel-logger`` and ``ipmi_sel`` lines of ``hits`` (``i``, ``line``) and the
-    lines left to the per-line parser (an ``ipmi_sel`` record written twice is in neither)."""
+#: the first cell of a comma-separated SEL record or header (``sel._CSV_FIRST``)
+_CSV_FIRST = r"^\s*(?:[Ii][Dd]|[0-9A-Fa-f]+)\s*,"
+
+
+def _noise(hits: pl.DataFrame, ctx: LineContext) -> pl.Series:
+    """The lines (``i``) that hold a comma and nothing the per-line parser reads: no ``|``, no
+    ``sel-logger`` or ``ipmi_sel`` shape, a first cell that is no record id or ``ID`` header
+    (``sel._csv_layout``, ``_is_csv_header``), printable ASCII — before any line that may make
+    the parser read commas as cells (a ``|`` table's header, a comma-separated record), and
+    only while it does not."""
     import polars as pl
 
+    if "sep" in ctx.state or "freeipmi" in ctx.state:
+        return pl.Series("i", [], dtype=pl.Int64)
+    line = pl.col("line")
+    ascii_ = line.str.len_bytes() == line.str.len_chars()
+    shaped = (line.str.contains("sensor crossed a ", literal=True) | line.str.contains(f"^{IPMI_SEL}$"))
+    cells = line.str.contains("|", literal=True) | line.str.contains(_CSV_FIRST) | ~ascii_
+    flags = hits.select("i", (line.str.contains(",", literal=True) & ~shaped & ~cells).alias("noise"),
+                        cells.alias("cells"))
+    first = flags.filter(pl.col("cells")).get_column("i").min()
+    keep = pl.col("noise") if first is None else pl.col("noise") & (pl.col("i") < first)
+    return flags.filter(keep).get_column("i")
+
+
+def syslog_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The rows of the ``sel-logger`` and ``ipmi_sel`` lines of ``hits`` (``i``, ``line``) and the
+    lines left to the per-line parser (an ``ipmi_sel`` record written twice and the comma lines
+    of :func:`_noise`, irrelevant, are in neither)."""
+    import polars as pl
+
+    noise = _noise(hits, ctx)
     logger = hits.filter(pl.col("line").str.contains("sensor crossed a ", literal=True))
     ipmi, dropped = _ipmi_sel_rows(hits.filter(pl.col("line").str.contains(",", literal=True)
                                                & ~pl.col("line").str.contains("sensor crossed a ", literal=True)), ctx)
+    dropped = pl.concat([dropped, noise.cast(dropped.dtype)])
     parts = [_logger_rows(logger, ctx, 3164), _logger_rows(logger, ctx, 3339), ipmi]
     rows = pl.concat([p.select((pl.col("i") + 1).alias("_lineno"), "time", "host", pl.lit(None, pl.String).alias("gpu"),
                                pl.lit(None, pl.String).alias("job_id"), pl.lit("sel").alias("source"),
