@@ -58,7 +58,9 @@ _KERNEL = Path(__file__).resolve().parent / "reference" / "real_world" / "kernel
 _COMMAS = sorted({line for p in _KERNEL.glob("*.log") for line in p.read_text(errors="replace").splitlines()
                   if "," in line and "|" not in line})[::7]
 _CSV = ["ID,Date,Time,Name,Type,State,Event", "12,Jul-20-2017,10:00:00,CPU1,Processor,Critical,IERR",
-        "\u0661\u0662,Jul-20-2017,10:00:00,CPU1,Processor,Critical,IERR"]
+        "\u0661\u0662,Jul-20-2017,10:00:00,CPU1,Processor,Critical,IERR",
+        "\x1cID | Date | Time | Name | Type | State | Event", "\x1f12\x1c,Jul-20-2017,10:00:00,CPU1,Processor,IERR",
+        "ID | Date | Time | Name | Type | State | Event", "NVRM: Assertion failed: (a || b), x @ rs_server.c:259"]
 
 
 def _read(path: Path, bulk: bool, monkeypatch: pytest.MonkeyPatch, **options: Any) -> tuple[Any, ...]:
@@ -129,10 +131,12 @@ def test_storm_lines_skip_the_per_line_parser(tmp_path: Path, monkeypatch: pytes
 
 def test_comma_noise_skips_the_per_line_parser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Syslog lines with a comma and no SEL shape are irrelevant without the per-line parser,
-    until a comma-separated SEL header: from there on it reads commas as cells."""
+    until a comma-separated SEL header: from there on it reads commas as cells (failed before
+    with the pipe line: every line after it went to the per-line parser)."""
     path = tmp_path / "syslog.log"
     noise = _COMMAS[:3]
-    path.write_text("\n".join([*noise, _IPMI_SEL[2], *noise, _CSV[0], *noise]) + "\n")
+    pipes = _CSV[-1]  # ('|' but no table: read by the per-line parser, it changes nothing)
+    path.write_text("\n".join([*noise, _IPMI_SEL[2], pipes, *noise, _CSV[0], *noise]) + "\n")
     calls = []
     full = sel.parse_sel_line
 
@@ -143,7 +147,7 @@ def test_comma_noise_skips_the_per_line_parser(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setattr(sel, "parse_sel_line", counted)
     monkeypatch.setattr(_fastscan, "FAST_MIN_BYTES", 0)
     sel.read_sel(str(path), year=2020)
-    assert calls == [_CSV[0], *noise]
+    assert calls == [pipes, _CSV[0], *noise]
     assert len(noise) == 3
     _assert_same(path, monkeypatch, year=2020)
 

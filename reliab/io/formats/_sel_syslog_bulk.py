@@ -121,16 +121,19 @@ def _ipmi_sel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, 
     return frame.with_columns(pl.lit(ctx.options["host"], dtype=pl.String).alias("host")), dropped
 
 
-#: the first cell of a comma-separated SEL record or header (``sel._CSV_FIRST``)
-_CSV_FIRST = r"^\s*(?:[Ii][Dd]|[0-9A-Fa-f]+)\s*,"
+#: the first cell of a comma-separated SEL record or header (``sel._csv_layout``, ``_is_csv_header``;
+#: the blanks Python's ``str.strip`` removes), and the start of a FreeIPMI ``|`` table's header
+#: (``sel._freeipmi_header``: cells ``ID``, ``Date``, ``Time``; here any text around them)
+_CSV_FIRST = r"^[\s\x1c-\x1f]*(?:[Ii][Dd]|[0-9A-Fa-f]+)[\s\x1c-\x1f]*,"
+_TABLE_HEAD = r"(?i)^[^|]*id[^|]*\|[^|]*date[^|]*\|[^|]*time"
 
 
 def _noise(hits: pl.DataFrame, ctx: LineContext) -> pl.Series:
     """The lines (``i``) that hold a comma and nothing the per-line parser reads: no ``|``, no
     ``sel-logger`` or ``ipmi_sel`` shape, a first cell that is no record id or ``ID`` header
-    (``sel._csv_layout``, ``_is_csv_header``), printable ASCII — before any line that may make
-    the parser read commas as cells (a ``|`` table's header, a comma-separated record), and
-    only while it does not."""
+    (``sel._csv_layout``, ``_is_csv_header``), ASCII — before any line that may make the
+    parser read commas as cells (a FreeIPMI table's header, a comma-separated record or
+    header, a line not ASCII), and only while it does not."""
     import polars as pl
 
     if "sep" in ctx.state or "freeipmi" in ctx.state:
@@ -138,9 +141,9 @@ def _noise(hits: pl.DataFrame, ctx: LineContext) -> pl.Series:
     line = pl.col("line")
     ascii_ = line.str.len_bytes() == line.str.len_chars()
     shaped = (line.str.contains("sensor crossed a ", literal=True) | line.str.contains(f"^{IPMI_SEL}$"))
-    cells = line.str.contains("|", literal=True) | line.str.contains(_CSV_FIRST) | ~ascii_
-    flags = hits.select("i", (line.str.contains(",", literal=True) & ~shaped & ~cells).alias("noise"),
-                        cells.alias("cells"))
+    cells = line.str.contains(_TABLE_HEAD) | line.str.contains(_CSV_FIRST) | ~ascii_
+    noise = line.str.contains(",", literal=True) & ~line.str.contains("|", literal=True) & ~shaped & ~cells
+    flags = hits.select("i", noise.alias("noise"), cells.alias("cells"))
     first = flags.filter(pl.col("cells")).get_column("i").min()
     keep = pl.col("noise") if first is None else pl.col("noise") & (pl.col("i") < first)
     return flags.filter(keep).get_column("i")
