@@ -60,7 +60,11 @@ _COMMAS = sorted({line for p in _KERNEL.glob("*.log") for line in p.read_text(er
 _CSV = ["ID,Date,Time,Name,Type,State,Event", "12,Jul-20-2017,10:00:00,CPU1,Processor,Critical,IERR",
         "\u0661\u0662,Jul-20-2017,10:00:00,CPU1,Processor,Critical,IERR",
         "\x1cID | Date | Time | Name | Type | State | Event", "\x1f12\x1c,Jul-20-2017,10:00:00,CPU1,Processor,IERR",
-        "ID | Date | Time | Name | Type | State | Event", "NVRM: Assertion failed: (a || b), x @ rs_server.c:259"]
+        "ID | Date | Time | Name | Type | State | Event", "1c,\xa006/03/2024\u2000,14:01:55,Fan,Lower Critical,Asserted",
+        "6,3995,258429745,-;IPv6: ADDRCONF(NETDEV_CHANGE): cali160c958f6d3: link becomes ready",
+        "caf\u00e9, 1,2", "\u00b2\u0661,Jul-20-2017,10:00:00,CPU1,Processor,IERR",
+        "[Tue Feb 14 18:48:32 2023] Hardware name: Supermicro SYS-6018R-WTR/X10DRW-i, BIOS 2.0 12/17/2015",
+        "NVRM: Assertion failed: (a || b), x @ rs_server.c:259"]
 
 
 def _read(path: Path, bulk: bool, monkeypatch: pytest.MonkeyPatch, **options: Any) -> tuple[Any, ...]:

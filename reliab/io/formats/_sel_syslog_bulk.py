@@ -121,27 +121,29 @@ def _ipmi_sel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, 
     return frame.with_columns(pl.lit(ctx.options["host"], dtype=pl.String).alias("host")), dropped
 
 
-#: the first cell of a comma-separated SEL record or header (``sel._csv_layout``, ``_is_csv_header``;
-#: the blanks Python's ``str.strip`` removes), and the start of a FreeIPMI ``|`` table's header
-#: (``sel._freeipmi_header``: cells ``ID``, ``Date``, ``Time``; here any text around them)
-_CSV_FIRST = r"^[\s\x1c-\x1f]*(?:[Ii][Dd]|[0-9A-Fa-f]+)[\s\x1c-\x1f]*,"
-_TABLE_HEAD = r"(?i)^[^|]*id[^|]*\|[^|]*date[^|]*\|[^|]*time"
+#: lines that may make the per-line parser read commas as cells: a comma-separated SEL record or
+#: header (``sel._csv_layout``, ``_is_csv_header``) has, stripped of the blanks ``str.strip``
+#: removes, a first cell ``ID``, hexadecimal or digits (``str.isdigit``: any numeric character)
+#: and a second cell that is an ipmitool or FreeIPMI date or ``Date`` (ASCII whatever the rest:
+#: no other character lowers to these letters); a FreeIPMI ``|`` table's header
+#: (``sel._freeipmi_header``) a second cell ``Date``; here any second cell that holds one
+_CSV_FIRST = (r"(?i)^[\s\x1c-\x1f]*(?:id|[0-9a-f]+|\p{N}+)[\s\x1c-\x1f]*,[^,]*(?:[0-9]{2}/[0-9]{2}/[0-9]{2}|pre-init"
+              r"|postinit|post-init|[a-z]{3}-[0-9]{2}-[0-9]{4}|date)")
+_TABLE_HEAD = r"(?i)^[^|]*\|[^|]*date"
 
 
 def _noise(hits: pl.DataFrame, ctx: LineContext) -> pl.Series:
     """The lines (``i``) that hold a comma and nothing the per-line parser reads: no ``|``, no
-    ``sel-logger`` or ``ipmi_sel`` shape, a first cell that is no record id or ``ID`` header
-    (``sel._csv_layout``, ``_is_csv_header``), ASCII — before any line that may make the
-    parser read commas as cells (a FreeIPMI table's header, a comma-separated record or
-    header, a line not ASCII), and only while it does not."""
+    ``sel-logger`` or ``ipmi_sel`` shape — before any line that may make the parser read
+    commas as cells (a FreeIPMI table's header, a comma-separated record or header), and only
+    while it does not."""
     import polars as pl
 
     if "sep" in ctx.state or "freeipmi" in ctx.state:
         return pl.Series("i", [], dtype=pl.Int64)
     line = pl.col("line")
-    ascii_ = line.str.len_bytes() == line.str.len_chars()
     shaped = (line.str.contains("sensor crossed a ", literal=True) | line.str.contains(f"^{IPMI_SEL}$"))
-    cells = line.str.contains(_TABLE_HEAD) | line.str.contains(_CSV_FIRST) | ~ascii_
+    cells = line.str.contains(_TABLE_HEAD) | line.str.contains(_CSV_FIRST)
     noise = line.str.contains(",", literal=True) & ~line.str.contains("|", literal=True) & ~shaped & ~cells
     flags = hits.select("i", noise.alias("noise"), cells.alias("cells"))
     first = flags.filter(pl.col("cells")).get_column("i").min()
