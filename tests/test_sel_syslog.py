@@ -49,6 +49,9 @@ _VARIANTS = [
     "2020-02-30T15:16:36.125187+00:00 8,2,50FFFF,20,/xyz/openbmc_project/sensors/voltage/battery,1",
     "2020-04-25T15:16:36.125187+00:00 9,2,50FFFF,20,/xyz/openbmc_project/sensors/voltage/battery,2",
     "2020-04-25T15:16:36.125187+00:00 1,2,50FFFF,20,/xyz/openbmc_project/sensors/voltage/battery,1",
+    "2020-04-25T15:16:36.125187+00:00 1,2,50FFFF,20,/xyz/openbmc_project/sensors/voltage/bat\x1ctery,1",
+    "Apr 25 15:16:36 lon sel-logger[240]: bat\x1ftery sensor crossed a warning low threshold going low."
+    " Reading=0.344000 Threshold=2.500000.",
 ]
 
 
@@ -108,7 +111,7 @@ def test_variants_by_hand(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert times["8"] == pd.Timestamp("2020-04-25T13:16:37.000001Z")
     assert times["10"] == pd.Timestamp("2020-04-25T20:46:39.5Z")
     res = sel.read_sel(str(path), year=2020)
-    assert (res.malformed, res.irrelevant) == (3, 2)
+    assert (res.malformed, res.irrelevant) == (3, 4)  # (15, 16: a separator U+001C/U+001F is a blank)
 
 
 def test_storm_lines_skip_the_per_line_parser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

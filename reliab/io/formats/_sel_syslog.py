@@ -46,12 +46,15 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 _S3164 = (rf"({'|'.join(_MONTHS)}) ([ 0-9]?[0-9]) ([0-9]{{2}}):([0-9]{{2}}):([0-9]{{2}})")
 _S3339 = (r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,6}))?"
           r"(Z|[+-][0-9]{2}:[0-9]{2})")
-_LOGGER_TAIL = (r" (\S+) sel-logger(?:\[[0-9]+\])?: ((\S+) sensor crossed a (warning|critical) (low|high)"
-                r" threshold going (low|high)\. Reading=\S+ Threshold=\S+)")
+#: a run of characters that are no blank to Python (``str.isspace``) nor to the bulk route's regex
+#: engine (Unicode White_Space, which lacks the separators U+001C-U+001F)
+_WORD = r"[^\s\x1c-\x1f]"
+_LOGGER_TAIL = (rf" ({_WORD}+) sel-logger(?:\[[0-9]+\])?: (({_WORD}+) sensor crossed a (warning|critical)"
+                rf" (low|high) threshold going (low|high)\. Reading={_WORD}+ Threshold={_WORD}+)")
 #: (pattern, stamp style) of the three shapes; the groups after the stamp's are the record's
 LOGGER_3164 = _S3164 + _LOGGER_TAIL
 LOGGER_3339 = _S3339 + _LOGGER_TAIL
-IPMI_SEL = _S3339 + r" ([0-9]+),([0-9A-Fa-f]{1,2}),([0-9A-Fa-f]*),([0-9A-Fa-f]+),(/[^,\s]*),([01])"
+IPMI_SEL = _S3339 + r" ([0-9]+),([0-9A-Fa-f]{1,2}),([0-9A-Fa-f]*),([0-9A-Fa-f]+),(/[^,\s\x1c-\x1f]*),([01])"
 _LOGGER_3164, _LOGGER_3339, _IPMI_SEL = (re.compile(p) for p in (LOGGER_3164, LOGGER_3339, IPMI_SEL))
 #: the literal every such line holds (for the line prefilter; ``ipmi_sel`` lines hold a comma)
 LITERALS = (b"sensor crossed a ",)
@@ -176,7 +179,7 @@ def _row(when: Any, host: str, signal: str, severity: str, message: str) -> Row:
 def _repeated(rid: str, text: str, st: dict[str, Any]) -> bool:
     """An ``ipmi_sel`` record written twice (same id, same text) is one record."""
     seen: dict[str, str] = st.setdefault("seen_ipmi_sel", {})
-    key = " ".join(text.split())
+    key = text  # (a record of the shape has one blank, between the stamp and the fields)
     if seen.get(rid) == key:
         return True
     if len(seen) >= _MAX_SEEN:

@@ -67,6 +67,7 @@ def _logger_rows(hits: pl.DataFrame, ctx: LineContext, style: int) -> pl.DataFra
     import polars as pl
 
     pattern, n = (LOGGER_3164, 5) if style == 3164 else (LOGGER_3339, 8)
+    hits = hits.filter(pl.col("line").str.contains("^[A-Z]" if style == 3164 else "^[0-9]"))  # (each its own)
     year = None
     if style == 3164:
         if ctx.options.get("tz") is not None:
@@ -97,11 +98,14 @@ def _logger_rows(hits: pl.DataFrame, ctx: LineContext, style: int) -> pl.DataFra
     return frame.join(keys, on=["sensor", "level", "side", "way"], how="left", nulls_equal=True)
 
 
-def _ipmi_sel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.Series]:
+def _ipmi_sel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.Series, pl.Series]:
+    """The rows of the ``ipmi_sel`` records of ``hits``, the records written twice (``i``) and
+    every line of the shape (``i``, also those with an impossible time)."""
     import polars as pl
 
     frame = hits.select("i", "line", pl.col("line").str.extract_groups(f"^{IPMI_SEL}$").alias("g"))
     frame = frame.filter(pl.col("g").struct.field("1").is_not_null())
+    shaped = frame.get_column("i")
     g = pl.col("g")
     frame = frame.with_columns(_stamp(g, 1, 3339, None).alias("time"),
                                *(g.struct.field(str(k)).alias(name) for k, name in
@@ -118,7 +122,7 @@ def _ipmi_sel_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, 
     keys = keys.with_columns(*(pl.Series(name, [s[j] for s in signals], dtype=pl.String)
                                for j, name in enumerate(("signal", "severity", "message"))))
     frame = frame.join(keys, on=["rtype", "data", "path", "asserted"], how="left", nulls_equal=True)
-    return frame.with_columns(pl.lit(ctx.options["host"], dtype=pl.String).alias("host")), dropped
+    return frame.with_columns(pl.lit(ctx.options["host"], dtype=pl.String).alias("host")), dropped, shaped
 
 
 #: lines that may make the per-line parser read commas as cells: a comma-separated SEL record or
@@ -132,7 +136,7 @@ _CSV_FIRST = (r"(?i)^[\s\x1c-\x1f]*(?:id|[0-9a-f]+|\p{N}+)[\s\x1c-\x1f]*,[^,]*(?
 _TABLE_HEAD = r"(?i)^[^|]*\|[^|]*date"
 
 
-def _noise(hits: pl.DataFrame, ctx: LineContext) -> pl.Series:
+def _noise(hits: pl.DataFrame, rest: pl.DataFrame, ctx: LineContext) -> pl.Series:
     """The lines (``i``) that hold a comma and nothing the per-line parser reads: no ``|``, no
     ``sel-logger`` or ``ipmi_sel`` shape — before any line that may make the parser read
     commas as cells (a FreeIPMI table's header, a comma-separated record or header), and only
@@ -142,13 +146,11 @@ def _noise(hits: pl.DataFrame, ctx: LineContext) -> pl.Series:
     if "sep" in ctx.state or "freeipmi" in ctx.state:
         return pl.Series("i", [], dtype=pl.Int64)
     line = pl.col("line")
-    shaped = (line.str.contains("sensor crossed a ", literal=True) | line.str.contains(f"^{IPMI_SEL}$"))
-    cells = line.str.contains(_TABLE_HEAD) | line.str.contains(_CSV_FIRST)
-    noise = line.str.contains(",", literal=True) & ~line.str.contains("|", literal=True) & ~shaped & ~cells
-    flags = hits.select("i", noise.alias("noise"), cells.alias("cells"))
-    first = flags.filter(pl.col("cells")).get_column("i").min()
-    keep = pl.col("noise") if first is None else pl.col("noise") & (pl.col("i") < first)
-    return flags.filter(keep).get_column("i")
+    first = hits.filter(line.str.contains(_TABLE_HEAD) | line.str.contains(_CSV_FIRST)).get_column("i").min()
+    keep = ~line.str.contains(_TABLE_HEAD) & ~line.str.contains(_CSV_FIRST)
+    if first is not None:
+        keep = keep & (pl.col("i") < first)
+    return rest.filter(keep).get_column("i")
 
 
 def syslog_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -157,11 +159,13 @@ def syslog_rows(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.
     of :func:`_noise`, irrelevant, are in neither)."""
     import polars as pl
 
-    noise = _noise(hits, ctx)
-    logger = hits.filter(pl.col("line").str.contains("sensor crossed a ", literal=True))
-    ipmi, dropped = _ipmi_sel_rows(hits.filter(pl.col("line").str.contains(",", literal=True)
-                                               & ~pl.col("line").str.contains("sensor crossed a ", literal=True)), ctx)
-    dropped = pl.concat([dropped, noise.cast(dropped.dtype)])
+    line = pl.col("line")
+    logger = hits.filter(line.str.contains("sensor crossed a ", literal=True))
+    commas = hits.filter(line.str.contains(",", literal=True) & ~line.str.contains("sensor crossed a ", literal=True))
+    ipmi, dropped, shaped = _ipmi_sel_rows(commas, ctx)
+    rest = commas.filter(~line.str.contains("|", literal=True) & ~pl.col("i").is_in(shaped.implode()))
+    if rest.height:  # (comma lines of no SEL shape)
+        dropped = pl.concat([dropped, _noise(hits, rest, ctx).cast(dropped.dtype)])
     parts = [_logger_rows(logger, ctx, 3164), _logger_rows(logger, ctx, 3339), ipmi]
     rows = pl.concat([p.select((pl.col("i") + 1).alias("_lineno"), "time", "host", pl.lit(None, pl.String).alias("gpu"),
                                pl.lit(None, pl.String).alias("job_id"), pl.lit("sel").alias("source"),
