@@ -22,24 +22,21 @@ Units-based Sensor").
 Keys follow :func:`reliab.io.formats.sel.event_key` (``sel:voltage_lower_critical``); a
 ``sel-logger`` line that names the sensor but not its type is ``sel:other`` with the
 severity the line states.  :func:`record` reads one line, :func:`bulk` a group of them
-column-wise (storms of forwarded SEL) and must give the same rows.
+column-wise (storms of forwarded SEL; :mod:`._sel_syslog_bulk`) and must give the same rows.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext, Row
+from reliab.io.formats._sel_keys import event_key, severity_of
 
-if TYPE_CHECKING:
-    import polars as pl
-
-__all__ = ["LITERALS", "record", "make_bulk", "sniff_line", "written_at", "logger_signal", "ipmi_sel_signal"]
+__all__ = ["LITERALS", "record", "sniff_line", "written_at", "logger_signal", "ipmi_sel_signal"]
 
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 #: RFC 3164 (no year, no zone) and RFC 3339 stamps as rsyslog writes them
@@ -81,8 +78,6 @@ def _path_type(path: str) -> tuple[str | None, str]:
 
 def logger_signal(sensor: str, level: str, side: str, way: str) -> tuple[str, str]:
     """(signal, severity) of a ``sel-logger`` threshold line's pieces."""
-    from reliab.io.formats.sel import event_key, severity_of
-
     kind, _ = _path_type(sensor) if sensor.startswith("/") else (None, sensor)
     key = event_key(kind, f"{_SIDES[side]} {_LEVELS[level]} going {side}") if kind else "other"
     if way != side:
@@ -92,8 +87,6 @@ def logger_signal(sensor: str, level: str, side: str, way: str) -> tuple[str, st
 
 def ipmi_sel_signal(rtype: str, data: str, path: str, asserted: str) -> tuple[str, str, str]:
     """(signal, severity, message) of an ``ipmi_sel`` record's fields."""
-    from reliab.io.formats.sel import event_key, severity_of
-
     kind, name = _path_type(path)
     offset = int(data[1], 16) if len(data) >= 2 else -1
     event = _OFFSETS[offset] if kind is not None and int(rtype, 16) == 2 and offset < len(_OFFSETS) else ""
@@ -193,14 +186,3 @@ def sniff_line(line: str) -> bool:
     if "sensor crossed a " in line:
         return bool(_LOGGER_3164.fullmatch(line) or _LOGGER_3339.fullmatch(line))
     return "," in line and _IPMI_SEL.fullmatch(line) is not None
-
-
-def make_bulk() -> Callable[[pl.DataFrame, LineContext], tuple[pl.DataFrame, pl.DataFrame]]:
-    """The bulk hook of the SEL reader (:mod:`._sel_syslog_bulk`), polars loaded on first use."""
-
-    def sel_bulk(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
-        from reliab.io.formats._sel_syslog_bulk import syslog_rows
-
-        return syslog_rows(hits, ctx)
-
-    return sel_bulk

@@ -15,6 +15,7 @@ rows, which no row here depends on (:func:`._sel_syslog.record` keeps its repeat
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from reliab.errors import ParseError
@@ -33,7 +34,7 @@ from reliab.io.formats._sel_syslog import (
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["syslog_rows"]
+__all__ = ["syslog_rows", "make_bulk"]
 
 _COLUMNS = ("_lineno", "time", "host", "gpu", "job_id", "source", "signal", "severity", "message")
 
@@ -181,3 +182,12 @@ def _empty() -> pl.DataFrame:
     return pl.DataFrame(schema={"i": pl.Int64, "_lineno": pl.Int64, "time": pl.Datetime("us", "UTC"),
                                 "host": pl.String, "gpu": pl.String, "job_id": pl.String, "source": pl.String,
                                 "signal": pl.String, "severity": pl.String, "message": pl.String}).drop("i")
+
+
+def make_bulk() -> Callable[[pl.DataFrame, LineContext], tuple[pl.DataFrame, pl.DataFrame]]:
+    """The bulk hook of the SEL reader (polars is loaded when a large file first needs it)."""
+
+    def sel_bulk(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+        return syslog_rows(hits, ctx)
+
+    return sel_bulk
