@@ -114,6 +114,18 @@ def test_variants_by_hand(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert (res.malformed, res.irrelevant) == (3, 4)  # (15, 16: a separator U+001C/U+001F is a blank)
 
 
+def test_sniff_takes_files_of_sel_records_not_syslog_holding_a_few(tmp_path: Path) -> None:
+    import reliab
+
+    records = tmp_path / "bmc7.log"
+    records.write_text("\n".join(_JOURNAL + _IPMI_SEL) + "\n")
+    assert reliab.ingest(str(records)).sources[str(records)].source == "sel"
+    kernel = _KERNEL / "akash-support-209-xid79-dmesg-T.log"
+    mixed = tmp_path / "syslog.log"
+    mixed.write_text(kernel.read_text() + _JOURNAL[0] + "\n")
+    assert sel._sniff(str(mixed), mixed.read_text().splitlines()[:50]) == 0.0
+
+
 def test_storm_lines_skip_the_per_line_parser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "bmc.log"
     lines = (_JOURNAL + _IPMI_SEL) * 50

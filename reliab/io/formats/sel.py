@@ -228,10 +228,13 @@ _CSV_FIRST = re.compile(r"\s*(?:[Ii][Dd]|[0-9A-Fa-f]+)\s*,")
 
 
 def _sniff(path: str, lines: Sequence[str]) -> float:
+    # SEL records that reached syslog (OpenBMC sel-logger, /var/log/ipmi_sel): a file of them, not
+    # a syslog file that holds a few among other daemons' lines (the kernel reader's)
+    shaped = sum(1 for line in lines if "|" not in line and sniff_line(line))
+    if shaped and 2 * shaped >= sum(1 for line in lines if line.strip()):
+        return 0.9
     for line in lines:  # one record or header line decides
         if "|" not in line:
-            if sniff_line(line):
-                return 0.9  # a SEL record that reached syslog (OpenBMC sel-logger, /var/log/ipmi_sel)
             if _CSV_FIRST.match(line) is None:  # (no other line can be a comma-separated record or header)
                 continue
             cells = [c.strip() for c in line.split(",")]
