@@ -10,6 +10,7 @@ goes to the per-line parser (it may continue that record).  Lines from the real-
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 from reliab.io import _fastscan
 from reliab.io.formats import nccl
 from tests.test_nccl_bulk import _assert_same
-from tests.test_nccl_info_shortcut import _CORPUS_LINES
+from tests.test_nccl_info_shortcut import _CORPUS, _CORPUS_LINES
 
 #: (line, reaches the per-line parser)
 _LINES = [
@@ -28,9 +29,10 @@ _LINES = [
     ("For debugging consider passing CUDA_LAUNCH_BLOCKING=1.", False),
     ("Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.", False),
     ("frame #4: <unknown function> + 0x94ac3 (0x7f7d3c294ac3 in /lib/x86_64-linux-gnu/libc.so.6)", False),
-    # a long untimed glog record not ended like a sentence: a terminal may wrap it
+    # a long untimed glog record not ended like a sentence: a terminal may wrap it (read from its
+    # pieces: an untimed glog record, see test_untimed_glog_records_are_taken_apart_in_bulk)
     ("[W ProcessGroupNCCL.cpp:1856] Warning: TORCH_NCCL_AVOID_RECORD_STREAMS is the default now, this"
-     " environment variable is", True),
+     " environment variable is", False),
     ("ignored and will be removed in a later release.", True),  # (its continuation)
     ("frame #5: clone + 0x44 (0x7f7d3c326a04 in /lib/x86_64-linux-gnu/libc.so.6)", False),
     # long and not ended like a sentence, but no glog record (no '[E ' level tag): nothing to wrap
@@ -47,6 +49,14 @@ _NEAR = [
     "Epoch 1 done at 12:00:09 after 3 steps.",
     "see 2024-12-03 for details.",
     "ESC[36m(pid=1)ESC[0m hello.",
+    "[rank1]: [E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=880,"
+    " OpType=BROADCAST) ran for 1800496 milliseconds before timing out.",
+    "  [E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout.",
+    "[default3]:[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective operation timeout.",
+    "[rank2]:[W ProcessGroupNCCL.cpp:1856] Warning: an untimed record that is not ended like a sentence and runs"
+    " past one hundred characters, this",
+    "[rank2]:[E ProcessGroupNCCL.cpp:1153] [PG 0 Rank 2] ProcessGroupNCCL preparing to dump debug info.",
+    "[I ProcessGroupNCCL.cpp:9]",
     "   ",
     "",
 ]
@@ -67,6 +77,38 @@ def test_lines_without_clock_or_words_skip_the_per_line_parser(tmp_path: Path,
     nccl.read_nccl(str(path), year=2024)
     assert calls == [line for line, per_line in _LINES if per_line]
     _assert_same(path, monkeypatch)
+
+
+#: untimed glog records of PyTorch 1.x/2.0 (``[E ProcessGroupNCCL.cpp:475] …``, c10 ``LogMessage``
+#: without a stamp), optionally behind ``[rankN]:``: the corpus's lines of the shape
+_UNTIMED = sorted({line for p in _CORPUS.glob("*.log") for line in p.read_text(errors="replace").splitlines()
+                   if re.match(r"(?:\[rank[0-9]+\]: ?)?\[[IWEF] [^\s\]]+:[0-9]+\]", line)})
+
+
+def test_untimed_glog_records_are_taken_apart_in_bulk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Their prefix, rank and message come from the columnar pass: ``split_line`` is not called
+    for them (the dated line alone goes through it), and the rows are the per-line route's."""
+    assert len(_UNTIMED) >= 20
+    path = tmp_path / "slurm-4.out"
+    near = ["[rank1]: [E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout:"
+            " WorkNCCL(SeqNum=880, OpType=BROADCAST) ran for 1800496 milliseconds before timing out.",
+            "  [E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout.",
+            "[default3]:[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective operation timeout."]
+    path.write_text("\n".join(["2024-12-03 12:00:00,000 INFO [trainer] step 1", *_UNTIMED, *near]) + "\n")
+    calls = []
+    real = nccl.split_line
+
+    def counted(text: str) -> Any:
+        calls.append(text)
+        return real(text)
+
+    monkeypatch.setattr(nccl, "split_line", counted)
+    table = _assert_same(path, monkeypatch)[1]
+    calls.clear()
+    monkeypatch.setattr(_fastscan, "FAST_MIN_BYTES", 0)
+    nccl.read_nccl(str(path), year=2024)
+    assert calls == ["2024-12-03 12:00:00,000 INFO [trainer] step 1", *near[1:]]
+    assert (table["signal"] == "nccl:watchdog_timeout").sum() >= 5
 
 
 @settings(max_examples=120, deadline=None,
