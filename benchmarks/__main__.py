@@ -40,7 +40,7 @@ from benchmarks._suite import Figure  # noqa: E402
 #: scripts that are not sections of the table; ``--extra`` runs them and keeps their output
 EXTRA = ("bench_jobs_simulate.py", "bench_policy.py", "bench_coverage_survival.py",
          "bench_coverage_recurrent.py", "bench_live_prometheus.py", "real_world_coverage.py",
-         "bench_kernel_mixes.py")
+         "bench_kernel_mixes.py", "bench_nccl_storm.py", "bench_sel_syslog.py")
 
 
 def _sections(quick: bool, fleet_gpus: int | None = None, fleet_days: int | None = None,

@@ -29,6 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks._nccl_mixes import MIXES, write_mix  # noqa: E402
 from benchmarks._suite import Figure, report  # noqa: E402
 
 SECTION = "nccl storm"
@@ -90,30 +91,38 @@ def _reader_cpu(path: Path, base: str | None = None) -> tuple[float, int, int]:
     return float(out[0]), int(out[1]), int(out[2])
 
 
-def _figure(label: str, reads: list[tuple[float, int, int]], greps: list[tuple[float, int]], lines: int) -> Figure:
+def _figure(label: str, reads: list[tuple[float, int, int]], greps: list[tuple[float, int]], lines: int,
+            mix: str = "storm") -> Figure:
     g, cpu = statistics.median(x[0] for x in greps), statistics.median(x[0] for x in reads)
-    return Figure(SECTION, f"read_nccl CPU{label}, watchdog storm ({lines:,} lines)", cpu, "s", "grep -c -F CPU", g,
-                  note=f"{cpu / max(g, 1e-9):.1f}x grep; {cpu / lines * 1e6:.2f} us per line; "
+    name = "watchdog storm" if mix == "storm" else f"{mix} mix"
+    return Figure(SECTION, f"read_nccl CPU{label}, {name} ({lines:,} lines)", cpu, "s", "grep -c -F CPU", g,
+                  note=f"{cpu / max(g, 1e-9):.1f}x grep; {cpu / lines * 1e6:.2f} us per line (every line a"
+                       f" candidate); {cpu / max(greps[0][1], 1) * 1e6:.1f} us per line holding a literal; "
                        f"{greps[0][1]:,} lines hold a literal; {reads[0][1]:,} signals; "
                        f"{reads[0][2] / (lines + 1):.1%} of lines ({reads[0][2]:,}) to the per-line parser; "
                        f"rounds {' '.join(f'{x[0]:.2f}' for x in reads)} s",
                   extra={"per_line_share": reads[0][2] / (lines + 1)})
 
 
-def run(lines: int = 300_000, repeat: int = 5, seed: int = 7, base: str | None = None) -> list[Figure]:
-    """The reader's CPU seconds on the storm beside grep's, medians of interleaved rounds."""
+def run(lines: int = 300_000, repeat: int = 5, seed: int = 7, base: str | None = None,
+        mix: str = "storm") -> list[Figure]:
+    """The reader's CPU seconds on ``mix`` (``storm``, the benchmark's own, or one of
+    :data:`benchmarks._nccl_mixes.MIXES`) beside grep's, medians of interleaved rounds."""
     WORK.mkdir(exist_ok=True)
-    path = WORK / f"slurm-{seed}-{lines}.out"
+    path = WORK / f"slurm-{mix}-{seed}-{lines}.out"
     if not path.exists():
-        write_storm(path, lines, seed)
+        if mix == "storm":
+            write_storm(path, lines, seed)
+        else:
+            write_mix(path, lines, seed, mix)
     greps, reads, before = [], [], []
     for _ in range(repeat):
         greps.append(_grep_cpu(path))
         if base is not None:
             before.append(_reader_cpu(path, base))
         reads.append(_reader_cpu(path))
-    figures = [_figure(f" ({base})", before, greps, lines)] if base is not None else []
-    return figures + [_figure("", reads, greps, lines)]
+    figures = [_figure(f" ({base})", before, greps, lines, mix)] if base is not None else []
+    return figures + [_figure("", reads, greps, lines, mix)]
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -123,8 +132,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--base", default=None, help="another checkout's directory, run in the same rounds")
+    parser.add_argument("--mix", default="storm", choices=("storm", *MIXES, "all"))
     args = parser.parse_args(argv)
-    return report(run(args.lines, args.repeat, args.seed, args.base))
+    mixes = ("storm", *MIXES) if args.mix == "all" else (args.mix,)
+    return report([f for mix in mixes for f in run(args.lines, args.repeat, args.seed, args.base, mix)])
 
 
 if __name__ == "__main__":

@@ -22,8 +22,16 @@ line driver (:mod:`reliab.io._lines`, every line a candidate) with polars string
   (:func:`reliab.io.formats._nccl_repeat.anchored`), only moves the clock; a glog record
   without a failure word followed by another glog record changes nothing the next one does
   not set again, and is skipped;
-* every other line (dated lines, tracebacks, other launcher prefixes, colour codes, non-ASCII
-  text, checkpoint words, any ISO date) goes to the per-line parser in its place.
+* **inert** lines (printable ASCII, no clock ``HH:MM:SS`` and no date, no failure or
+  checkpoint word, and short, ended like a sentence or no glog record: traceback frames,
+  CUDA's hints, progress bars) carry nothing and leave nothing a later line reads; they only forget the record a
+  terminal may have wrapped, unless they may continue it (the line right after such a
+  record), when they are read in their place;
+* **untimed** glog records (``[E ProcessGroupNCCL.cpp:475] …`` of older PyTorch, behind at
+  most a ``[rankN]:``; no clock or date in the line) get their rank and message from the
+  columnar pass and go to the reader's rules without ``split_line``;
+* every other line (dated lines, other launcher prefixes, colour codes, non-ASCII text,
+  checkpoint words, any ISO date) goes to the per-line parser in its place.
 
 All lines are taken in line order in one pass, so the reader's state is the per-line
 parser's at every line; the rows are held to the end of the file (``held``, see
@@ -46,9 +54,9 @@ from reliab.io.formats._nccl_repeat import anchored
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["QUIET", "GLOG", "NCCL", "OTHER", "shapes", "make_bulk"]
+__all__ = ["QUIET", "GLOG", "NCCL", "OTHER", "INERT", "UNTIMED", "shapes", "make_bulk"]
 
-QUIET, GLOG, NCCL, OTHER = 0, 1, 2, 3
+QUIET, GLOG, NCCL, OTHER, INERT, UNTIMED = 0, 1, 2, 3, 4, 5
 #: a rank prefix and a glog stamp (``_nccl_messages._LAUNCHER`` then ``_GLOG``, as one regex) up
 #: to the message, and the fields of such a head
 _GLOG = (r"^(?:\[rank[0-9]+\]: ?)?\[?[IWEF][0-9]{3,4} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?(?: +[0-9]+)?"
@@ -64,6 +72,11 @@ _CHECKPOINT = r"heckpoint|global step|state loaded"
 _WRAP_PUNCT = ".!?)]"
 #: ``nccl_who`` looks for the NCCL prefix within the first 200 characters
 _HEAD_MAX = 150
+#: every stamp the per-line parser reads holds a clock (glog, ISO, Python logging month-day)
+_CLOCK = r"[0-9]{2}:[0-9]{2}:[0-9]{2}"
+#: an untimed glog record (``_nccl_messages._GLOG_NO_TIME``) at the line's start or behind one
+#: ``[rankN]:`` (``_LAUNCHER``, with its one optional blank): the head, the rank, the message
+_UNTIMED = r"^((?:\[rank([0-9]+)\]: ?)?\[[IWEF] [^\s\]]+:[0-9]+\] ?)(.*)$"
 
 PerLine = Callable[[str, LineContext], Row | list[Row] | None]
 ReadOwn = Callable[[str, LineContext, bool], Row | None]
@@ -74,7 +87,8 @@ ReadGlog = Callable[[str, "str | None", tuple[int, ...], str, LineContext, bool]
 def shapes(hits: pl.DataFrame) -> pl.DataFrame:
     """The lines of ``hits`` (``i``, ``line``) that are not quiet, their shape and pieces.
 
-    Returns ``i``, ``line``, ``kind`` (:data:`GLOG`, :data:`NCCL`, :data:`OTHER`), for glog
+    Returns ``i``, ``line``, ``kind`` (:data:`GLOG`, :data:`NCCL`, :data:`INERT`, :data:`UNTIMED`,
+    :data:`OTHER`), for glog
     records ``rank`` (of a ``[rankN]:`` prefix), their stamp as ``f2`` … ``f7`` (month, day,
     hour, minute, second, nanoseconds) and ``body`` (the message), ``words`` (a failure word in
     the message, or in an NCCL line) and ``idle``: a glog record without a failure word whose
@@ -116,14 +130,38 @@ def shapes(hits: pl.DataFrame) -> pl.DataFrame:
     # (a glog record's failure words are looked for in its message, as the reader does)
     words = pl.when(pl.col("kind") == GLOG).then(pl.col("f8").str.contains(_TRIGGERS)).otherwise(pl.col("words"))
     glog_next = (pl.col("kind") == GLOG).shift(-1, fill_value=False)
-    return (frame.with_columns(kind.alias("kind"))
-            .filter(pl.col("kind") != QUIET)
+    return (_inert(frame.with_columns(kind.alias("kind")).filter(pl.col("kind") != QUIET))
             .unnest("g")
             .rename({str(k): f"f{k}" for k in range(1, 9)})
             .with_columns(words.alias("words"))
-            .select("i", "line", "kind", pl.col("f1").alias("rank"),
+            .select("i", "line", "kind", pl.coalesce("f1", "urank").alias("rank"),
                     *(pl.col(f"f{k}").cast(pl.Int64) for k in range(2, 7)), frac.alias("f7"),
-                    pl.col("f8").alias("body"), ((pl.col("kind") == GLOG) & ~pl.col("words") & glog_next).alias("idle"), "words"))
+                    pl.when(pl.col("kind") == UNTIMED).then(pl.col("ubody")).otherwise(pl.col("f8")).alias("body"), ((pl.col("kind") == GLOG) & ~pl.col("words") & glog_next).alias("idle"), "words"))
+
+
+def _inert(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with its :data:`OTHER` lines that are inert made :data:`INERT` (the tests run on
+    those lines alone: a storm of glog and NCCL lines pays nothing for them)."""
+    import polars as pl
+
+    other = frame.filter(pl.col("kind") == OTHER)
+    if not other.height:
+        return frame.with_columns(pl.lit(None, pl.String).alias("urank"), pl.lit(None, pl.String).alias("ubody"))
+    line = pl.col("line")
+    # (a line no terminal can have wrapped, as nccl._remember_record decides: short, ended like a
+    # sentence after its blanks, or no glog record: no '[E ' level tag of an untimed one anywhere)
+    whole = ((line.str.len_bytes() < 100) | line.str.strip_chars_end(" ").str.slice(-1).is_in(list(_WRAP_PUNCT))
+             | ~line.str.contains(r"\[[IWEF] "))
+    timeless = other.filter(pl.col("plain") & ~line.str.contains(_CLOCK))
+    inert = timeless.filter(~pl.col("words") & whole).get_column("i")
+    untimed = (timeless.filter(~pl.col("i").is_in(inert.implode()))
+               .select("i", line.str.extract_groups(_UNTIMED).alias("u"))
+               .filter(pl.col("u").struct.field("1").is_not_null())
+               .select("i", pl.col("u").struct.field("2").alias("urank"), pl.col("u").struct.field("3").alias("ubody")))
+    kind = (pl.when(pl.col("i").is_in(inert.implode())).then(pl.lit(INERT, pl.Int8))
+            .when(pl.col("ubody").is_not_null()).then(pl.lit(UNTIMED, pl.Int8))
+            .otherwise(pl.col("kind")))
+    return frame.join(untimed, on="i", how="left", maintain_order="left").with_columns(kind.alias("kind"))
 
 
 def make_bulk(per_line: PerLine, read_own: ReadOwn, read_glog: ReadGlog,
@@ -149,6 +187,14 @@ def make_bulk(per_line: PerLine, read_own: ReadOwn, read_glog: ReadGlog,
                     st["last"] = ("glog", (mon, day, hh, mm, ss, ns), st.get("iso"))
                     st["prev"] = None
                     continue
+            if kind == INERT:
+                prev = st.get("prev")
+                # (as the per-line parser reads it: it only forgets the record, which a line can
+                # continue only right after it and starting in the middle of a word: nccl._wrapped)
+                if prev is None or prev[0] != i or not text[:1].islower():
+                    st["prev"] = None
+                    continue
+                kind = OTHER  # it may continue a record a terminal wrapped: read it in its place
             wraps = False
             if kind == NCCL:
                 prev = st.get("prev")
@@ -161,6 +207,8 @@ def make_bulk(per_line: PerLine, read_own: ReadOwn, read_glog: ReadGlog,
                     out = read_glog(text, rank, (mon, day, hh, mm, ss, ns), body, ctx, words)
                 elif kind == NCCL:  # (split_line gives an NCCL line whole: Split(None, text))
                     out = read_split(text, Split(None, text), ctx) if wraps else read_own(text, ctx, words)
+                elif kind == UNTIMED:  # (as split_line takes it apart: _prefixes, then _GLOG_NO_TIME)
+                    out = read_split(text, Split(rank, body, glog_untimed=True, prefixed=rank is not None), ctx)
                 else:
                     out = per_line(text, ctx)
             except ParseError as exc:

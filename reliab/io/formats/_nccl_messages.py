@@ -74,6 +74,8 @@ _GLOG_NO_TIME = re.compile(r"\[(?P<level>[IWEF]) (?P<where>[^\s\]]+:[0-9]+)\] ?(
 ISO = re.compile(r"(?:^|(?<=[\[\s(]))([0-9]{4})-([0-9]{2})-([0-9]{2})[ T_]([0-9]{2}):([0-9]{2}):([0-9]{2})"
                  r"(?:[.,]([0-9]{1,9}))?(Z|[+-][0-9]{2}:?[0-9]{2})?(?=[\]\s,)]|$)")
 _ISO_WITHIN = 48
+#: an ASCII digit: no ISO date (``[0-9]{4}-…``) where there is none
+_DIGIT = re.compile(r"[0-9]")
 #: what follows a log collector's own stamp (``[2025-05-10 00:18:21] (WorkerDict pid=…) …``):
 #: a launcher prefix or a glog stamp, so the bracketed date is the collector's, not the record's
 _AFTER_COLLECTOR = re.compile(r"\] (?=\(|\[|[IWEF][0-9]{3,4} )")
@@ -186,7 +188,7 @@ def _split_all(text: str) -> Split:
         md = month_day_stamp(body)
         if md is not None:
             return Split(rank, md[1], host, glog=md[0], prefixed=prefixed, dated=dated, month_day=True)
-    iso = ISO.search(body, 0, _ISO_WITHIN) if any(c.isdigit() for c in body[:_ISO_WITHIN]) else None
+    iso = ISO.search(body, 0, _ISO_WITHIN) if _DIGIT.search(body, 0, _ISO_WITHIN) is not None else None
     if iso is not None:
         return Split(rank, body[iso.end():], host, iso=iso, prefixed=prefixed)
     # no stamp of the record's own: the collector's is its time

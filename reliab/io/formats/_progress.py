@@ -64,6 +64,7 @@ _PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
 )
 #: cheap literal test before any regex: every pattern contains one of these
 _LITERALS = ("heckpoint", "global step", "state loaded")
+_ANY_LITERAL = re.compile("|".join(re.escape(lit) for lit in _LITERALS))
 #: a timestamp at the start of a line, possibly after bracketed tags: "[titan] 2025-...",
 #: " [2024-08-01 09:44:55] iteration", "[INFO|trainer.py:2000] 2024-..."
 #: and Megatron's "[after training is done] datetime: 2025-10-06 03:27:07"
@@ -111,7 +112,7 @@ def progress_row(text: str, when: pd.Timestamp | None, state: dict[str, Any]) ->
         when = _own_time(text, state["tz"])
     if when is not None:
         state["progress_time"] = when
-    if not any(lit in text for lit in _LITERALS):
+    if _ANY_LITERAL.search(text) is None:
         return None
     for signal, via, pattern in _PATTERNS:
         m = pattern.search(text)

@@ -180,7 +180,7 @@ def read_split(text: str, part: Split, ctx: LineContext) -> Row | None:
     elif part.glog is not None:
         st["last"] = ("glog", part.glog, st.get("iso"))
     st["prev"] = None
-    found = _classify_once(part.body) if any(k in part.body for k in _TRIGGERS) else None
+    found = _classify_once(part.body) if _ANY_TRIGGER.search(part.body) is not None else None
     rank = part.rank if part.rank is not None else _rank_once(part.body)
     who = f"rank {rank}: " if rank is not None else ""
     signalled = st.get("signalled")
@@ -297,6 +297,8 @@ def _rewrapped(start: int, signal: str, found: Found | None, who: str, st: dict)
 
 #: a message holding none of these cannot carry a signal
 _TRIGGERS = ("atchdog", "rror", "NCCL WARN", "Timeout at NCCL work")
+#: any of :data:`_TRIGGERS` (one regex scan instead of one substring test each)
+_ANY_TRIGGER = re.compile("|".join(re.escape(k) for k in _TRIGGERS))
 #: :func:`classify` once per distinct message: a storm repeats a few messages (one per rank
 #: and collective) thousands of times behind different stamps (``Found`` is frozen)
 _classify_once = lru_cache(maxsize=4096)(classify)

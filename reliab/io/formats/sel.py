@@ -45,105 +45,23 @@ from reliab.errors import ParseError
 from reliab.io._lines import LineContext, scan_lines
 from reliab.io._registry import FileResult, register_parser
 from reliab.io.formats._hostpath import host_from_path as path_host
+from reliab.io.formats._sel_keys import (
+    EVENT_KEYS,
+    event_key,
+    sensor_type,
+    severity_of,
+)
+from reliab.io.formats._sel_syslog import LITERALS as SYSLOG_LITERALS
+from reliab.io.formats._sel_syslog import record as syslog_record
+from reliab.io.formats._sel_syslog import sniff_line
+from reliab.io.formats._sel_syslog_bulk import make_bulk
 from reliab.io.formats._sel_time import parse_sel_time, unset_clock
 
 SOURCE = "sel"
-_THRESHOLD = re.compile(r"\b(lower|upper) (non-critical|critical|non-recoverable) going (low|high)\b")
-#: generic "severity" event states (IPMI v2.0 table 42-2, event type 07h; ipmitool ipmi_sel.h)
-_TRANSITION = re.compile(r"\btransition to (non-critical|critical|non-recoverable)\b")
-_LEVEL = {"non-critical": "noncritical", "critical": "critical", "non-recoverable": "nonrecoverable"}
-#: sensor type names of ipmitool (``sensor_type_desc``) that a ``sel elist`` sensor starts with
-SENSOR_TYPES = (
-    "temperature", "voltage", "current", "fan", "physical security", "platform security",
-    "processor", "power supply", "power unit", "cooling device", "other units-based sensor",
-    "memory", "drive slot", "post memory resize", "system firmwares", "system firmware progress",
-    "event logging disabled", "watchdog", "system event", "critical interrupt", "button",
-    "module/board", "microcontroller", "add-in card", "chassis", "chip set", "other fru",
-    "cable/interconnect", "terminator", "system boot initiated", "boot error", "os boot",
-    "os critical stop", "slot/connector", "system acpi power state", "platform alert",
-    "entity presence", "monitor asic", "lan", "management subsystem health", "battery",
-    "session audit", "version change", "fru state",
-)
 _STATES = {"critical": "critical", "warning": "warning", "nominal": "info"}
 #: distinct records kept to recognise one printed twice (a full SEL holds a few thousand)
 _MAX_SEEN = 100_000
 _FILE_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".sel", ".log", ".txt", ".out")
-
-#: (sensor type prefix, event substring, key), first match wins; event text per ipmitool
-#: ``ipmi_sel.h`` and per FreeIPMI's short strings (``libfreeipmi/spec/
-#: ipmi-sensor-and-event-code-tables-spec.c``: "Power Supply input lost (AC/DC)", "Machine
-#: Check Exception", "Uncorrectable memory error"), which name the same IPMI sensor offsets
-EVENT_KEYS: tuple[tuple[str, str, str], ...] = (
-    ("power supply", "ac lost", "power_supply_ac_lost"),
-    ("power supply", "input lost", "power_supply_ac_lost"),
-    ("power supply", "out-of-range", "power_supply_ac_out_of_range"),
-    ("power supply", "failure detected", "power_supply_failure"),
-    ("power supply", "predictive failure", "power_supply_predictive_failure"),
-    ("power unit", "ac lost", "power_unit_ac_lost"),
-    ("power unit", "failure detected", "power_unit_failure"),
-    ("processor", "ierr", "processor_ierr"),
-    ("processor", "uncorrectable machine check", "processor_mce"),
-    ("processor", "correctable machine check", "processor_correctable_mce"),
-    ("processor", "machine check exception", "processor_mce"),
-    ("processor", "thermal trip", "processor_thermal_trip"),
-    ("processor", "throttled", "processor_throttled"),
-    ("memory", "uncorrectable ecc", "memory_uncorrectable_ecc"),
-    ("memory", "correctable ecc", "memory_correctable_ecc"),
-    ("memory", "uncorrectable memory error", "memory_uncorrectable_ecc"),
-    ("memory", "correctable memory error", "memory_correctable_ecc"),
-    ("critical interrupt", "bus correctable", "critical_interrupt_correctable"),
-    ("critical interrupt", "", "critical_interrupt"),
-    ("os critical stop", "run-time critical stop", "os_critical_stop"),
-    ("os critical stop", "critical stop during os load", "os_critical_stop"),
-    ("os critical stop", "error during system startup", "os_critical_stop"),
-    ("os critical stop", "graceful", "os_graceful_shutdown"),
-    ("system event", "undetermined system hardware failure", "system_hardware_failure"),
-)
-_CRITICAL = frozenset({
-    "power_supply_ac_lost", "power_supply_failure", "power_unit_ac_lost", "power_unit_failure",
-    "processor_ierr", "processor_mce", "processor_thermal_trip", "memory_uncorrectable_ecc",
-    "critical_interrupt", "os_critical_stop", "system_hardware_failure",
-})
-_INFO = frozenset({"other", "os_graceful_shutdown"})
-
-
-def sensor_type(sensor: str) -> str | None:
-    """The IPMI sensor type a SEL sensor column starts with, as a key (``power_supply``)."""
-    s = sensor.strip().lower()
-    for kind in SENSOR_TYPES:
-        if s.startswith(kind) and (len(s) == len(kind) or not s[len(kind)].isalnum()):
-            return re.sub(r"[^a-z0-9]+", "_", kind).strip("_")
-    return None
-
-
-def event_key(sensor: str, event: str) -> str:
-    """The signal key (without ``sel:``) of a sensor and event description.
-
-    Threshold events give ``<sensor type>_<lower|upper>_<noncritical|critical|nonrecoverable>``
-    and the generic severity states ``<sensor type>_<noncritical|critical|nonrecoverable>``
-    (``Transition to Non-recoverable``); the others follow :data:`EVENT_KEYS`; anything else
-    (including ``Log area reset/cleared``) is ``other``.
-    """
-    s, e = sensor.strip().lower(), event.strip().lower()
-    kind = sensor_type(s)
-    m = _THRESHOLD.search(e)
-    if m is not None and kind is not None:
-        return f"{kind}_{m[1]}_{_LEVEL[m[2]]}"
-    for prefix, needle, key in EVENT_KEYS:
-        if s.startswith(prefix) and needle in e:
-            return key
-    m = _TRANSITION.search(e)
-    if m is not None and kind is not None:
-        return f"{kind}_{_LEVEL[m[1]]}"
-    return "other"
-
-
-def _severity(key: str) -> str:
-    if key in _CRITICAL or key.endswith(("_critical", "_nonrecoverable")):
-        return "critical"
-    if key in _INFO:
-        return "info"
-    return "warning"
 
 
 #: FreeIPMI ``ipmi-sel --comma-separated-output --no-header-output`` columns, without and with
@@ -237,8 +155,26 @@ def _seen_before(record: str, text: str, ctx: LineContext) -> bool:
     return False
 
 
+#: a SEL record forwarded by a BMC to a remote syslog server: the receiver's stamp (RFC 3339 or
+#: RFC 3164) and the sender's host name in front of the record id (NVIDIA BlueField BMC)
+_FORWARDED = re.compile(r"(?:[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(?:Z|[+-][0-9]{2}:?[0-9]{2})?"
+                        r"|[A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2}) +(\S+) +([0-9A-Fa-f]+)")
+
+
+def _forwarded(record: str) -> tuple[str, str | None]:
+    """(record id, sender host) of a record cell; the host is ``None`` unless syslog forwarded it."""
+    if " " not in record:
+        return record, None
+    hit = _FORWARDED.fullmatch(record)
+    return (hit.group(2), hit.group(1)) if hit else (record, None)
+
+
 def parse_sel_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
-    """One ``sel list``/``elist``/``ipmi-sel`` line -> a signal row; ``None`` for non-record lines."""
+    """One ``sel list``/``elist``/``ipmi-sel`` line (or a record that reached syslog, see
+    :mod:`._sel_syslog`) -> a signal row; ``None`` for non-record lines."""
+    mine, row = syslog_record(text, ctx)
+    if mine:
+        return row
     fields = _fields(text, ctx)
     if fields is None:
         return None  # 'SEL has no entries', 'sel info' output, blank lines, wrapper text
@@ -254,9 +190,10 @@ def parse_sel_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
             raise ParseError(f"SEL record with {len(fields)} '|'-separated fields (need 5 or more)")
         record, date, clock, sensor, event = fields[:5]
         rest = fields[5:]
+    record, sender = _forwarded(record)
     if not record or not sensor:
         raise ParseError("SEL record without a record id or sensor")
-    if _seen_before(record, text, ctx):
+    if _seen_before(record if sender is None else f"{sender} {record}", text, ctx):
         return None
     if unset_clock(date):
         raise ParseError(f"record stamped {date!r} (logged before the BMC clock was set): no wall-clock time")
@@ -267,12 +204,12 @@ def parse_sel_line(text: str, ctx: LineContext) -> dict[str, Any] | None:
     message = " | ".join([sensor, event, *[r for r in rest[1:] if r]])
     return {
         "time": when,
-        "host": ctx.options["host"],
+        "host": sender or ctx.options["host"],
         "gpu": None,
         "job_id": None,
         "source": SOURCE,
         "signal": f"sel:{key}_deasserted" if deasserted else f"sel:{key}",
-        "severity": "info" if deasserted else state or _severity(key),
+        "severity": "info" if deasserted else state or severity_of(key),
         "message": message,
     }
 
@@ -291,6 +228,11 @@ _CSV_FIRST = re.compile(r"\s*(?:[Ii][Dd]|[0-9A-Fa-f]+)\s*,")
 
 
 def _sniff(path: str, lines: Sequence[str]) -> float:
+    # SEL records that reached syslog (OpenBMC sel-logger, /var/log/ipmi_sel): a file of them, not
+    # a syslog file that holds a few among other daemons' lines (the kernel reader's)
+    shaped = sum(1 for line in lines if "|" not in line and sniff_line(line))
+    if shaped and 2 * shaped >= sum(1 for line in lines if line.strip()):
+        return 0.9
     for line in lines:  # one record or header line decides
         if "|" not in line:
             if _CSV_FIRST.match(line) is None:  # (no other line can be a comma-separated record or header)
@@ -311,7 +253,7 @@ def _sniff(path: str, lines: Sequence[str]) -> float:
 
 
 @register_parser(SOURCE, sniff=_sniff, table="signals")
-def read_sel(path: str, *, host: str | None = None, tz: str | None = None,
+def read_sel(path: str, *, host: str | None = None, tz: str | None = None, year: int | None = None,
              strict: bool = False) -> FileResult:
     """IPMI SEL (``ipmitool sel list``/``sel elist``) of one host -> ``sel:*`` signals.
 
@@ -324,6 +266,9 @@ def read_sel(path: str, *, host: str | None = None, tz: str | None = None,
     tz : str, optional
         IANA zone of times printed without a zone, and of zone names the parser cannot resolve
         (``SAST``).  ``None``: zone-less times are UTC and unresolved names are malformed.
+    year : int, optional
+        Year of RFC 3164 syslog stamps (``Apr 25 15:16:36``, no year); by default the year of
+        the file's last write (the year before for a month and day after it).
     strict : bool
         Raise the first malformed line instead of quarantining it.
 
@@ -344,10 +289,16 @@ def read_sel(path: str, *, host: str | None = None, tz: str | None = None,
             zone = ZoneInfo(tz)
         except (ZoneInfoNotFoundError, ValueError) as exc:
             raise ValueError(f"tz={tz!r} is not an IANA time zone") from exc
-    options = {"host": host or host_from_path(path), "tz": zone}
+    if year is not None and (not isinstance(year, int) or isinstance(year, bool)):
+        raise TypeError(f"year must be an int, not {type(year).__name__}")
+    options = {"host": host or host_from_path(path), "tz": zone, "year": year}
     return scan_lines(path, SOURCE, parse_sel_line, table="signals", options=options,
-                      literals=(b"|", b","), strict=strict)
+                      literals=(b"|", b",", *SYSLOG_LITERALS), strict=strict, bulk=_BULK)
+
+
+#: the bulk hook (storms of SEL records in syslog: :mod:`._sel_syslog_bulk`)
+_BULK = make_bulk()
 
 
 __all__ = ["read_sel", "parse_sel_line", "parse_sel_time", "event_key", "host_from_path",
-           "EVENT_KEYS", "sensor_type"]
+           "EVENT_KEYS", "sensor_type", "severity_of"]
