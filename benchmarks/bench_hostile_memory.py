@@ -53,6 +53,21 @@ codes and masks; the costs' int64 keys of every allocation, +25-65).  < 500 B/jo
 alone: it needs a lighter table schema (the two ``origin`` columns are 70 B/job; the
 ``slurm:completed`` signal of every completed job ~90 B/job; 8-byte ``large_string`` offsets
 4 B per text cell), a decision on the public dtypes and rows, not done here.
+Then (2026-12-06, A/B interleaved, 3 fresh interpreters each, medians; 2 shared cores, load ~9):
+in memory 861 [854-862] -> 806 [805-832] MiB (815 -> 757 B/job), ``output=`` 848 [838-865] ->
+839 [824-862]: repeated jobs counted with ``pyarrow.compute.count_distinct`` (stage +34-74 ->
++1-39), the attribution's candidate rows, signals and evidence freed before the outcomes are
+built (attribution ends at 752-768, was 788-792), the costs' allocation keys built in place one
+int64 array at a time (tracemalloc heap 109 -> 95 B/job, ``tests/test_big_job_tables.py``);
+every table and note frame-equal on a 200k-job file and on the sample ``data/``, in memory and
+with ``output=``.  With ``output=`` the peak is now before the finishing step: writing the held
+job files (RSS ~550 -> 810-843) and gathering the attribution's signals (~615 -> 795-862).
+
+10M jobs (2026-12-06, the code before the A/B above; the same generator, 1.68 GB file; one fresh
+interpreter per mode started outside the checkout; baseline 86 MiB; 2 shared cores, load ~9):
+in memory 6,474 MiB peak (670 B/job above the baseline), 565 s wall, 255 s CPU; ``output=``
+6,628 MiB (686 B/job), 615 s wall, 312 s CPU.  The probe's ~20 GB (2.2 KB/job) is now 6.3-6.5
+GiB; the 1M-job per-job figures hold at 10M (no super-linear term).
 
 ``sacct_1m_jobs_output``: the same file with ``output=`` (the job files are held to the end,
 written, then attribution gathers the signals it can use).  Peak RSS (MiB, fresh
@@ -140,7 +155,8 @@ BOMBS = {
                       " (1,217 B/job): costs on the allocations they read only; 2026-12-06, loaded machine: 1,170 MiB"
                       " (1,139 B/job) -> 943 MiB (902 B/job): the text read in columns (reader 594 -> ~430 MiB,"
                       " CPU 34.7 -> 5.9 s); then 834-870 MiB (787-825 B/job): no Python string per job in the"
-                      " attribution and costs")),
+                      " attribution and costs; 861 -> 806 MiB (815 -> 757 B/job): job ids counted in Arrow, attribution"
+                      " intermediates freed early, cost keys in place; 10M jobs: 6,474 MiB (670 B/job), 565 s")),
 }
 #: read with ``output=`` (the ``--stream`` route): name -> as in BOMBS
 STREAMED = {
@@ -152,7 +168,8 @@ STREAMED = {
     "sacct_1m_jobs_output": ("sacct.txt", "sacct", lambda p, n: sacct_jobs(p, n), 1_000_000,
                              ("the 1M sacct jobs of sacct_1m_jobs with output=: 1,644 MiB (in memory: 870); 2026-12-06:"
                               " 862-888 MiB (250k jobs 595 -> 376, 500k 972 -> 569): a compact manifest, the job"
-                              " files written without copies, their signals kept for attribution, not read back")),
+                              " files written without copies, their signals kept for attribution, not read back; then 848 -> 839"
+                              " MiB; 10M jobs: 6,628 MiB (686 B/job), 615 s")),
 }
 
 #: ``reliab report`` on a kernel log of ``n`` lines, every other one an Xid (:func:`xid_noise`):

@@ -27,6 +27,7 @@ from collections.abc import Hashable
 
 import numpy as np
 import pandas as pd
+import pyarrow.compute as pc
 
 __all__ = ["merge_job_copies"]
 
@@ -35,6 +36,14 @@ _COMPARED = ("name", "user", "partition", "state", "state_raw", "exit_code", "su
              "end", "nnodes", "ngpus", "nodelist", "failed_node", "restarts")
 _CUT_FIELDS = ("name", "user", "partition", "state_raw", "nodelist", "failed_node")
 _MAX_LISTED = 5
+
+
+def _all_distinct(ids: pd.Series) -> bool:
+    """Whether no value of ``ids`` is repeated (missing counts as one value): Arrow text is
+    counted in place (pandas' ``nunique`` takes twice the memory: 1M ids, +68 MiB against +33)."""
+    if isinstance(ids.dtype, pd.StringDtype) and ids.dtype.storage == "pyarrow" and len(ids):
+        return pc.count_distinct(ids.array.__arrow_array__(), mode="all").as_py() == len(ids)
+    return ids.nunique(dropna=False) == len(ids)
 
 
 def _file_of(jobs: pd.DataFrame) -> pd.Series:
@@ -152,7 +161,7 @@ def merge_job_copies(jobs: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[
     ids = jobs["job_id"]
     # Arrow strings stay Arrow strings (a million job ids are not turned into Python objects)
     ids = (ids if isinstance(ids.dtype, pd.StringDtype) else ids.astype("string")).str.strip()
-    if ids.nunique(dropna=False) == len(ids):  # no job id twice: no copies (nor file names built)
+    if _all_distinct(ids):  # no job id twice: no copies (nor file names built)
         return jobs, [], []
     files = _file_of(jobs)
     if files.nunique(dropna=False) < 2:  # copies come from different inputs: one file has none

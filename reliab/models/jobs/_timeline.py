@@ -182,18 +182,24 @@ def needed_allocations(jobs: pd.DataFrame, signals: pd.DataFrame | None,
     signalled = touched | set(saves["job_id"]) | set(loads["job_id"])
     job_code = np.asarray(pd.factorize(jobs["job_id"], use_na_sentinel=False)[0], dtype=np.int64)
     chain = _chain_codes(jobs, job_code)
-    start = _ns(jobs["start"])
-    end = _ns(jobs["end"])
     nat = np.iinfo(np.int64).min
-    end = np.where(end == nat, _OPEN if window_end is None else window_end, end)
+    # one int64 per started allocation at a time (1M jobs: each is 8 MB), each freed when done
+    start = _ns(jobs["start"])
     rows = np.flatnonzero(start != nat)
-    u = np.unique(start[rows])
+    start = start[rows]
+    u = np.unique(start)
     width = len(u) + 1
-    key = chain[rows] * width + np.searchsorted(u, start[rows])
+    key = chain[rows]
+    key *= width
+    key += np.searchsorted(u, start)
+    del start
     order = np.argsort(key, kind="stable")  # by chain, then start, ties in row order
-    ask = rows[_in(jobs["job_id"].iloc[rows], touched)]
-    want = chain[ask] * width + np.searchsorted(u, end[ask], side="left")
-    pos = np.searchsorted(key[order], want, side="left")
+    key = key[order]
+    ask = rows[_in(jobs["job_id"], touched)[rows]]
+    end = _ns(jobs["end"])[ask]
+    end[end == nat] = _OPEN if window_end is None else window_end
+    want = chain[ask] * width + np.searchsorted(u, end, side="left")
+    pos = np.searchsorted(key, want, side="left")
     ok = pos < len(order)
     nxt = rows[order[pos[ok]]]
     nxt = nxt[chain[nxt] == chain[ask[ok]]]
