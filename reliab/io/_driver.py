@@ -211,7 +211,7 @@ def ingest(
                                    "after": after, "job_filter": job_filter}, _defaults())
     runner = runner_for(engine, client)
     sink = sink_for(store, output, rebuild)
-    with sink.open(plan, runner) as session:
+    with sink(plan, runner) as session:
         results: list[FileResult] = []
         choices: dict[str, SourceChoice | None] = {}
         advance, done = progress_bar(len(plan.entries), progress)

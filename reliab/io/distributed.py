@@ -45,19 +45,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from reliab.errors import DistributedError, ReliabError
 from reliab.io import _partitioned, _ranges
 from reliab.io._discover import Entry
-from reliab.io._finish import Merged, Session, plan_notes
 from reliab.io._plan import ReadEntry, RunPlan
 from reliab.io._readfile import choose_source
 from reliab.io._registry import FileResult
-from reliab.io._result import IngestResult, SourceChoice
+from reliab.io._result import SourceChoice
 from reliab.io._tasks import COMBINE, Item, Mode, TaskOutput, collect_span, read_batch, read_spans
 
-__all__ = ["read_ahead", "written_by_tasks", "dask_client", "batches", "BATCH_BYTES", "RANGE_BYTES"]
+__all__ = ["read_ahead", "dask_client", "batches", "BATCH_BYTES", "RANGE_BYTES"]
 
 #: on-disk bytes of small files grouped into one task
 BATCH_BYTES = 8 << 20
@@ -304,33 +301,3 @@ def read_ahead(plan: RunPlan, read: ReadEntry, *, strict: bool, client: Any = No
             yield read_one
         finally:
             sub.cancel()  # (nothing left to cancel after a complete run)
-
-
-class _Written(Session):
-    """The Output session on Dask: the tasks wrote the tables; read back whole, committed after finishing."""
-
-    def __init__(self, plan: RunPlan, out: str, run: str) -> None:
-        self.plan, self.out, self.run, self.tasks = plan, out, run, out
-        self.parts: list[dict[str, Any]] = []
-
-    def written(self, parts: list[dict[str, Any]]) -> None:
-        self.parts += parts
-
-    def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> list[tuple[FileResult, SourceChoice]]:
-        return read(plan, entry, strict)
-
-    def close(self, accounting: pd.DataFrame, attribution: dict[str, Any]) -> Merged:
-        tables = {t: _partitioned.read_parts(self.out, [p for p in self.parts if p["table"] == t], t)
-                  for t in _partitioned.PARTITIONED}
-        return Merged(tables, accounting, plan_notes(self.plan), "output=")
-
-    def commit(self, result: IngestResult) -> IngestResult:
-        _partitioned.commit(self.out, self.run, self.parts, result)
-        return result
-
-
-@contextmanager
-def written_by_tasks(plan: RunPlan, output: str | os.PathLike[str]) -> Iterator[_Written]:
-    """The Output session of a Dask run; a run that fails deletes the parts it wrote."""
-    with _partitioned.new_run(output) as (out, run):
-        yield _Written(plan, str(out), run)
