@@ -98,7 +98,7 @@ def _runs(positions: np.ndarray) -> list[list[int]]:
     return [[int(positions[s]), int(n)] for s, n in zip(starts, lengths, strict=True)]
 
 
-def write_parts(results: list[FileResult], folder: str, run: str, task: int, *, skip: tuple[str, ...] = (),
+def write_parts(results: list[FileResult], folder: str, run: str, task: int, *,
                 written_table: Callable[[pd.DataFrame, str], None] | None = None) -> list[dict[str, Any]]:
     """Write one task's per-file results as parts of ``folder``; returns the parts' manifest records.
 
@@ -106,14 +106,14 @@ def write_parts(results: list[FileResult], folder: str, run: str, task: int, *, 
     order), partitioned by the source that read their file and by date.  Each record holds
     ``table``, ``path`` (relative to ``folder``), ``rows``, ``task`` and ``runs`` (the
     positions of the part's rows in the task's table, as ``[start, length]``).  Parts are
-    written under a temporary name and renamed.  Tables named in ``skip`` are not written;
-    ``written_table(frame, table)`` is called for each table written.
+    written under a temporary name and renamed; ``written_table(frame, table)`` is called
+    for each table written.
     """
     tables = file_tables(results)
     written: list[dict[str, Any]] = []
     for table in PARTITIONED:
         frame = tables[table]
-        if table in skip or not len(frame):
+        if not len(frame):
             continue
         rows_of = [(r.quarantine if table == "quarantine" else r.tables.get(table)) for r in results]
         sources = np.repeat([partition_value(r.source) for r in results],

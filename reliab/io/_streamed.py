@@ -171,10 +171,9 @@ class OutputWriter:
         self._count(frame, table)
         return records
 
-    def _write_results(self, results: list[FileResult], task: int, skip: tuple[str, ...] = ()) -> None:
+    def _write_results(self, results: list[FileResult], task: int) -> None:
         """Write the tables of consecutive ``results`` as one task (as the Dask engine's batches)."""
-        self.parts += _partitioned.write_parts(results, self.folder, self.run, task, skip=skip,
-                                               written_table=self._count)
+        self.parts += _partitioned.write_parts(results, self.folder, self.run, task, written_table=self._count)
 
     def _count(self, frame: pd.DataFrame, table: str) -> None:
         if table in ("signals", "telemetry"):
@@ -261,8 +260,6 @@ class OutputWriter:
         self.flush()
         held, self.held = self.held, []
         files = [r for _, group in held for r in group]
-        group_of = np.repeat(np.arange(len(held)), [len(group) for _, group in held])
-        source_of = np.array([_partitioned.partition_value(r.source) for r in files] + [""], dtype=object)
         both: dict[str, pd.DataFrame] = {}
         for name in ("jobs", "signals"):
             frames = [self.frame(part_of(r.tables, name), name) if name in r.tables else schema.empty(name)
@@ -270,18 +267,15 @@ class OutputWriter:
             both[name] = concat(frames, name).assign(
                 _file=np.repeat(np.arange(len(files)), [len(f) for f in frames]))
         kept_jobs, kept_signals, note = drop_repeated_jobs(both["jobs"], both["signals"])
-        for name, frame in (("jobs", kept_jobs), ("signals", kept_signals)):
-            file = frame["_file"].to_numpy(dtype=np.int64)
-            for g, (task, _) in enumerate(held):
-                mine = group_of[file] == g if len(file) else np.zeros(0, dtype=bool)
-                rows = frame.loc[mine].drop(columns="_file").reset_index(drop=True)
-                if len(rows):
-                    self.parts += _partitioned.write_table(rows, name, source_of[file[mine]], self.folder,
-                                                           self.run, task)
-                    self._count(rows, name)
+        kept = {name: (frame.drop(columns="_file"), frame.groupby("_file", sort=False).indices)
+                for name, frame in (("jobs", kept_jobs), ("signals", kept_signals))}
+        files = [dataclasses.replace(r, tables={**r.tables, **{name: frame.iloc[rows.get(i, [])]
+                                                              for name, (frame, rows) in kept.items()}})
+                 for i, r in enumerate(files)]  # (each file's rows that are kept, in order)
         for task, group in held:
-            self._write_results(group, task, skip=("signals", "jobs"))
-        return kept_jobs.drop(columns="_file"), note
+            self._write_results(files[:len(group)], task)
+            del files[:len(group)]
+        return kept["jobs"][0], note
 
     def attribution_signals(self, jobs: pd.DataFrame, before: Any, after: Any) -> pd.DataFrame:
         """The signals :func:`reliab.job_outcomes` can use, read back, in the order of the full table.
