@@ -79,8 +79,7 @@ class Dask:
               strict: bool) -> AbstractContextManager[ReadEntry]:
         from reliab.io.distributed import read_ahead
 
-        return read_ahead(session.ahead(plan), read, strict=strict, client=self.client, tasks=session.tasks,
-                          run=session.run, written=session.written)
+        return read_ahead(session.ahead(plan), read, session, strict=strict, client=self.client)
 
 
 def runner_for(engine: str, client: Any) -> Runner:

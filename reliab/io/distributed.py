@@ -48,11 +48,12 @@ from typing import Any
 from reliab.errors import DistributedError, ReliabError
 from reliab.io import _partitioned, _ranges
 from reliab.io._discover import Entry
+from reliab.io._finish import Session
 from reliab.io._plan import ReadEntry, RunPlan
 from reliab.io._readfile import choose_source
 from reliab.io._registry import FileResult
 from reliab.io._result import SourceChoice
-from reliab.io._tasks import COMBINE, Item, Mode, TaskOutput, collect_span, read_batch, read_spans
+from reliab.io._tasks import COMBINE, Item, TaskOutput, collect_span, read_batch, read_spans
 
 __all__ = ["read_ahead", "dask_client", "batches", "BATCH_BYTES", "RANGE_BYTES"]
 
@@ -252,26 +253,26 @@ def _segments(plan: RunPlan) -> list[list[Item]]:
 
 
 @contextmanager
-def read_ahead(plan: RunPlan, read: ReadEntry, *, strict: bool, client: Any = None, tasks: Mode = COMBINE,
-               run: str = "", written: Callable[[list[dict[str, Any]]], None] | None = None) -> Iterator[ReadEntry]:
-    """The files of ``plan`` read by tasks on the cluster, handed out input by input.
+def read_ahead(plan: RunPlan, read: ReadEntry, session: Session, *, strict: bool,
+               client: Any = None) -> Iterator[ReadEntry]:
+    """The files of ``plan`` read by tasks on the cluster for ``session``, handed out input by input.
 
     The tasks (batches of small files, byte ranges of large ones) are submitted at once;
     the reader returned gives a file of ``plan``, asked for in input order, its result as
-    soon as its task is done (``tasks``: :data:`~reliab.io._tasks.COMBINE`, each task's
-    files' tables joined at its last file; ``None``, each file's own tables); a file asked
-    for again, or not in ``plan``, and every other input (set aside, live sources) is read
-    here with ``read``.  With ``tasks`` a folder the tasks write their tables as Parquet
-    parts of run ``run`` there and send back the accounting only, a live source's rows are
-    written here at the task number kept for them, and ``written`` is given the manifest
-    records of every part.
+    soon as its task is done (``session.tasks``: :data:`~reliab.io._tasks.COMBINE`, each
+    task's files' tables joined at its last file; ``None``, each file's own tables); a file
+    asked for again, or not in ``plan``, and every other input (set aside, live sources) is
+    read here with ``read``.  With ``session.tasks`` a folder the tasks write their tables as
+    Parquet parts of run ``session.run`` there and send back the accounting only, a live
+    source's rows are written here at the task number kept for them, and
+    :meth:`~reliab.io._finish.Session.written` is given the manifest records of every part.
 
     Raises
     ------
     DistributedError
         A task failed for good (its worker died too often, the connection broke).
     """
-    keep = written or (lambda parts: None)
+    tasks, run, keep = session.tasks, session.run, session.written
     writes = tasks is not None and tasks != COMBINE
     with dask_client(client) as c:
         sub = _Submitted(c, uuid.uuid4().hex[:12])
