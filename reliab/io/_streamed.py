@@ -399,7 +399,8 @@ class _Written(Session):
         (the tasks' result holds them, read back to finish)."""
         if self.by_tasks:  # the rows of the finished tables, as a local run counts those it writes
             for table in ("signals", "telemetry"):
-                self.writer._count(getattr(result, table), table)
+                if len(getattr(result, table)):
+                    self.writer._count(getattr(result, table), table)
         counts = {"rows": dict(self.writer.rows), "signal_sources": dict(self.writer.signal_sources)}
         _partitioned.commit(self.out, self.writer.run, self.writer.parts, result, counts=counts)
         fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
