@@ -16,7 +16,7 @@ import pandas as pd
 
 from reliab import schema
 from reliab.io._registry import FileResult
-from reliab.io._rowtable import PendingRows, arrow_frame, join_pending, pending_part
+from reliab.io._rowtable import PendingRows, arrow_frame, join_pending, part_of, pending_part
 from reliab.io._rowtable import conformed as _conformed
 
 if TYPE_CHECKING:
@@ -168,12 +168,14 @@ class TableParts:
 
 
 def file_tables(results: list[FileResult]) -> dict[str, pd.DataFrame]:
-    """Per-file tables concatenated in file order: signals, jobs, telemetry, lifetimes, failures,
-    quarantine (those :class:`TableParts` gathers from ``results``)."""
-    parts = TableParts()
-    for r in results:
-        parts.take(r)
-    return parts.tables()
+    """Per-file tables concatenated in file order: signals, jobs, telemetry, failures, quarantine."""
+    tables = {name: concat([part_of(r.tables, name) for r in results if name in r.tables], name)
+              for name in ("signals", "jobs")}
+    for name in ("telemetry", "lifetimes", "failures"):
+        tables[name] = concat([r.tables[name] for r in results if name in r.tables], name)
+    tables["quarantine"] = concat([r.quarantine for r in results if r.quarantine is not None],
+                                   "quarantine")
+    return tables
 
 
 def accounting_of(results: list[FileResult]) -> pd.DataFrame:
