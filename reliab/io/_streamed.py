@@ -267,15 +267,15 @@ class OutputWriter:
             both[name] = concat(frames, name).assign(
                 _file=np.repeat(np.arange(len(files)), [len(f) for f in frames]))
         kept_jobs, kept_signals, note = drop_repeated_jobs(both["jobs"], both["signals"])
-        kept = {name: (frame.drop(columns="_file"), frame.groupby("_file", sort=False).indices)
+        kept = {name: (frame, frame.groupby("_file", sort=False).indices)
                 for name, frame in (("jobs", kept_jobs), ("signals", kept_signals))}
-        files = [dataclasses.replace(r, tables={**r.tables, **{name: frame.iloc[rows.get(i, [])]
-                                                              for name, (frame, rows) in kept.items()}})
-                 for i, r in enumerate(files)]  # (each file's rows that are kept, in order)
-        for task, group in held:
-            self._write_results(files[:len(group)], task)
-            del files[:len(group)]
-        return kept["jobs"][0], note
+        first = 0
+        for task, group in held:  # each file's rows that are kept, in order, one group at a time
+            self._write_results([dataclasses.replace(r, tables={**r.tables, **{
+                name: frame.iloc[rows.get(i, [])].drop(columns="_file") for name, (frame, rows) in kept.items()}})
+                for i, r in enumerate(group, start=first)], task)
+            first += len(group)
+        return kept_jobs.drop(columns="_file"), note
 
     def attribution_signals(self, jobs: pd.DataFrame, before: Any, after: Any) -> pd.DataFrame:
         """The signals :func:`reliab.job_outcomes` can use, read back, in the order of the full table.
