@@ -37,6 +37,7 @@ _EXPORTS: dict[str, str] = {
     "live_sources": "reliab.io.sources",
     # taxonomy
     "classify": "reliab.taxonomy",
+    "classify_failures": "reliab.taxonomy",
     "explain": "reliab.taxonomy",
     "load_rules": "reliab.taxonomy",
     "attribute": "reliab.models.jobs._costed",

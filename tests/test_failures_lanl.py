@@ -21,6 +21,7 @@ from reliab.models.repairs import (
     estimate_failure_rates,
     estimate_repair_times,
 )
+from reliab.taxonomy import classify_failures
 
 LANL = Path(__file__).parent / "reference" / "lanl_failures_1996_2005" / "LA-UR-05-7318-failure-data-1996-2005.csv"
 pytestmark = pytest.mark.skipif(not LANL.exists(), reason="LANL data not found")
@@ -28,7 +29,8 @@ pytestmark = pytest.mark.skipif(not LANL.exists(), reason="LANL data not found")
 
 @pytest.fixture(scope="module")
 def failures() -> pd.DataFrame:
-    return read_lanl_signals(str(LANL)).tables["failures"]
+    res = read_lanl_signals(str(LANL))
+    return classify_failures(res.tables["failures"], res.tables["signals"])
 
 
 def _interval_weibull_by_hand(starts: pd.Series, r_h: float) -> tuple[float, float]:

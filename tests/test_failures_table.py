@@ -10,6 +10,7 @@ import pytest
 import reliab
 from reliab import schema
 from reliab.io.formats.lanl import read_lanl_signals
+from reliab.taxonomy import classify_failures
 
 HERE = Path(__file__).parent
 LANL_DIR = HERE / "reference" / "lanl_failures_1996_2005"
@@ -43,7 +44,7 @@ def test_lanl_reader_fills_failures_with_repair_time(tmp_path: Path) -> None:
     """Hand-read from the release's first record: system 2, node 0, 6/21/2005 10:54 to 11:00,
     Down Time 6 minutes, Hardware / Graphics Accel Hdwr, 49 nodes in the system."""
     res = read_lanl_signals(str(_sample(tmp_path)))
-    fail = res.tables["failures"]
+    fail = classify_failures(res.tables["failures"], res.tables["signals"])
     schema.validate(fail, "failures")
     assert len(fail) == 40
     first = fail.iloc[0]
@@ -54,6 +55,24 @@ def test_lanl_reader_fills_failures_with_repair_time(tmp_path: Path) -> None:
     assert (first["cause"], first["detail"], first["component"]) == ("Hardware", "Graphics Accel Hdwr", "GPU")
     assert first["system_units"] == 49
     assert first["origin"].endswith(":2")
+
+
+@pytest.mark.skipif(not LANL.exists(), reason="LANL data not found")
+def test_reader_files_records_uncategorised_and_the_taxonomy_classes_them(tmp_path: Path) -> None:
+    """The reader (io, below the taxonomy) leaves category and component empty; the taxonomy
+    gives each record the classes of the signal read from its line, and ingest applies it.
+    Hand-read: record 1 is Hardware / Graphics Accel Hdwr (component GPU, as the signal
+    ``lanl:hardware`` with message "Hardware: Graphics Accel Hdwr" is classed)."""
+    res = read_lanl_signals(str(_sample(tmp_path)))
+    raw = res.tables["failures"]
+    assert raw["category"].isna().all() and raw["component"].isna().all()
+    got = classify_failures(raw, res.tables["signals"])
+    assert got["category"].notna().all() and got.loc[0, "component"] == "GPU"
+    signals = reliab.classify(res.tables["signals"]).set_index("origin")
+    for name in ("category", "component"):
+        assert got[name].tolist() == signals.loc[got["origin"], name].tolist()
+    pd.testing.assert_frame_equal(reliab.ingest(_sample(tmp_path)).failures, got)
+    assert classify_failures(got, res.tables["signals"].iloc[0:0]) is got  # (classes kept as they are)
 
 
 @pytest.mark.skipif(not LANL.exists(), reason="LANL data not found")

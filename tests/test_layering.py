@@ -51,10 +51,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 
 #: (importer, imported, contract): what the code still does against a contract, and why
 EXCEPTIONS: Mapping[tuple[str, str, str], str] = {
-    ("reliab.io.formats.lanl", "reliab.taxonomy.__init__", "layer"):
-        "the LANL reader's failures table carries each record's category and component, classified by the"
-        " taxonomy as the signals of the same records are; categorising after reading would leave the"
-        " reader's own table (read_lanl_signals, which the LANL analyses use directly) without them",
 }
 
 #: import circles still there, and why

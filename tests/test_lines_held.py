@@ -1,9 +1,10 @@
-"""Bulk rows finished at the end of the file (``BulkParser.held``) and ``EVERY_LINE``.
+"""Bulk rows finished at the end of the file (``LATE_ROWS``) and ``EVERY_LINE``.
 
 A toy reader: lines ``A <n>`` are taken by a bulk hook that holds their rows back, lines
 ``B <n>`` by the per-line parser, ``X`` lines by neither (irrelevant), ``A bad`` lines are
 held rejected.  Every row's message needs the number of ``A`` and ``B`` lines of the whole
-file, which only ``finish`` knows; the hook counts its lines in ``ctx.state`` across groups.
+file, which only ``finish`` knows; the hook counts its lines in ``ctx.state`` across groups,
+and ``finish`` takes the held rows among the per-line ones and says so in ``LATE_ROWS``.
 Expectations are written by hand from the file's text.
 """
 
@@ -15,7 +16,7 @@ import polars as pl
 import pytest
 
 from reliab.io import _fastscan
-from reliab.io._lines import EVERY_LINE, LineContext, Row, scan_lines
+from reliab.io._lines import EVERY_LINE, LATE_ROWS, LineContext, Row, scan_lines
 
 _TIME = "2024-01-01T00:00:00Z"
 
@@ -46,13 +47,13 @@ def _bulk(hits: pl.DataFrame, ctx: LineContext) -> tuple[pl.DataFrame, pl.DataFr
     return hits.head(0), rest
 
 
-_bulk.held = lambda ctx: ctx.state.pop("held", [])  # type: ignore[attr-defined]
-
-
 def _finish(rows: list[Row], ctx: LineContext) -> list[Row]:
+    held = [dict(row) for row in ctx.state.get("held", ())]
+    ctx.state[LATE_ROWS] = (None, held)
+    rows = sorted(rows + [r for r in held if "_reject" not in r], key=lambda r: r["_lineno"])
     for row in rows:
         row["message"] = f"{row['message']} of {ctx.state['seen']}"
-    return rows
+    return rows + [r for r in held if "_reject" in r]
 
 
 def _read(path: Path, bulk: bool) -> object:

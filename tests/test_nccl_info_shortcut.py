@@ -16,14 +16,16 @@ from datetime import UTC, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reliab.io.formats import nccl
 from reliab.io.formats._nccl_bulk_info import info_line
-from tests.test_nccl_quiet import _context, _frames, _rows_repr, _run
+from tests._nccl_shortcuts import (
+    assert_files_same_without,
+    assert_same_as_per_line,
+    context,
+)
 
 _CORPUS = Path(__file__).resolve().parent / "reference" / "real_world" / "pytorch"
 _CORPUS_FILES = sorted(glob.glob(str(_CORPUS / "*.log")))
@@ -71,7 +73,7 @@ _TZ = st.sampled_from([UTC, timezone(timedelta(hours=-5))])
 
 
 def test_info_line_takes_plain_nccl_info_chatter() -> None:
-    ctx = _context(UTC)
+    ctx = context(UTC)
     ctx.lineno = 5
     for text in _INFO:
         assert info_line(text, ctx), text
@@ -86,13 +88,7 @@ def test_info_line_takes_plain_nccl_info_chatter() -> None:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_LINES, _TZ)
 def test_info_shortcut_equals_per_line_parser(lines: list[str], tz: Any) -> None:
-    fast_ctx, slow_ctx = _context(tz), _context(tz)
-    fast = _run(nccl.parse_nccl_line, lines, fast_ctx)
-    slow = _run(nccl.parse_line_fully, lines, slow_ctx)
-    assert _rows_repr(fast) == _rows_repr(slow)
-    assert _rows_repr(nccl._finish([r for r in fast if isinstance(r, dict)], fast_ctx)) == _rows_repr(
-        nccl._finish([r for r in slow if isinstance(r, dict)], slow_ctx))
-    assert repr(sorted(fast_ctx.state.items())) == repr(sorted(slow_ctx.state.items()))
+    assert_same_as_per_line(lines, tz)
 
 
 def test_info_line_after_wrapped_record_left_to_parser() -> None:
@@ -100,40 +96,19 @@ def test_info_line_after_wrapped_record_left_to_parser() -> None:
     two as one wrapped record and keeps it for the next line; the shortcut must not differ."""
     lines = [_OTHER[3], _INFO[3], _INFO[0]]
     for tail in (lines, lines[:2]):
-        fast_ctx, slow_ctx = _context(UTC), _context(UTC)
-        assert _rows_repr(_run(nccl.parse_nccl_line, tail, fast_ctx)) == _rows_repr(
-            _run(nccl.parse_line_fully, tail, slow_ctx))
-        assert repr(sorted(fast_ctx.state.items())) == repr(sorted(slow_ctx.state.items()))
+        assert_same_as_per_line(tail, UTC)  # (rows, rows after finish, state)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(_CORPUS_LINES), min_size=1, max_size=60), _TZ)
 def test_corpus_line_mixes_equal_per_line_parser(lines: list[str], tz: Any) -> None:
     """Random mixes of the real-world corpus's NCCL/PyTorch log lines, shortcut or not."""
-    fast_ctx, slow_ctx = _context(tz), _context(tz)
-    fast = _run(nccl.parse_nccl_line, lines, fast_ctx)
-    slow = _run(nccl.parse_line_fully, lines, slow_ctx)
-    assert _rows_repr(fast) == _rows_repr(slow)
-    assert _rows_repr(nccl._finish([r for r in fast if isinstance(r, dict)], fast_ctx)) == _rows_repr(
-        nccl._finish([r for r in slow if isinstance(r, dict)], slow_ctx))
-    assert repr(sorted(fast_ctx.state.items())) == repr(sorted(slow_ctx.state.items()))
+    assert_same_as_per_line(lines, tz)
 
 
 def test_corpus_files_equal_without_info_shortcut(monkeypatch: pytest.MonkeyPatch) -> None:
     """Whole corpus files: signals, accounting, quarantine and notes equal with and without
     the INFO shortcut, and the shortcut takes lines of them."""
     assert len(_CORPUS_LINES) > 300
-    taken: list[bool] = []
-    info = nccl.info_line
-    monkeypatch.setattr(nccl, "info_line", lambda text, ctx: taken.append(info(text, ctx)) or taken[-1])
-    fast = [_frames(f) for f in _CORPUS_FILES]
+    _, taken = assert_files_same_without("info_line", _CORPUS_FILES, monkeypatch)
     assert sum(taken) > 50
-    monkeypatch.setattr(nccl, "info_line", lambda text, ctx: False)
-    slow = [_frames(f) for f in _CORPUS_FILES]
-    for f, a, b in zip(_CORPUS_FILES, fast, slow, strict=True):
-        assert a[:5] == b[:5], f
-        pd.testing.assert_frame_equal(a[5], b[5], check_exact=True)
-        if a[6] is None or b[6] is None:
-            assert a[6] is b[6], f
-        else:
-            pd.testing.assert_frame_equal(a[6], b[6])

@@ -21,9 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reliab.errors import ParseError
-from reliab.io._lines import LineContext
-from reliab.io.formats import _nccl_quiet, nccl
+from reliab.io.formats import _nccl_quiet
+from tests._nccl_shortcuts import assert_files_same_without, assert_same_as_per_line
 
 _SAMPLE = Path(__file__).resolve().parents[1] / "data" / "llama3-54d" / "train"
 
@@ -80,42 +79,10 @@ _TZ = st.sampled_from([UTC, timezone(timedelta(hours=-5)), ZoneInfo("America/New
                        ZoneInfo("Australia/Lord_Howe")])
 
 
-def _context(tz: Any) -> LineContext:
-    return LineContext("slurm-42.out", "nccl", options={"year": 2024},
-                       state={"tz": tz, "job_id": "42", "recent": []})
-
-
-def _run(parse: Any, lines: list[str], ctx: LineContext) -> list[Any]:
-    out: list[Any] = []
-    for lineno, text in enumerate(lines, 1):
-        ctx.lineno = lineno
-        try:
-            row = parse(text, ctx)
-        except ParseError as exc:
-            out.append(("ParseError", exc.message))
-            continue
-        if isinstance(row, dict):
-            row["_lineno"] = lineno
-        out.append(row)
-    return out
-
-
-def _rows_repr(rows: list[Any]) -> list[str]:
-    """Rows compared through ``repr`` (a Timestamp's zone and resolution included)."""
-    return [repr(sorted(r.items())) if isinstance(r, dict) else repr(r) for r in rows]
-
-
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_LINES, _TZ)
 def test_shortcut_equals_per_line_parser(lines: list[str], tz: Any) -> None:
-    fast_ctx, slow_ctx = _context(tz), _context(tz)
-    fast = _run(nccl.parse_nccl_line, lines, fast_ctx)
-    slow = _run(nccl.parse_line_fully, lines, slow_ctx)
-    assert _rows_repr(fast) == _rows_repr(slow)
-    rows = [r for r in fast if isinstance(r, dict)]
-    assert _rows_repr(nccl._finish(rows, fast_ctx)) == _rows_repr(
-        nccl._finish([r for r in slow if isinstance(r, dict)], slow_ctx))
-    assert repr(sorted(fast_ctx.state.items())) == repr(sorted(slow_ctx.state.items()))
+    assert_same_as_per_line(lines, tz)
 
 
 @pytest.mark.parametrize("tz", [UTC, ZoneInfo("America/New_York")])
@@ -133,14 +100,8 @@ def test_sample_shaped_sequence(tz: Any) -> None:
              "I0101 00:00:01.000000 123 trainer.cpp:10] a long glog record (over 100 characters) that a"
              " terminal wrapped in the middle of a wor",
              "2025-01-01 00:00:03 INFO [trainer] step 5 | loss 2.0 |"]
-    fast_ctx, slow_ctx = _context(tz), _context(tz)
-    fast = _run(nccl.parse_nccl_line, lines, fast_ctx)
-    slow = _run(nccl.parse_line_fully, lines, slow_ctx)
+    fast = assert_same_as_per_line(lines, tz)
     assert [r is None for r in fast] == [True, True, False, True, False, True, False, True, True]
-    assert _rows_repr(fast) == _rows_repr(slow)
-    assert _rows_repr(nccl._finish([r for r in fast if r], fast_ctx)) == _rows_repr(
-        nccl._finish([r for r in slow if r], slow_ctx))
-    assert repr(sorted(fast_ctx.state.items())) == repr(sorted(slow_ctx.state.items()))
 
 
 def test_quiet_line_takes_only_plain_dated_lines() -> None:
@@ -158,29 +119,11 @@ def test_quiet_line_takes_only_plain_dated_lines() -> None:
                                       {"tz": ZoneInfo("Europe/Berlin"), "first_iso": st_["iso"]})
 
 
-def _frames(path: str) -> tuple[Any, ...]:
-    res = nccl.read_nccl(path)
-    return (res.lines, res.parsed, res.irrelevant, res.malformed, res.notes, res.tables["signals"],
-            res.quarantine)
-
-
 def test_bundled_sample_files_equal(monkeypatch: pytest.MonkeyPatch) -> None:
     files = sorted(glob.glob(str(_SAMPLE / "slurm-*.out")))[::8]
     assert len(files) >= 50
-    taken: list[bool] = []
-    quiet = nccl.quiet_line
-    monkeypatch.setattr(nccl, "quiet_line", lambda text, st: taken.append(quiet(text, st)) or taken[-1])
-    fast = [_frames(f) for f in files]
+    fast, taken = assert_files_same_without("quiet_line", files, monkeypatch)
     assert sum(taken) > len(taken) / 2  # the shortcut takes most lines of the sample
-    monkeypatch.setattr(nccl, "quiet_line", lambda text, st: False)
-    slow = [_frames(f) for f in files]
-    for f, a, b in zip(files, fast, slow, strict=True):
-        assert a[:5] == b[:5], f
-        pd.testing.assert_frame_equal(a[5], b[5], check_exact=True)
-        if a[6] is None or b[6] is None:
-            assert a[6] is b[6], f
-        else:
-            pd.testing.assert_frame_equal(a[6], b[6])
     assert sum(len(a[5]) for a in fast) > 0
 
 

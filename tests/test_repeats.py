@@ -69,3 +69,26 @@ def test_kept_copy_is_the_ended_one_with_the_latest_end() -> None:
     assert kept["origin"].tolist() == ["b:1"] and signals.empty and note is not None
     same, same_sig, none = drop_repeated_jobs(kept, sig)
     assert none is None and same is kept and same_sig is sig
+
+
+def test_output_folder_keeps_the_repeated_jobs_out_across_held_groups(tmp_path: Path) -> None:
+    """With ``output=`` the job files are held to the end and written once the repeats are
+    dropped; a kernel log between two of them splits them into two held groups (two tasks).
+    The folder holds the rows of the in-memory run, in its order."""
+    from reliab.io._partitioned import read_table
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    _dumps(logs)
+    (logs / "sacct-2024-06-01.txt").rename(logs / "sacct-2024-06-01z.txt")  # after the kernel log
+    (logs / "sacct-2024-06-01y.log").write_text(  # a kernel log between the dumps, in name order
+        "2024-06-01T02:59:00.000000+00:00 node0001 kernel: NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has"
+        " fallen off the bus.\n")
+    memory = reliab.ingest(logs)
+    out = reliab.ingest(logs, output=tmp_path / "out")
+    assert sorted(memory.jobs["job_id"]) == ["7000", "7001", "7002"]  # (as the test above)
+    assert int((memory.signals["signal"] == "slurm:node_fail").sum()) == 2
+    for name in ("jobs", "signals", "interruptions"):
+        pd.testing.assert_frame_equal(read_table(tmp_path / "out", name), getattr(memory, name), obj=name)
+    pd.testing.assert_frame_equal(out.jobs, memory.jobs)
+    assert out.notes == memory.notes

@@ -179,7 +179,8 @@ def ingest(
         are read from the folder when first used (the same tables, rows and order as an
         in-memory run); ``summary()``, ``to_dict()`` and ``not_read()`` read nothing.
         With ``engine="dask"`` the workers write the tables and only the line accounting
-        travels back through the scheduler; that result still holds every table.
+        travels back through the scheduler; that result (an ``OutputIngestResult`` too)
+        holds every table.
     **options
         Reader options (``year``, ``tz``, ``boot_time``, ``host``, ``job_id``, ``fields``,
         column mappings…; :func:`reliab.io._options.reader_options` lists them), each
@@ -211,7 +212,7 @@ def ingest(
                                    "after": after, "job_filter": job_filter}, _defaults())
     runner = runner_for(engine, client)
     sink = sink_for(store, output, rebuild)
-    with sink.open(plan, runner) as session:
+    with sink(plan, runner) as session:
         results: list[FileResult] = []
         choices: dict[str, SourceChoice | None] = {}
         advance, done = progress_bar(len(plan.entries), progress)

@@ -96,7 +96,7 @@ def finish(merged: Merged, sources: dict[str, SourceChoice], **attribution: Any)
     GPU-hours) are a models step after it.
     """
     from reliab.models.jobs import with_costs
-    from reliab.taxonomy import job_outcomes
+    from reliab.taxonomy import classify_failures, job_outcomes
 
     # the signals leave the session's tables: sorted below, they are held once, not twice
     tables, accounting, notes = merged.tables, merged.accounting, merged.notes
@@ -118,6 +118,7 @@ def finish(merged: Merged, sources: dict[str, SourceChoice], **attribution: Any)
         if read:
             notes = (*notes, f"Warning: {read} unit lives read from inventory files are not kept by this "
                      "ingest mode (store= or output=); ingest those files without it to analyse them")
+    tables["failures"] = classify_failures(tables["failures"], signals)  # the classes of their lines' signals
     for name in ("jobs", "telemetry", "quarantine", "failures", "lifetimes"):
         schema.validate(tables[name], name)
     schema.validate(signals, "signals")

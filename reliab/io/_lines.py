@@ -89,17 +89,17 @@ LineParser = Callable[[str, LineContext], Row | list[Row] | None]
 #: never disagree with ``parse_line``.  The first bulk row is kept as
 #: ``ctx.state["bulk_first"]`` (a dict) for ``finish``.
 #:
-#: Rows finished at the end of the file: a hook may keep state in ``ctx.state`` across groups
-#: and give an attribute ``held(ctx) -> list[Row]``, called once after the last line.  It
-#: returns the rows it held back (dicts with ``_lineno``, of lines it took from ``hits``); they
-#: count as parsed, join the per-line rows in line order and go through ``finish`` with them.
-#: A held row carrying ``_reject`` (and ``_text``) skips ``finish``: its line is malformed.
+#: Lines a hook keeps back for the end of the file: see :data:`LATE_ROWS`.
 BulkParser = Callable[["pl.DataFrame", LineContext], tuple["pl.DataFrame", "pl.DataFrame"]]
 #: ``literals=EVERY_LINE``: every line is a candidate (for a bulk hook that reads them all)
 EVERY_LINE = (b"",)
-#: ``ctx.state[LATE_ROWS] = (rows, n)``, set by ``finish``: the bulk hook may keep lines back (in
-#: neither of its frames) when their rows need the whole file; ``finish`` then leaves their bulk
-#: ``rows`` here and returns per-line rows (which may ask to be rejected) for ``n`` more of them
+#: Rows finished at the end of the file: a bulk hook may keep lines back (in neither of its
+#: frames, in ``ctx.state`` across groups) when their rows need the whole file; ``finish`` then
+#: completes them and sets ``ctx.state[LATE_ROWS] = (frame, rows)``: ``rows``, the kept lines'
+#: rows it returns among its own (dicts with ``_lineno``; one carrying ``_reject`` and ``_text``
+#: marks its line malformed), ``frame``, those it finished in bulk (a polars frame with
+#: ``_lineno``, joining the bulk rows in line order) or ``None``.  Every kept line counts as
+#: parsed (or malformed).
 LATE_ROWS = "bulk_late_rows"
 
 
@@ -178,6 +178,7 @@ def _finish_rows(finish: Callable[[list[Row], LineContext], list[Row]], rows: li
             return exc
         finally:
             ctx.state["notes"] = list(notes)
+            ctx.state.pop(LATE_ROWS, None)  # (a try's kept rows are not the run's)
         return None
 
     def failing(part: list[Row]) -> list[tuple[Row, BaseException]]:
@@ -202,15 +203,10 @@ def _finish_rows(finish: Callable[[list[Row], LineContext], list[Row]], rows: li
             return finish(good, ctx) + [row for row, _ in bad]
         except Exception:  # noqa: BLE001 - together they still fail: reject them all
             ctx.state["notes"] = list(notes)
+            ctx.state.pop(LATE_ROWS, None)
             for row in good:
                 row["_reject"] = unexpected(first)
             return good + [row for row, _ in bad]
-
-
-def _held(bulk: BulkParser | None, ctx: LineContext) -> list[Row]:
-    """The rows a bulk hook held back for the end of the file (none without ``held``)."""
-    held = getattr(bulk, "held", None)
-    return [] if held is None else held(ctx)
 
 
 def _reject_coarse_times(rows: list[Row]) -> list[Row]:
@@ -429,22 +425,18 @@ def scan_lines(
                 raise InputFileError(f"{path}: {reason}") from exc
             quarantine.add(lines + 1, reason, None)
             lines += 1
-        held = _held(bulk, ctx)
-        if held:
-            parsed += len({row["_lineno"] for row in held})
-            rows = sorted([*rows, *(r for r in held if "_reject" not in r)], key=_lineno_of)  # type: ignore[arg-type]
         if finish is not None:
             early = _reject_coarse_times(rows)  # before a finish hook can wrap them (pandas does)
             rows = _finish_rows(finish, [r for r in rows if "_reject" not in r] if early else rows, ctx) + early
-            late, more = ctx.state.pop(LATE_ROWS, (None, 0))  # lines the bulk hook kept back (see LATE_ROWS)
-            parsed += more
+            late, late_rows = ctx.state.pop(LATE_ROWS, (None, ()))  # lines the bulk hook kept back (see LATE_ROWS)
+            parsed += len({_lineno_of(row) for row in late_rows})
+            _reject_coarse_times([row for row in late_rows if "_reject" not in row])  # (as the other rows were)
             if late is not None and late.height and sink is None:
                 take(late)
                 _in_line_order(bulk_tables)
             elif late is not None and late.height:  # (a sink gets bulk rows in line order: these join the rows)
                 rows += [{**row, "origin": f"{ctx.path}:{row['_lineno']}"} for row in late.to_dicts()]
                 parsed += late.height
-        rows += [r for r in held if "_reject" in r]
     chunked, early, refused = rows.finish() if isinstance(rows, RowChunks) else (None, {}, {})
     kept, rejected = split_rejected(rows)
     rejected = {**early, **rejected}

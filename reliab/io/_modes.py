@@ -4,13 +4,14 @@ Two small interfaces, one implementation per mode:
 
 * a :class:`Runner` runs the reads: :class:`InProcess` (one file after the other in this
   process) or :class:`Dask` (tasks on a Dask cluster, :mod:`reliab.io.distributed`);
-* a :class:`Sink` takes the tables: :class:`Memory` (the result holds them),
-  :class:`Output` (partitioned Parquet, ``output=``: :mod:`reliab.io._streamed`,
-  :mod:`reliab.io._partitioned`) or :class:`Store` (the incremental store, ``store=``:
-  :mod:`reliab.io._storerun`, :mod:`reliab.io._store`).
+* a :class:`Sink` takes the tables: :func:`memory` (the result holds them), Output
+  (partitioned Parquet, ``output=``, with either runner: :mod:`reliab.io._streamed`,
+  :mod:`reliab.io._partitioned`) or Store (the incremental store, ``store=``:
+  :mod:`reliab.io._storerun`, :mod:`reliab.io._store`); a sink is the function that opens
+  its session.
 
 The pipeline (:mod:`reliab.io._driver`) owns the one loop over the planned inputs: it opens
-the sink (:meth:`Sink.open`, a :class:`~reliab.io._finish.Session`), hands it every input in
+the sink (a :class:`~reliab.io._finish.Session`), hands it every input in
 order (:meth:`Session.add`, which has it read with the runner's reader and keeps its tables),
 finishes what the session merged (:meth:`Session.close`, then
 :func:`reliab.io._finish.finish`) and lets the session commit the result
@@ -26,6 +27,7 @@ import os
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
 import pandas as pd
@@ -36,8 +38,7 @@ from reliab.io._merge import TableParts
 from reliab.io._plan import ReadEntry, RunPlan
 from reliab.io._rowtable import batching
 
-__all__ = ["Runner", "InProcess", "Dask", "Sink", "Session", "Memory", "Output", "Store", "runner_for",
-           "sink_for"]
+__all__ = ["Runner", "InProcess", "Dask", "Sink", "Session", "memory", "runner_for", "sink_for"]
 
 
 class Runner(Protocol):
@@ -78,8 +79,7 @@ class Dask:
               strict: bool) -> AbstractContextManager[ReadEntry]:
         from reliab.io.distributed import read_ahead
 
-        return read_ahead(session.ahead(plan), read, strict=strict, client=self.client, tasks=session.tasks,
-                          run=session.run, written=session.written)
+        return read_ahead(session.ahead(plan), read, session, strict=strict, client=self.client)
 
 
 def runner_for(engine: str, client: Any) -> Runner:
@@ -92,10 +92,10 @@ def runner_for(engine: str, client: Any) -> Runner:
 
 
 class Sink(Protocol):
-    """Where the tables go."""
+    """Where the tables go: called with the run's plan and runner, a :class:`Session` for the
+    pipeline's loop (the run undone if the loop fails)."""
 
-    def open(self, plan: RunPlan, runner: Runner) -> AbstractContextManager[Session]:
-        """A :class:`Session` for the pipeline's loop (the run undone if the loop fails)."""
+    def __call__(self, plan: RunPlan, runner: Runner) -> AbstractContextManager[Session]: ...
 
 
 class _Kept(Session):
@@ -111,52 +111,29 @@ class _Kept(Session):
         return Merged(self.parts.tables(), accounting, plan_notes(self.plan))
 
 
-@dataclass(frozen=True)
-class Memory:
-    """The tables kept in the result (no ``store=``, no ``output=``)."""
-
-    @contextmanager
-    def open(self, plan: RunPlan, runner: Runner) -> Iterator[Session]:
-        with batching():  # plain rows of many files converted to Arrow at once (TableParts)
-            yield _Kept(plan)
-
-
-@dataclass(frozen=True)
-class Output:
-    """The tables written as partitioned Parquet under ``folder`` (``output=``)."""
-
-    folder: str | os.PathLike[str]
-
-    def open(self, plan: RunPlan, runner: Runner) -> AbstractContextManager[Session]:
-        if runner.engine == "dask":  # the tasks write the tables
-            from reliab.io.distributed import written_by_tasks
-
-            return written_by_tasks(plan, self.folder)
-        from reliab.io._streamed import written
-
-        return written(plan, self.folder)
-
-
-@dataclass(frozen=True)
-class Store:
-    """The tables added to the incremental store under ``folder`` (``store=``; ``rebuild``)."""
-
-    folder: str | os.PathLike[str]
-    rebuild: bool = False
-
-    def open(self, plan: RunPlan, runner: Runner) -> AbstractContextManager[Session]:
-        from reliab.io._storerun import stored
-
-        return stored(self.folder, plan, rebuild=self.rebuild)
+@contextmanager
+def memory(plan: RunPlan, runner: Runner) -> Iterator[Session]:
+    """The Memory sink: the tables kept in the result (no ``store=``, no ``output=``)."""
+    with batching():  # plain rows of many files converted to Arrow at once (TableParts)
+        yield _Kept(plan)
 
 
 def sink_for(store: str | os.PathLike[str] | None, output: str | os.PathLike[str] | None,
              rebuild: bool) -> Sink:
-    """The sink of ``store=``, ``output=`` and ``rebuild=`` (``ValueError`` on a bad combination)."""
+    """The sink of ``store=``, ``output=`` and ``rebuild=`` (``ValueError`` on a bad combination):
+    :func:`memory`, the Output sink (:func:`reliab.io._streamed.written`, partitioned Parquet
+    written as read, or by a Dask runner's tasks) or the Store sink
+    (:func:`reliab.io._storerun.stored`, the incremental store; ``rebuild``)."""
     if store is not None:
         if output is not None:
             raise ValueError("store= keeps the tables in the store; output= is for a run without one")
-        return Store(store, rebuild)
+        from reliab.io._storerun import stored
+
+        return partial(stored, store, rebuild=rebuild)
     if rebuild:
         raise ValueError("rebuild=True needs store=")
-    return Memory() if output is None else Output(output)
+    if output is None:
+        return memory
+    from reliab.io._streamed import written
+
+    return lambda plan, runner: written(plan, output, by_tasks=runner.engine == "dask")

@@ -25,8 +25,10 @@ __all__ = ["stored"]
 
 
 @contextmanager
-def stored(store: str | os.PathLike[str], plan: RunPlan, *, rebuild: bool = False) -> Iterator[_Stored]:
-    """The session behind ``ingest(..., store=...)``, the store locked while it lasts."""
+def stored(store: str | os.PathLike[str], plan: RunPlan, runner: Any = None, *,
+           rebuild: bool = False) -> Iterator[_Stored]:
+    """The Store sink: the session behind ``ingest(..., store=...)`` (with either ``runner``),
+    the store locked while it lasts."""
     if any(e.url for e in plan.entries):
         raise ValueError("store= takes files only: live sources (scheme://) are read without a store")
     directory = Path(store)

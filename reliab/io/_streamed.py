@@ -401,16 +401,27 @@ def _marked(cols: pa.Table, seen: set[tuple[Any, Any]], lo: np.ndarray | None, h
 
 
 class _Written(Session):
-    """The Output session: each input's tables written as it is read (:meth:`OutputWriter.read`)."""
+    """The Output session of either runner: each input's tables written as it is read
+    (:meth:`OutputWriter.read`), or, with a Dask runner (``by_tasks``), by the tasks, which
+    hand their parts to :meth:`written`; committed after finishing."""
 
-    def __init__(self, plan: RunPlan, out: Path, writer: OutputWriter) -> None:
-        self.plan, self.out, self.writer = plan, out, writer
+    def __init__(self, plan: RunPlan, out: Path, writer: OutputWriter, by_tasks: bool = False) -> None:
+        self.plan, self.out, self.writer, self.by_tasks = plan, out, writer, by_tasks
+        self.tasks, self.run = str(out), writer.run  # (a folder: the Dask runner's tasks write there)
+
+    def written(self, parts: list[dict[str, Any]]) -> None:
+        self.writer.parts += parts
 
     def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> list[tuple[FileResult, SourceChoice]]:
         return self.writer.read(plan, entry, strict, read)
 
     def close(self, accounting: pd.DataFrame, attribution: dict[str, Any]) -> Merged:
-        """Write the held job files; the jobs, the quarantine and the signals attribution can use, read back."""
+        """Locally: write the held job files; the jobs, the quarantine and the signals attribution
+        can use, read back.  The tasks' tables: every one read back whole."""
+        if self.by_tasks:
+            tables = {t: _partitioned.read_parts(self.out, [p for p in self.writer.parts if p["table"] == t], t)
+                      for t in _partitioned.PARTITIONED}
+            return Merged(tables, accounting, plan_notes(self.plan), "output=")
         jobs, repeated = self.writer.jobs()
         release_freed()  # what writing the held job files freed, before the attribution's rows are gathered
         signals = self.writer.attribution_signals(jobs, attribution.get("before", "10min"),
@@ -420,19 +431,27 @@ class _Written(Session):
         return Merged(tables, accounting, plan_notes(self.plan) + ((repeated,) if repeated else ()), "output=")
 
     def commit(self, result: IngestResult) -> OutputIngestResult:
-        """Commit the run; the result reads ``signals`` and ``telemetry`` from the folder."""
+        """Commit the run; locally the result reads ``signals`` and ``telemetry`` from the folder
+        (the tasks' result holds them, read back to finish)."""
+        if self.by_tasks:  # the rows of the finished tables, as a local run counts those it writes
+            for table in ("signals", "telemetry"):
+                if len(getattr(result, table)):
+                    self.writer._count(getattr(result, table), table)
         counts = {"rows": dict(self.writer.rows), "signal_sources": dict(self.writer.signal_sources)}
         release_freed()  # what attribution and costs freed, before the derived tables are written
         _partitioned.commit(self.out, self.writer.run, self.writer.parts, result, counts=counts)
         fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
-        return OutputIngestResult(**{**fields, "signals": None, "telemetry": None}, output=self.out, counts=counts)
+        lazy = {} if self.by_tasks else {"signals": None, "telemetry": None}
+        return OutputIngestResult(**{**fields, **lazy}, output=self.out, counts=counts)
 
 
 @contextmanager
-def written(plan: RunPlan, output: str | os.PathLike[str], batch_rows: int | None = None) -> Iterator[_Written]:
-    """The local run of :func:`reliab.ingest` with ``output`` (see the module doc).
+def written(plan: RunPlan, output: str | os.PathLike[str], batch_rows: int | None = None, *,
+            by_tasks: bool = False) -> Iterator[_Written]:
+    """The run of :func:`reliab.ingest` with ``output`` (see the module doc; ``by_tasks``: a
+    Dask runner's tasks write the tables).
 
     A run that fails (inside the ``with``) deletes the parts it wrote and commits nothing.
     """
     with _partitioned.new_run(output) as (out, run):
-        yield _Written(plan, out, OutputWriter(out, run, BATCH_ROWS if batch_rows is None else batch_rows))
+        yield _Written(plan, out, OutputWriter(out, run, BATCH_ROWS if batch_rows is None else batch_rows), by_tasks)

@@ -45,19 +45,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from reliab.errors import DistributedError, ReliabError
 from reliab.io import _partitioned, _ranges
 from reliab.io._discover import Entry
-from reliab.io._finish import Merged, Session, plan_notes
+from reliab.io._finish import Session
 from reliab.io._plan import ReadEntry, RunPlan
 from reliab.io._readfile import choose_source
 from reliab.io._registry import FileResult
-from reliab.io._result import IngestResult, SourceChoice
-from reliab.io._tasks import COMBINE, Item, Mode, TaskOutput, collect_span, read_batch, read_spans
+from reliab.io._result import SourceChoice
+from reliab.io._tasks import COMBINE, Item, TaskOutput, collect_span, read_batch, read_spans
 
-__all__ = ["read_ahead", "written_by_tasks", "dask_client", "batches", "BATCH_BYTES", "RANGE_BYTES",
+__all__ = ["read_ahead", "dask_client", "batches", "BATCH_BYTES", "RANGE_BYTES",
            "QUIET_CLUSTER"]
 
 #: Dask settings of the cluster :func:`dask_client` starts: it has no dashboard, so no
@@ -268,26 +266,26 @@ def _segments(plan: RunPlan) -> list[list[Item]]:
 
 
 @contextmanager
-def read_ahead(plan: RunPlan, read: ReadEntry, *, strict: bool, client: Any = None, tasks: Mode = COMBINE,
-               run: str = "", written: Callable[[list[dict[str, Any]]], None] | None = None) -> Iterator[ReadEntry]:
-    """The files of ``plan`` read by tasks on the cluster, handed out input by input.
+def read_ahead(plan: RunPlan, read: ReadEntry, session: Session, *, strict: bool,
+               client: Any = None) -> Iterator[ReadEntry]:
+    """The files of ``plan`` read by tasks on the cluster for ``session``, handed out input by input.
 
     The tasks (batches of small files, byte ranges of large ones) are submitted at once;
     the reader returned gives a file of ``plan``, asked for in input order, its result as
-    soon as its task is done (``tasks``: :data:`~reliab.io._tasks.COMBINE`, each task's
-    files' tables joined at its last file; ``None``, each file's own tables); a file asked
-    for again, or not in ``plan``, and every other input (set aside, live sources) is read
-    here with ``read``.  With ``tasks`` a folder the tasks write their tables as Parquet
-    parts of run ``run`` there and send back the accounting only, a live source's rows are
-    written here at the task number kept for them, and ``written`` is given the manifest
-    records of every part.
+    soon as its task is done (``session.tasks``: :data:`~reliab.io._tasks.COMBINE`, each
+    task's files' tables joined at its last file; ``None``, each file's own tables); a file
+    asked for again, or not in ``plan``, and every other input (set aside, live sources) is
+    read here with ``read``.  With ``session.tasks`` a folder the tasks write their tables as
+    Parquet parts of run ``session.run`` there and send back the accounting only, a live
+    source's rows are written here at the task number kept for them, and
+    :meth:`~reliab.io._finish.Session.written` is given the manifest records of every part.
 
     Raises
     ------
     DistributedError
         A task failed for good (its worker died too often, the connection broke).
     """
-    keep = written or (lambda parts: None)
+    tasks, run, keep = session.tasks, session.run, session.written
     writes = tasks is not None and tasks != COMBINE
     with dask_client(client) as c:
         sub = _Submitted(c, uuid.uuid4().hex[:12])
@@ -317,33 +315,3 @@ def read_ahead(plan: RunPlan, read: ReadEntry, *, strict: bool, client: Any = No
             yield read_one
         finally:
             sub.cancel()  # (nothing left to cancel after a complete run)
-
-
-class _Written(Session):
-    """The Output session on Dask: the tasks wrote the tables; read back whole, committed after finishing."""
-
-    def __init__(self, plan: RunPlan, out: str, run: str) -> None:
-        self.plan, self.out, self.run, self.tasks = plan, out, run, out
-        self.parts: list[dict[str, Any]] = []
-
-    def written(self, parts: list[dict[str, Any]]) -> None:
-        self.parts += parts
-
-    def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> list[tuple[FileResult, SourceChoice]]:
-        return read(plan, entry, strict)
-
-    def close(self, accounting: pd.DataFrame, attribution: dict[str, Any]) -> Merged:
-        tables = {t: _partitioned.read_parts(self.out, [p for p in self.parts if p["table"] == t], t)
-                  for t in _partitioned.PARTITIONED}
-        return Merged(tables, accounting, plan_notes(self.plan), "output=")
-
-    def commit(self, result: IngestResult) -> IngestResult:
-        _partitioned.commit(self.out, self.run, self.parts, result)
-        return result
-
-
-@contextmanager
-def written_by_tasks(plan: RunPlan, output: str | os.PathLike[str]) -> Iterator[_Written]:
-    """The Output session of a Dask run; a run that fails deletes the parts it wrote."""
-    with _partitioned.new_run(output) as (out, run):
-        yield _Written(plan, str(out), run)

@@ -10,10 +10,10 @@ ends count is an explicit policy (``fleet`` or ``training-run``, :func:`job_outc
 from __future__ import annotations
 
 from reliab.taxonomy._attribute import attribute, job_outcomes
-from reliab.taxonomy._classify import Explanation, classify, explain
+from reliab.taxonomy._classify import Explanation, classify, classify_failures, explain
 from reliab.taxonomy._outcomes import JobOutcomes
 from reliab.taxonomy._policy import POLICIES
 from reliab.taxonomy._rules import Rules, load_rules
 
-__all__ = ["load_rules", "classify", "explain", "attribute", "job_outcomes", "JobOutcomes",
+__all__ = ["load_rules", "classify", "classify_failures", "explain", "attribute", "job_outcomes", "JobOutcomes",
            "POLICIES", "Rules", "Explanation"]

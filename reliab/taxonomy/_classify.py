@@ -168,6 +168,44 @@ def classify(
     return out
 
 
+def classify_failures(failures: pd.DataFrame, signals: pd.DataFrame,
+                      rules: Rules | str | os.PathLike[str] | None = None) -> pd.DataFrame:
+    """Failure records (schema ``failures``) with the ``category`` and ``component`` of their signals.
+
+    A reader that files failure records gives each one also as a signal read from the same
+    line (the same ``origin``, ``file:line``); a record without a category takes the classes
+    :func:`classify` gives that signal, so a failure and its signal are counted under one
+    category.  Records whose line gave no signal keep theirs empty.  Unmatched keys are not
+    warned about here: the signals' own classification counts them.
+
+    Parameters
+    ----------
+    failures : pandas.DataFrame
+        Schema ``failures`` (e.g. ``read_lanl_signals(path).tables["failures"]``).
+    signals : pandas.DataFrame
+        The signals read with them (schema ``signals``: ``signal``, ``message``, ``origin``).
+    rules : Rules, path or None
+        As for :func:`classify` (``None``: the shipped rules).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy of ``failures`` with ``category`` and ``component`` filled where they were empty.
+    """
+    todo = failures["category"].isna().to_numpy(dtype=bool) if len(failures) else np.zeros(0, dtype=bool)
+    if not todo.any():
+        return failures
+    mine = signals.loc[signals["origin"].isin(failures["origin"]).to_numpy(dtype=bool), ["signal", "message", "origin"]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnclassifiedSignalsWarning)
+        classes = classify(mine.reset_index(drop=True), rules).drop_duplicates("origin").set_index("origin")
+    out = failures.copy()
+    for name in ("category", "component"):
+        found = out["origin"].map(classes[name]).astype("string")
+        out[name] = out[name].astype("string").where(~todo, found)
+    return out
+
+
 @dataclass(frozen=True)
 class Explanation:
     """Why a signal (and message) gets its category.
@@ -289,5 +327,5 @@ def explain(
     )
 
 
-__all__ = ["classify", "explain", "Explanation", "TAXONOMY_COLUMNS", "rule_positions",
+__all__ = ["classify", "classify_failures", "explain", "Explanation", "TAXONOMY_COLUMNS", "rule_positions",
            "taxonomy_columns", "warn_unmatched"]

@@ -34,9 +34,9 @@ line driver (:mod:`reliab.io._lines`, every line a candidate) with polars string
   checkpoint words, any ISO date) goes to the per-line parser in its place.
 
 All lines are taken in line order in one pass, so the reader's state is the per-line
-parser's at every line; the rows are held to the end of the file (``held``, see
-:data:`reliab.io._lines.BulkParser`), where the reader's ``finish`` gives glog rows their
-year and untimed rows their time.  The shapes are recognised conservatively (printable ASCII
+parser's at every line; the rows are held to the end of the file, where the reader's
+``finish`` takes them (:func:`held_rows`, :data:`reliab.io._lines.LATE_ROWS`) and gives glog
+rows their year and untimed rows their time.  The shapes are recognised conservatively (printable ASCII
 only, no date anywhere): a line outside them costs time, never a different row.
 """
 
@@ -46,7 +46,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from reliab.errors import ParseError
-from reliab.io._lines import LineContext, Row, unexpected
+from reliab.io._lines import LATE_ROWS, LineContext, Row, unexpected
 from reliab.io.formats._nccl_messages import Split
 from reliab.io.formats._nccl_quiet import _PENDING
 from reliab.io.formats._nccl_repeat import anchored
@@ -219,12 +219,18 @@ def make_bulk(per_line: PerLine, read_own: ReadOwn, read_glog: ReadGlog,
                 _take(lineno, text, out, ctx, held)
         return hits.head(0), hits.head(0)
 
-    nccl_bulk.held = _held  # type: ignore[attr-defined]
     return nccl_bulk
 
 
-def _held(ctx: LineContext) -> list[Row]:
-    return ctx.state.pop("bulk_held", [])
+def held_rows(rows: list[Row], ctx: LineContext) -> tuple[list[Row], list[Row]]:
+    """The reader's ``finish`` takes the rows the bulk hook held (:data:`reliab.io._lines.LATE_ROWS`):
+    ``rows`` with the held rows among them in line order, and the held rejections (``_reject``)."""
+    held = [dict(row) for row in ctx.state.get("bulk_held", ())]  # (copies: a failed try leaves them as they were)
+    if not held:
+        return rows, []
+    ctx.state[LATE_ROWS] = (None, held)
+    return sorted([*rows, *(r for r in held if "_reject" not in r)], key=lambda r: r["_lineno"]), [
+        r for r in held if "_reject" in r]
 
 
 def _take(lineno: int, text: str, out: Any, ctx: LineContext, held: list[Row]) -> None:

@@ -11,7 +11,6 @@ categories.  :func:`read_lanl` returns the outages as a plain table for survival
 from __future__ import annotations
 
 import csv
-import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,23 +172,16 @@ def _failures(df: pd.DataFrame, path: str, ok: np.ndarray, host: pd.Series, blam
 
     The repair time is the release's ``Down Time`` (minutes, as recorded: it follows local
     clock changes that ``Prob Fixed - Prob Started`` does not); ``system_units`` is the
-    ``nodes`` column (nodes in the system).  Category and component come from the shipped
-    taxonomy rules, as the signals of the same records get them.
+    ``nodes`` column (nodes in the system).  Category and component are left empty: the taxonomy
+    gives them (:func:`reliab.taxonomy.classify_failures`, which :func:`reliab.ingest` applies),
+    from the signals of the same records.
     """
-    from reliab.taxonomy import classify
-
     down = pd.to_numeric(df["Down Time"], errors="coerce") / 60.0
     units = pd.to_numeric(df["nodes"], errors="coerce") if "nodes" in df.columns else pd.Series(np.nan, index=df.index)
-    keys = pd.DataFrame({"signal": "lanl:" + blame[ok].str.lower().str.replace(" ", "_"),
-                         "message": blame[ok] + ": " + sub[ok]})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # unmatched keys are counted by the signals' classification
-        taxonomy = classify(keys)
     out = pd.DataFrame({
         "unit": host[ok], "system": df["System"].str.strip()[ok], "start": start[ok],
         "end": _start(df, "Prob Fixed")[ok], "repair_h": down[ok].where(down[ok] >= 0),
-        "cause": blame[ok], "detail": sub[ok], "category": taxonomy["category"].to_numpy(),
-        "component": taxonomy["component"].to_numpy(), "severity": "error",
+        "cause": blame[ok], "detail": sub[ok], "category": None, "component": None, "severity": "error",
         "system_units": units[ok].where(units[ok] >= 0).round().astype("Int64"),
         "origin": [f"{path}:{n}" for n in df["lineno"].to_numpy()[ok]],
     })
@@ -231,7 +223,8 @@ def read_lanl_signals(path: str, *, strict: bool = False) -> FileResult:
     Accounting: the header line and blank lines are irrelevant, every record is parsed or
     malformed (a start time that is not ``mm/dd/yyyy hh:mm``, a wrong number of fields).
     Records with no blame column filled become ``lanl:unrecorded``.  Each record is also a
-    row of the ``failures`` table (unit, start, end, repair time, cause).  The file is streamed
+    row of the ``failures`` table (unit, start, end, repair time, cause; its category and
+    component from :func:`reliab.taxonomy.classify_failures`).  The file is streamed
     in chunks of :data:`CHUNK_RECORDS` records.
     """
     scan = _Scan(str(path), Quarantine(str(path), "lanl"), strict=strict)

@@ -58,7 +58,7 @@ import pandas as pd
 from reliab.errors import ParseError
 from reliab.io._lines import EVERY_LINE, LineContext, Row, scan_lines
 from reliab.io._registry import FileResult, register_parser
-from reliab.io.formats._nccl_bulk import make_bulk
+from reliab.io.formats._nccl_bulk import held_rows, make_bulk
 from reliab.io.formats._nccl_bulk_info import info_line
 from reliab.io.formats._nccl_messages import (
     Found,
@@ -376,7 +376,9 @@ def _glog_year(row: Row, ctx: LineContext) -> tuple[int | None, str]:
 
 
 def _finish(rows: list[Row], ctx: LineContext) -> list[Row]:
-    """Give glog rows their year and untimed rows the file's modification time if need be."""
+    """Give glog rows their year and untimed rows the file's modification time if need be (with
+    the rows the bulk route held among them)."""
+    rows, rejected = held_rows(rows, ctx)
     settle_clock(ctx.state)
     tz = ctx.state["tz"]
     inferred: list[int] = []
@@ -398,7 +400,7 @@ def _finish(rows: list[Row], ctx: LineContext) -> list[Row]:
         ctx.state.setdefault("notes", []).append(
             f"time of {len(inferred)} signal line(s) inferred from the file's modification time"
             f" (no dated line in the file; pass year= for glog lines): lines {_ranges(inferred)}")
-    return rows
+    return rows + rejected
 
 
 def _glog_time(row: Row, ctx: LineContext, tz: tzinfo, inferred: list[int]) -> None:

@@ -317,12 +317,12 @@ def resolve_times(rows: list[Row], ctx: LineContext) -> list[Row]:
         boot = None
     done = complete(late, years, boot, ctx)
     if done is not None:
-        ctx.state[LATE_ROWS] = (done, 0)
+        ctx.state[LATE_ROWS] = (done, [])
         return rows
     extra = per_line_rows(late, ctx)
     _resolve_monotonic(extra, ctx)
     syslog = [row for row in extra if "_partial" in row]
     for row, year in zip(syslog, [] if years is None else years.to_list(), strict=True):
         _complete(row, year, ctx.state["tz"])
-    ctx.state[LATE_ROWS] = (None, len(extra))
+    ctx.state[LATE_ROWS] = (None, extra)
     return sorted(rows + extra, key=lambda row: row.get("_lineno", 0))  # (stable: in line order)
