@@ -118,6 +118,12 @@ class PdfProcess:
         self._talk = threading.Thread(target=talk, name="reliab-pdf", daemon=True)
         self._talk.start()
 
+    def input_fds(self) -> tuple[int, ...]:
+        """The write end of the process's input while it is open: a forked copy of this
+        process closes it (the layout starts at its end of file)."""
+        proc = self._proc
+        return (proc.stdin.fileno(),) if proc is not None and proc.stdin and not proc.stdin.closed else ()
+
     def pdf(self) -> bytes | None:
         """The PDF of the page sent, or ``None`` when the process gave none."""
         if self._talk is None or self._proc is None:

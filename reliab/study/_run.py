@@ -224,6 +224,7 @@ def run_report(
     """
     import reliab
     from reliab.report import build_report, render_html, write_html, write_pdf
+    from reliab.report._shared_draw import SharedDraw, report_figures
     from reliab.report.pdf import PdfProcess
 
     if not 0.0 < conf_level < 1.0:
@@ -296,8 +297,13 @@ def run_report(
         report = build_report(results, ingest=res, title=title or "Cluster reliability report",
                               subtitle=subtitle or label, meta=meta, reference=reference, fleet=fleet,
                               inputs=inputs, config=config_text, failed_checks=failed)
-        if pdf_process is not None:
-            pdf_process.send(render_html(report, target="print"))
+        # the figures are drawn here and in a forked copy at once (reliab.report._shared_draw)
+        with SharedDraw(report_figures(report), close_in_copy=(
+                pdf_process.input_fds() if pdf_process is not None else ())) as shared:
+            shared.pngs()
+            if pdf_process is not None:
+                pdf_process.send(render_html(report, target="print"))
+            shared.svgs()
         files = {"report.html": write_html(report, out / "report.html")}
         timings["html"] = time.perf_counter() - t0
         t0 = time.perf_counter()
