@@ -74,14 +74,38 @@ def write_pdf(report: Report, path: str | Path, *, url_fetcher: Callable[[str], 
     return write_atomic(path, render_pdf(report, url_fetcher=url_fetcher))
 
 
-#: the second process's program: the print page on stdin, the PDF on stdout
+#: the second process's program: the print page on stdin, the PDF on stdout.  WeasyPrint
+#: writes each PNG into the PDF as the image data of Pillow's own PNG encoding of it
+#: (``RasterImage._get_png_data``), one image after the other once the layout is done; here
+#: every figure of the page is encoded so on two threads while the layout runs (Pillow's
+#: encoder releases the GIL), and WeasyPrint is handed the result for the same PNG bytes:
+#: the same function of the same input, so the same bytes.  Its stderr counts the reuses.
 SCRIPT = """\
-import sys
+import base64, io, re, sys
+from concurrent.futures import ThreadPoolExecutor
+from PIL import Image
 from weasyprint import HTML
+from weasyprint.images import RasterImage
 from weasyprint.urls import URLFetcher
 page = sys.stdin.buffer.read().decode("utf-8")
+encode = getattr(RasterImage, "_get_png_data", None)
+ready, reused = {}, []
+if encode is not None:
+    pool = ThreadPoolExecutor(2)
+    for m in set(re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)):
+        raw = base64.b64decode(m)
+        ready[raw] = pool.submit(lambda raw=raw: encode(Image.open(io.BytesIO(raw))))
+    def reuse(image):
+        fp = getattr(image, "fp", None)
+        raw = fp.getvalue() if isinstance(fp, io.BytesIO) else None
+        if raw in ready:
+            reused.append(1)
+            return ready[raw].result()
+        return encode(image)
+    RasterImage._get_png_data = staticmethod(reuse)
 fetcher = URLFetcher(allowed_protocols=("data",))
 sys.stdout.buffer.write(HTML(string=page, base_url=None, url_fetcher=fetcher).write_pdf())
+sys.stderr.write(f"reused {len(reused)} of {len(ready)} images\\n")
 """
 
 
