@@ -13,10 +13,10 @@ import pytest
 from matplotlib.artist import Artist
 from matplotlib.figure import Figure as MplFigure
 
-import reliab.report._shared_draw as shared_draw
+import reliab.report.shared_draw as shared_draw
 from reliab.report import Report, Section, Text, render_html
-from reliab.report._shared_draw import SharedDraw, report_figures
 from reliab.report.document import Figure
+from reliab.report.shared_draw import SharedDraw, report_figures
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 

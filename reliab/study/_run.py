@@ -224,8 +224,8 @@ def run_report(
     """
     import reliab
     from reliab.report import build_report, render_html, write_html, write_pdf
-    from reliab.report._shared_draw import SharedDraw, report_figures
     from reliab.report.pdf import PdfProcess
+    from reliab.report.shared_draw import SharedDraw, report_figures
 
     if not 0.0 < conf_level < 1.0:
         raise ValueError(f"conf_level must be in (0, 1), got {conf_level}")
@@ -297,7 +297,7 @@ def run_report(
         report = build_report(results, ingest=res, title=title or "Cluster reliability report",
                               subtitle=subtitle or label, meta=meta, reference=reference, fleet=fleet,
                               inputs=inputs, config=config_text, failed_checks=failed)
-        # the figures are drawn here and in a forked copy at once (reliab.report._shared_draw)
+        # the figures are drawn here and in a forked copy at once (reliab.report.shared_draw)
         with SharedDraw(report_figures(report), close_in_copy=(
                 pdf_process.input_fds() if pdf_process is not None else ())) as shared:
             shared.pngs()
