@@ -81,3 +81,46 @@ def test_an_error_of_the_thread_reaches_the_caller(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(reliab, "predict_failures", crash)
     with pytest.raises(RuntimeError, match="bug"):
         analyze(ing, _fleet(ing))
+
+
+def test_allocation_lives_computed_once_for_the_six_analyses(monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    import reliab.study._analyses as analyses
+
+    ing = _cluster()
+    one = ing.jobs.index % 2 == 0  # two job-size classes, each with interruptions
+    ing.jobs.loc[one, "nnodes"] = 1
+    ing.jobs.loc[one, "ngpus"] = 8
+    ing.jobs.loc[one, "nodelist"] = ing.interruptions.loc[one, "hosts"].to_numpy()
+    fleet = _fleet(ing)
+    real = analyses._job_lifetimes
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(reliab, "predict_failures", lambda *a, **k: NotAvailable("risk", "skipped"))
+    monkeypatch.setattr(analyses, "_job_lifetimes", counted)
+    out = analyze(ing, fleet)
+    assert len(calls) == 1
+    # each analysis as on lives computed for it alone
+    def fresh():
+        return real(ing.jobs, analyses.in_window(ing.interruptions, fleet), ing.policy)
+
+    expected = {
+        "job_km": lambda: reliab.estimate_kaplan_meier(fresh()["hours"], fresh()["cause"].notna()),
+        "job_logrank": lambda: analyses._logrank_by_size(fresh()),
+        "job_rmst": lambda: analyses._rmst_by_size(fresh(), 0.95),
+        "job_gray": lambda: analyses._gray_by_size(fresh()),
+        "job_finegray": lambda: analyses._fine_gray_by_size(fresh()),
+        "job_cif": lambda: reliab.estimate_cumulative_incidence(fresh()["hours"], fresh()["cause"], censored=None),
+    }
+    for key, fn in expected.items():
+        value = analyses._guarded(key, fn)
+        if isinstance(value, NotAvailable):  # the Fine-Gray fit of this tiny cluster: singular
+            assert out[key].reason == value.reason, key
+            continue
+        assert json.dumps(out[key].to_dict(), default=str) == json.dumps(value.to_dict(), default=str), key
+    assert sum(not isinstance(out[k], NotAvailable) for k in expected) >= 4

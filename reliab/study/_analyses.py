@@ -299,8 +299,12 @@ def _analyze(ingest: Any, fleet: Fleet | NotAvailable, side: Executor, *, conf_l
     gate("tbi_distributions", "distributions of the times between interruptions",
          lambda: _tbi(reliab.compare_distributions, _unexpected(inter)["time"], f, conf_level),
          no_jobs, no_fleet)
-    def life() -> pd.DataFrame:
-        return _job_lifetimes(jobs, inter, policy)
+    lives: list[pd.DataFrame] = []
+
+    def life() -> pd.DataFrame:  # computed once; each analysis gets its own copy
+        if not lives:
+            lives.append(_job_lifetimes(jobs, inter, policy))
+        return lives[0].copy()
 
     gate("job_km", "survival of job allocations", lambda: reliab.estimate_kaplan_meier(
         life()["hours"], life()["cause"].notna(), conf_level=conf_level), no_jobs)
