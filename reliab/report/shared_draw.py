@@ -22,6 +22,7 @@ import queue
 import signal
 import struct
 import threading
+import warnings
 from contextlib import suppress
 from types import TracebackType
 from typing import Any
@@ -33,8 +34,9 @@ from matplotlib.transforms import Bbox
 from reliab.report import figures as _figures
 from reliab.report.document import Figure, Report
 
-#: seconds to wait for the copy's PNGs, then its SVGs, before drawing its share here
-WAIT_S = 300.0
+#: seconds to wait for the copy's PNGs, then its SVGs, before drawing its share here (a
+#: report's figures take a few seconds; a copy that hangs costs at most this)
+WAIT_S = 120.0
 _HEADER = struct.Struct("!Q")
 
 
@@ -103,7 +105,10 @@ class SharedDraw:
     def _fork(self, close_in_copy: tuple[int, ...]) -> None:
         read, write = os.pipe()
         try:
-            pid = os.fork()
+            with warnings.catch_warnings():  # Python 3.12+ warns of fork beside threads: the
+                # copy takes no lock another thread could hold (matplotlib, PIL, pickle, a pipe)
+                warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
+                pid = os.fork()
         except OSError:
             os.close(read)
             os.close(write)
