@@ -83,6 +83,7 @@ def test_an_error_of_the_thread_reaches_the_caller(monkeypatch: pytest.MonkeyPat
         analyze(ing, _fleet(ing))
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the Fine-Gray fit of a tiny cluster: 0/0
 def test_allocation_lives_computed_once_for_the_six_analyses(monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 
