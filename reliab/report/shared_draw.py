@@ -67,6 +67,8 @@ def _child(fd: int, share: list[tuple[int, MplFigure]]) -> None:
             continue
         drawn[i] = (entry.bbox.get_points(), entry.png, dict(entry.draws))
     _send(fd, drawn)
+    with suppress(OSError):  # the PDF's layout now waits on no figure: it goes first on the cores
+        os.nice(5)
     svgs = {}
     for i, fig in share:
         entry = _figures._CACHE.get(fig)  # noqa: SLF001 - the module's own cache
