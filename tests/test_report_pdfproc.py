@@ -81,3 +81,29 @@ def test_run_report_lays_the_pdf_out_itself_when_the_process_fails(
     assert pdf.read_bytes().startswith(b"%PDF-")
     assert list(run.files)[:2] == ["report.html", "report.pdf"]
     assert "pdf" in run.timings
+
+
+def test_run_report_starts_the_pdf_process_before_the_analyses(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """WeasyPrint is imported by the PDF process while this one runs the analyses."""
+    import reliab
+    import reliab.study._run as run
+
+    order = []
+    real_init, real_analyze = PdfProcess.__init__, run.analyze
+
+    def init(self):
+        order.append("pdf process")
+        real_init(self)
+
+    def analyze(*args, **kwargs):
+        order.append("analyses")
+        return real_analyze(*args, **kwargs)
+
+    monkeypatch.setattr(PdfProcess, "__init__", init)
+    monkeypatch.setattr(run, "analyze", analyze)
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "note.txt").write_text("nothing to read here\n")
+    made = reliab.run_report(tmp_path / "logs", out=tmp_path / "out", pdf=True, tables=False)
+    assert order == ["pdf process", "analyses"]
+    assert made.files["report.pdf"].read_bytes().startswith(b"%PDF-")
