@@ -11,7 +11,7 @@ fetcher only accepts ``data:`` URLs so that rendering never touches the network 
 The PDF of :func:`reliab.run_report` is laid out by a second process while the first
 finishes the run (:class:`PdfProcess`): WeasyPrint's layout is pure Python, so in the process
 that also draws the screen page's SVG figures and writes the archive and tables it could only
-run after them, on one core.  The process is started before the document is built (it imports
+run after them, on one core.  The process is started before the analyses (it imports
 WeasyPrint meanwhile), is handed the print page once the figures are drawn and lays it out
 exactly as :func:`render_pdf` does (same renderer, no base URL, only ``data:`` URLs fetched),
 so the bytes are the same.  A process that cannot start, fails or returns no PDF never fails
