@@ -12,9 +12,11 @@ the report alone: the build + HTML and PDF stages of ``reliab.demo`` run in-proc
 Beside every wall time: the CPU time (user + sys, the PDF process included) and the load
 average before and after, since on a shared machine the wall time moves with the load and
 the CPU time much less.  The PDF is laid out by a second process while the first writes the
-screen page, archive and tables (:class:`reliab.report.pdf.PdfProcess`), and the boosted fits of the
-failure-risk section run on two threads: on an idle 2-core machine the wall time is below
-the CPU time; under load it is not.
+screen page, archive and tables (:class:`reliab.report.pdf.PdfProcess`; it encodes the figures
+for the PDF on two threads during the layout), the figures are drawn by this process and a
+forked copy at once (:mod:`reliab.report.shared_draw`), the failure-risk section runs on a
+thread beside the other analyses and its boosted fits on two more: on an idle 2-core machine
+the wall time is below the CPU time; under load it is not.
 
 Results: benchmarks/results/2026-12-06-demo-report.md.
 """

@@ -176,12 +176,28 @@ class Boosted:
         return self.platt.probability(self.raw(frame))
 
 
+def varying_columns(x: np.ndarray) -> np.ndarray:
+    """Columns of ``x`` holding more than one value (a missing value counts as another).
+
+    A column with one value has one bin in the histogram trees (Ke et al., "LightGBM",
+    NeurIPS 2017, the histogram algorithm scikit-learn's ``HistGradientBoostingClassifier``
+    follows): no threshold splits it, so no tree uses it, and no split of another column
+    depends on it (the columns' binning is per column, the early-stopping split is drawn
+    from the rows and labels only).  The trees fitted without it are the same trees.
+    """
+    if not len(x):
+        return np.ones(x.shape[1], dtype=bool)
+    return ~np.all(x == x[:1], axis=0)  # NaN == NaN is False: a missing value keeps a column
+
+
 def fit_boosted(train: pd.DataFrame, y_train: np.ndarray, cal: pd.DataFrame,
                 y_cal: np.ndarray, columns: list[str], seed: int) -> Boosted:
     """Boosted trees on ``train``, Platt scaling on the later ``cal`` rows.
 
     The trees run on one OpenMP thread: on a shared machine the spinning threads of
     scikit-learn's histogram builder made a fit of a few thousand rows take 40 s instead of 1.
+    They learn only from the columns that vary in ``train`` (:func:`varying_columns`): the
+    same trees, each histogram pass a column shorter per constant one.
     """
     from sklearn.ensemble import HistGradientBoostingClassifier
     from threadpoolctl import threadpool_limits
@@ -189,11 +205,13 @@ def fit_boosted(train: pd.DataFrame, y_train: np.ndarray, cal: pd.DataFrame,
     if y_train.sum() == 0 or y_train.sum() == len(y_train):
         model = None
     else:
+        x = train[columns].to_numpy(np.float64)
+        keep = varying_columns(x)
+        columns = [c for c, k in zip(columns, keep, strict=True) if k]
         with threadpool_limits(limits=1, user_api="openmp"):
             model = HistGradientBoostingClassifier(
                 max_iter=150, learning_rate=0.05, max_leaf_nodes=15, min_samples_leaf=40,
-                l2_regularization=1.0, random_state=seed).fit(
-                    train[columns].to_numpy(np.float64), y_train)
+                l2_regularization=1.0, random_state=seed).fit(x[:, keep], y_train)
     b = Boosted(model, Platt(np.array([0.0, 1.0]), np.zeros((2, 2))), tuple(columns))
     return Boosted(model, fit_platt(b.raw(cal), y_cal), tuple(columns))
 

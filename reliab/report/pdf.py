@@ -11,7 +11,7 @@ fetcher only accepts ``data:`` URLs so that rendering never touches the network 
 The PDF of :func:`reliab.run_report` is laid out by a second process while the first
 finishes the run (:class:`PdfProcess`): WeasyPrint's layout is pure Python, so in the process
 that also draws the screen page's SVG figures and writes the archive and tables it could only
-run after them, on one core.  The process is started before the document is built (it imports
+run after them, on one core.  The process is started before the analyses (it imports
 WeasyPrint meanwhile), is handed the print page once the figures are drawn and lays it out
 exactly as :func:`render_pdf` does (same renderer, no base URL, only ``data:`` URLs fetched),
 so the bytes are the same.  A process that cannot start, fails or returns no PDF never fails
@@ -74,14 +74,38 @@ def write_pdf(report: Report, path: str | Path, *, url_fetcher: Callable[[str], 
     return write_atomic(path, render_pdf(report, url_fetcher=url_fetcher))
 
 
-#: the second process's program: the print page on stdin, the PDF on stdout
+#: the second process's program: the print page on stdin, the PDF on stdout.  WeasyPrint
+#: writes each PNG into the PDF as the image data of Pillow's own PNG encoding of it
+#: (``RasterImage._get_png_data``), one image after the other once the layout is done; here
+#: every figure of the page is encoded so on two threads while the layout runs (Pillow's
+#: encoder releases the GIL), and WeasyPrint is handed the result for the same PNG bytes:
+#: the same function of the same input, so the same bytes.  Its stderr counts the reuses.
 SCRIPT = """\
-import sys
+import base64, io, re, sys
+from concurrent.futures import ThreadPoolExecutor
+from PIL import Image
 from weasyprint import HTML
+from weasyprint.images import RasterImage
 from weasyprint.urls import URLFetcher
 page = sys.stdin.buffer.read().decode("utf-8")
+encode = getattr(RasterImage, "_get_png_data", None)
+ready, reused = {}, []
+if encode is not None:
+    pool = ThreadPoolExecutor(2)
+    for m in set(re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)):
+        raw = base64.b64decode(m)
+        ready[raw] = pool.submit(lambda raw=raw: encode(Image.open(io.BytesIO(raw))))
+    def reuse(image):
+        fp = getattr(image, "fp", None)
+        raw = fp.getvalue() if isinstance(fp, io.BytesIO) else None
+        if raw in ready:
+            reused.append(1)
+            return ready[raw].result()
+        return encode(image)
+    RasterImage._get_png_data = staticmethod(reuse)
 fetcher = URLFetcher(allowed_protocols=("data",))
 sys.stdout.buffer.write(HTML(string=page, base_url=None, url_fetcher=fetcher).write_pdf())
+sys.stderr.write(f"reused {len(reused)} of {len(ready)} images\\n")
 """
 
 
@@ -117,6 +141,12 @@ class PdfProcess:
 
         self._talk = threading.Thread(target=talk, name="reliab-pdf", daemon=True)
         self._talk.start()
+
+    def input_fds(self) -> tuple[int, ...]:
+        """The write end of the process's input while it is open: a forked copy of this
+        process closes it (the layout starts at its end of file)."""
+        proc = self._proc
+        return (proc.stdin.fileno(),) if proc is not None and proc.stdin and not proc.stdin.closed else ()
 
     def pdf(self) -> bytes | None:
         """The PDF of the page sent, or ``None`` when the process gave none."""

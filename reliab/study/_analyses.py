@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Callable
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -30,10 +31,17 @@ NO_JOBS = ("no scheduler job records (Slurm sacct) in the input: interruptions a
 
 def _run(what: str, fn: Callable[[], Any]) -> Any:
     """``fn()``, or NotAvailable with the reason when the data are too few or unsuitable."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReliabWarning)
+        return _guarded(what, fn)
+
+
+def _guarded(what: str, fn: Callable[[], Any]) -> Any:
+    """:func:`_run` without its warnings context, for a thread: the filters are process-wide
+    and a context entered on one thread and left on another would undo the other's, so the
+    caller holds one context around the thread's whole life (:func:`analyze`)."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ReliabWarning)
-            return fn()
+        return fn()
     except InsufficientDataError as exc:
         return NotAvailable(what, f"too little data: {exc}")
     except ValueError as exc:
@@ -238,6 +246,19 @@ def analyze(
         the job-level results, ``environment``, then (with ``previous``)
         ``period_comparison`` and ``period_rates``.
     """
+    # the failure-risk section runs on a thread beside the others (its fits release the GIL
+    # while they run): one warnings context for both threads, entered before it starts and
+    # left after it ends (see _guarded)
+    with warnings.catch_warnings(), ThreadPoolExecutor(1, thread_name_prefix="reliab-risk") as side:
+        warnings.simplefilter("ignore", ReliabWarning)
+        return _analyze(ingest, fleet, side, conf_level=conf_level, policy=policy,
+                        previous=previous, labels=labels)
+
+
+def _analyze(ingest: Any, fleet: Fleet | NotAvailable, side: Executor, *, conf_level: float,
+             policy: str | None, previous: dict[str, Any] | None,
+             labels: tuple[str, str]) -> dict[str, Any]:
+    """The body of :func:`analyze`; ``side`` runs the failure-risk section."""
     import reliab
     from reliab.models.jobs.states import estimate_end_states
 
@@ -254,13 +275,18 @@ def analyze(
     f: Fleet = fleet  # type: ignore[assignment]
     if no_fleet is None:
         inter = in_window(inter, f)
+    hosts = _hosts(ingest)  # hours per node from the job records, expanded once for all
+    no_hosts = NotAvailable("nodes", "the job records name no nodes (NodeList)") if not len(hosts) else None
+    what = "which node fails next"
+    blocker = next((n for n in (no_jobs, no_hosts) if n is not None), None)
+    risk = side.submit(_guarded, what, lambda: reliab.predict_failures(
+        ingest, horizon="7d", n_boot=100, conf_level=conf_level)) if blocker is None else None
     gate("rates", "rates per category", lambda: reliab.estimate_rates(
         inter, by=["component", "category"], gpu_days=f.gpu_days, gpus_per_node=f.gpus_per_node,
         job_hours=f.hours, conf_level=conf_level), no_jobs, no_fleet)
     gate("rates_by_component", "rates and MTBF per component", lambda: reliab.estimate_rates(
         inter, by="component", gpu_days=f.gpu_days, gpus_per_node=f.gpus_per_node,
         job_hours=f.hours, conf_level=conf_level), no_jobs, no_fleet)
-    hosts = _hosts(ingest)  # hours per node from the job records, expanded once for all
     gate("exposure_coverage", "exposure against the fleet",
          lambda: exposure_coverage(f, ingest, node_hours=hosts if len(hosts) else None), no_fleet)
     def hours() -> np.ndarray:
@@ -273,8 +299,12 @@ def analyze(
     gate("tbi_distributions", "distributions of the times between interruptions",
          lambda: _tbi(reliab.compare_distributions, _unexpected(inter)["time"], f, conf_level),
          no_jobs, no_fleet)
-    def life() -> pd.DataFrame:
-        return _job_lifetimes(jobs, inter, policy)
+    lives: list[pd.DataFrame] = []
+
+    def life() -> pd.DataFrame:  # computed once; each analysis gets its own copy
+        if not lives:
+            lives.append(_job_lifetimes(jobs, inter, policy))
+        return lives[0].copy()
 
     gate("job_km", "survival of job allocations", lambda: reliab.estimate_kaplan_meier(
         life()["hours"], life()["cause"].notna(), conf_level=conf_level), no_jobs)
@@ -288,7 +318,6 @@ def analyze(
          lambda: _fine_gray_by_size(life()), no_jobs)
     gate("job_cif", "cumulative incidence by component", lambda: reliab.estimate_cumulative_incidence(
         life()["hours"], life()["cause"], censored=None, conf_level=conf_level), no_jobs)
-    no_hosts = NotAvailable("nodes", "the job records name no nodes (NodeList)") if not len(hosts) else None
     gate("node_mcf", "mean cumulative hardware interruptions per node", lambda: reliab.estimate_mcf(
         *_node_events(inter, f, hosts.index), conf_level=conf_level), no_jobs, no_fleet, no_hosts)
     gate("crow_amsaa", "Crow-AMSAA reliability growth", lambda: reliab.fit_crow_amsaa(
@@ -303,8 +332,7 @@ def analyze(
     gate("lemons", "lemon nodes", lambda: reliab.find_lemons(
         ingest.signals, inter, node_hours=hosts, jobs=jobs, conf_level=conf_level),
         no_jobs, no_hosts)
-    gate("failure_risk", "which node fails next", lambda: reliab.predict_failures(
-        ingest, horizon="7d", n_boot=100, conf_level=conf_level), no_jobs, no_hosts)
+    out["failure_risk"] = NotAvailable(what, blocker.reason) if blocker is not None else None  # its place
     gate("job_end_states", "how jobs end", lambda: estimate_end_states(
         jobs, interruptions=inter, user_failures=getattr(ingest, "user_failures", None),
         conf_level=conf_level), no_jobs)
@@ -317,6 +345,8 @@ def analyze(
     _unit_lifetimes(out, ingest, fleet, conf_level)
     if previous is not None:
         out.update(compare_with(out["rates"], previous, fleet, conf_level=conf_level, labels=labels))
+    if risk is not None:
+        out["failure_risk"] = risk.result()
     return out
 
 

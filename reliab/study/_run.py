@@ -225,6 +225,7 @@ def run_report(
     import reliab
     from reliab.report import build_report, render_html, write_html, write_pdf
     from reliab.report.pdf import PdfProcess
+    from reliab.report.shared_draw import SharedDraw, report_figures
 
     if not 0.0 < conf_level < 1.0:
         raise ValueError(f"conf_level must be in (0, 1), got {conf_level}")
@@ -246,58 +247,64 @@ def run_report(
     res = set_aside_implausible(lean_ingest(res) if streamed else res)
     timings["ingest"] = time.perf_counter() - t0
 
-    t0 = time.perf_counter()
-    fleet = fleet_facts(jobs=res.jobs, signals=res.signals, gpus=gpus, inventory=inv,
-                        window=window, gpus_per_node=gpus_per_node)
-    label = label or (f"{fleet.start:%Y-%m-%d} to {fleet.end:%Y-%m-%d}"
-                      if isinstance(fleet, Fleet) else "this period")
-    results = analyze(res, fleet, conf_level=conf_level, policy=res.policy, previous=prev,
-                      labels=(str((prev or {}).get("label", "previous")), label))
-    if window is not None and isinstance(fleet, NotAvailable) and len(res.lifetimes):
-        # without an exposure there is no Fleet to carry the window: the lives still get it
-        from reliab.models.lifetimes import analyze_lifetimes
-
-        results.update(analyze_lifetimes(res.lifetimes, start=window[0], end=window[1], conf_level=conf_level))
-    # every published number is checked before anything is rendered or archived
-    results, failed = verify(results)
-    results, across = verify_across(results, count_checks(
-        results, res.interruptions if isinstance(fleet, NotAvailable) else in_window(res.interruptions, fleet)))
-    failed += across
-    timings["analyses"] = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
-    root = _common_root(plist)
-    inputs = input_digests(res.accounting, root)
-    timings["hashes"] = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
-    meta = {
-        "Data": data_label or ", ".join(p.name or str(p) for p in plist),
-        "Fleet": ("not available" if isinstance(fleet, NotAvailable) else
-                  (f"{fleet.n_gpus:,} GPUs ({fleet.n_gpus // fleet.gpus_per_node:,} nodes x "
-                   f"{fleet.gpus_per_node})" if fleet.n_gpus else
-                   f"{fleet.gpu_days:,.0f} GPU-days from job records")),
-        "Window": ("not available" if isinstance(fleet, NotAvailable) else
-                   f"{fleet.start:%Y-%m-%d %H:%M} to {fleet.end:%Y-%m-%d %H:%M} UTC ({fleet.days:,.1f} d)"),
-        "Input files": f"{len(res.accounting):,} ({int(res.accounting['lines'].sum()) if len(res.accounting) else 0:,} lines)",
-        "Policy": res.policy,
-        "Generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-    }
-    reference = None
-    if compare == "llama3":
-        from reliab.taxonomy.vocabulary import table5
-
-        reference = table5()
-    elif compare is not None:
-        raise ValueError(f"compare must be 'llama3' or None, got {compare!r}")
-    # the PDF is laid out by a second process (it imports WeasyPrint while the document is
-    # built) beside the screen page, the archive and the tables: the same bytes as write_pdf
+    # the PDF is laid out by a second process, started now (it imports WeasyPrint beside the
+    # analyses and the document), beside the screen page, the archive and the tables: the
+    # same bytes as write_pdf
     with PdfProcess() if pdf else nullcontext() as pdf_process:
+        t0 = time.perf_counter()
+        fleet = fleet_facts(jobs=res.jobs, signals=res.signals, gpus=gpus, inventory=inv,
+                            window=window, gpus_per_node=gpus_per_node)
+        label = label or (f"{fleet.start:%Y-%m-%d} to {fleet.end:%Y-%m-%d}"
+                          if isinstance(fleet, Fleet) else "this period")
+        results = analyze(res, fleet, conf_level=conf_level, policy=res.policy, previous=prev,
+                          labels=(str((prev or {}).get("label", "previous")), label))
+        if window is not None and isinstance(fleet, NotAvailable) and len(res.lifetimes):
+            # without an exposure there is no Fleet to carry the window: the lives still get it
+            from reliab.models.lifetimes import analyze_lifetimes
+
+            results.update(analyze_lifetimes(res.lifetimes, start=window[0], end=window[1], conf_level=conf_level))
+        # every published number is checked before anything is rendered or archived
+        results, failed = verify(results)
+        results, across = verify_across(results, count_checks(
+            results, res.interruptions if isinstance(fleet, NotAvailable) else in_window(res.interruptions, fleet)))
+        failed += across
+        timings["analyses"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        root = _common_root(plist)
+        inputs = input_digests(res.accounting, root)
+        timings["hashes"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        meta = {
+            "Data": data_label or ", ".join(p.name or str(p) for p in plist),
+            "Fleet": ("not available" if isinstance(fleet, NotAvailable) else
+                      (f"{fleet.n_gpus:,} GPUs ({fleet.n_gpus // fleet.gpus_per_node:,} nodes x "
+                       f"{fleet.gpus_per_node})" if fleet.n_gpus else
+                       f"{fleet.gpu_days:,.0f} GPU-days from job records")),
+            "Window": ("not available" if isinstance(fleet, NotAvailable) else
+                       f"{fleet.start:%Y-%m-%d %H:%M} to {fleet.end:%Y-%m-%d %H:%M} UTC ({fleet.days:,.1f} d)"),
+            "Input files": f"{len(res.accounting):,} ({int(res.accounting['lines'].sum()) if len(res.accounting) else 0:,} lines)",
+            "Policy": res.policy,
+            "Generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        }
+        reference = None
+        if compare == "llama3":
+            from reliab.taxonomy.vocabulary import table5
+
+            reference = table5()
+        elif compare is not None:
+            raise ValueError(f"compare must be 'llama3' or None, got {compare!r}")
         report = build_report(results, ingest=res, title=title or "Cluster reliability report",
                               subtitle=subtitle or label, meta=meta, reference=reference, fleet=fleet,
                               inputs=inputs, config=config_text, failed_checks=failed)
-        if pdf_process is not None:
-            pdf_process.send(render_html(report, target="print"))
+        # the figures are drawn here and in a forked copy at once (reliab.report.shared_draw)
+        with SharedDraw(report_figures(report), close_in_copy=(
+                pdf_process.input_fds() if pdf_process is not None else ())) as shared:
+            shared.pngs()
+            if pdf_process is not None:
+                pdf_process.send(render_html(report, target="print"))
+            shared.svgs()
         files = {"report.html": write_html(report, out / "report.html")}
         timings["html"] = time.perf_counter() - t0
         t0 = time.perf_counter()
