@@ -106,3 +106,22 @@ def severity_of(key: str) -> str:
     if key in _INFO:
         return "info"
     return "warning"
+
+
+#: records remembered per file for :func:`repeated` (a full SEL holds a few thousand; cleared when full)
+MAX_SEEN = 100_000
+
+
+def repeated(seen: dict[str, str], record: str, key: str) -> bool:
+    """Whether record ``record`` was already seen with text ``key``; remembers it.
+
+    A SEL record printed twice (same id, same text: overlapping ``head``/``tail`` captures,
+    a forwarded record written again) is one event.  At most :data:`MAX_SEEN` records are
+    remembered; the memory is then started afresh, so a file's memory stays bounded.
+    """
+    if seen.get(record) == key:
+        return True
+    if len(seen) >= MAX_SEEN:
+        seen.clear()
+    seen[record] = key
+    return False

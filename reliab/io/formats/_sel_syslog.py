@@ -34,7 +34,7 @@ from typing import Any
 
 from reliab.errors import ParseError
 from reliab.io._lines import LineContext, Row
-from reliab.io.formats._sel_keys import event_key, severity_of
+from reliab.io.formats._sel_keys import event_key, repeated, severity_of
 
 __all__ = ["LITERALS", "record", "sniff_line", "written_at", "logger_signal", "ipmi_sel_signal"]
 
@@ -64,8 +64,6 @@ _OFFSETS = tuple(f"{side} {level} going {way}" for side in ("Lower", "Upper")
                  for level in ("Non-critical", "Critical", "Non-recoverable") for way in ("low", "high"))
 _LEVELS = {"warning": "Non-critical", "critical": "Critical"}
 _SIDES = {"low": "Lower", "high": "Upper"}
-#: distinct ``ipmi_sel`` records kept to recognise one written twice
-_MAX_SEEN = 100_000
 
 
 def _path_type(path: str) -> tuple[str | None, str]:
@@ -171,14 +169,8 @@ def _row(when: Any, host: str, signal: str, severity: str, message: str) -> Row:
 
 def _repeated(rid: str, text: str, st: dict[str, Any]) -> bool:
     """An ``ipmi_sel`` record written twice (same id, same text) is one record."""
-    seen: dict[str, str] = st.setdefault("seen_ipmi_sel", {})
-    key = text  # (a record of the shape has one blank, between the stamp and the fields)
-    if seen.get(rid) == key:
-        return True
-    if len(seen) >= _MAX_SEEN:
-        seen.clear()
-    seen[rid] = key
-    return False
+    # (a record of the shape has one blank, between the stamp and the fields: the text is the key)
+    return repeated(st.setdefault("seen_ipmi_sel", {}), rid, text)
 
 
 def sniff_line(line: str) -> bool:

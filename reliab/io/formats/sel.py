@@ -48,6 +48,7 @@ from reliab.io.formats._hostpath import host_from_path as path_host
 from reliab.io.formats._sel_keys import (
     EVENT_KEYS,
     event_key,
+    repeated,
     sensor_type,
     severity_of,
 )
@@ -59,8 +60,6 @@ from reliab.io.formats._sel_time import parse_sel_time, unset_clock
 
 SOURCE = "sel"
 _STATES = {"critical": "critical", "warning": "warning", "nominal": "info"}
-#: distinct records kept to recognise one printed twice (a full SEL holds a few thousand)
-_MAX_SEEN = 100_000
 _FILE_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".sel", ".log", ".txt", ".out")
 
 
@@ -145,14 +144,7 @@ def _freeipmi_record(fields: list[str], cols: dict[str, int]) -> tuple[str, str,
 
 def _seen_before(record: str, text: str, ctx: LineContext) -> bool:
     """A record printed twice (same id, same text) is one event."""
-    seen: dict[str, str] = ctx.state.setdefault("seen", {})
-    key = " ".join(text.split())
-    if seen.get(record) == key:
-        return True
-    if len(seen) >= _MAX_SEEN:
-        seen.clear()
-    seen[record] = key
-    return False
+    return repeated(ctx.state.setdefault("seen", {}), record, " ".join(text.split()))
 
 
 #: a SEL record forwarded by a BMC to a remote syslog server: the receiver's stamp (RFC 3339 or
