@@ -32,6 +32,24 @@ def dask_client():
         yield client
 
 
+@pytest.fixture()
+def draws(monkeypatch: pytest.MonkeyPatch):
+    """How many times each matplotlib figure (by ``id``) is drawn while the test runs."""
+    from collections import Counter
+
+    from matplotlib.figure import Figure
+
+    seen: Counter = Counter()
+    original = Figure.draw
+
+    def counting(self, renderer):
+        seen[id(self)] += 1
+        return original(self, renderer)
+
+    monkeypatch.setattr(Figure, "draw", counting)
+    return seen
+
+
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory):
     """``reliab demo --out D -q`` run once per test session: the :class:`reliab.ReportRun` it made.

@@ -41,19 +41,6 @@ def _report(*figs: MplFigure) -> Report:
     return Report("Figures", (Section("Charts", blocks, key="charts"),))
 
 
-@pytest.fixture()
-def draws(monkeypatch: pytest.MonkeyPatch) -> Counter:
-    seen: Counter = Counter()
-    original = MplFigure.draw
-
-    def counting(self, renderer):
-        seen[id(self)] += 1
-        return original(self, renderer)
-
-    monkeypatch.setattr(MplFigure, "draw", counting)
-    return seen
-
-
 def test_each_figure_drawn_once_per_format(draws: Counter) -> None:
     figs = [_chart(), _chart("constrained")]
     report = _report(*figs)

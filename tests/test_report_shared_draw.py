@@ -56,19 +56,6 @@ def _pages(report: Report, shared: bool, **kw) -> tuple[str, str]:
         return render_html(report, target="print"), render_html(report)
 
 
-@pytest.fixture()
-def draws(monkeypatch: pytest.MonkeyPatch) -> Counter:
-    seen: Counter = Counter()
-    original = MplFigure.draw
-
-    def counting(self, renderer):
-        seen[id(self)] += 1
-        return original(self, renderer)
-
-    monkeypatch.setattr(MplFigure, "draw", counting)
-    return seen
-
-
 def test_pages_are_those_of_one_process_and_half_is_drawn_by_the_copy(draws: Counter) -> None:
     alone = _pages(_report(_figures()), shared=False)
     figs = _figures()

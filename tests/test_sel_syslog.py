@@ -126,11 +126,9 @@ def test_sniff_takes_files_of_sel_records_not_syslog_holding_a_few(tmp_path: Pat
     assert sel._sniff(str(mixed), mixed.read_text().splitlines()[:50]) == 0.0
 
 
-def test_storm_lines_skip_the_per_line_parser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / "bmc.log"
-    lines = (_JOURNAL + _IPMI_SEL) * 50
-    path.write_text("\n".join(lines) + "\n")
-    calls = []
+def _per_line_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The lines given to the per-line parser from now on, in order."""
+    calls: list[str] = []
     full = sel.parse_sel_line
 
     def counted(text: str, ctx: Any) -> Any:
@@ -138,6 +136,14 @@ def test_storm_lines_skip_the_per_line_parser(tmp_path: Path, monkeypatch: pytes
         return full(text, ctx)
 
     monkeypatch.setattr(sel, "parse_sel_line", counted)
+    return calls
+
+
+def test_storm_lines_skip_the_per_line_parser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "bmc.log"
+    lines = (_JOURNAL + _IPMI_SEL) * 50
+    path.write_text("\n".join(lines) + "\n")
+    calls = _per_line_calls(monkeypatch)
     table = _assert_same(path, monkeypatch, year=2020)
     calls.clear()
     monkeypatch.setattr(_fastscan, "FAST_MIN_BYTES", 0)
@@ -156,14 +162,7 @@ def test_comma_noise_skips_the_per_line_parser(tmp_path: Path, monkeypatch: pyte
     noise = _COMMAS[:3]
     pipes = _CSV[-1]  # ('|' but no table: read by the per-line parser, it changes nothing)
     path.write_text("\n".join([*noise, _IPMI_SEL[2], pipes, *noise, _CSV[0], *noise]) + "\n")
-    calls = []
-    full = sel.parse_sel_line
-
-    def counted(text: str, ctx: Any) -> Any:
-        calls.append(text)
-        return full(text, ctx)
-
-    monkeypatch.setattr(sel, "parse_sel_line", counted)
+    calls = _per_line_calls(monkeypatch)
     monkeypatch.setattr(_fastscan, "FAST_MIN_BYTES", 0)
     sel.read_sel(str(path), year=2020)
     assert calls == [pipes, _CSV[0], *noise]
