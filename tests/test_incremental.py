@@ -11,7 +11,8 @@ import pytest
 from _cli import run_in_process
 
 from reliab.io import IngestResult, _store, ingest
-from reliab.io._store import Store, family
+from reliab.io._store import Store
+from reliab.io._storecontent import family
 
 SAMPLE = Path(__file__).parents[1] / "data" / "llama3-54d"
 TABLES = ("signals", "jobs", "telemetry", "quarantine", "interruptions")

@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("reliab.models", "reliab.prepare", "reliab.align", "reliab.windows"),
     # the ingest pipeline attributes interruptions (reliab.taxonomy) and then costs them (a
     # reliab.models step), so it sits above both
-    ("reliab.io.__init__", "reliab.io._driver", "reliab.io._modes", "reliab.io._finish", "reliab.io._storerun",
+    ("reliab.io.__init__", "reliab.io._driver", "reliab.io._modes", "reliab.io._finish",
      "reliab.io._streamed", "reliab.io.distributed"),
     ("reliab.fleet", "reliab.plots", "reliab._plotstyle", "reliab.datasets", "reliab.predict"),
     ("reliab.report",),

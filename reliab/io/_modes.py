@@ -1,24 +1,11 @@
 """The modes of :func:`reliab.ingest`: who runs the reads, and where the tables go.
 
-Two small interfaces, one implementation per mode:
-
-* a :class:`Runner` runs the reads: :class:`InProcess` (one file after the other in this
-  process) or :class:`Dask` (tasks on a Dask cluster, :mod:`reliab.io.distributed`);
-* a :class:`Sink` takes the tables: :func:`memory` (the result holds them), Output
-  (partitioned Parquet, ``output=``, with either runner: :mod:`reliab.io._streamed`,
-  :mod:`reliab.io._partitioned`) or Store (the incremental store, ``store=``:
-  :mod:`reliab.io._storerun`, :mod:`reliab.io._store`); a sink is the function that opens
-  its session.
-
-The pipeline (:mod:`reliab.io._driver`) owns the one loop over the planned inputs: it opens
-the sink (a :class:`~reliab.io._finish.Session`), hands it every input in
-order (:meth:`Session.add`, which has it read with the runner's reader and keeps its tables),
-finishes what the session merged (:meth:`Session.close`, then
-:func:`reliab.io._finish.finish`) and lets the session commit the result
-(:meth:`Session.commit`); the reads are the runner's (:meth:`Runner.reads`; with Dask its
-tasks batch small files, split large ones, and join or write their tables on the workers).
-The pipeline reaches the modes only through :func:`runner_for` and :func:`sink_for`; no
-mode imports the pipeline.
+A :class:`Runner` runs the reads: :class:`InProcess` (one file after the other) or
+:class:`Dask` (tasks on a cluster, :mod:`reliab.io.distributed`).  A :class:`Sink` is the
+function that opens the run's :class:`~reliab.io._finish.Session`: :func:`memory` (the
+result holds the tables), Output (partitioned Parquet, :func:`reliab.io._streamed.written`)
+or :func:`stored` (the incremental store, :mod:`reliab.io._store`).  The pipeline
+(:mod:`reliab.io._driver`) reaches them only through :func:`runner_for` and :func:`sink_for`.
 """
 
 from __future__ import annotations
@@ -26,8 +13,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
+from pathlib import Path
 from typing import Any, Protocol
 
 import pandas as pd
@@ -37,27 +25,27 @@ from reliab.io._finish import Merged, Rows, Session, plan_notes
 from reliab.io._merge import TableParts
 from reliab.io._plan import ReadEntry, RunPlan
 from reliab.io._rowtable import batching
+from reliab.io._store import LEDGER, STORE_TABLES, Plan, Store
+from reliab.io._storecheck import locked, wipe
+from reliab.io._storecontent import family
 
-__all__ = ["Runner", "InProcess", "Dask", "Sink", "Session", "memory", "runner_for", "sink_for"]
+__all__ = ["Runner", "InProcess", "Dask", "Sink", "Session", "memory", "stored", "runner_for", "sink_for"]
 
 
 class Runner(Protocol):
-    """Who runs the reads: ``engine`` names it, ``client`` is its Dask client (or ``None``)."""
+    """Who runs the reads: ``engine`` names it."""
 
     engine: str
-    client: Any
 
     def reads(self, plan: RunPlan, read: ReadEntry, session: Session, *,
               strict: bool) -> AbstractContextManager[ReadEntry]:
         """The reader the loop hands ``session``: per input, in input order, its ``(result, choice)`` rows."""
 
 
-@dataclass(frozen=True)
 class InProcess:
     """The files read one after the other in this process (``engine="local"``)."""
 
-    engine: str = "local"
-    client: Any = None
+    engine = "local"
 
     @contextmanager
     def reads(self, plan: RunPlan, read: ReadEntry, session: Session, *, strict: bool) -> Iterator[ReadEntry]:
@@ -66,11 +54,8 @@ class InProcess:
 
 @dataclass(frozen=True)
 class Dask:
-    """The files read by tasks on a Dask cluster (``engine="dask"``; ``client`` or a local one).
-
-    Every file is submitted at once (:func:`reliab.io.distributed.read_ahead`: small files
-    batched, large kernel logs split), and each input's result handed out in input order.
-    """
+    """The files read by tasks on a Dask cluster (``engine="dask"``; ``client`` or a local one):
+    :func:`reliab.io.distributed.read_ahead`."""
 
     client: Any = None
     engine: str = "dask"
@@ -118,17 +103,78 @@ def memory(plan: RunPlan, runner: Runner) -> Iterator[Session]:
         yield _Kept(plan)
 
 
+@contextmanager
+def stored(store: str | os.PathLike[str], plan: RunPlan, runner: Any = None, *,
+           rebuild: bool = False) -> Iterator[_Stored]:
+    """The Store sink: the session behind ``ingest(..., store=...)`` (with either ``runner``),
+    the store locked while it lasts."""
+    if any(e.url for e in plan.entries):
+        raise ValueError("store= takes files only: live sources (scheme://) are read without a store")
+    directory = Path(store)
+    with locked(directory):
+        notes = []
+        if rebuild:
+            removed = wipe(directory, STORE_TABLES, LEDGER)
+            notes.append(f"store {directory} rebuilt from the raw files ({removed} stored file(s) discarded)")
+        st = Store(directory)
+        yield _Stored(st, plan, (*notes, *st.notes))
+
+
+class _Stored(Session):
+    """The Store session: each input planned against the ledger, read if needed, added.
+
+    A Dask runner reads ahead the files that :meth:`ahead` planned as new; the walk
+    (:meth:`add`) reuses such a plan while no earlier file of the run touched a record of
+    its rotation family, and otherwise plans the file again (and reads it afresh if the new
+    plan needs it): the result is that of the one-by-one walk.
+    """
+
+    tasks = None  # each file's own tables: the ledger trims and tags them file by file
+
+    def __init__(self, st: Store, run: RunPlan, notes: tuple[str, ...] = ()) -> None:
+        self.st, self.run_plan, self.notes = st, run, notes
+        self.planned: dict[str, Plan] = {}
+        self.statuses: list[str] = []
+        self.touched: set[tuple[str, str]] = set()
+
+    def ahead(self, plan: RunPlan) -> RunPlan:
+        """The files the ledger, as it is now, says have new content."""
+        self.planned = {e.path: self.st.plan(e.path) for e in plan.entries if e.result is None}
+        return replace(plan, entries=[e for e in plan.entries if e.result is None and self.planned[e.path].read])
+
+    def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> Rows:
+        if entry.result is not None:
+            self.statuses.append("set aside")
+            return [(entry.result, None)]
+        st, early = self.st, self.planned.get(entry.path)
+        todo = early if early is not None and family(entry.path) not in self.touched else st.plan(entry.path)
+        if todo.read:
+            rows = read(plan, entry, strict)  # (read ahead if the early plan said so)
+            if early is not None and early.read and todo != early:  # planned again: read it again, now
+                rows = read(plan, entry, strict)
+            (result, choice), = rows
+            result = st.add(todo, result, choice)
+        else:
+            result, choice = st.skip(todo), st.choice(todo)
+        if todo.read or todo.record is not None:  # the ledger may have changed for its kin
+            self.touched.add(family(entry.path))
+        self.statuses.append(todo.status)
+        return [(result, choice)]
+
+    def close(self, accounting: pd.DataFrame, attribution: dict[str, Any]) -> Merged:
+        """Commit the new rows (``accounting`` was checked before); the whole store's tables."""
+        self.st.commit()
+        accounting["status"] = pd.Series(self.statuses, dtype="string", index=accounting.index)
+        return Merged(self.st.tables(), accounting, (*self.notes, *plan_notes(self.run_plan)), "store=")
+
+
 def sink_for(store: str | os.PathLike[str] | None, output: str | os.PathLike[str] | None,
              rebuild: bool) -> Sink:
     """The sink of ``store=``, ``output=`` and ``rebuild=`` (``ValueError`` on a bad combination):
-    :func:`memory`, the Output sink (:func:`reliab.io._streamed.written`, partitioned Parquet
-    written as read, or by a Dask runner's tasks) or the Store sink
-    (:func:`reliab.io._storerun.stored`, the incremental store; ``rebuild``)."""
+    :func:`memory`, Output (:func:`reliab.io._streamed.written`) or :func:`stored`."""
     if store is not None:
         if output is not None:
             raise ValueError("store= keeps the tables in the store; output= is for a run without one")
-        from reliab.io._storerun import stored
-
         return partial(stored, store, rebuild=rebuild)
     if rebuild:
         raise ValueError("rebuild=True needs store=")

@@ -56,16 +56,15 @@ import pyarrow.parquet as pq
 from reliab import schema
 from reliab.errors import InputFileError
 from reliab.io._files import HEAD_BYTES, read_head
-from reliab.io._merge import concat_frames
+from reliab.io._merge import concat_frames, file_tables
 from reliab.io._registry import FileResult, is_line_format
 from reliab.io._result import SourceChoice
-from reliab.io._storecheck import StoreError, locked, part_record, rebuild_hint, verify_parts
+from reliab.io._storecheck import StoreError, part_record, rebuild_hint, verify_parts
 from reliab.io._storecontent import (
     content_facts,
     family,
     hold_tail,
     is_final,
-    prefix_digest,
     prefix_digests,
     trim,
 )
@@ -74,8 +73,6 @@ from reliab.io._storecontent import (
 STORE_TABLES = ("signals", "jobs", "telemetry", "quarantine")
 #: committed runs beyond which the parts are merged into one (bounds files read per ingest)
 MAX_RUNS = 64
-#: statuses of the ``status`` accounting column
-STATUSES = ("new", "appended", "unchanged", "rotated", "rewritten", "set aside")
 #: the ledger file of a store folder (its commit point)
 LEDGER = "ledger.parquet"
 _RUNS_KEY = b"reliab.runs"
@@ -279,7 +276,7 @@ class Store:
             "parsed": result.parsed, "irrelevant": result.irrelevant,
             "malformed": result.malformed, "ingested_at": pd.Timestamp.now(tz="UTC"),
             "run": self.run, "prefix_sha256": None if len(head) >= plan.content else
-            (plan.prefix or prefix_digest(plan.path, plan.content)), "held": held,
+            (plan.prefix or prefix_digests(plan.path, plan.content, plan.content)[0]), "held": held,
         }
         if old is not None and result.lines < int(old["lines"]):  # shrank: keep what was read
             record.update({k: old[k] for k in ("lines", "parsed", "irrelevant", "malformed")})
@@ -352,17 +349,14 @@ class Store:
                                         column)
         return frame.drop(columns=[_CONTENT])
 
-    def commit(self, tables_of: Callable[[list[FileResult]], dict[str, pd.DataFrame]]) -> None:
-        """Write this run's parts, then the ledger (the commit point); no-op if nothing changed.
-
-        ``tables_of`` concatenates per-file results into tables (the driver's own function).
-        """
+    def commit(self) -> None:
+        """Write this run's parts, then the ledger (the commit point); no-op if nothing changed."""
         if not self._dirty:
             return
         self.directory.mkdir(parents=True, exist_ok=True)
         runs = list(self.runs)
         parts = {run: dict(facts) for run, facts in self.parts.items()}
-        frames = {t: f for t, f in tables_of(self._pending).items() if len(f)} if self._pending else {}
+        frames = {t: f for t, f in file_tables(self._pending).items() if len(f)} if self._pending else {}
         for table, frame in frames.items():
             parts.setdefault(self.run, {})[table] = self._write_part(table, self.run, frame)
         if frames:
@@ -435,5 +429,4 @@ def _atomic(target: Path, write: Callable[[Path], None]) -> None:
     os.replace(tmp, target)
 
 
-__all__ = ["Store", "Plan", "family", "trim", "locked", "STATUSES", "LEDGER", "STORE_TABLES",
-           "MAX_RUNS", "StoreError"]
+__all__ = ["Store", "Plan", "LEDGER", "STORE_TABLES", "MAX_RUNS"]

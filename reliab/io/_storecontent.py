@@ -2,7 +2,7 @@
 
 * :func:`family` — the rotation family of a path (``messages.2.gz`` → ``messages``).
 * :func:`content_facts` — decompressed size and whether the content ends with a newline.
-* :func:`prefix_digest` — SHA-256 of the first *n* decompressed bytes: the check that a
+* :func:`prefix_digests` — SHA-256 of the first *n* decompressed bytes: the check that a
   grown file was *appended to*, not rewritten (a capture overwritten with the same first
   64 KiB is caught here, not by the head fingerprint).
 * :func:`trim` — a reader's result restricted to the lines after those already stored.
@@ -80,11 +80,6 @@ def content_facts(path: str) -> Facts:
     except Exception:  # noqa: BLE001 - a broken stream: what was read is the content
         pass
     return Facts(size, last == b"\n")
-
-
-def prefix_digest(path: str, n: int) -> str | None:
-    """SHA-256 of the first ``n`` decompressed bytes of ``path``; ``None`` if it is shorter."""
-    return prefix_digests(path, n, n)[0]
 
 
 def prefix_digests(path: str, first: int, total: int) -> tuple[str | None, str | None]:
@@ -179,5 +174,4 @@ def hold_tail(result: FileResult) -> FileResult:
                    quarantine=quarantine, notes=(*result.notes, note))
 
 
-__all__ = ["family", "is_final", "Facts", "content_facts", "prefix_digest", "prefix_digests", "trim",
-           "hold_tail"]
+__all__ = ["family", "is_final", "Facts", "content_facts", "prefix_digests", "trim", "hold_tail"]
