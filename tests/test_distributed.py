@@ -205,7 +205,7 @@ def _fake_source() -> str:
     """A live source read by the client only (the workers never see it): ``scaletest://<kernel log>``."""
     from dataclasses import replace
 
-    from reliab.io._driver import read_file
+    from reliab.io._readfile import read_file
     from reliab.io._registry import register_source, sources
     from reliab.io._result import SourceChoice
 

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reliab.io import _ranges
-from reliab.io._driver import choose_source, read_file
 from reliab.io._prefilter import MAX_LINE_BYTES
+from reliab.io._readfile import choose_source, read_file
 from reliab.io._registry import FileResult
 from reliab.io._tasks import Item, collect_span, read_spans
 

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reliab import schema
-from reliab.io._driver import read_file
+from reliab.io._readfile import read_file
 from reliab.io._registry import FileResult
 from reliab.io._result import SourceChoice
 

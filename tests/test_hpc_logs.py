@@ -16,7 +16,7 @@ import pytest
 from _cli import run_in_process
 
 import reliab
-from reliab.io._driver import choose_source, read_file
+from reliab.io._readfile import choose_source, read_file
 
 REF = Path(__file__).resolve().parent / "reference" / "hpc_logs"
 BGL = REF / "BGL" / "BGL_2k.log"

@@ -19,7 +19,7 @@ import pytest
 from _cli import run_in_process
 
 import reliab
-from reliab.io._driver import choose_source
+from reliab.io._readfile import choose_source
 from reliab.io._registry import get_parser
 
 REF = Path(__file__).resolve().parent / "reference" / "job_traces"

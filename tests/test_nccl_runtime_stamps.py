@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from reliab.io._driver import choose_source
+from reliab.io._readfile import choose_source
 from reliab.io.formats._nccl_messages import runtime_stamped, split_line
 from reliab.io.formats._nccl_sniff import score_lines
 from reliab.io.formats.nccl import read_nccl

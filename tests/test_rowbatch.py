@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reliab import schema
-from reliab.io import _driver
+from reliab.io import _merge
 from reliab.io._lines import scan_lines
 from reliab.io._registry import FileResult
 from reliab.io._rowtable import (
@@ -111,8 +111,8 @@ _ROW = {"time": _TIMES[0], "host": "n1", "gpu": None, "job_id": None, "source": 
 @pytest.mark.parametrize(("join", "rows"), [(2, 16_384), (512, 3), (512, 16_384)])
 def test_table_parts_keep_file_order(monkeypatch: pytest.MonkeyPatch, join: int, rows: int) -> None:
     """Pending rows, Arrow tables and pandas frames of 11 files come out in file order."""
-    monkeypatch.setattr(_driver.TableParts, "JOIN", join)
-    monkeypatch.setattr(_driver.TableParts, "ROWS", rows)
+    monkeypatch.setattr(_merge.TableParts, "JOIN", join)
+    monkeypatch.setattr(_merge.TableParts, "ROWS", rows)
     results = []
     for k in range(11):
         file_rows = [dict(_ROW, host=f"n{k}", origin=f"f{k}:{i}") for i in range(1 + k % 3)]
@@ -121,12 +121,12 @@ def test_table_parts_keep_file_order(monkeypatch: pytest.MonkeyPatch, join: int,
         results.append(FileResult(path=f"f{k}", source="kernel", lines=len(file_rows), parsed=len(file_rows),
                                   irrelevant=0, malformed=0, tables=FileTables({"signals": table})))
     assert sum(isinstance(r.tables.pending("signals"), PendingRows) for r in results) == 7
-    parts = _driver.TableParts()
+    parts = _merge.TableParts()
     for r in results:
         parts.take(r)
     got = parts.tables()["signals"]
     assert list(got["origin"]) == [f"f{k}:{i}" for k in range(11) for i in range(1 + k % 3)]
-    pd.testing.assert_frame_equal(got, _driver.file_tables(results)["signals"], check_exact=True)
+    pd.testing.assert_frame_equal(got, _merge.file_tables(results)["signals"], check_exact=True)
 
 
 def test_pending_rows_read_like_a_table() -> None:

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reliab import schema
-from reliab.io import _driver
+from reliab.io import _merge
 from reliab.io._rowtable import FileTables, arrow_frame, arrow_rows, part_of
 
 _TIMES = [datetime(2024, 6, 3, 14, 2, 11, tzinfo=UTC), datetime(2024, 6, 3, 14, 2, 11, 123456, tzinfo=UTC),
@@ -138,12 +138,12 @@ def test_file_tables_convert_on_first_read_and_pickle() -> None:
 def test_driver_joins_arrow_and_pandas_parts() -> None:
     one = arrow_rows([dict(_PLAIN_SIGNAL)], "signals")
     two = schema.conform_rows([dict(_PLAIN_SIGNAL, host="n2", origin="g:3")], "signals")[0]
-    joined = _driver._concat([one, two, schema.empty("signals")], "signals")
+    joined = _merge.concat([one, two, schema.empty("signals")], "signals")
     assert list(joined["host"]) == ["n1", "n2"]
     pd.testing.assert_frame_equal(joined, schema.conform(pd.concat([arrow_frame(one, "signals"), two],
                                                                    ignore_index=True), "signals"))
     surrogate = schema.conform_rows([dict(_PLAIN_SIGNAL, origin="a\udcffb:1")], "signals")[0]
-    mixed = _driver._concat([one, surrogate], "signals")  # Arrow cannot hold it: joined through pandas
+    mixed = _merge.concat([one, surrogate], "signals")  # Arrow cannot hold it: joined through pandas
     assert list(mixed["origin"]) == ["f:1", "a\udcffb:1"]
 
 
@@ -151,19 +151,19 @@ def test_table_parts_keep_file_order(monkeypatch: pytest.MonkeyPatch) -> None:
     """Files' tables gathered while reading (runs of Arrow tables joined) == concatenating all results."""
     from reliab.io._registry import FileResult
 
-    monkeypatch.setattr(_driver.TableParts, "JOIN", 2)
+    monkeypatch.setattr(_merge.TableParts, "JOIN", 2)
     results = []
     for k in range(9):
         row = dict(_PLAIN_SIGNAL, host=f"n{k}", origin=f"f{k}:1")
         table = (schema.conform_rows([row], "signals")[0] if k % 4 == 3 else arrow_rows([row], "signals"))
         results.append(FileResult(path=f"f{k}", source="kernel", lines=1, parsed=1, irrelevant=0, malformed=0,
                                   tables=FileTables({"signals": table}), quarantine=schema.empty("quarantine")))
-    parts = _driver.TableParts()
+    parts = _merge.TableParts()
     light = [parts.take(r) for r in results]
     assert all(r.tables == {} and r.quarantine is None for r in light)
     got = parts.tables()
     assert list(got["signals"]["host"]) == [f"n{k}" for k in range(9)]
-    pd.testing.assert_frame_equal(got["signals"], _driver.file_tables(results)["signals"])
+    pd.testing.assert_frame_equal(got["signals"], _merge.file_tables(results)["signals"])
     assert len(got["quarantine"]) == 0 and len(got["jobs"]) == 0
     # the parts are let go once joined: the finishing step does not hold them beside the tables
     assert all(len(table) == 0 for table in parts.tables().values())

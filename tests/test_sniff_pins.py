@@ -1,6 +1,6 @@
 """The source sniffed for every file of the real-world corpus and of the bundled sample, pinned.
 
-``tests/reference/sniff_pins.tsv`` records what :func:`reliab.io._driver.choose_source`
+``tests/reference/sniff_pins.tsv`` records what :func:`reliab.io._readfile.choose_source`
 answers, unforced (no manifest, no ``source=``), for each file under
 ``tests/reference/real_world/`` and ``data/llama3-54d/``: the source, and for a sniffed file
 its confidence and the reason listing every other parser that scored above zero.  Work that
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reliab.io._driver import choose_source
+from reliab.io._readfile import choose_source
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

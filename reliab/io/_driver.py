@@ -1,19 +1,11 @@
 """Raw files -> canonical tables: the ingest pipeline.
 
-:func:`ingest` is the pipeline: plan the inputs (:func:`reliab.io._plan.prepare`: inputs
-found, hand-over manifests applied, every input that will not be read given its accounting
-row) -> read each planned input (:func:`read_entry`, the unit of work of every engine: a
-file with the reader :func:`reliab.io._readfile.choose_source` picks, through
-:func:`reliab.io._readfile.read_file`; a ``scheme://`` input with its live source) -> merge
-the files' tables in input order (the sink's session) -> sort, validate, attribute and cost
-(:func:`reliab.io._finish.finish`, here, on the tables the session hands back) -> the
-session commits the result (an output folder's manifest).  Who runs the reads and where the
-tables go are the run's modes (:mod:`reliab.io._modes`), reached only through their two
-interfaces: the loop over the inputs and the finishing step are this module's.
-:func:`available_sources` lists the parsers.
-
-Parsers register themselves on import (:func:`reliab.io._registry.register_parser`);
-the imports below fix the registration order used to break sniffing ties.
+:func:`ingest` plans the inputs (:func:`reliab.io._plan.prepare`), reads each one
+(:func:`read_entry`, the unit of work of every runner), lets the sink's session merge the
+tables in input order, finishes them (:func:`reliab.io._finish.finish`: sort, validate,
+attribute, cost) and lets the session commit the result.  Who runs the reads and where the
+tables go are the run's modes (:mod:`reliab.io._modes`).  Parsers register themselves on
+import; the imports below fix the registration order used to break sniffing ties.
 """
 
 from __future__ import annotations
@@ -32,13 +24,11 @@ import reliab.io.sources  # noqa: F401  (registers slurm://, prometheus://, jour
 from reliab.errors import ReliabError
 from reliab.io._discover import Entry
 from reliab.io._finish import finish, sources_of
-from reliab.io._merge import TableParts, accounting_of, file_tables
-from reliab.io._merge import concat as _concat  # noqa: F401  (the name tests use)
+from reliab.io._merge import accounting_of
 from reliab.io._merge import progress as progress_bar
 from reliab.io._modes import runner_for, sink_for
 from reliab.io._plan import RunPlan, prepare
 from reliab.io._readfile import (
-    UNREADABLE,
     canonical_result,
     check_arguments,
     choose_source,
@@ -50,9 +40,7 @@ from reliab.io._registry import FileResult, get_source, options_for, parsers, ur
 from reliab.io._registry import sources as live_sources
 from reliab.io._result import IngestResult, SourceChoice
 
-__all__ = ["ingest", "IngestResult", "SourceChoice", "available_sources", "discover", "read_file",
-           "choose_source", "read_entry", "read_url", "run_keys", "accounting_of", "file_tables", "TableParts",
-           "UNREADABLE"]
+__all__ = ["ingest", "available_sources", "discover", "read_entry", "read_url", "run_keys"]
 
 
 def available_sources() -> pd.DataFrame:

@@ -1,11 +1,5 @@
-"""The end of every ingest: the merged tables sorted and validated, interruptions attributed and costed.
-
-A sink's :class:`Session` takes each input's tables while the pipeline's loop reads them and
-hands back what it merged (:meth:`Session.close`, a :class:`Merged`); :func:`finish` turns
-that, with the run's source choices, into the run's
-:class:`~reliab.io._result.IngestResult`, whatever the mode; the session then commits it
-(:meth:`Session.commit`).
-"""
+"""A sink's :class:`Session` (what the pipeline's loop hands each input to) and :func:`finish`,
+which turns what the session merged into the run's :class:`~reliab.io._result.IngestResult`."""
 
 from __future__ import annotations
 
@@ -21,7 +15,7 @@ from reliab.io._forced import forced_notes
 from reliab.io._plan import ReadEntry, RunPlan
 from reliab.io._registry import FileResult
 from reliab.io._repeats import drop_repeated_jobs
-from reliab.io._result import IngestResult, SourceChoice, failures_not_kept, not_read_notes
+from reliab.io._result import FAILURE_SOURCES, IngestResult, SourceChoice, not_read_notes
 from reliab.io._tasks import COMBINE, Mode
 
 __all__ = ["Merged", "Session", "Rows", "plan_notes", "sources_of", "finish"]
@@ -34,12 +28,10 @@ Rows = list[tuple[FileResult, SourceChoice | None]]
 class Merged:
     """What a sink's session merged, for :func:`finish`.
 
-    ``tables`` holds signals, jobs, telemetry and quarantine, already conformed, and
-    ``failures`` and ``lifetimes`` where the sink keeps them (``kept_by``, e.g. ``"store="``,
-    names the sink in the note that says it does not).  ``signals`` may be only the rows
-    :func:`reliab.job_outcomes` can use, in table order (the local engine with ``output=``
-    reads back no more, :mod:`reliab.io._streamed`).  ``notes`` are run-level remarks, to
-    which the finishing step adds its own.
+    ``tables`` holds signals, jobs, telemetry and quarantine, conformed, and ``failures`` and
+    ``lifetimes`` where the sink keeps them (``kept_by`` names the sink in the note that says
+    it does not).  ``signals`` may be only the rows :func:`reliab.job_outcomes` can use, in
+    table order (:mod:`reliab.io._streamed`).  ``notes`` are run-level remarks.
     """
 
     tables: dict[str, pd.DataFrame]
@@ -51,15 +43,12 @@ class Merged:
 class Session:
     """One run of a sink: it takes each planned input, hands back what it merged, commits the result.
 
-    :meth:`add` has an input read (or not, when the sink knows it) and keeps its tables;
-    :meth:`close` hands back the merged tables; :meth:`commit` makes the finished result
-    the sink's (writes what it derived, or returns it).  With a Dask runner the tasks read
-    the inputs of :meth:`ahead` and do with their tables as :attr:`tasks` says.
+    With a Dask runner the tasks read the inputs of :meth:`ahead` and do with their tables
+    as :attr:`tasks` (:data:`reliab.io._tasks.Mode`) says: join them per task (this default),
+    keep each file's own (``None``), or write them to a folder as parts of run :attr:`run`,
+    calling :meth:`written` with their records.
     """
 
-    #: what a Dask runner's tasks do with the tables they read (:data:`reliab.io._tasks.Mode`):
-    #: join them per task (this default), keep each file's own (``None``), or write them to
-    #: a folder as parts of run :attr:`run`, calling :meth:`written` with their records
     tasks: Mode = COMBINE
     run: str = ""
 
@@ -109,13 +98,18 @@ def finish(merged: Merged, sources: dict[str, SourceChoice], **attribution: Any)
     if not (isinstance(signals.index, pd.RangeIndex) and signals.index.start == 0
             and signals.index.step == 1):
         signals = signals.reset_index(drop=True)
+    def parsed(sources: tuple[str, ...]) -> int:
+        return int(accounting.loc[accounting["source"].isin(sources), "parsed"].sum())
+
     if "failures" not in tables:  # a sink that does not keep failure records says so (never silent)
-        dropped = failures_not_kept(accounting, merged.kept_by)
-        tables["failures"], notes = schema.empty("failures"), (*notes, dropped) if dropped else notes
+        tables["failures"] = schema.empty("failures")
+        if n := parsed(FAILURE_SOURCES):
+            notes = (*notes, f"Warning: {n:,} failure records (with repair times) were read as signals, but"
+                     f" {merged.kept_by} does not keep the failures table yet: ingest without store= or output="
+                     " for MTTR, availability and the other failure-record analyses")
     if "lifetimes" not in tables:
-        read = int(accounting.loc[accounting["source"].eq("lifetimes"), "parsed"].sum()) if len(accounting) else 0
         tables["lifetimes"] = schema.empty("lifetimes")
-        if read:
+        if read := parsed(("lifetimes",)):
             notes = (*notes, f"Warning: {read} unit lives read from inventory files are not kept by this "
                      "ingest mode (store= or output=); ingest those files without it to analyse them")
     tables["failures"] = classify_failures(tables["failures"], signals)  # the classes of their lines' signals

@@ -18,18 +18,6 @@ PARQUET_TABLES = ("signals", "interruptions", "accounting", "quarantine", "jobs"
 #: readers whose records are failures with a repair time (rows of the ``failures`` table)
 FAILURE_SOURCES = ("lanl",)
 
-
-def failures_not_kept(accounting: pd.DataFrame, mode: str) -> str | None:
-    """The run note saying that ``mode`` does not keep the ``failures`` table, when the run
-    read failure records (``None`` otherwise)."""
-    if "source" not in accounting.columns:
-        return None
-    n = int(accounting.loc[accounting["source"].isin(FAILURE_SOURCES), "parsed"].sum())
-    if not n:
-        return None
-    return (f"Warning: {n:,} failure records (with repair times) were read as signals, but {mode} does not"
-            " keep the failures table yet: ingest without store= or output= for MTTR, availability and the"
-            " other failure-record analyses")
 #: accounting sources of inputs left out by design (not counted among the files not read)
 SKIPPED_SOURCES = ("skipped", "manifest", "duplicate")
 
