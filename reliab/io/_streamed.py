@@ -1,28 +1,15 @@
-"""The local engine with ``output=``: tables go to partitioned Parquet while the files are read.
+"""The Output sink (``ingest(paths, output=folder)``): tables go to partitioned Parquet as they are read.
 
-``reliab.ingest(paths, output=folder)`` reads the files one after the other as the local
-engine does, but each file's tables are written to ``folder`` as soon as the file is read,
-in the layout of the Dask engine (:mod:`reliab.io._partitioned`: parts by table, source
-and date, one run id, the manifest renamed in last), and the rows a large kernel log's
-bulk parser makes are written in batches of :data:`BATCH_ROWS` while the file is read
-(:class:`reliab.io._lines.BulkSink`), so memory does not grow with the file.  The
-per-line rows of such a file (few: they need the reader's ``finish``) are put at their
-lines among the bulk rows when the file ends, through the positions the manifest keeps:
-:func:`reliab.io._partitioned.read_table` gives the rows, in the order, of an in-memory
-ingest.
-
-Files that produce job records are held until the end (another input may repeat a job
-record, and the signals of the copy are then dropped, :mod:`reliab.io._repeats`), then
-written; their signals stay in memory for the attribution.  The attribution
-(:func:`reliab.job_outcomes`) gathers only the signals it can use, reading back those of the
-other files: those in the window around some job end (parts pruned by their date partition, then rows by
-``time``), tickets and ``train:`` rows (which it matches by job id), and one row per
-(source, host) for the evidence-coverage notes; with no job records it reads nothing.
-The result (:class:`reliab.io._result.OutputIngestResult`) holds every table but
-``signals`` and ``telemetry``, which it reads from the folder when first used.
-
-A run that fails (an error under ``strict=True``, an interrupt) deletes the parts it
-wrote and commits nothing.
+Each file's tables are written as soon as it is read, in the layout of
+:mod:`reliab.io._partitioned` (one run id, the manifest renamed in last; a run that fails
+deletes its parts and commits nothing), and the rows a large kernel log's bulk parser makes
+are written in batches of :data:`BATCH_ROWS` while the file is read
+(:class:`reliab.io._lines.BulkSink`), so memory does not grow with the file; its per-line
+rows are put at their lines among them when the file ends, through the positions the
+manifest keeps.  Files with job records are held to the end (another input may repeat a
+job record, :mod:`reliab.io._repeats`), then written; their signals stay in memory.  The
+attribution reads back only the signals it can use (:meth:`OutputWriter.attribution_signals`).
+With a Dask runner the tasks write the tables and every table is read back to finish.
 """
 
 from __future__ import annotations
@@ -72,8 +59,8 @@ _MARGIN = pd.Timedelta("1s")
 class _FileSink:
     """The :class:`~reliab.io._lines.BulkSink` of one file: its bulk rows written as numbered pieces."""
 
-    def __init__(self, writer: OutputWriter, path: str, batch_rows: int) -> None:
-        self.writer, self.path, self.batch_rows = writer, path, batch_rows
+    def __init__(self, writer: OutputWriter, path: str) -> None:
+        self.writer, self.path, self.batch_rows = writer, path, writer.batch_rows
         self.task = -1  # given at the first write, after the files gathered before are written
         #: per piece: its manifest records (positions in the piece) and the rows' line numbers
         self.pieces: list[tuple[list[dict[str, Any]], Packed]] = []
@@ -88,7 +75,7 @@ class _FileSink:
             self.writer.flush()
             self.task = self.writer._next()
         lineno = rows["_lineno"].to_numpy()
-        frame = self.writer.frame(rows.drop_columns(["_lineno"]), table)
+        frame = concat([rows.drop_columns(["_lineno"])], table)
         records = self.writer.write_frame(frame, table, source, self.task, piece=len(self.pieces))
         self.pieces.append((records, _pack(lineno)))
         if table == "signals":
@@ -144,10 +131,8 @@ class OutputWriter:
     the job files) and the manifest records of the parts written.
     """
 
-    def __init__(self, folder: str | os.PathLike[str], run: str, batch_rows: int = BATCH_ROWS) -> None:
-        if batch_rows < 1:
-            raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
-        self.folder, self.run, self.batch_rows = str(folder), run, batch_rows
+    def __init__(self, folder: str | os.PathLike[str], run: str) -> None:
+        self.folder, self.run, self.batch_rows = str(folder), run, BATCH_ROWS
         self.parts: list[dict[str, Any]] = []
         self.quarantine: list[pd.DataFrame] = []
         #: runs of consecutive files with job records (a task each), written at the end
@@ -161,11 +146,6 @@ class OutputWriter:
         self._pending_rows = 0
         self._task = 0
 
-    @staticmethod
-    def frame(part: pd.DataFrame | pa.Table, table: str) -> pd.DataFrame:
-        """One file's table conformed, exactly as the in-memory run converts it."""
-        return concat([part], table)
-
     def write_frame(self, frame: pd.DataFrame, table: str, source: str, task: int,
                     piece: int | None = None) -> list[dict[str, Any]]:
         """Write a conformed table of one file; count its rows; the records (not yet kept)."""
@@ -175,11 +155,6 @@ class OutputWriter:
         records = _partitioned.write_table(frame, table, sources, self.folder, self.run, task, piece)
         self._count(frame, table)
         return records
-
-    def _write_results(self, results: list[FileResult], task: int, skip: tuple[str, ...] = ()) -> None:
-        """Write the tables of consecutive ``results`` as one task (as the Dask engine's batches)."""
-        self.parts += _partitioned.write_parts(results, self.folder, self.run, task, skip=skip,
-                                               written_table=self._count)
 
     def _count(self, frame: pd.DataFrame, table: str) -> None:
         if table in ("signals", "telemetry"):
@@ -191,14 +166,15 @@ class OutputWriter:
         """Write the files gathered so far as one task."""
         if self.pending:
             pending, self.pending, self._pending_rows = self.pending, [], 0
-            self._write_results(pending, self._next())
+            self.parts += _partitioned.write_parts(pending, self.folder, self.run, self._next(),
+                                                   written_table=self._count)
 
     def read(self, plan: RunPlan, entry: Entry, strict: bool, read_entry: ReadEntry) -> list[tuple[FileResult, SourceChoice]]:
         """Read one input (a file with its bulk rows streamed) with the pipeline's ``read_entry``;
         ``(result, choice)`` per row, tables written."""
         if entry.result is not None or entry.url:
             return [(self.take(r), c) for r, c in read_entry(plan, entry, strict)]
-        sink = _FileSink(self, entry.path, self.batch_rows)
+        sink = _FileSink(self, entry.path)
         with streaming(sink):
             read = read_entry(plan, entry, strict)
         (result, choice), = read
@@ -243,7 +219,7 @@ class OutputWriter:
             self.parts += [_partitioned.remap(r, where) for r in records]
         rest = part_of(result.tables, sink.table)
         rest = rest.take(order) if not isinstance(rest, pd.DataFrame) else rest.iloc[order].reset_index(drop=True)
-        records = self.write_frame(self.frame(rest, sink.table), sink.table, result.source, sink.task,
+        records = self.write_frame(concat([rest], sink.table), sink.table, result.source, sink.task,
                                    piece=len(sink.pieces))
         self.parts += [_partitioned.remap(r, at_line) for r in records]
         return self.take(dataclasses.replace(result, tables={k: v for k, v in result.tables.items()
@@ -270,7 +246,7 @@ class OutputWriter:
         source_of = np.array([_partitioned.partition_value(r.source) for r in files] + [""], dtype=object)
         both: dict[str, pd.DataFrame] = {}
         for name in ("jobs", "signals"):
-            frames = [self.frame(part_of(r.tables, name), name) if name in r.tables else schema.empty(name)
+            frames = [concat([part_of(r.tables, name)], name) if name in r.tables else schema.empty(name)
                       for r in files]
             both[name] = concat(frames, name)
             # each row's file, carried through the merge of repeated jobs (set in place: a copy
@@ -292,7 +268,8 @@ class OutputWriter:
                     if name == "signals":
                         self.kept[task] = rows
         for task, group in held:
-            self._write_results(group, task, skip=("signals", "jobs"))
+            self.parts += _partitioned.write_parts(group, self.folder, self.run, task, skip=("signals", "jobs"),
+                                                   written_table=self._count)
         return kept_jobs, note
 
     def attribution_signals(self, jobs: pd.DataFrame, before: Any, after: Any) -> pd.DataFrame:
@@ -446,12 +423,11 @@ class _Written(Session):
 
 
 @contextmanager
-def written(plan: RunPlan, output: str | os.PathLike[str], batch_rows: int | None = None, *,
-            by_tasks: bool = False) -> Iterator[_Written]:
+def written(plan: RunPlan, output: str | os.PathLike[str], *, by_tasks: bool = False) -> Iterator[_Written]:
     """The run of :func:`reliab.ingest` with ``output`` (see the module doc; ``by_tasks``: a
     Dask runner's tasks write the tables).
 
     A run that fails (inside the ``with``) deletes the parts it wrote and commits nothing.
     """
     with _partitioned.new_run(output) as (out, run):
-        yield _Written(plan, out, OutputWriter(out, run, BATCH_ROWS if batch_rows is None else batch_rows), by_tasks)
+        yield _Written(plan, out, OutputWriter(out, run), by_tasks)
