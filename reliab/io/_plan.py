@@ -88,13 +88,6 @@ class RunPlan:
         return [self.explicit] if self.explicit is not None else list(self.manifests.values())
 
 
-def _items(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str | os.PathLike[str]]:
-    items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
-    if not items:
-        raise ValueError("ingest needs at least one path")
-    return items
-
-
 def prepare(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
             source: str | None = None, recursive: bool = True, strict: bool = False,
             manifest: bool | str | os.PathLike[str] = True, options: Mapping[str, Any] | None = None,
@@ -128,7 +121,9 @@ def prepare(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
     ManifestError
         A manifest that cannot be used (file, line and key named).
     """
-    items = _items(paths)
+    items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    if not items:
+        raise ValueError("ingest needs at least one path")
     keys = tuple(run_keys)
     explicit = None
     manifests: dict[Path, Manifest] = {}

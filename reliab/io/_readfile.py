@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import lzma
 import os
+import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import zstandard
 
 from reliab.errors import InputFileError, ParseError, UnknownFormatError
 from reliab.io._files import read_head, read_start
@@ -93,43 +97,37 @@ def _binary(path: Path, kind: str, strict: bool) -> SourceChoice:
     return SourceChoice(BINARY, 0.0, reason)
 
 
-def _check_options(options: dict[str, Any]) -> None:
-    check_limit(options.get("quarantine_limit"))
-    if any(any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fn).parameters.values())
-           for fn in [*(p.read for p in parsers()), *(s.read for s in live_sources())]):
-        return
-    accepted = set(reader_options())
-    unknown = sorted(set(options) - accepted - {"quarantine_limit"})  # read by read_file
-    if unknown:
-        raise TypeError(f"ingest() got option(s) {unknown} that no reader accepts;"
-                        f" accepted: {', '.join(sorted(accepted))}")
+def _takes_any(read: Callable[..., Any]) -> bool:
+    """Whether ``read`` takes any keyword (``**kwargs``)."""
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(read).parameters.values())
 
 
 def check_arguments(source: str | None, options: dict[str, Any]) -> None:
     """Fail early on a ``source`` that names no parser or an option no parser accepts.
+
+    An option given with a forced ``source`` must be one of that reader's: it would
+    otherwise drop it silently (``--columns`` to ``sacct``).
 
     Raises
     ------
     UnknownFormatError
         ``source`` names no registered parser.
     TypeError
-        An option that no parser accepts.
+        An option that no parser accepts, or that the forced reader does not.
     """
     if source is not None:
         try:
             get_parser(source)
         except KeyError as exc:
             raise UnknownFormatError(str(exc.args[0])) from None
-    _check_options(options)
-    if source is not None:
-        _check_forced_options(source, options)
-
-
-def _check_forced_options(source: str, options: dict[str, Any]) -> None:
-    """``TypeError`` naming the options of ``source`` when one given is not among them: a
-    forced reader would otherwise drop it silently (``--columns`` to ``sacct``)."""
-    read = get_parser(source).read
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(read).parameters.values()):
+    check_limit(options.get("quarantine_limit"))
+    if not any(_takes_any(fn) for fn in [*(p.read for p in parsers()), *(s.read for s in live_sources())]):
+        accepted = set(reader_options())
+        unknown = sorted(set(options) - accepted - {"quarantine_limit"})  # read by read_file
+        if unknown:
+            raise TypeError(f"ingest() got option(s) {unknown} that no reader accepts;"
+                            f" accepted: {', '.join(sorted(accepted))}")
+    if source is None or _takes_any(get_parser(source).read):
         return
     taken = accepted_by(source)
     extra = sorted(set(options) - taken - {"quarantine_limit"})
@@ -233,24 +231,9 @@ def canonical_result(result: FileResult) -> FileResult:
     return result if tables is None else dataclasses.replace(result, tables=tables)
 
 
-def _broken_stream_errors() -> tuple[type[BaseException], ...]:
-    """Exceptions that mean "this file's bytes cannot be decoded", whatever the parser."""
-    import lzma
-    import zlib
-
-    errors: tuple[type[BaseException], ...] = (EOFError, zlib.error, lzma.LZMAError, OSError,
-                                               UnicodeDecodeError, pd.errors.ParserError,
-                                               pd.errors.EmptyDataError)
-    try:
-        import zstandard
-
-        errors += (zstandard.ZstdError,)
-    except ImportError:  # pragma: no cover - declared dependency
-        pass
-    return errors
-
-
-_BROKEN_STREAM = _broken_stream_errors()
+#: exceptions that mean "this file's bytes cannot be decoded", whatever the parser
+_BROKEN_STREAM = (EOFError, zlib.error, lzma.LZMAError, zstandard.ZstdError, OSError, UnicodeDecodeError,
+                  pd.errors.ParserError, pd.errors.EmptyDataError)
 
 
 def forced_note(result: FileResult, choice: SourceChoice) -> FileResult:
