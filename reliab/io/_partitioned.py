@@ -47,7 +47,7 @@ from reliab.io._merge import concat, file_tables
 from reliab.io._registry import FileResult
 
 __all__ = ["PARTITIONED", "DERIVED", "MANIFEST", "new_run", "write_parts", "write_table", "positions", "remap",
-           "commit", "part_files", "read_table", "read_parts", "read_manifest", "partition_value",
+           "commit", "atomic", "part_files", "read_table", "read_parts", "read_manifest", "partition_value",
            "parts_in_order", "read_rows"]
 
 #: tables written by the workers, partitioned
@@ -166,14 +166,21 @@ def write_table(frame: pd.DataFrame, table: str, sources: np.ndarray, folder: st
             rel = rel / f"date={date}"
         target = root / rel / f"{name}.parquet"
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.tmp")
         part = (frame.iloc[rows[0]:rows[-1] + 1] if rows[-1] - rows[0] + 1 == len(rows)  # a slice: no copy
                 else frame.iloc[rows])
-        schema.write_parquet(part.reset_index(drop=True), str(tmp), table, check=False)
-        os.replace(tmp, target)
+        with atomic(target) as tmp:
+            schema.write_parquet(part.reset_index(drop=True), str(tmp), table, check=False)
         written.append({"table": table, "path": str(target.relative_to(root)), "rows": int(len(rows)),
                         "task": int(task), **_located(rows)})
     return written
+
+
+@contextmanager
+def atomic(target: Path) -> Iterator[Path]:
+    """A temporary path in ``target``'s folder for the block to write, renamed to ``target`` after it."""
+    tmp = target.with_name(f".{target.name}.tmp")
+    yield tmp
+    os.replace(tmp, target)
 
 
 def positions(record: dict[str, Any]) -> np.ndarray:
@@ -293,17 +300,14 @@ def commit(folder: str | os.PathLike[str], run: str, parts: list[dict[str, Any]]
     root = Path(folder)
     root.mkdir(parents=True, exist_ok=True)
     for table in DERIVED:
-        target = root / f"{table}.parquet"
-        tmp = target.with_name(f".{target.name}.tmp")
-        schema.write_parquet(getattr(result, table), str(tmp), table)
-        os.replace(tmp, target)
+        with atomic(root / f"{table}.parquet") as tmp:
+            schema.write_parquet(getattr(result, table), str(tmp), table)
     manifest = {"format": "reliab partitioned tables", "version": 2, "run": run,
                 "tables": {t: [p for p in parts if p["table"] == t] for t in PARTITIONED},
                 "derived": sorted(DERIVED), "policy": result.policy, "notes": list(result.notes), **facts}
     target = root / MANIFEST
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, target)
+    with atomic(target) as tmp:
+        tmp.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     _sweep(root, {p["path"] for p in parts})
     return target
 

@@ -45,7 +45,6 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -57,6 +56,7 @@ from reliab import schema
 from reliab.errors import InputFileError
 from reliab.io._files import HEAD_BYTES, read_head
 from reliab.io._merge import concat_frames, file_tables
+from reliab.io._partitioned import atomic
 from reliab.io._registry import FileResult, is_line_format
 from reliab.io._result import SourceChoice
 from reliab.io._storecheck import StoreError, part_record, rebuild_hint, verify_parts
@@ -367,8 +367,8 @@ class Store:
         arrow = schema.to_arrow(ledger)
         metadata = {**(arrow.schema.metadata or {}), _RUNS_KEY: json.dumps(runs).encode(),
                     _PARTS_KEY: json.dumps({r: parts[r] for r in runs if r in parts}).encode()}
-        _atomic(self.directory / LEDGER,
-                lambda tmp: pq.write_table(arrow.replace_schema_metadata(metadata), tmp))
+        with atomic(self.directory / LEDGER) as tmp:
+            pq.write_table(arrow.replace_schema_metadata(metadata), tmp)
         self.runs, self.parts = runs, {r: parts[r] for r in runs if r in parts}
         self._pending, self._dirty = [], False
         self._sweep()
@@ -377,7 +377,8 @@ class Store:
         folder = self.directory / table
         folder.mkdir(exist_ok=True)
         target = folder / f"{run}.parquet"
-        _atomic(target, lambda tmp: schema.write_parquet(frame, str(tmp), table))
+        with atomic(target) as tmp:
+            schema.write_parquet(frame, str(tmp), table)
         return part_record(target, len(frame))
 
     def _compact(self, runs: list[str]) -> tuple[list[str], dict[str, dict[str, Any]]]:
@@ -420,13 +421,6 @@ def _repath(current: pd.Series, value: pd.Series, column: str) -> pd.Series:
     if column == "origin":
         current = current + ":" + value.str.rsplit(":", n=1).str[-1]
     return current.where(current.notna(), value)
-
-
-def _atomic(target: Path, write: Callable[[Path], None]) -> None:
-    """Write ``target`` through a temporary file in the same folder, then rename."""
-    tmp = target.with_name(f".{target.name}.tmp")
-    write(tmp)
-    os.replace(tmp, target)
 
 
 __all__ = ["Store", "Plan", "LEDGER", "STORE_TABLES", "MAX_RUNS"]
