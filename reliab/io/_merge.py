@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 __all__ = ["concat", "concat_frames", "progress", "TableParts", "file_tables", "accounting_of"]
 
 
-
 def concat(frames: list[pd.DataFrame | pa.Table], table: str) -> pd.DataFrame:
     """The rows of ``frames`` (pandas, or Arrow left by :class:`FileTables`) as one conformed table.
 
@@ -83,7 +82,6 @@ def progress(total: int, enabled: bool) -> tuple[Callable[[], None], Callable[[]
     task = bar.add_task("ingest", total=total)
     bar.start()
     return (lambda: bar.advance(task)), bar.stop
-
 
 
 class TableParts:
@@ -164,7 +162,6 @@ class TableParts:
             self._convert(name)
         parts, self._parts = self._parts, {name: [] for name in self._parts}
         return {name: concat(parts.pop(name), name) for name in list(parts)}
-
 
 
 def file_tables(results: list[FileResult]) -> dict[str, pd.DataFrame]:

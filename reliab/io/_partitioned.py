@@ -1,4 +1,4 @@
-"""Partitioned Parquet output of an ingest (Dask, or local with ``output=``): tables by source and date.
+"""Partitioned Parquet output of an ingest (``output=``, either runner): tables by source and date.
 
 Layout of an output folder::
 
@@ -7,24 +7,18 @@ Layout of an output folder::
     _reliab_dataset.json
 
 The tables read from files (``signals``, ``jobs``, ``telemetry``, ``quarantine``) are
-written by the workers (or by the local engine, :mod:`reliab.io._streamed`, which numbers
-the batches of one large file as pieces of its task), one part per task and (source, date) group (Hive-style folder
-names, so engines that prune partitions can use them; the quarantine, which has no time,
-is partitioned by source only).  The date is the UTC date of ``time`` (signals,
-telemetry) or of a job's ``end`` (else ``start``, else ``submit``); rows without one are
-in ``date=unknown``.  The tables the client derives (interruptions, user failures,
-accounting) are single files.
+written one part per task and (source, date) group (Hive-style folder names, so engines
+that prune partitions can use them; the quarantine, which has no time, by source only).
+The date is the UTC date of ``time``, or of a job's ``end`` (else ``start``, else
+``submit``); rows without one are in ``date=unknown``.  The derived tables are single files.
 
-``_reliab_dataset.json`` is the commit point, renamed in last: it names the run and lists
-every part with its row count and the positions its rows had in the task's output, so
-:func:`read_table` gives the rows in exactly the order of a one-machine ingest.  The
-positions are ``runs`` (``[start, length]`` pairs) where they form a few runs, else
-``steps``: the first position and the gaps to the next, zlib-compressed and base64-encoded
-(a job table whose rows alternate between end dates has one run per row: 1M jobs made
-a 73 MB manifest and held ~200 bytes of Python lists per row until the commit).  Parts of
-a run that did not commit (a failed task, a killed client) are not in the manifest and are
-deleted by the next run into the folder; readers that list the folder themselves should
-read the manifest first.
+``_reliab_dataset.json`` is the commit point, renamed in last: it lists every part with its
+row count and the positions its rows had in the task's output, so :func:`read_table` gives
+the rows in the order of a one-machine ingest.  The positions are ``runs`` (``[start,
+length]`` pairs) where they form a few runs, else ``steps``: the first position and the
+gaps, zlib-compressed and base64-encoded (1M jobs alternating between end dates made a 73 MB
+manifest of runs).  Parts of a run that did not commit are not in the manifest and are
+deleted by the next run into the folder; readers should read the manifest first.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""What the incremental store knows of a file's content, and how it cuts a result to new lines.
-
-* :func:`family` — the rotation family of a path (``messages.2.gz`` → ``messages``).
-* :func:`content_facts` — decompressed size and whether the content ends with a newline.
-* :func:`prefix_digests` — SHA-256 of the first *n* decompressed bytes: the check that a
-  grown file was *appended to*, not rewritten (a capture overwritten with the same first
-  64 KiB is caught here, not by the head fingerprint).
-* :func:`trim` — a reader's result restricted to the lines after those already stored.
-* :func:`hold_tail` — a result without its last line when that line has no newline yet:
-  a writer may be in the middle of it (``… Xid (PCI:0000:3b:00): 4`` becomes ``48`` a
-  moment later), so it is committed only once complete, or once the file is final
-  (rotated or compressed: nobody appends to it any more).
-"""
+"""What the incremental store knows of a file's content (its rotation family, decompressed size,
+prefix digests), and how it cuts a reader's result to the lines not stored yet (:func:`trim`)
+or to its complete lines (:func:`hold_tail`)."""
 
 from __future__ import annotations
 
@@ -83,7 +73,8 @@ def content_facts(path: str) -> Facts:
 
 
 def prefix_digests(path: str, first: int, total: int) -> tuple[str | None, str | None]:
-    """SHA-256 of the first ``first`` and of the first ``total`` bytes, in one pass.
+    """SHA-256 of the first ``first`` and of the first ``total`` decompressed bytes, in one pass
+    (the check that a grown file was appended to, not rewritten with the same first 64 KiB).
 
     Either is ``None`` if the content is shorter.
     """
@@ -144,7 +135,8 @@ def trim(result: FileResult, lines: int, parsed: int) -> FileResult:
 
 
 def hold_tail(result: FileResult) -> FileResult:
-    """``result`` without its last line (one with no newline yet), accounting adjusted.
+    """``result`` without its last line (one with no newline yet: a writer may be in the middle
+    of it, ``… Xid (PCI:0000:3b:00): 4`` becomes ``48`` a moment later), accounting adjusted.
 
     Rows are matched to the line by ``origin``; a table without origins (one row per
     parsed line, e.g. ``telemetry_csv``) loses its last row when the line was parsed.
