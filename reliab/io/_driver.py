@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,7 +25,6 @@ from reliab.errors import ReliabError
 from reliab.io._discover import Entry
 from reliab.io._finish import finish, sources_of
 from reliab.io._merge import accounting_of
-from reliab.io._merge import progress as progress_bar
 from reliab.io._modes import runner_for, sink_for
 from reliab.io._plan import RunPlan, prepare
 from reliab.io._readfile import (
@@ -203,7 +202,7 @@ def ingest(
     with sink(plan, runner) as session:
         results: list[FileResult] = []
         choices: dict[str, SourceChoice | None] = {}
-        advance, done = progress_bar(len(plan.entries), progress)
+        advance, done = _progress_bar(len(plan.entries), progress)
         try:
             with runner.reads(plan, read_entry, session, strict=strict) as read:
                 for entry in plan.entries:  # the one loop over the planned inputs, in input order
@@ -215,6 +214,18 @@ def ingest(
             done()
         merged = session.close(accounting_of(results), attribution)  # the sink's merged tables
         return session.commit(finish(merged, sources_of(results, choices), **attribution))
+
+
+def _progress_bar(total: int, enabled: bool) -> tuple[Callable[[], None], Callable[[], None]]:
+    """(advance, close) callbacks of an optional rich progress bar."""
+    if not enabled:
+        return (lambda: None), (lambda: None)
+    from rich.progress import Progress
+
+    bar = Progress(transient=True)
+    task = bar.add_task("ingest", total=total)
+    bar.start()
+    return (lambda: bar.advance(task)), bar.stop
 
 
 def read_entry(plan: RunPlan, entry: Entry, strict: bool) -> list[tuple[FileResult, SourceChoice]]:

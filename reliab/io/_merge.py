@@ -2,14 +2,12 @@
 
 :class:`TableParts` gathers the tables while the files are read (the in-process engine),
 :func:`file_tables` joins those of a list of results (the store, the Dask engine),
-:func:`accounting_of` gives the run's accounting rows, :func:`progress` the optional
-progress bar of every engine.
+:func:`accounting_of` gives the run's accounting rows.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -22,7 +20,7 @@ from reliab.io._rowtable import conformed as _conformed
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["concat", "concat_frames", "progress", "TableParts", "file_tables", "accounting_of"]
+__all__ = ["concat", "concat_frames", "TableParts", "file_tables", "accounting_of"]
 
 
 def concat(frames: list[pd.DataFrame | pa.Table], table: str) -> pd.DataFrame:
@@ -70,18 +68,6 @@ def concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
         cols = {c for f in frames for c in f.columns if f[c].dtype == schema.PY_STRING}
         return pd.concat([f.astype({c: schema.PY_STRING for c in cols if c in f.columns}) for f in frames],
                          ignore_index=True)
-
-
-def progress(total: int, enabled: bool) -> tuple[Callable[[], None], Callable[[], None]]:
-    """(advance, close) callbacks of an optional rich progress bar."""
-    if not enabled:
-        return (lambda: None), (lambda: None)
-    from rich.progress import Progress
-
-    bar = Progress(transient=True)
-    task = bar.add_task("ingest", total=total)
-    bar.start()
-    return (lambda: bar.advance(task)), bar.stop
 
 
 class TableParts:

@@ -174,7 +174,7 @@ def failed_file(path: str, source: str, reason: str) -> FileResult:
                       quarantine=quarantine, reason=reason)
 
 
-def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
+def read_file(path: str | os.PathLike[str], choice: SourceChoice,
               options: dict[str, Any] | None = None, strict: bool = False) -> FileResult:
     """Read one file with the parser of ``choice``: the per-file step of every driver.
 
@@ -187,18 +187,16 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice | None,
     ----------
     path : path
         The file.
-    choice : SourceChoice or None
+    choice : SourceChoice
         From :func:`choose_source`; ``empty``, ``binary`` and ``unrecognized`` choices give
         a row with the file's lines counted as irrelevant, an :data:`UNREADABLE` choice one
-        quarantined pseudo-line.  ``None`` means empty.
+        quarantined pseudo-line.
     options : dict, optional
         Parser options; each reader gets those it accepts.
     strict : bool
         Raise on the first malformed line or broken file instead of quarantining.
     """
     name = path if isinstance(path, str) else os.fsdecode(os.fspath(path))
-    if choice is None:
-        choice = SourceChoice(EMPTY, 0.0, "empty file: nothing to read")
     if choice.source in OPENED_NOT_READ:
         return not_read(name, choice.source, choice.reason)
     if choice.source == UNREADABLE:

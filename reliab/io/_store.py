@@ -298,14 +298,11 @@ class Store:
         self._dirty = True
         return kept
 
-    def _parts(self, table: str) -> list[Path]:
-        return [self.directory / table / f"{run}.parquet" for run in self.runs]
-
     def _live(self, table: str) -> pd.DataFrame | None:
         """The committed parts of ``table`` concatenated in run order, content ids kept, without
         the rows of a content no longer in the ledger (a rewritten file's old content)."""
         frames = []
-        for part in self._parts(table):
+        for part in (self.directory / table / f"{run}.parquet" for run in self.runs):
             if not part.exists():
                 continue
             try:
