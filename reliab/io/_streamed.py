@@ -122,17 +122,21 @@ def _positions(pieces: Sequence[Packed], lines: np.ndarray) -> tuple[Iterator[np
     return at_bulk(), at_line
 
 
-class OutputWriter:
-    """Writes one run's per-file tables to ``folder``, task numbers in input order.
+class OutputWriter(Session):
+    """The Output session of either runner: writes one run's per-file tables to ``out``, task
+    numbers in input order, and commits the run after finishing.
 
     A task is a run of consecutive small files (written once they hold :attr:`batch_rows`
     rows), a file whose bulk rows were streamed (its pieces), or a run of consecutive files
     with job records (held to the end).  Keeps what the run's result needs (quarantine,
-    the job files) and the manifest records of the parts written.
+    the job files) and the manifest records of the parts written.  With a Dask runner
+    (``by_tasks``) the tasks write the tables and hand their parts to :meth:`written`.
     """
 
-    def __init__(self, folder: str | os.PathLike[str], run: str) -> None:
-        self.folder, self.run, self.batch_rows = str(folder), run, BATCH_ROWS
+    def __init__(self, plan: RunPlan, out: Path, run: str, by_tasks: bool = False) -> None:
+        self.plan, self.out, self.by_tasks = plan, out, by_tasks
+        self.folder, self.run, self.batch_rows = str(out), run, BATCH_ROWS
+        self.tasks = self.folder  # (a folder: the Dask runner's tasks write there)
         self.parts: list[dict[str, Any]] = []
         self.quarantine: list[pd.DataFrame] = []
         #: runs of consecutive files with job records (a task each), written at the end
@@ -169,7 +173,10 @@ class OutputWriter:
             self.parts += _partitioned.write_parts(pending, self.folder, self.run, self._next(),
                                                    written_table=self._count)
 
-    def read(self, plan: RunPlan, entry: Entry, strict: bool, read_entry: ReadEntry) -> list[tuple[FileResult, SourceChoice]]:
+    def written(self, parts: list[dict[str, Any]]) -> None:
+        self.parts += parts
+
+    def add(self, plan: RunPlan, entry: Entry, strict: bool, read_entry: ReadEntry) -> list[tuple[FileResult, SourceChoice]]:
         """Read one input (a file with its bulk rows streamed) with the pipeline's ``read_entry``;
         ``(result, choice)`` per row, tables written."""
         if entry.result is not None or entry.url:
@@ -307,6 +314,35 @@ class OutputWriter:
             chosen.append(np.flatnonzero(_marked(cols, seen, lo_ns if windowed else None, hi_ns)))
         return _partitioned.read_rows(self.folder, records, chosen, held)
 
+    def close(self, accounting: pd.DataFrame, attribution: dict[str, Any]) -> Merged:
+        """Locally: write the held job files; the jobs, the quarantine and the signals attribution
+        can use, read back.  The tasks' tables: every one read back whole."""
+        if self.by_tasks:
+            tables = {t: _partitioned.read_parts(self.out, [p for p in self.parts if p["table"] == t], t)
+                      for t in _partitioned.PARTITIONED}
+            return Merged(tables, accounting, plan_notes(self.plan), "output=")
+        jobs, repeated = self.jobs()
+        release_freed()  # what writing the held job files freed, before the attribution's rows are gathered
+        signals = self.attribution_signals(jobs, attribution.get("before", "10min"),
+                                                  attribution.get("after", "5min"))
+        tables = {"signals": signals, "jobs": jobs, "telemetry": schema.empty("telemetry"),
+                  "quarantine": concat(self.quarantine, "quarantine")}
+        return Merged(tables, accounting, plan_notes(self.plan) + ((repeated,) if repeated else ()), "output=")
+
+    def commit(self, result: IngestResult) -> OutputIngestResult:
+        """Commit the run; locally the result reads ``signals`` and ``telemetry`` from the folder
+        (the tasks' result holds them, read back to finish)."""
+        if self.by_tasks:  # the rows of the finished tables, as a local run counts those it writes
+            for table in ("signals", "telemetry"):
+                if len(getattr(result, table)):
+                    self._count(getattr(result, table), table)
+        counts = {"rows": dict(self.rows), "signal_sources": dict(self.signal_sources)}
+        release_freed()  # what attribution and costs freed, before the derived tables are written
+        _partitioned.commit(self.out, self.run, self.parts, result, counts=counts)
+        fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
+        lazy = {} if self.by_tasks else {"signals": None, "telemetry": None}
+        return OutputIngestResult(**{**fields, **lazy}, output=self.out, counts=counts)
+
 
 def _arrow(frame: pd.DataFrame) -> pa.Table | None:
     """A held task's signals as Arrow (its text columns shared, not copied), as its parts were
@@ -377,57 +413,12 @@ def _marked(cols: pa.Table, seen: set[tuple[Any, Any]], lo: np.ndarray | None, h
     return keep
 
 
-class _Written(Session):
-    """The Output session of either runner: each input's tables written as it is read
-    (:meth:`OutputWriter.read`), or, with a Dask runner (``by_tasks``), by the tasks, which
-    hand their parts to :meth:`written`; committed after finishing."""
-
-    def __init__(self, plan: RunPlan, out: Path, writer: OutputWriter, by_tasks: bool = False) -> None:
-        self.plan, self.out, self.writer, self.by_tasks = plan, out, writer, by_tasks
-        self.tasks, self.run = str(out), writer.run  # (a folder: the Dask runner's tasks write there)
-
-    def written(self, parts: list[dict[str, Any]]) -> None:
-        self.writer.parts += parts
-
-    def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> list[tuple[FileResult, SourceChoice]]:
-        return self.writer.read(plan, entry, strict, read)
-
-    def close(self, accounting: pd.DataFrame, attribution: dict[str, Any]) -> Merged:
-        """Locally: write the held job files; the jobs, the quarantine and the signals attribution
-        can use, read back.  The tasks' tables: every one read back whole."""
-        if self.by_tasks:
-            tables = {t: _partitioned.read_parts(self.out, [p for p in self.writer.parts if p["table"] == t], t)
-                      for t in _partitioned.PARTITIONED}
-            return Merged(tables, accounting, plan_notes(self.plan), "output=")
-        jobs, repeated = self.writer.jobs()
-        release_freed()  # what writing the held job files freed, before the attribution's rows are gathered
-        signals = self.writer.attribution_signals(jobs, attribution.get("before", "10min"),
-                                                  attribution.get("after", "5min"))
-        tables = {"signals": signals, "jobs": jobs, "telemetry": schema.empty("telemetry"),
-                  "quarantine": concat(self.writer.quarantine, "quarantine")}
-        return Merged(tables, accounting, plan_notes(self.plan) + ((repeated,) if repeated else ()), "output=")
-
-    def commit(self, result: IngestResult) -> OutputIngestResult:
-        """Commit the run; locally the result reads ``signals`` and ``telemetry`` from the folder
-        (the tasks' result holds them, read back to finish)."""
-        if self.by_tasks:  # the rows of the finished tables, as a local run counts those it writes
-            for table in ("signals", "telemetry"):
-                if len(getattr(result, table)):
-                    self.writer._count(getattr(result, table), table)
-        counts = {"rows": dict(self.writer.rows), "signal_sources": dict(self.writer.signal_sources)}
-        release_freed()  # what attribution and costs freed, before the derived tables are written
-        _partitioned.commit(self.out, self.writer.run, self.writer.parts, result, counts=counts)
-        fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
-        lazy = {} if self.by_tasks else {"signals": None, "telemetry": None}
-        return OutputIngestResult(**{**fields, **lazy}, output=self.out, counts=counts)
-
-
 @contextmanager
-def written(plan: RunPlan, output: str | os.PathLike[str], *, by_tasks: bool = False) -> Iterator[_Written]:
+def written(plan: RunPlan, output: str | os.PathLike[str], *, by_tasks: bool = False) -> Iterator[OutputWriter]:
     """The run of :func:`reliab.ingest` with ``output`` (see the module doc; ``by_tasks``: a
     Dask runner's tasks write the tables).
 
     A run that fails (inside the ``with``) deletes the parts it wrote and commits nothing.
     """
     with _partitioned.new_run(output) as (out, run):
-        yield _Written(plan, out, OutputWriter(out, run), by_tasks)
+        yield OutputWriter(plan, out, run, by_tasks)
