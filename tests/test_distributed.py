@@ -149,7 +149,6 @@ def test_own_cluster_runs_no_profiler_and_slow_timers() -> None:
 
 def test_batches_keep_order_and_size() -> None:
     assert dist.batches([10, 10, 50, 10, 200, 5], 60) == [[0, 1], [2, 3], [4], [5]]
-    assert dist.batches([1, 2, 3], None) == [[0], [1], [2]]
 
 
 def test_missing_dask_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,34 +1,27 @@
-"""The Dask engine of :func:`reliab.ingest`: ``engine="dask"``, one task per batch of files or byte range.
+"""The Dask runner of :func:`reliab.ingest`: ``engine="dask"``, one task per batch of files or byte range.
 
-``reliab.ingest(paths, engine="dask", client=None)`` plans the run on the client exactly
-as the local engine does (:func:`reliab.io._plan.prepare`: discovery, manifests, every
-input accounted for), then submits tasks (:mod:`reliab.io._tasks`):
+The run is planned on the client as in a local run (:func:`reliab.io._plan.prepare`), then
+tasks are submitted (:mod:`reliab.io._tasks`):
 
 * small files are grouped, in discovery order, into tasks of about ``BATCH_BYTES``
   on-disk bytes (per-task overhead is what limits a folder of 20,000 small logs), or
   fewer when that would leave fewer than 4 tasks per worker thread;
-  each file is sniffed and read on the worker with the local engine's per-file step;
-* a plain file larger than ``range_bytes`` whose reader is one prefiltered line scan
+* a plain file larger than ``RANGE_BYTES`` whose reader is one prefiltered line scan
   (kernel logs) is read as byte ranges (:mod:`reliab.io._ranges`): one task per range
-  finds its candidate lines, one task parses them in file order, so the result, line
-  numbers in origins and quarantine included, equals a whole-file read.  Compressed
-  files are never split (a compressed stream cannot be entered in the middle).
+  finds its candidate lines, one task parses them in file order, so the result equals a
+  whole-file read.  Compressed files are never split.
 
-Live ``scheme://`` inputs and files set aside by discovery are handled on the client.
-Without ``output`` each task's tables travel back through the scheduler, joined (with
-``store=``, file by file); with it, each task writes its tables as Parquet parts
-partitioned by source and date (:mod:`reliab.io._partitioned`) and only the line
-accounting travels back.  :func:`read_ahead` hands the pipeline's loop each input's rows in
-input order, so the session merges and the pipeline finishes as in a local run: the result
-is the local result.
+Live ``scheme://`` inputs and files set aside by discovery are handled on the client.  Each
+task's tables travel back through the scheduler, joined (``store=``: file by file), or with
+``output`` are written by the task as Parquet parts (:mod:`reliab.io._partitioned`) and only
+the line accounting travels back; with ``store=`` only the files the ledger says are new are
+read on the cluster.  :func:`read_ahead` hands the pipeline's loop each input's rows in input
+order, so the result is the local result.
 
 Failures: a task lost with its worker is re-run by the scheduler on another worker (Dask's
 ``distributed.scheduler.allowed-failures`` times); when a task fails for good, the run
 raises :class:`~reliab.errors.DistributedError` naming the task's files, cancels the
-other tasks and deletes the parts this run wrote: nothing partial is returned or
-committed.  With ``store=`` the store's own rules apply (:mod:`reliab.io._store`): the
-files its ledger says are new are read on the cluster, the ledger and tables stay with the
-client.
+other tasks and deletes the parts this run wrote: nothing partial is returned or committed.
 
 Dask is an optional dependency: ``pip install 'reliab[distributed]'``.  Workers must be
 able to import ``reliab`` and read the input paths (and write ``output``); parsers
@@ -72,15 +65,6 @@ BATCH_BYTES = 8 << 20
 RANGE_BYTES = _ranges.RANGE_BYTES
 
 
-def _distributed() -> Any:
-    """``dask.distributed``, or an ImportError saying how to install it."""
-    try:
-        import dask.distributed
-    except ImportError as exc:
-        raise ImportError("engine='dask' needs dask.distributed: pip install 'reliab[distributed]'") from exc
-    return dask.distributed
-
-
 @contextmanager
 def dask_client(client: Any = None, *, scheduler: str | None = None, workers: int | None = None) -> Iterator[Any]:
     """The client to use: ``client``, else one for ``scheduler``, else the current one, else a new local cluster.
@@ -94,7 +78,10 @@ def dask_client(client: Any = None, *, scheduler: str | None = None, workers: in
     if client is not None:
         yield client
         return
-    distributed = _distributed()
+    try:
+        import dask.distributed as distributed
+    except ImportError as exc:
+        raise ImportError("engine='dask' needs dask.distributed: pip install 'reliab[distributed]'") from exc
     if scheduler is not None:
         with distributed.Client(scheduler) as own:
             yield own
@@ -114,13 +101,11 @@ def dask_client(client: Any = None, *, scheduler: str | None = None, workers: in
         yield own
 
 
-def batches(sizes: list[int], batch_bytes: int | None) -> list[list[int]]:
+def batches(sizes: list[int], batch_bytes: int) -> list[list[int]]:
     """Positions grouped, in order, into batches of at most ``batch_bytes`` bytes.
 
-    A file larger than ``batch_bytes`` is a batch of its own; ``None`` gives one per file.
+    A file larger than ``batch_bytes`` is a batch of its own.
     """
-    if batch_bytes is None:
-        return [[i] for i in range(len(sizes))]
     groups: list[list[int]] = []
     size = 0
     for i, n in enumerate(sizes):
@@ -189,8 +174,8 @@ class _Submitted:
         self.client.cancel(self.futures)
 
 
-def _submit_file_tasks(sub: _Submitted, segments: list[list[Item]], strict: bool, output: str | None, run: str,
-                       batch_bytes: int | None, range_bytes: int) -> tuple[list[Any], list[int]]:
+def _submit_file_tasks(sub: _Submitted, segments: list[list[Item]], strict: bool, output: str | None,
+                       run: str) -> tuple[list[Any], list[int]]:
     """One future per task, in input order: batches of small files, range reads of large ones.
 
     ``segments`` are runs of files between live sources; no task spans two segments, and
@@ -208,7 +193,7 @@ def _submit_file_tasks(sub: _Submitted, segments: list[list[Item]], strict: bool
 
     def flush() -> None:
         sizes = [_size(i.path) for i in small]
-        for group in batches(sizes, _batch_size(sub.client, sum(sizes), batch_bytes)):
+        for group in batches(sizes, _batch_size(sub.client, sum(sizes))):
             chunk = [small[i] for i in group]
             n = task()
             futures.append(sub.submit(read_batch, chunk, strict, output, run, n, key=f"read-{n}",
@@ -219,14 +204,14 @@ def _submit_file_tasks(sub: _Submitted, segments: list[list[Item]], strict: bool
         if k:
             gaps.append(task())
         for item in items:
-            choice = _split_choice(item, strict, range_bytes)
+            choice = _split_choice(item, strict)
             if choice is None:
                 small.append(item)
                 continue
             flush()
             n = task()
             hits = [sub.submit(collect_span, span, choice, item.options, key=f"span-{n}-{span.index}",
-                               files=[item.path]) for span in _ranges.spans(item.path, range_bytes)]
+                               files=[item.path]) for span in _ranges.spans(item.path, RANGE_BYTES)]
             sub.futures.extend(hits)
             futures.append(sub.submit(read_spans, item, choice, strict, output, run, n, *hits,
                                       key=f"parse-{n}", files=[item.path]))
@@ -235,23 +220,21 @@ def _submit_file_tasks(sub: _Submitted, segments: list[list[Item]], strict: bool
     return futures, gaps
 
 
-def _batch_size(client: Any, total: int, batch_bytes: int | None) -> int | None:
-    """``batch_bytes``, made smaller when needed so that every worker thread gets about 4 tasks."""
-    if batch_bytes is None:
-        return None
+def _batch_size(client: Any, total: int) -> int:
+    """:data:`BATCH_BYTES`, made smaller when needed so that every worker thread gets about 4 tasks."""
     try:
         threads = max(1, sum(client.nthreads().values()))
     except Exception:  # noqa: BLE001 - a client that cannot say: keep the setting
-        return batch_bytes
-    return max(1, min(batch_bytes, total // (4 * threads)))
+        return BATCH_BYTES
+    return max(1, min(BATCH_BYTES, total // (4 * threads)))
 
 
-def _split_choice(item: Item, strict: bool, range_bytes: int) -> SourceChoice | None:
+def _split_choice(item: Item, strict: bool) -> SourceChoice | None:
     """The source of a file to read as byte ranges; ``None`` for a file read whole."""
-    if _size(item.path) <= range_bytes:
+    if _size(item.path) <= RANGE_BYTES:
         return None
     choice = choose_source(Path(item.path), item.forced, strict, item.why)
-    return choice if _ranges.splittable(item.path, choice.source, range_bytes) else None
+    return choice if _ranges.splittable(item.path, choice.source, RANGE_BYTES) else None
 
 
 def _segments(plan: RunPlan) -> list[list[Item]]:
@@ -270,14 +253,11 @@ def read_ahead(plan: RunPlan, read: ReadEntry, session: Session, *, strict: bool
                client: Any = None) -> Iterator[ReadEntry]:
     """The files of ``plan`` read by tasks on the cluster for ``session``, handed out input by input.
 
-    The tasks (batches of small files, byte ranges of large ones) are submitted at once;
-    the reader returned gives a file of ``plan``, asked for in input order, its result as
-    soon as its task is done (``session.tasks``: :data:`~reliab.io._tasks.COMBINE`, each
-    task's files' tables joined at its last file; ``None``, each file's own tables); a file
-    asked for again, or not in ``plan``, and every other input (set aside, live sources) is
-    read here with ``read``.  With ``session.tasks`` a folder the tasks write their tables as
-    Parquet parts of run ``session.run`` there and send back the accounting only, a live
-    source's rows are written here at the task number kept for them, and
+    The tasks are submitted at once; the reader returned gives a file of ``plan``, asked for
+    in input order, its result as soon as its task is done, the tables as ``session.tasks``
+    says (:class:`~reliab.io._finish.Session`); a file asked for again, or not in ``plan``,
+    and every other input is read here with ``read``.  When the tasks write Parquet parts, a
+    live source's rows are written here at the task number kept for them, and
     :meth:`~reliab.io._finish.Session.written` is given the manifest records of every part.
 
     Raises
@@ -290,7 +270,7 @@ def read_ahead(plan: RunPlan, read: ReadEntry, session: Session, *, strict: bool
     with dask_client(client) as c:
         sub = _Submitted(c, uuid.uuid4().hex[:12])
         segments = _segments(plan)
-        futures, gaps = _submit_file_tasks(sub, segments, strict, tasks, run, BATCH_BYTES, RANGE_BYTES)
+        futures, gaps = _submit_file_tasks(sub, segments, strict, tasks, run)
         # tables written: every task's accounting at once (nothing is left running when one fails)
         outputs: Iterator[TaskOutput] = iter(sub.gather(futures)) if writes else sub.in_order(futures)
         files = [id(e) for e in plan.entries if e.result is None and not e.url]  # (the items, in order)
