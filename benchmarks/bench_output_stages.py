@@ -7,7 +7,7 @@ imports that checkout).
 The file is :func:`bench_hostile_memory.sacct_jobs` (``sacct -P`` rows written by a
 generator).  Each run is a fresh interpreter that wraps the steps of the end of an ingest
 (the ``output=`` session's ``close``: writing the held job files, gathering the signals for
-attribution; :func:`reliab.io._finish.finish`'s removal of repeated jobs, attribution and
+attribution; :func:`reliab.io._driver.finish`'s removal of repeated jobs, attribution and
 costs; the commit) and reports, per step, the RSS at its start, its peak (``VmHWM``, reset
 through ``/proc/self/clear_refs`` at the step's start) and the RSS at its end, in MiB.
 Figures of 2026-12-06 are in the ``sacct_1m_jobs_output`` notes of ``bench_hostile_memory.py``.
@@ -55,10 +55,10 @@ def wrap(owner, name, label):
 import reliab
 import reliab.models.jobs
 import reliab.taxonomy
-from reliab.io import _finish, _partitioned, _streamed
+from reliab.io import _driver, _partitioned, _streamed
 wrap(_streamed.OutputWriter, "jobs", "write the held job files")
 wrap(_streamed.OutputWriter, "attribution_signals", "gather the attribution's signals")
-wrap(_finish, "drop_repeated_jobs", "finish: repeated jobs")
+wrap(_driver, "drop_repeated_jobs", "finish: repeated jobs")
 wrap(reliab.taxonomy, "job_outcomes", "finish: attribution")
 wrap(reliab.models.jobs, "with_costs", "finish: costs")
 wrap(_partitioned, "commit", "commit")

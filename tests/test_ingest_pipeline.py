@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from reliab.io import _driver, ingest
-from reliab.io._finish import Merged
+from reliab.io._plan import Merged
 
 XID = "NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
 KERNEL = (f"2024-06-03T14:02:08.000000+00:00 node0421 kernel: {XID}\n"

@@ -2,14 +2,15 @@
 
 :func:`ingest` plans the inputs (:func:`reliab.io._plan.prepare`), reads each one
 (:func:`read_entry`, the unit of work of every runner), lets the sink's session merge the
-tables in input order, finishes them (:func:`reliab.io._finish.finish`: sort, validate,
-attribute, cost) and lets the session commit the result.  Who runs the reads and where the
+tables in input order, finishes them (:func:`finish`: sort, validate, attribute, cost) and
+lets the session commit the result.  Who runs the reads and where the
 tables go are the run's modes (:mod:`reliab.io._modes`).  Parsers register themselves on
 import; the imports below fix the registration order used to break sniffing ties.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 from collections.abc import Callable, Iterable
@@ -21,12 +22,13 @@ import pandas as pd
 # importing the formats package registers every parser, in a fixed order
 import reliab.io.formats  # noqa: F401
 import reliab.io.sources  # noqa: F401  (registers slurm://, prometheus://, journald://)
+from reliab import schema
 from reliab.errors import ReliabError
 from reliab.io._discover import Entry
-from reliab.io._finish import finish, sources_of
+from reliab.io._forced import forced_notes
 from reliab.io._merge import accounting_of
 from reliab.io._modes import runner_for, sink_for
-from reliab.io._plan import RunPlan, prepare
+from reliab.io._plan import Merged, RunPlan, prepare
 from reliab.io._readfile import (
     canonical_result,
     check_arguments,
@@ -37,9 +39,10 @@ from reliab.io._readfile import (
 from reliab.io._redact import hide_password
 from reliab.io._registry import FileResult, get_source, options_for, parsers, url_scheme
 from reliab.io._registry import sources as live_sources
-from reliab.io._result import IngestResult, SourceChoice
+from reliab.io._repeats import drop_repeated_jobs
+from reliab.io._result import FAILURE_SOURCES, IngestResult, SourceChoice, not_read_notes
 
-__all__ = ["ingest", "available_sources", "discover", "read_entry", "read_url", "run_keys"]
+__all__ = ["ingest", "available_sources", "discover", "read_entry", "read_url", "run_keys", "finish", "sources_of"]
 
 
 def available_sources() -> pd.DataFrame:
@@ -278,3 +281,68 @@ def _defaults() -> dict[str, Any]:
             if p.default is not inspect.Parameter.empty}
 
 
+def finish(merged: Merged, sources: dict[str, SourceChoice], **attribution: Any) -> IngestResult:
+    """Sort signals by time, validate every table, attribute interruptions and cost them.
+
+    Attribution (:func:`reliab.job_outcomes`) names each interruption's cause and evidence;
+    the costs (:func:`reliab.models.jobs.with_costs`: downtime, restart, lost work, lost
+    GPU-hours) are a models step after it.
+    """
+    from reliab.models.jobs import with_costs
+    from reliab.taxonomy import classify_failures, job_outcomes
+
+    # the signals leave the session's tables: sorted below, they are held once, not twice
+    tables, accounting, notes = merged.tables, merged.accounting, merged.notes
+    jobs, signals, repeated = drop_repeated_jobs(tables["jobs"], tables.pop("signals"))
+    tables = {**tables, "jobs": jobs}
+    notes = (*notes, repeated) if repeated else notes
+    notes = (*notes, *forced_notes(sources))
+    if not signals["time"].is_monotonic_increasing:  # a stable sort keeps sorted rows as they are
+        signals = signals.sort_values("time", kind="stable")
+    if not (isinstance(signals.index, pd.RangeIndex) and signals.index.start == 0
+            and signals.index.step == 1):
+        signals = signals.reset_index(drop=True)
+    def parsed(sources: tuple[str, ...]) -> int:
+        return int(accounting.loc[accounting["source"].isin(sources), "parsed"].sum())
+
+    if "failures" not in tables:  # a sink that does not keep failure records says so (never silent)
+        tables["failures"] = schema.empty("failures")
+        if n := parsed(FAILURE_SOURCES):
+            notes = (*notes, f"Warning: {n:,} failure records (with repair times) were read as signals, but"
+                     f" {merged.kept_by} does not keep the failures table yet: ingest without store= or output="
+                     " for MTTR, availability and the other failure-record analyses")
+    if "lifetimes" not in tables:
+        tables["lifetimes"] = schema.empty("lifetimes")
+        if read := parsed(("lifetimes",)):
+            notes = (*notes, f"Warning: {read} unit lives read from inventory files are not kept by this "
+                     "ingest mode (store= or output=); ingest those files without it to analyse them")
+    tables["failures"] = classify_failures(tables["failures"], signals)  # the classes of their lines' signals
+    for name in ("jobs", "telemetry", "quarantine", "failures", "lifetimes"):
+        schema.validate(tables[name], name)
+    schema.validate(signals, "signals")
+    accounting = schema.validate(accounting, "accounting")
+    outcomes = with_costs(job_outcomes(signals, tables["jobs"], sources=accounting["source"].unique(), **attribution),
+                          tables["jobs"], signals)
+
+    def conformed(frame: pd.DataFrame) -> pd.DataFrame:
+        # the same (Arrow) string backing as every other table, e.g. after a Parquet trip
+        return schema.validate(schema.conform(frame, "interruptions"), "interruptions")
+
+    return IngestResult(signals=signals, jobs=tables["jobs"], telemetry=tables["telemetry"],
+                        lifetimes=tables["lifetimes"], failures=tables["failures"], quarantine=tables["quarantine"],
+                        accounting=accounting, sources=sources, interruptions=conformed(outcomes.interruptions),
+                        user_failures=conformed(outcomes.user_failures), policy=outcomes.policy,
+                        notes=(outcomes.method, *outcomes.notes, *notes, *not_read_notes(accounting)))
+
+
+def sources_of(results: list[FileResult],
+               choices: dict[str, SourceChoice | None]) -> dict[str, SourceChoice]:
+    """Per path, the source choice with the parser's notes appended to its reason."""
+    sources: dict[str, SourceChoice] = {}
+    for r in results:
+        choice = choices.get(r.path) or SourceChoice(r.source, 0.0, r.reason or "")
+        if r.notes:
+            choice = dataclasses.replace(choice, reason=f"{choice.reason}; {'; '.join(r.notes)}",
+                                         notes=tuple(r.notes))
+        sources[r.path] = choice
+    return sources

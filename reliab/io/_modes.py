@@ -2,7 +2,7 @@
 
 A :class:`Runner` runs the reads: :class:`InProcess` (one file after the other) or
 :class:`Dask` (tasks on a cluster, :mod:`reliab.io.distributed`).  A :class:`Sink` is the
-function that opens the run's :class:`~reliab.io._finish.Session`: :func:`memory` (the
+function that opens the run's :class:`~reliab.io._plan.Session`: :func:`memory` (the
 result holds the tables), Output (partitioned Parquet, :func:`reliab.io._streamed.written`)
 or :func:`stored` (the incremental store, :mod:`reliab.io._store`).  The pipeline
 (:mod:`reliab.io._driver`) reaches them only through :func:`runner_for` and :func:`sink_for`.
@@ -21,9 +21,8 @@ from typing import Any, Protocol
 import pandas as pd
 
 from reliab.io._discover import Entry
-from reliab.io._finish import Merged, Rows, Session, plan_notes
 from reliab.io._merge import TableParts
-from reliab.io._plan import ReadEntry, RunPlan
+from reliab.io._plan import Merged, ReadEntry, Rows, RunPlan, Session, plan_notes
 from reliab.io._rowtable import batching
 from reliab.io._store import LEDGER, STORE_TABLES, Plan, Store
 from reliab.io._storecheck import locked, wipe

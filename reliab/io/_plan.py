@@ -1,4 +1,5 @@
-"""What a run will read and how: inputs found, manifests applied, per-file source and options.
+"""What a run will read and how: inputs found, manifests applied, per-file source and options;
+and the contracts between the pipeline and its modes (:data:`ReadEntry`, :class:`Session`).
 
 :func:`prepare` is the first step of every driver (local, incremental, Dask): it walks the
 paths (:mod:`reliab.io._discover`), finds or loads the hand-over manifest
@@ -14,16 +15,16 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import pandas as pd
 
 from reliab.errors import InputFileError, UnknownFormatError
 from reliab.io._discover import SPECIAL, UNREADABLE, Entry, walk
 from reliab.io._manifest import Manifest, find_manifest, load_manifest
-from reliab.io._registry import get_source, url_scheme
-
-if TYPE_CHECKING:
-    from reliab.io._registry import FileResult
-    from reliab.io._result import SourceChoice
+from reliab.io._registry import FileResult, get_source, url_scheme
+from reliab.io._result import IngestResult, SourceChoice
+from reliab.io._tasks import COMBINE, Mode
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,62 @@ def prepare(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
 
 #: ``read(plan, entry, strict)``: one planned input read, ``(result, choice)`` per accounting row
 #: it yields (:func:`reliab.io._driver.read_entry`, the unit of work of every mode)
-ReadEntry = Callable[["RunPlan", Entry, bool], "list[tuple[FileResult, SourceChoice]]"]
+ReadEntry = Callable[["RunPlan", Entry, bool], list[tuple[FileResult, SourceChoice]]]
+#: one input's accounting rows: ``(result, choice)`` each, the result without its tables
+Rows = list[tuple[FileResult, SourceChoice | None]]
 
-__all__ = ["RunPlan", "prepare", "ReadEntry"]
+
+@dataclass
+class Merged:
+    """What a sink's session merged, for :func:`reliab.io._driver.finish`.
+
+    ``tables`` holds signals, jobs, telemetry and quarantine, conformed, and ``failures`` and
+    ``lifetimes`` where the sink keeps them (``kept_by`` names the sink in the note that says
+    it does not).  ``signals`` may be only the rows :func:`reliab.job_outcomes` can use, in
+    table order (:mod:`reliab.io._streamed`).  ``notes`` are run-level remarks.
+    """
+
+    tables: dict[str, pd.DataFrame]
+    accounting: pd.DataFrame
+    notes: tuple[str, ...] = ()
+    kept_by: str = ""
+
+
+class Session:
+    """One run of a sink: it takes each planned input, hands back what it merged, commits the result.
+
+    With a Dask runner the tasks read the inputs of :meth:`ahead` and do with their tables
+    as :attr:`tasks` (:data:`reliab.io._tasks.Mode`) says: join them per task (this default),
+    keep each file's own (``None``), or write them to a folder as parts of run :attr:`run`,
+    calling :meth:`written` with their records.
+    """
+
+    tasks: Mode = COMBINE
+    run: str = ""
+
+    def ahead(self, plan: RunPlan) -> RunPlan:
+        """The inputs a runner may read before the loop asks for them (default: every one)."""
+        return plan
+
+    def written(self, parts: list[dict[str, Any]]) -> None:
+        """Take the manifest records of the parts the tasks wrote (``tasks`` a folder)."""
+
+    def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> Rows:
+        """Have ``entry`` read with ``read`` (or not, when the sink knows it), keep its tables."""
+        raise NotImplementedError
+
+    def close(self, accounting: pd.DataFrame, attribution: dict[str, Any]) -> Merged:
+        """The merged tables, with the pipeline's ``accounting`` of the rows :meth:`add` returned."""
+        raise NotImplementedError
+
+    def commit(self, result: IngestResult) -> IngestResult:
+        """The run's result, once :func:`reliab.io._driver.finish` made it (default: as it is)."""
+        return result
+
+
+def plan_notes(plan: RunPlan) -> tuple[str, ...]:
+    """Run-level notes of ``plan``: the manifests applied."""
+    return tuple(f"hand-over manifest applied: {m.path}" for m in plan.all_manifests())
+
+
+__all__ = ["RunPlan", "prepare", "ReadEntry", "Rows", "Merged", "Session", "plan_notes"]

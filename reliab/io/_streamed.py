@@ -28,9 +28,9 @@ import pandas as pd
 from reliab import schema
 from reliab._allocator import release_freed
 from reliab.io import _partitioned
-from reliab.io._finish import Merged, Session, plan_notes
 from reliab.io._lines import streaming
 from reliab.io._merge import concat
+from reliab.io._plan import Merged, Session, plan_notes
 from reliab.io._registry import FileResult
 from reliab.io._result import IngestResult, OutputIngestResult, SourceChoice
 from reliab.io._rowtable import part_of

@@ -41,8 +41,7 @@ from typing import Any
 from reliab.errors import DistributedError, ReliabError
 from reliab.io import _partitioned, _ranges
 from reliab.io._discover import Entry
-from reliab.io._finish import Session
-from reliab.io._plan import ReadEntry, RunPlan
+from reliab.io._plan import ReadEntry, RunPlan, Session
 from reliab.io._readfile import choose_source
 from reliab.io._registry import FileResult
 from reliab.io._result import SourceChoice
@@ -255,10 +254,10 @@ def read_ahead(plan: RunPlan, read: ReadEntry, session: Session, *, strict: bool
 
     The tasks are submitted at once; the reader returned gives a file of ``plan``, asked for
     in input order, its result as soon as its task is done, the tables as ``session.tasks``
-    says (:class:`~reliab.io._finish.Session`); a file asked for again, or not in ``plan``,
+    says (:class:`~reliab.io._plan.Session`); a file asked for again, or not in ``plan``,
     and every other input is read here with ``read``.  When the tasks write Parquet parts, a
     live source's rows are written here at the task number kept for them, and
-    :meth:`~reliab.io._finish.Session.written` is given the manifest records of every part.
+    :meth:`~reliab.io._plan.Session.written` is given the manifest records of every part.
 
     Raises
     ------
