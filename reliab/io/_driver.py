@@ -204,7 +204,7 @@ def ingest(
     sink = sink_for(store, output, rebuild)
     with sink(plan, runner) as session:
         results: list[FileResult] = []
-        choices: dict[str, SourceChoice | None] = {}
+        choices: dict[str, SourceChoice] = {}
         advance, done = _progress_bar(len(plan.entries), progress)
         try:
             with runner.reads(plan, read_entry, session, strict=strict) as read:
@@ -335,12 +335,11 @@ def finish(merged: Merged, sources: dict[str, SourceChoice], **attribution: Any)
                         notes=(outcomes.method, *outcomes.notes, *notes, *not_read_notes(accounting)))
 
 
-def sources_of(results: list[FileResult],
-               choices: dict[str, SourceChoice | None]) -> dict[str, SourceChoice]:
+def sources_of(results: list[FileResult], choices: dict[str, SourceChoice]) -> dict[str, SourceChoice]:
     """Per path, the source choice with the parser's notes appended to its reason."""
     sources: dict[str, SourceChoice] = {}
     for r in results:
-        choice = choices.get(r.path) or SourceChoice(r.source, 0.0, r.reason or "")
+        choice = choices[r.path]
         if r.notes:
             choice = dataclasses.replace(choice, reason=f"{choice.reason}; {'; '.join(r.notes)}",
                                          notes=tuple(r.notes))

@@ -144,7 +144,7 @@ class _Stored(Session):
     def add(self, plan: RunPlan, entry: Entry, strict: bool, read: ReadEntry) -> Rows:
         if entry.result is not None:
             self.statuses.append("set aside")
-            return [(entry.result, None)]
+            return read(plan, entry, strict)
         st, early = self.st, self.planned.get(entry.path)
         todo = early if early is not None and family(entry.path) not in self.touched else st.plan(entry.path)
         if todo.read:

@@ -154,7 +154,7 @@ def prepare(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
 #: it yields (:func:`reliab.io._driver.read_entry`, the unit of work of every mode)
 ReadEntry = Callable[["RunPlan", Entry, bool], list[tuple[FileResult, SourceChoice]]]
 #: one input's accounting rows: ``(result, choice)`` each, the result without its tables
-Rows = list[tuple[FileResult, SourceChoice | None]]
+Rows = list[tuple[FileResult, SourceChoice]]
 
 
 @dataclass

@@ -247,7 +247,7 @@ class Store:
         return FileResult(path=plan.path, source=str(r["source"]), lines=0, parsed=0,
                           irrelevant=0, malformed=0)
 
-    def add(self, plan: Plan, result: FileResult, choice: SourceChoice | None) -> FileResult:
+    def add(self, plan: Plan, result: FileResult, choice: SourceChoice) -> FileResult:
         """Keep the new, complete lines of a file read for ``plan``; update its ledger record.
 
         A rewritten file replaces its record by a new content (the old content's rows are
@@ -268,8 +268,7 @@ class Store:
         head = plan.head[:HEAD_BYTES]
         record = {
             "path": plan.path, "source": result.source,
-            "confidence": float(choice.confidence) if choice else 0.0,
-            "reason": choice.reason if choice else "empty file: nothing to read",
+            "confidence": float(choice.confidence), "reason": choice.reason,
             "head_bytes": len(head), "head_sha256": _digest(head),
             "bytes": max(plan.content, int(old["bytes"]) if old else 0),
             "size": plan.size, "mtime_ns": plan.mtime_ns, "lines": result.lines,

@@ -30,7 +30,7 @@ from reliab._allocator import release_freed
 from reliab.io import _partitioned
 from reliab.io._lines import streaming
 from reliab.io._merge import concat
-from reliab.io._plan import Merged, Session, plan_notes
+from reliab.io._plan import Merged, ReadEntry, RunPlan, Session, plan_notes
 from reliab.io._registry import FileResult
 from reliab.io._result import IngestResult, OutputIngestResult, SourceChoice
 from reliab.io._rowtable import part_of
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from reliab.io._discover import Entry
-    from reliab.io._plan import ReadEntry, RunPlan
 
 __all__ = ["BATCH_ROWS", "written", "OutputWriter"]
 
