@@ -46,11 +46,6 @@ def _all_distinct(ids: pd.Series) -> bool:
     return ids.nunique(dropna=False) == len(ids)
 
 
-def _file_of(jobs: pd.DataFrame) -> pd.Series:
-    origin = jobs["origin"].astype("string").fillna("")
-    return origin.str.rsplit(":", n=1).str[0]
-
-
 _NO_RUN = np.iinfo(np.int64).min  # NaT's integer value: a run of copies that all lack a start
 
 
@@ -163,7 +158,7 @@ def merge_job_copies(jobs: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[
     ids = (ids if isinstance(ids.dtype, pd.StringDtype) else ids.astype("string")).str.strip()
     if _all_distinct(ids):  # no job id twice: no copies (nor file names built)
         return jobs, [], []
-    files = _file_of(jobs)
+    files = jobs["origin"].astype("string").fillna("").str.rsplit(":", n=1).str[0]
     if files.nunique(dropna=False) < 2:  # copies come from different inputs: one file has none
         return jobs, [], []
     file = files.to_numpy(dtype=object)

@@ -299,7 +299,7 @@ class OutputWriter(Session):
             return schema.empty("signals")
         lo = (ends - pd.Timedelta(before) - _MARGIN).sort_values()
         hi = (ends + pd.Timedelta(after) + _MARGIN).sort_values()
-        lo_ns, hi_ns = _as_ns(lo), _as_ns(hi)
+        lo_ns, hi_ns = (pd.DatetimeIndex(t).as_unit("ns").asi8 for t in (lo, hi))
         dates = days_met(lo_ns, hi_ns)
         seen: set[tuple[Any, Any]] = set()
         records = _partitioned.parts_in_order([r for r in self.parts if r["table"] == "signals"])
@@ -371,10 +371,6 @@ def days_met(lo_ns: np.ndarray, hi_ns: np.ndarray) -> set[str]:
     ends = np.r_[np.flatnonzero(new_run)[1:] - 1, first.size - 1]
     days = np.concatenate([np.arange(a, b + 1) for a, b in zip(first[new_run], last[ends], strict=True)])
     return {str(d) for d in days.astype("datetime64[D]")}
-
-
-def _as_ns(times: pd.Series) -> np.ndarray:
-    return pd.DatetimeIndex(times).as_unit("ns").asi8
 
 
 def _date_of(path: str) -> str:

@@ -1,15 +1,10 @@
 """What one Dask task of a distributed ingest does: the worker side of :mod:`reliab.io.distributed`.
 
-Every function here runs on a worker and calls the same per-file step as the local driver
-(:func:`reliab.io._readfile.choose_source` and :func:`reliab.io._readfile.read_file`), so a
-file gives the same :class:`~reliab.io._registry.FileResult` wherever it is read.
-
-* :func:`read_batch` reads a batch of files in order (sniffing each on the worker);
-* :func:`collect_span` runs a file's reader over one byte range in collect mode
-  (:mod:`reliab.io._ranges`), and :func:`read_spans` parses what every range collected,
-  giving the whole-file result;
-* with an output folder, the tables go to Parquet parts
-  (:func:`reliab.io._partitioned.write_parts`) and only the line accounting travels back.
+Every function here runs on a worker and reads through the same per-file step as the local
+run (:func:`reliab.io._readfile.choose_source`, :func:`reliab.io._readfile.read_file`), so a
+file gives the same :class:`~reliab.io._registry.FileResult` wherever it is read: a batch of
+files (:func:`read_batch`), or a large file's byte ranges (:func:`collect_span` per range,
+then :func:`read_spans`, :mod:`reliab.io._ranges`).
 """
 
 from __future__ import annotations
