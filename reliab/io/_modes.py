@@ -28,7 +28,7 @@ from reliab.io._store import LEDGER, STORE_TABLES, Plan, Store
 from reliab.io._storecheck import locked, wipe
 from reliab.io._storecontent import family
 
-__all__ = ["Runner", "InProcess", "Dask", "Sink", "Session", "memory", "stored", "runner_for", "sink_for"]
+__all__ = ["Runner", "InProcess", "Dask", "Sink", "memory", "stored", "runner_for", "sink_for"]
 
 
 class Runner(Protocol):
