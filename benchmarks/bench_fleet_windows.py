@@ -197,6 +197,26 @@ for _ in range(int(sys.argv[2])):
     print(*read(), *reduce())
 """
 
+_PUBLIC = _READ + """
+import resource
+import pandas as pd
+from reliab.fleet import reduce_telemetry
+def cpu():  # user + system seconds of this process, every thread
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime
+root = pathlib.Path(sys.argv[1])
+ev = pd.read_csv(root / "truth" / "failures.csv")
+events = pd.DataFrame({"time": pd.to_datetime(ev["time"], utc=True), "host": ev["host"]})
+def reduce():
+    t, c = time.perf_counter(), cpu()
+    out = reduce_telemetry(root / "telemetry", thresholds={"gpu_temp_c": 70.0}, swings={"power_w": 300.0},
+                           events=events)
+    return time.perf_counter() - t, cpu() - c, len(out)
+reduce()  # warm-up: imports, first touch of memory
+for _ in range(int(sys.argv[2])):
+    print(*read(), *reduce())
+"""
+
 _DASK = _READ + """
 import logging, pathlib, resource, sys, time
 import pandas as pd
@@ -235,14 +255,20 @@ def _run(code: str, folder: Path, rounds: int, path: str) -> list[list[float]]:
     return [[float(x) for x in line.split()] for line in out]
 
 
-def measure(folder: Path, rounds: int, before: str | None, dask: bool, children: int = 2) -> dict:
+def measure(folder: Path, rounds: int, before: str | None, dask: bool, children: int = 2,
+            tasks: bool = False) -> dict:
     """Each variant in ``children`` warmed-up processes, alternating with the others, each of
     ``rounds`` rounds of (pyarrow read, reduction); the medians of the per-round ratios, in
-    wall time and in CPU time (on Dask, of the client and the worker processes together)."""
+    wall time and in CPU time (on Dask, of the client and the worker processes together).
+    Variants: ``in process`` (the public ``reduce_telemetry(files)``), with ``tasks`` the
+    per-task loop of the host groups' runs in this benchmark, with ``dask`` the public call
+    on a local cluster; with ``before`` each again from that package."""
     here = str(Path(__file__).resolve().parents[1])
-    kinds = {"after": (_REDUCE, here)}
+    kinds = {"in process": (_PUBLIC, here)}
     if before:
-        kinds["before"] = (_REDUCE, before)
+        kinds["in process before"] = (_PUBLIC, before)
+    if tasks:
+        kinds["per task loop"] = (_REDUCE, here)
     if dask:
         kinds["dask"] = (_DASK, here)
         if before:
@@ -272,6 +298,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--before", default=None, help="folder holding an earlier reliab package")
     parser.add_argument("--dask", action="store_true")
+    parser.add_argument("--tasks", action="store_true", help="add the per-task loop (serial, one core)")
+    parser.add_argument("--children", type=int, default=2, help="processes per variant, interleaved")
     parser.add_argument("--keep", action="store_true")
     parser.add_argument("--out", default=None, help="also write the figures to this JSON file")
     args = parser.parse_args()
@@ -281,7 +309,7 @@ def main() -> None:
                 f"days={args.days}, noise_lines_per_node_day=1.0)")
         subprocess.run([sys.executable, "-c", code], check=True)
     try:
-        got = measure(folder, args.rounds, args.before, args.dask)
+        got = measure(folder, args.rounds, args.before, args.dask, args.children, args.tasks)
     finally:
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
@@ -289,7 +317,7 @@ def main() -> None:
     if args.out:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                                 cwd=Path(__file__).parent).stdout.strip()
-        Path(args.out).write_text(json.dumps({"gpus": args.gpus, "days": args.days, "rounds": args.rounds,
+        Path(args.out).write_text(json.dumps({"gpus": args.gpus, "days": args.days, "rounds": args.rounds, "children": args.children,
                                               "before": args.before, "commit": commit, **got}, indent=1) + "\n")
 
 
