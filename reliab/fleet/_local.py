@@ -15,13 +15,21 @@ equal the Dask route's bit for bit.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import pandas as pd
 
-from reliab.fleet._chunk import Spec, check_intervals, footer_ranges, reduce_run, time_runs
+from reliab.fleet._chunk import (
+    Spec,
+    check_intervals,
+    file_piece,
+    footer_ranges,
+    reduce_run,
+    time_runs,
+)
 from reliab.fleet._frames import parquet_files
 
 __all__ = ["group_by_hosts", "plan", "run_groups", "default_workers", "Plan"]
@@ -72,12 +80,18 @@ def default_workers() -> int:
 
 def _group(runs: list[list[str]], spec: Spec) -> list[pd.DataFrame]:
     """One host group's runs in time order, each continuing the one before; the runs whose
-    sampling intervals differ from the group's reduced again with the group's."""
+    sampling intervals differ from the group's reduced again with the group's (one thread)."""
     results, carries = [], [None]
     for r, run in enumerate(runs):
         got = reduce_run(run, carries[-1], spec, last=r == len(runs) - 1)
         carries.append(got["carry"])
         results.append(got)
+    return _checked(runs, results, carries, spec)
+
+
+def _checked(runs: list[list[str]], results: list[dict[str, Any]], carries: list[Any], spec: Spec
+             ) -> list[pd.DataFrame]:
+    """The windows of a group's runs, those whose intervals differ from the group's reduced again."""
     if len(runs) > 1:
         intervals, redo = check_intervals(results)
         for r in redo:
@@ -86,13 +100,45 @@ def _group(runs: list[list[str]], spec: Spec) -> list[pd.DataFrame]:
 
 
 def run_groups(found: Plan, spec: Spec, span_ns: int | None, workers: int) -> list[pd.DataFrame]:
-    """The windows of every task, host groups in order and a group's runs in time order, the
-    groups reduced on ``workers`` threads."""
+    """The windows of every task, host groups in order and a group's runs in time order.
+
+    With more than one worker, ``workers`` threads read files (:func:`file_piece`: decoding
+    and per-file partials, which need nothing of the run before) and ``workers`` threads
+    finish runs, each run once its files are read and the run before it in its group is
+    finished; runs are opened a round of groups at a time (every group's first run, then
+    every group's second, ...), at most ``workers + 1`` open at once, so memory holds a few
+    runs, not the fleet.  A single host group's runs so overlap too: the next runs are read
+    while one is finished.
+    """
     groups, spans = found
     cut = [time_runs(files, [spans[f] for f in files], span_ns) for files in groups]
-    if workers <= 1 or len(cut) == 1:
-        done = [_group(runs, spec) for runs in cut]
-    else:
-        with ThreadPoolExecutor(max_workers=min(workers, len(cut)), thread_name_prefix="reliab-windows") as pool:
-            done = list(pool.map(_group, cut, [spec] * len(cut)))
-    return [w for windows in done for w in windows]
+    if workers <= 1:
+        return [w for runs in cut for w in _group(runs, spec)]
+    order = sorted(((r, g) for g, runs in enumerate(cut) for r in range(len(runs))))
+    slots = threading.BoundedSemaphore(workers + 1)
+    done: dict[tuple[int, int], Future] = {}
+
+    def finish(g: int, r: int, reads: list[Future]) -> dict[str, Any]:
+        try:
+            carry = done[g, r - 1].result()["carry"] if r else None
+            return reduce_run(cut[g][r], carry, spec, last=r == len(cut[g]) - 1, pieces=[f.result() for f in reads])
+        finally:
+            slots.release()
+
+    with ThreadPoolExecutor(workers, thread_name_prefix="reliab-read") as readers, \
+            ThreadPoolExecutor(workers, thread_name_prefix="reliab-finish") as finishers:
+        try:
+            for r, g in order:  # a run's predecessor is submitted before it: no finisher waits on a queued one
+                slots.acquire()
+                reads = [readers.submit(file_piece, f, spec) for f in cut[g][r]]
+                done[g, r] = finishers.submit(finish, g, r, reads)
+            results = {k: f.result() for k, f in done.items()}
+        except BaseException:
+            readers.shutdown(cancel_futures=True)
+            finishers.shutdown(cancel_futures=True)
+            raise
+        carries = {k: got["carry"] for k, got in results.items()}
+        checked = [finishers.submit(_checked, runs, [results[g, r] for r in range(len(runs))],
+                                    [None] + [carries[g, r] for r in range(len(runs) - 1)], spec)
+                   for g, runs in enumerate(cut)]
+        return [w for f in checked for w in f.result()]
