@@ -1,20 +1,24 @@
 """Fleet telemetry -> host-hour windows beside a pyarrow read of the same files (ratios).
 
-Run: ``python benchmarks/bench_fleet_windows.py [--gpus 8192] [--days 14] [--rounds 5]
-[--before DIR] [--dask]``.
+Run: ``python benchmarks/bench_fleet_windows.py [--gpus 8192] [--days 14] [--children 7]
+[--rounds 1] [--before DIR] [--tasks] [--dask]``.
 
 A fleet written by :func:`reliab.write_fleet` (one Parquet file per pod and day, a sample per
-GPU every 15 minutes) is reduced as the Dask path reduces it: per pod (host group) one
-:func:`reliab.fleet._chunk.reduce_run` per week of files, each continuing the one before,
-with hours above 70 °C, power swings of 300 W and the generator's failures counted per
-window.  Beside it, the baseline reads every telemetry file once with
-``pyarrow.parquet.read_table`` (all columns): the floor of any reduction.  Each measurement
-runs in a fresh process, and the rounds interleave baseline, reduction and (with
-``--before DIR``, a folder holding an earlier ``reliab`` package, e.g. from ``git archive
-<commit> reliab | tar -x -C DIR``) the earlier reduction, so that a loaded machine slows them
-alike: the figures are the medians of the per-round ratios to the read, not absolute times.
-``--dask`` adds :func:`reliab.fleet.reduce_telemetry` on a LocalCluster of 2 single-threaded
-workers (cluster start not counted), against the same read.
+GPU every 15 minutes) is reduced by the public call a user on one machine makes,
+``reduce_telemetry(folder)`` without a client (since round 6 the host groups' tasks on
+threads, :mod:`reliab.fleet._local`), with hours above 70 °C, power swings of 300 W and the
+generator's failures counted per window.  ``--tasks`` adds the loop of the earlier rounds'
+"in process" row: per pod (host group) one :func:`reliab.fleet._chunk.reduce_run` per week of
+files, each continuing the one before, serially in the benchmark itself (the tasks' CPU
+floor, one core).  ``--dask`` adds :func:`reliab.fleet.reduce_telemetry` on reliab's
+LocalCluster of 2 single-threaded workers (cluster start not counted; CPU of the client and
+both workers).  Beside each, the baseline reads every telemetry file once with
+``pyarrow.parquet.read_table`` (all columns, pyarrow's threads): the floor of any reduction.
+Each variant runs in ``--children`` warmed-up processes of ``--rounds`` rounds (read, then
+reduction), the processes of all variants interleaved (with ``--before DIR``, a folder
+holding an earlier ``reliab`` package, e.g. from ``git archive <commit> reliab | tar -x -C
+DIR``, the earlier package's variants too), so that a loaded machine slows them alike: the
+figures are the medians of the per-round ratios to the read, not absolute times.
 
 Measured 2026-12-06, 8,192 GPUs x 14 days (11.0 M samples, 56 files, 344,064 host-hours), 2
 cores shared with other jobs (load average 9-15), 6 rounds per variant, medians of the
@@ -140,6 +144,39 @@ checks (``QUIET_CLUSTER``; idle, 46-64 ms of CPU a second -> 8-10 ms), the clien
 tasks' windows by moving each host's block of rows instead of sorting rows, and gathers
 them straight from the workers of a local cluster.  The windows are those of round 4
 (the equality tests, across task cuts too).
+
+Round 6, measured 2026-12-06 (``benchmarks/results/2026-12-06-fleet-windows-inprocess.md``),
+7 interleaved rounds per variant, medians of the per-round ratios.  The public in-process
+call did not use the tasks at all: it read every file into one pandas frame
+(``as_dask(...).compute()``) and ran the pandas partials, **49.8-52.2 x** the read in wall
+time and 49.2-51.5 x in CPU (8,192 GPUs x 14 days).  Now it runs the Dask route's tasks on
+threads: files are read and cut into partials on ``workers`` threads while runs are
+finished on as many others (a run once its files are read and its group's run before it is
+finished), so one host group's runs overlap too.  The windows equal the Dask route's bit
+for bit (``tests/test_fleet_local.py``).
+
+===============================  =====================  =====================
+reduction                         8,192 GPUs x 14 days   2,048 GPUs x 30 days
+                                  wall / CPU ratio       wall / CPU ratio
+===============================  =====================  =====================
+before, in process (public)      49.8 / 51.5            42.3 / 42.6 (2 rounds)
+in process (public), threads     **2.55** / 3.16        **2.90** / 2.96
+per-task loop (serial)           2.85 / 2.73            3.76 / 2.78
+Dask, 2 workers                  2.84 / 3.59            79.3 / 88.7
+===============================  =====================  =====================
+
+Load average 4.3-5.0 (8,192 x 14; a run beside the before variants at load 5.7-3.9 gave in
+process 3.27 / 3.18, Dask 2.61 / 3.63 against 3.59 / 3.76 before) and 4.9-3.4 (2,048 x 30):
+the other jobs held about one of the 2 cores, so the threads had little of a second one.
+8,192 x 14 is 4 pods (4 host groups of 2 runs); 2,048 x 30 is one pod (one group of 5 runs
+of a week, which only the read-ahead threads overlap).  On Dask the one-pod fleet falls to
+the shuffle route (fewer host groups than twice the worker threads): 79 x the read.
+Where the in-process CPU goes (stage timers, one thread, multiples of the read's CPU,
+8,192 x 14 / 2,048 x 30): ``ParquetFile.read`` 0.77 / 0.77, the rest of decoding (time
+cast, key codes, order check) 0.28 / 0.27, per-file partials 0.52 / 0.51, finishing runs
+(intervals, fold to hosts, frame, events) 0.74 / 0.67, joining the windows 0.10 / 0.08,
+the rest (footers, keys, carries, interval check) 0.26 / 0.20: total 2.67 / 2.5.  Threads
+add 0.2-0.3 x of CPU (two threads on two cores; 5 times the page faults of one thread).
 """
 
 from __future__ import annotations

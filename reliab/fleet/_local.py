@@ -6,9 +6,13 @@ host groups that share no host (:func:`group_by_hosts`), each group's files into
 a task span (:func:`reliab.fleet._chunk.time_runs`), and each run reduced by
 :func:`reliab.fleet._chunk.reduce_run`, continuing the run before it; a group whose runs used
 sampling intervals other than the group's has those runs reduced again
-(:func:`reliab.fleet._chunk.check_intervals`).  The groups run on a pool of threads (the
-reading, decoding and numpy passes release the GIL for most of their time); each group's
-runs stay in order in one thread, so the windows do not depend on the number of threads and
+(:func:`reliab.fleet._chunk.check_intervals`).  The work runs on threads: reading the
+files (Parquet decoding, pyarrow) and the numpy passes over their samples release the GIL
+for most of their time (a sampling profiler, py-spy ``--gil``, saw the GIL held in about a
+quarter of the serial reduction's samples).  Each file is read and cut into partials
+(:func:`reliab.fleet._chunk.file_piece`) by itself; a run is finished once its files are
+read and the run before it in its group is finished.  Every task computes what it computes
+on Dask, from the same inputs, so the windows do not depend on the number of threads and
 equal the Dask route's bit for bit.
 """
 

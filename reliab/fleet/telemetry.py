@@ -30,10 +30,14 @@ meet, from the first and last values each partition keeps, so the count is that 
 whole series.  This needs the partitions of one series not to overlap in time (telemetry
 partitioned by time, as exporters write it); overlapping ones raise ``ValueError``.
 
-Without a client the same functions run in this process on one partition: that is the
-local reduction the distributed one equals (to floating-point summation order).
-Duplicate timestamps of a series are merged within a partition (as
-:func:`reliab.align.clean_times` does); duplicates split across partitions are not.
+Without a client, Parquet files whose footers give the host ranges are reduced by the same
+host-group tasks in this process, on threads (:mod:`reliab.fleet._local`): the windows
+equal the Dask route's bit for bit, whatever the number of threads.  A table in memory,
+files without host ranges in their footers, and files in which one series' pieces overlap
+in time (with swings) are reduced at once as one partition: that is the local reduction
+the distributed one equals (to floating-point summation order).  Duplicate timestamps of a
+series are merged within a partition (as :func:`reliab.align.clean_times` does);
+duplicates split across partitions (files) are not.
 """
 
 from __future__ import annotations
@@ -301,8 +305,8 @@ def reduce_telemetry(
         Parquet files, a folder of them, or the output folder of a Dask ingest
         (:func:`reliab.fleet._frames.as_dask`).
     client : dask.distributed.Client, optional
-        Run on this cluster; without it the reduction runs in this process (the local
-        reduction the distributed one equals).
+        Run on this cluster; without it the reduction runs in this process (Parquet
+        files: the Dask route's tasks on ``workers`` threads; else one partition).
     freq : str
         Window length (``"1h"``: host-hour windows).
     level : {"host", "gpu"}
