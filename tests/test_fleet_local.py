@@ -129,3 +129,16 @@ def test_overlapping_series_fall_back_to_the_pandas_route(tmp_path: Path, routes
 def test_bad_workers(fleet: tuple[Path, list[Path]]) -> None:
     with pytest.raises(ValueError, match="workers"):
         reduce_telemetry(fleet[0], workers=0)
+
+
+def test_a_bad_file_stops_the_threads_with_its_name(tmp_path: Path) -> None:
+    """A file that lacks a measured column fails its read on a thread: the call raises the
+    reader's error naming the file (no hang, no half result)."""
+    rng = np.random.default_rng(9)
+    for g in range(3):
+        frame = _series(rng, f"node{g}", "0", regular=True)
+        for i, day in enumerate((frame.iloc[:800], frame.iloc[800:])):
+            (day.drop(columns="power_w") if (g, i) == (1, 1) else day).to_parquet(tmp_path / f"n{g}-{i}.parquet",
+                                                                                  index=False)
+    with pytest.raises(ValueError, match=r"n1-1\.parquet: telemetry column\(s\) \['power_w'\] missing"):
+        reduce_telemetry(tmp_path, swings=SWINGS, task_span="1min", workers=2)
