@@ -1,20 +1,24 @@
 """Fleet telemetry -> host-hour windows beside a pyarrow read of the same files (ratios).
 
-Run: ``python benchmarks/bench_fleet_windows.py [--gpus 8192] [--days 14] [--rounds 5]
-[--before DIR] [--dask]``.
+Run: ``python benchmarks/bench_fleet_windows.py [--gpus 8192] [--days 14] [--children 7]
+[--rounds 1] [--before DIR] [--tasks] [--dask]``.
 
 A fleet written by :func:`reliab.write_fleet` (one Parquet file per pod and day, a sample per
-GPU every 15 minutes) is reduced as the Dask path reduces it: per pod (host group) one
-:func:`reliab.fleet._chunk.reduce_run` per week of files, each continuing the one before,
-with hours above 70 °C, power swings of 300 W and the generator's failures counted per
-window.  Beside it, the baseline reads every telemetry file once with
-``pyarrow.parquet.read_table`` (all columns): the floor of any reduction.  Each measurement
-runs in a fresh process, and the rounds interleave baseline, reduction and (with
-``--before DIR``, a folder holding an earlier ``reliab`` package, e.g. from ``git archive
-<commit> reliab | tar -x -C DIR``) the earlier reduction, so that a loaded machine slows them
-alike: the figures are the medians of the per-round ratios to the read, not absolute times.
-``--dask`` adds :func:`reliab.fleet.reduce_telemetry` on a LocalCluster of 2 single-threaded
-workers (cluster start not counted), against the same read.
+GPU every 15 minutes) is reduced by the public call a user on one machine makes,
+``reduce_telemetry(folder)`` without a client (since round 6 the host groups' tasks on
+threads, :mod:`reliab.fleet._local`), with hours above 70 °C, power swings of 300 W and the
+generator's failures counted per window.  ``--tasks`` adds the loop of the earlier rounds'
+"in process" row: per pod (host group) one :func:`reliab.fleet._chunk.reduce_run` per week of
+files, each continuing the one before, serially in the benchmark itself (the tasks' CPU
+floor, one core).  ``--dask`` adds :func:`reliab.fleet.reduce_telemetry` on reliab's
+LocalCluster of 2 single-threaded workers (cluster start not counted; CPU of the client and
+both workers).  Beside each, the baseline reads every telemetry file once with
+``pyarrow.parquet.read_table`` (all columns, pyarrow's threads): the floor of any reduction.
+Each variant runs in ``--children`` warmed-up processes of ``--rounds`` rounds (read, then
+reduction), the processes of all variants interleaved (with ``--before DIR``, a folder
+holding an earlier ``reliab`` package, e.g. from ``git archive <commit> reliab | tar -x -C
+DIR``, the earlier package's variants too), so that a loaded machine slows them alike: the
+figures are the medians of the per-round ratios to the read, not absolute times.
 
 Measured 2026-12-06, 8,192 GPUs x 14 days (11.0 M samples, 56 files, 344,064 host-hours), 2
 cores shared with other jobs (load average 9-15), 6 rounds per variant, medians of the
@@ -140,6 +144,42 @@ checks (``QUIET_CLUSTER``; idle, 46-64 ms of CPU a second -> 8-10 ms), the clien
 tasks' windows by moving each host's block of rows instead of sorting rows, and gathers
 them straight from the workers of a local cluster.  The windows are those of round 4
 (the equality tests, across task cuts too).
+
+Round 6, measured 2026-12-06 (``benchmarks/results/2026-12-06-fleet-windows-inprocess.md``),
+7 interleaved rounds per variant, medians of the per-round ratios.  The public in-process
+call did not use the tasks at all: it read every file into one pandas frame
+(``as_dask(...).compute()``) and ran the pandas partials, **49.8-52.2 x** the read in wall
+time and 49.2-51.5 x in CPU (8,192 GPUs x 14 days).  Now it runs the Dask route's tasks on
+threads: files are read and cut into partials on ``workers`` threads while runs are
+finished on as many others (a run once its files are read and its group's run before it is
+finished), so one host group's runs overlap too.  The windows equal the Dask route's bit
+for bit (``tests/test_fleet_local.py``).
+
+===============================  =====================  =====================
+reduction                         8,192 GPUs x 14 days   2,048 GPUs x 30 days
+                                  wall / CPU ratio       wall / CPU ratio
+===============================  =====================  =====================
+before, in process (public)      49.8 / 51.5            42.3 / 42.6 (2 rounds)
+in process (public), threads     **2.55** / 3.16        **2.90** / 2.96
+per-task loop (serial)           2.85 / 2.73            3.76 / 2.78
+Dask, 2 workers                  2.84 / 3.59            79.3 / 88.7
+===============================  =====================  =====================
+
+Load average 4.3-5.0 (8,192 x 14; a run beside the before variants at load 5.7-3.9 gave in
+process 3.27 / 3.18, Dask 2.61 / 3.63 against 3.59 / 3.76 before) and 4.9-3.4 (2,048 x 30):
+the other jobs held about one of the 2 cores, so the threads had little of a second one.
+A second run of each a few minutes later (load 3.5-4.0): in process 2.98 / 3.19 (8,192 x 14)
+and **3.44** / 2.93 (2,048 x 30, the process below one core on average): the target holds
+when a second core is partly free; with none, the wall ratio is the CPU ratio, 2.9-3.2.
+8,192 x 14 is 4 pods (4 host groups of 2 runs); 2,048 x 30 is one pod (one group of 5 runs
+of a week, which only the read-ahead threads overlap).  On Dask the one-pod fleet falls to
+the shuffle route (fewer host groups than twice the worker threads): 79 x the read.
+Where the in-process CPU goes (stage timers, one thread, multiples of the read's CPU,
+8,192 x 14 / 2,048 x 30): ``ParquetFile.read`` 0.77 / 0.77, the rest of decoding (time
+cast, key codes, order check) 0.28 / 0.27, per-file partials 0.52 / 0.51, finishing runs
+(intervals, fold to hosts, frame, events) 0.74 / 0.67, joining the windows 0.10 / 0.08,
+the rest (footers, keys, carries, interval check) 0.26 / 0.20: total 2.67 / 2.5.  Threads
+add 0.2-0.3 x of CPU (two threads on two cores; 5 times the page faults of one thread).
 """
 
 from __future__ import annotations
@@ -197,6 +237,26 @@ for _ in range(int(sys.argv[2])):
     print(*read(), *reduce())
 """
 
+_PUBLIC = _READ + """
+import resource
+import pandas as pd
+from reliab.fleet import reduce_telemetry
+def cpu():  # user + system seconds of this process, every thread
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime
+root = pathlib.Path(sys.argv[1])
+ev = pd.read_csv(root / "truth" / "failures.csv")
+events = pd.DataFrame({"time": pd.to_datetime(ev["time"], utc=True), "host": ev["host"]})
+def reduce():
+    t, c = time.perf_counter(), cpu()
+    out = reduce_telemetry(root / "telemetry", thresholds={"gpu_temp_c": 70.0}, swings={"power_w": 300.0},
+                           events=events)
+    return time.perf_counter() - t, cpu() - c, len(out)
+reduce()  # warm-up: imports, first touch of memory
+for _ in range(int(sys.argv[2])):
+    print(*read(), *reduce())
+"""
+
 _DASK = _READ + """
 import logging, pathlib, resource, sys, time
 import pandas as pd
@@ -235,14 +295,20 @@ def _run(code: str, folder: Path, rounds: int, path: str) -> list[list[float]]:
     return [[float(x) for x in line.split()] for line in out]
 
 
-def measure(folder: Path, rounds: int, before: str | None, dask: bool, children: int = 2) -> dict:
+def measure(folder: Path, rounds: int, before: str | None, dask: bool, children: int = 2,
+            tasks: bool = False) -> dict:
     """Each variant in ``children`` warmed-up processes, alternating with the others, each of
     ``rounds`` rounds of (pyarrow read, reduction); the medians of the per-round ratios, in
-    wall time and in CPU time (on Dask, of the client and the worker processes together)."""
+    wall time and in CPU time (on Dask, of the client and the worker processes together).
+    Variants: ``in process`` (the public ``reduce_telemetry(files)``), with ``tasks`` the
+    per-task loop of the host groups' runs in this benchmark, with ``dask`` the public call
+    on a local cluster; with ``before`` each again from that package."""
     here = str(Path(__file__).resolve().parents[1])
-    kinds = {"after": (_REDUCE, here)}
+    kinds = {"in process": (_PUBLIC, here)}
     if before:
-        kinds["before"] = (_REDUCE, before)
+        kinds["in process before"] = (_PUBLIC, before)
+    if tasks:
+        kinds["per task loop"] = (_REDUCE, here)
     if dask:
         kinds["dask"] = (_DASK, here)
         if before:
@@ -269,9 +335,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gpus", type=int, default=8192)
     parser.add_argument("--days", type=int, default=14)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=1, help="rounds per process")
     parser.add_argument("--before", default=None, help="folder holding an earlier reliab package")
     parser.add_argument("--dask", action="store_true")
+    parser.add_argument("--tasks", action="store_true", help="add the per-task loop (serial, one core)")
+    parser.add_argument("--children", type=int, default=7, help="processes per variant, interleaved")
     parser.add_argument("--keep", action="store_true")
     parser.add_argument("--out", default=None, help="also write the figures to this JSON file")
     args = parser.parse_args()
@@ -281,7 +349,7 @@ def main() -> None:
                 f"days={args.days}, noise_lines_per_node_day=1.0)")
         subprocess.run([sys.executable, "-c", code], check=True)
     try:
-        got = measure(folder, args.rounds, args.before, args.dask)
+        got = measure(folder, args.rounds, args.before, args.dask, args.children, args.tasks)
     finally:
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
@@ -289,7 +357,7 @@ def main() -> None:
     if args.out:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                                 cwd=Path(__file__).parent).stdout.strip()
-        Path(args.out).write_text(json.dumps({"gpus": args.gpus, "days": args.days, "rounds": args.rounds,
+        Path(args.out).write_text(json.dumps({"gpus": args.gpus, "days": args.days, "rounds": args.rounds, "children": args.children,
                                               "before": args.before, "commit": commit, **got}, indent=1) + "\n")
 
 

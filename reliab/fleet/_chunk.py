@@ -34,7 +34,7 @@ from reliab.fleet._heap import heap_for_arrays
 from reliab.fleet._partials import telemetry_partials
 from reliab.fleet._rows import Rows
 
-__all__ = ["Carry", "Spec", "reduce_run", "check_intervals", "time_runs", "footer_ranges"]
+__all__ = ["Carry", "Spec", "reduce_run", "file_piece", "check_intervals", "time_runs", "footer_ranges"]
 
 Key = tuple[str, "str | None"]
 
@@ -272,9 +272,24 @@ def _recode(rows: Rows, codes: np.ndarray) -> Rows:
     return {**rows, "series": codes[rows["series"]]} if rows else rows
 
 
+def file_piece(path: str, spec: Spec) -> tuple[list[Key], Rows]:
+    """The series keys of one file and its per-series, per-window partials (coded into those
+    keys): what a run reads of each file, whatever came before it."""
+    heap_for_arrays()
+    got = _read(path, spec)
+    if got is None:
+        return _pandas_rows(path, spec)
+    names, tns, series, values, local = got
+    rows = _rows.file_rows(tns, series, values, step=spec.step, columns=spec.columns,
+                           thresholds=spec.thresholds, swings=spec.swings)
+    return names, _recode(rows, local)
+
+
 def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: bool,
-               given: Mapping[Key, float] | None = None, output: str | None = None) -> dict[str, Any]:
-    """Reduce one run of a host group's files, continuing ``carry``.
+               given: Mapping[Key, float] | None = None, output: str | None = None,
+               pieces: Sequence[tuple[list[Key], Rows]] | None = None) -> dict[str, Any]:
+    """Reduce one run of a host group's files, continuing ``carry`` (``pieces``: the files'
+    :func:`file_piece` when read already).
 
     Returns ``{"windows": frame or output path, "carry": Carry, "names": series keys,
     "per"/"gaps": sketches of the interval values (:func:`reliab.fleet._rows.sketch`),
@@ -282,16 +297,7 @@ def reduce_run(files: Sequence[str], carry: Carry | None, spec: Spec, *, last: b
     """
     heap_for_arrays()
     carry = carry or Carry()
-    pieces: list[tuple[list[Key], Rows]] = []
-    for path in files:
-        got = _read(path, spec)
-        if got is None:
-            pieces.append(_pandas_rows(path, spec))
-            continue
-        names, tns, series, values, local = got
-        rows = _rows.file_rows(tns, series, values, step=spec.step, columns=spec.columns,
-                               thresholds=spec.thresholds, swings=spec.swings)
-        pieces.append((names, _recode(rows, local)))
+    pieces = [file_piece(path, spec) for path in files] if pieces is None else list(pieces)
     names = _union([carry.names, *(n for n, _ in pieces)])
     code = {k: i for i, k in enumerate(names)}
     n_codes = len(names)

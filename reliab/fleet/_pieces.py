@@ -86,7 +86,7 @@ def _check_after(rows: Rows, starts: np.ndarray, tail_last: np.ndarray, names: S
     if overlap.any():
         i = int(np.flatnonzero(overlap)[0])
         host, gpu = names[int(s[i])]
-        raise ValueError(f"telemetry of series host={host} gpu={gpu} comes in partitions that overlap in time; "
+        raise _rows.OverlapError(f"telemetry of series host={host} gpu={gpu} comes in partitions that overlap in time; "
                          "power swings need the partitions of a series to follow each other")
 
 

@@ -28,6 +28,10 @@ from reliab.fleet._segments import Blocks, Segments
 
 Rows = dict[str, np.ndarray]
 
+
+class OverlapError(ValueError):
+    """A series comes in pieces that overlap in time, so the power-swing steps between them are undefined."""
+
 _SUM = ("n", "__n", "__sum", "__above", "__steps")
 
 
@@ -171,7 +175,7 @@ def add_boundary_steps(rows: Rows, fresh: np.ndarray, swings: Mapping[str, float
     if overlap.any():
         i = int(np.flatnonzero(overlap)[0])
         host, gpu = names[int(s[i])]
-        raise ValueError(f"telemetry of series host={host} gpu={gpu} comes in partitions that overlap in time; "
+        raise OverlapError(f"telemetry of series host={host} gpu={gpu} comes in partitions that overlap in time; "
                          "power swings need the partitions of a series to follow each other")
     for c, level in swings.items():
         prev = np.where(same, np.r_[np.nan, rows[f"{c}__vlast"][:-1]], tail_value[c][s])

@@ -30,10 +30,14 @@ meet, from the first and last values each partition keeps, so the count is that 
 whole series.  This needs the partitions of one series not to overlap in time (telemetry
 partitioned by time, as exporters write it); overlapping ones raise ``ValueError``.
 
-Without a client the same functions run in this process on one partition: that is the
-local reduction the distributed one equals (to floating-point summation order).
-Duplicate timestamps of a series are merged within a partition (as
-:func:`reliab.align.clean_times` does); duplicates split across partitions are not.
+Without a client, Parquet files whose footers give the host ranges are reduced by the same
+host-group tasks in this process, on threads (:mod:`reliab.fleet._local`): the windows
+equal the Dask route's bit for bit, whatever the number of threads.  A table in memory,
+files without host ranges in their footers, and files in which one series' pieces overlap
+in time (with swings) are reduced at once as one partition: that is the local reduction
+the distributed one equals (to floating-point summation order).  Duplicate timestamps of a
+series are merged within a partition (as :func:`reliab.align.clean_times` does);
+duplicates split across partitions (files) are not.
 """
 
 from __future__ import annotations
@@ -50,8 +54,11 @@ import pandas as pd
 
 from reliab.align import key_codes
 from reliab.fleet._chunk import Spec, check_intervals, footer_ranges, reduce_run, time_runs
-from reliab.fleet._frames import Source, as_dask, parquet_files
+from reliab.fleet._frames import Source, as_dask
+from reliab.fleet._local import Plan, default_workers, plan, run_groups
+from reliab.fleet._local import group_by_hosts as _group_by_hosts
 from reliab.fleet._partials import FIRST, LAST, STEPS, telemetry_partials
+from reliab.fleet._rows import OverlapError
 from reliab.windows import (
     SUM_SUFFIXES,
     combine_partials,
@@ -137,21 +144,6 @@ def host_groups(files: Sequence[str]) -> list[list[str]] | None:
     return None if any(r is None for r in ranges) else _group_by_hosts(files, ranges)  # type: ignore[arg-type]
 
 
-def _group_by_hosts(files: Sequence[str], ranges: Sequence[tuple[str, str]]) -> list[list[str]]:
-    order = sorted(range(len(files)), key=lambda i: ranges[i])
-    groups: list[list[str]] = []
-    high = ""
-    for i in order:
-        low, top = ranges[i]
-        if groups and low <= high:
-            groups[-1].append(files[i])
-            high = max(high, top)
-        else:
-            groups.append([files[i]])
-            high = top
-    return [sorted(g) for g in groups]
-
-
 def _spec(first_file: str, kw: dict[str, Any], level: str) -> Spec:
     """What every task is asked for: measurement columns from the first file, events one row per host."""
     import pyarrow.parquet as pq
@@ -219,6 +211,17 @@ def _by_host_groups(client: Any, groups: list[list[str]], spans: dict[str, tuple
     if folder is not None:
         return folder
     return [d for d in done if d is not None]
+
+
+def _joined(frames: list[pd.DataFrame], level: str, attrs: dict[str, Any]) -> pd.DataFrame:
+    """The tasks' windows in one frame, by host (and GPU) then window."""
+    if level == "host":
+        out = _in_order(frames)
+    else:
+        out = pd.concat(frames, ignore_index=True).sort_values(["host", "gpu", "window"], kind="stable",
+                                                                 ignore_index=True)
+    out.attrs = attrs
+    return out
 
 
 def _direct(client: Any) -> bool | None:
@@ -291,6 +294,7 @@ def reduce_telemetry(
     output: str | os.PathLike[str] | None = None,
     partitions: int | None = None,
     task_span: str | None = "7D",
+    workers: int | None = None,
 ) -> pd.DataFrame | Path:
     """Reduce per-GPU telemetry to host (or GPU) windows, on Dask when ``client`` is given.
 
@@ -301,8 +305,8 @@ def reduce_telemetry(
         Parquet files, a folder of them, or the output folder of a Dask ingest
         (:func:`reliab.fleet._frames.as_dask`).
     client : dask.distributed.Client, optional
-        Run on this cluster; without it the reduction runs in this process (the local
-        reduction the distributed one equals).
+        Run on this cluster; without it the reduction runs in this process (Parquet
+        files: the Dask route's tasks on ``workers`` threads; else one partition).
     freq : str
         Window length (``"1h"``: host-hour windows).
     level : {"host", "gpu"}
@@ -329,6 +333,9 @@ def reduce_telemetry(
         group (files that follow each other in time, from their footers), continuing the
         task before it, so a task's memory does not grow with the days (``None``: one task
         per group).  The result does not depend on it.
+    workers : int, optional
+        Without ``client``: threads that reduce the host groups of Parquet files (default:
+        the cores this process may use).  The result does not depend on it.
 
     Returns
     -------
@@ -346,9 +353,22 @@ def reduce_telemetry(
     kw = {"freq": freq, "columns": columns, "thresholds": thresholds, "swings": dict(swings or {}),
           "duplicates": duplicates, "events": events, "event_name": event_name}
     attrs = {"level": level, "freq": freq, "thresholds": dict(thresholds or {})}
+    if task_span is not None and not pd.Timedelta(task_span) > pd.Timedelta(0):
+        raise ValueError(f"task_span must be a positive duration or None, got {task_span!r}")
+    if workers is not None and not (isinstance(workers, int) and workers >= 1):
+        raise ValueError(f"workers must be a positive number of threads, got {workers!r}")
+    span_ns = None if task_span is None else pd.Timedelta(task_span).value
     if client is None:
         if output is not None:
             raise ValueError("output= goes with client= (the local reduction returns the windows)")
+        found = None if isinstance(telemetry, pd.DataFrame) else plan(telemetry)
+        try:
+            got = [] if found is None else run_groups(found, _spec(found[0][0][0], kw, level), span_ns,
+                                                       workers or default_workers())
+        except OverlapError:  # a series' files overlap in time: its rows are joined before the swings
+            got = []
+        if got:
+            return _joined(got, level, attrs)
         frame = as_dask(telemetry).compute() if not isinstance(telemetry, pd.DataFrame) else telemetry
         out = finish_partials(telemetry_partials(frame, freq=freq, columns=columns, thresholds=thresholds,
                                                  swings=kw["swings"], duplicates=duplicates),
@@ -356,21 +376,12 @@ def reduce_telemetry(
                               event_name=event_name)
         out.attrs = attrs
         return out
-    keys = ["host", "gpu"] if level == "gpu" else ["host"]
-    if task_span is not None and not pd.Timedelta(task_span) > pd.Timedelta(0):
-        raise ValueError(f"task_span must be a positive duration or None, got {task_span!r}")
     found = _groups_of(telemetry, client)
     if found is not None:
         groups, spans = found
         got = _by_host_groups(client, groups, spans, kw, level, output, task_span)
-        if isinstance(got, Path):
-            return got
-        if level == "host":
-            out = _in_order(got)
-        else:
-            out = pd.concat(got, ignore_index=True).sort_values([*keys, "window"], kind="stable", ignore_index=True)
-        out.attrs = attrs
-        return out
+        return got if isinstance(got, Path) else _joined(got, level, attrs)
+    keys = ["host", "gpu"] if level == "gpu" else ["host"]
     windows = _dask_reduce(as_dask(telemetry, columns=None), kw, level, partitions)
     if output is not None:
         folder = Path(output)
@@ -381,19 +392,9 @@ def reduce_telemetry(
     return out
 
 
-def _groups_of(telemetry: Source, client: Any
-               ) -> tuple[list[list[str]], dict[str, tuple[int, int] | None]] | None:
+def _groups_of(telemetry: Source, client: Any) -> Plan | None:
     """Host groups of Parquet input worth one task each (at least two per worker thread) and
     each file's time range, else ``None``."""
-    if not isinstance(telemetry, str | os.PathLike | list | tuple):
-        return None
-    try:
-        files = parquet_files(telemetry)
-        ranges = {f: footer_ranges(f) for f in files}
-    except Exception:  # noqa: BLE001 - unreadable footers: the shuffle path reads the data itself
-        return None
-    if any(h is None for h, _ in ranges.values()):
-        return None
-    groups = _group_by_hosts(files, [ranges[f][0] for f in files])  # type: ignore[misc]
-    threads = max(1, sum(client.nthreads().values()))
-    return (groups, {f: r[1] for f, r in ranges.items()}) if len(groups) >= 2 * threads else None
+    found = plan(telemetry)
+    threads = max(1, sum(client.nthreads().values())) if found is not None else 1
+    return found if found is not None and len(found[0]) >= 2 * threads else None
