@@ -168,7 +168,7 @@ def test_own_cluster_leaves_port_8787_alone() -> None:
     finally:
         held.close()
     assert [str(w.message) for w in seen if "already in use" in str(w.message)] == []
-    assert http.address == "127.0.0.1" and http.port != 8787  # (on this machine only, as before)
+    assert http.address == "127.0.0.1" and http.port != 8787  # (bound to this machine only, as Dask binds it by default)
 
 
 def test_batches_keep_order_and_size() -> None:
