@@ -24,11 +24,12 @@ def sample_ingest():
 
 @pytest.fixture(scope="session")
 def dask_client():
-    """One Dask ``LocalCluster`` per test session: 2 single-threaded worker processes."""
-    distributed = pytest.importorskip("dask.distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-    with cluster, distributed.Client(cluster) as client:
+    """One Dask ``LocalCluster`` per test session: 2 single-threaded worker processes, as
+    ``reliab.io.distributed.dask_client`` starts them (no dashboard, no port 8787)."""
+    pytest.importorskip("dask.distributed")
+    from reliab.io.distributed import dask_client
+
+    with dask_client(workers=2) as client:
         yield client
 
 

@@ -147,6 +147,30 @@ def test_own_cluster_runs_no_profiler_and_slow_timers() -> None:
     assert got == [(False, "500ms", "5s", "1s")]
 
 
+def test_own_cluster_leaves_port_8787_alone() -> None:
+    """reliab's cluster has no dashboard, so its scheduler's HTTP server (health and metrics
+    routes, which Dask starts anyway) takes a free local port: with port 8787 taken (by another
+    cluster, or here), Dask would otherwise warn "Port 8787 is already in use"."""
+    import socket
+    import warnings
+
+    held = socket.socket()
+    try:
+        held.bind(("127.0.0.1", 8787))
+        held.listen()
+    except OSError:  # already taken: as good
+        pass
+    try:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            with dist.dask_client(workers=1) as client:
+                http = client.cluster.scheduler.http_server
+    finally:
+        held.close()
+    assert [str(w.message) for w in seen if "already in use" in str(w.message)] == []
+    assert http.address == "127.0.0.1" and http.port != 8787  # (bound to this machine only, as Dask binds it by default)
+
+
 def test_batches_keep_order_and_size() -> None:
     assert dist.batches([10, 10, 50, 10, 200, 5], 60) == [[0, 1], [2, 3], [4], [5]]
 

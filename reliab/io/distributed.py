@@ -94,8 +94,10 @@ def dask_client(client: Any = None, *, scheduler: str | None = None, workers: in
     import dask
 
     with dask.config.set(QUIET_CLUSTER):  # the nannies hand it to their workers
+        # without a dashboard the scheduler still serves its health routes, on 8787 unless told
         cluster = distributed.LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                                           processes=True, dashboard_address=None)
+                                           processes=True, dashboard_address=None,
+                                           scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
     with cluster, distributed.Client(cluster) as own:
         yield own
 
