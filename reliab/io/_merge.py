@@ -38,12 +38,9 @@ def concat(frames: list[pd.DataFrame | pa.Table], table: str) -> pd.DataFrame:
         if joined is not None:
             return joined
         frames = [f if isinstance(f, pd.DataFrame) else arrow_frame(f, table) for f in frames]
-    if len(frames) == 1 and _conformed(frames[0], table):
-        return frames[0]  # one file's table, conformed by its reader: no copy
     out = frames[0] if len(frames) == 1 else concat_frames(frames)
-    if len(frames) > 1 and _conformed(out, table):  # conformed files' tables, joined: a new frame already
-        return out
-    return schema.conform(out.reset_index(drop=True), table)
+    # a table conformed by its reader, or conformed tables joined (a new frame already): no copy
+    return out if _conformed(out, table) else schema.conform(out.reset_index(drop=True), table)
 
 
 def _concat_arrow(frames: list[pd.DataFrame | pa.Table], table: str) -> pd.DataFrame | None:

@@ -154,9 +154,8 @@ class _Stored(Session):
             (result, choice), = rows
             result = st.add(todo, result, choice)
         else:
-            result, choice = st.skip(todo), st.choice(todo)
-        if todo.read or todo.record is not None:  # the ledger may have changed for its kin
-            self.touched.add(family(entry.path))
+            result, choice = st.skip(todo)
+        self.touched.add(family(entry.path))  # the ledger may have changed for its kin
         self.statuses.append(todo.status)
         return [(result, choice)]
 
