@@ -206,13 +206,9 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice,
     try:
         with quarantine_limit((options or {}).get("quarantine_limit")):
             return canonical_result(forced_note(encoding_note(parser.read(name, **kwargs)), choice))
-    except ParseError as exc:
-        if strict:
-            if exc.origin is None:
-                raise ParseError(f"{name}: {exc.message}") from exc
-            raise
-        return failed_file(name, choice.source, str(exc))
-    except InputFileError as exc:
+    except (ParseError, InputFileError) as exc:
+        if strict and isinstance(exc, ParseError) and exc.origin is None:
+            raise ParseError(f"{name}: {exc.message}") from exc
         if strict:
             raise
         return failed_file(name, choice.source, str(exc))

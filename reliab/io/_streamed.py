@@ -63,7 +63,8 @@ class _FileSink:
         self.task = -1  # given at the first write, after the files gathered before are written
         #: per piece: its manifest records (positions in the piece) and the rows' line numbers
         self.pieces: list[tuple[list[dict[str, Any]], Packed]] = []
-        self.sources: Counter[str] = Counter()  # signal rows per source value, in the pieces
+        #: the writer's row counts before the first piece (back to them if the pieces are deleted)
+        self.counts: tuple[Counter[str], Counter[str]] = (Counter(), Counter())
         self.table = "signals"
         self.result: FileResult | None = None
         self.linenos: list[int] = []
@@ -73,12 +74,11 @@ class _FileSink:
         if self.task < 0:
             self.writer.flush()
             self.task = self.writer._next()
+            self.counts = (Counter(self.writer.rows), Counter(self.writer.signal_sources))
         lineno = rows["_lineno"].to_numpy()
         frame = concat([rows.drop_columns(["_lineno"])], table)
         records = self.writer.write_frame(frame, table, source, self.task, piece=len(self.pieces))
         self.pieces.append((records, _pack(lineno)))
-        if table == "signals":
-            self.sources.update({str(k): int(v) for k, v in frame["source"].value_counts().items()})
 
     def close(self, result: FileResult, linenos: list[int]) -> None:
         self.result, self.linenos = result, linenos
@@ -236,10 +236,8 @@ class OutputWriter(Session):
         for records, _ in sink.pieces:
             for r in records:
                 (Path(self.folder) / r["path"]).unlink(missing_ok=True)
-                self.rows[r["table"]] -= r["rows"]
         sink.pieces.clear()
-        self.signal_sources.subtract(sink.sources)
-        self.signal_sources = +self.signal_sources  # (zero counts dropped)
+        self.rows, self.signal_sources = sink.counts
 
     def jobs(self) -> tuple[pd.DataFrame, str | None]:
         """Write the held job files, job records repeated by another input dropped; the jobs table."""
