@@ -148,11 +148,9 @@ class TableParts:
 
 
 def file_tables(results: list[FileResult]) -> dict[str, pd.DataFrame]:
-    """Per-file tables concatenated in file order: signals, jobs, telemetry, failures, quarantine."""
+    """Per-file tables concatenated in file order: signals, jobs, telemetry, lifetimes, failures, quarantine."""
     tables = {name: concat([part_of(r.tables, name) for r in results if name in r.tables], name)
-              for name in ("signals", "jobs")}
-    for name in ("telemetry", "lifetimes", "failures"):
-        tables[name] = concat([r.tables[name] for r in results if name in r.tables], name)
+              for name in TableParts.NAMES}
     tables["quarantine"] = concat([r.quarantine for r in results if r.quarantine is not None],
                                    "quarantine")
     return tables

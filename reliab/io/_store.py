@@ -274,18 +274,16 @@ class Store:
         }
         if old is not None and result.lines < int(old["lines"]):  # shrank: keep what was read
             record.update({k: old[k] for k in ("lines", "parsed", "irrelevant", "malformed")})
-        if plan.record is None or rewritten:
+        if old is not None:
+            old.update(record)
+        else:  # a new content (a rewritten file's old id disappears: its rows drop out of the store)
             record["id"], self._next_id = self._next_id, self._next_id + 1
-            if rewritten:  # the old content's id disappears: its rows drop out of the store
+            if rewritten:
                 self.records[plan.record] = record
-                self._index(plan.record, plan.path)
             else:
                 self.records.append(record)
-                self._index(len(self.records) - 1, plan.path)
-        else:
-            old.update(record)
-            self._index(plan.record, plan.path)
-        content = int(record["id"] if old is None else old["id"])
+        self._index(len(self.records) - 1 if plan.record is None else plan.record, plan.path)
+        content = int((record if old is None else old)["id"])
         tagged = {name: frame.assign(**{_CONTENT: content}) for name, frame in kept.tables.items()}
         quarantine = None if kept.quarantine is None else kept.quarantine.assign(**{_CONTENT: content})
         self._pending.append(replace(kept, tables=tagged, quarantine=quarantine))
