@@ -19,7 +19,6 @@ from typing import Any, Literal
 
 import pandas as pd
 
-# importing the formats package registers every parser, in a fixed order
 import reliab.io.formats  # noqa: F401
 import reliab.io.sources  # noqa: F401  (registers slurm://, prometheus://, journald://)
 from reliab import schema
@@ -292,11 +291,9 @@ def finish(merged: Merged, sources: dict[str, SourceChoice], **attribution: Any)
     from reliab.taxonomy import classify_failures, job_outcomes
 
     # the signals leave the session's tables: sorted below, they are held once, not twice
-    tables, accounting, notes = merged.tables, merged.accounting, merged.notes
-    jobs, signals, repeated = drop_repeated_jobs(tables["jobs"], tables.pop("signals"))
-    tables = {**tables, "jobs": jobs}
-    notes = (*notes, repeated) if repeated else notes
-    notes = (*notes, *forced_notes(sources))
+    tables, accounting = merged.tables, merged.accounting
+    tables["jobs"], signals, repeated = drop_repeated_jobs(tables["jobs"], tables.pop("signals"))
+    notes = (*merged.notes, *([repeated] if repeated else []), *forced_notes(sources))
     if not signals["time"].is_monotonic_increasing:  # a stable sort keeps sorted rows as they are
         signals = signals.sort_values("time", kind="stable")
     if not (isinstance(signals.index, pd.RangeIndex) and signals.index.start == 0

@@ -93,7 +93,6 @@ class TableParts:
 
     def take(self, result: FileResult) -> FileResult:
         """Keep ``result``'s tables; the result without them."""
-
         for name in self.NAMES:
             if name in result.tables:
                 self._add(name, pending_part(result.tables, name))

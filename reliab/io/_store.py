@@ -245,9 +245,8 @@ class Store:
     def add(self, plan: Plan, result: FileResult, choice: SourceChoice) -> FileResult:
         """Keep the new, complete lines of a file read for ``plan``; update its ledger record.
 
-        A rewritten file replaces its record by a new content (the old content's rows are
-        no longer part of the store); a last line without newline is held unless the file
-        is final or not of a line format (Parquet, pickle, JSON: no newline at the end).
+        A last line without newline is held (see the module doc) unless the file is final or
+        not of a line format (Parquet, pickle, JSON: no newline at the end).
 
         Returns
         -------
@@ -309,15 +308,9 @@ class Store:
         return frame
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """Every committed table, runs concatenated in order, origins pointing at current paths.
-
-        Rows of a content no longer in the ledger (a rewritten file's old content) are left out.
-        """
-        out: dict[str, pd.DataFrame] = {}
-        for table in STORE_TABLES:
-            frame = self._relocate(self._live(table), "path" if table == "quarantine" else "origin")
-            out[table] = schema.conform(frame, table)
-        return out
+        """Every committed table (:meth:`_live`), origins pointing at current paths."""
+        return {t: schema.conform(self._relocate(self._live(t), "path" if t == "quarantine" else "origin"), t)
+                for t in STORE_TABLES}
 
     def _relocate(self, frame: pd.DataFrame, column: str) -> pd.DataFrame:
         """Point ``column`` (origin ``path:line`` or a bare path) at each content's current path."""

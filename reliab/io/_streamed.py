@@ -1,15 +1,10 @@
 """The Output sink (``ingest(paths, output=folder)``): tables go to partitioned Parquet as they are read.
 
-Each file's tables are written as soon as it is read, in the layout of
-:mod:`reliab.io._partitioned` (one run id, the manifest renamed in last; a run that fails
-deletes its parts and commits nothing), and the rows a large kernel log's bulk parser makes
-are written in batches of :data:`BATCH_ROWS` while the file is read
-(:class:`reliab.io._lines.BulkSink`), so memory does not grow with the file; its per-line
-rows are put at their lines among them when the file ends, through the positions the
-manifest keeps.  Files with job records are held to the end (another input may repeat a
-job record, :mod:`reliab.io._repeats`), then written; their signals stay in memory.  The
-attribution reads back only the signals it can use (:meth:`OutputWriter.attribution_signals`).
-With a Dask runner the tasks write the tables and every table is read back to finish.
+The rows a large kernel log's bulk parser makes are written in batches of :data:`BATCH_ROWS`
+while the file is read (:class:`reliab.io._lines.BulkSink`); its per-line rows are put at
+their lines among them when the file ends, through the positions the manifest keeps
+(:mod:`reliab.io._partitioned`).  The attribution reads back only the signals it can use
+(:meth:`OutputWriter.attribution_signals`).
 """
 
 from __future__ import annotations
@@ -127,9 +122,10 @@ class OutputWriter(Session):
 
     A task is a run of consecutive small files (written once they hold :attr:`batch_rows`
     rows), a file whose bulk rows were streamed (its pieces), or a run of consecutive files
-    with job records (held to the end).  Keeps what the run's result needs (quarantine,
-    the job files) and the manifest records of the parts written.  With a Dask runner
-    (``by_tasks``) the tasks write the tables and hand their parts to :meth:`written`.
+    with job records (held to the end: another input may repeat a job record,
+    :mod:`reliab.io._repeats`; their signals stay in memory).  Keeps what the run's result
+    needs (quarantine, the job files) and the manifest records of the parts written.  With a
+    Dask runner (``by_tasks``) the tasks write the tables and hand their parts to :meth:`written`.
     """
 
     def __init__(self, plan: RunPlan, out: Path, run: str, by_tasks: bool = False) -> None:
@@ -320,8 +316,7 @@ class OutputWriter(Session):
             return Merged(tables, accounting, plan_notes(self.plan), "output=")
         jobs, repeated = self.jobs()
         release_freed()  # what writing the held job files freed, before the attribution's rows are gathered
-        signals = self.attribution_signals(jobs, attribution.get("before", "10min"),
-                                                  attribution.get("after", "5min"))
+        signals = self.attribution_signals(jobs, attribution["before"], attribution["after"])
         tables = {"signals": signals, "jobs": jobs, "telemetry": schema.empty("telemetry"),
                   "quarantine": concat(self.quarantine, "quarantine")}
         return Merged(tables, accounting, plan_notes(self.plan) + ((repeated,) if repeated else ()), "output=")
@@ -373,10 +368,7 @@ def days_met(lo_ns: np.ndarray, hi_ns: np.ndarray) -> set[str]:
 
 def _date_of(path: str) -> str:
     """The ``date=`` partition of a part's path."""
-    for piece in Path(path).parts:
-        if piece.startswith("date="):
-            return piece[len("date="):]
-    return "unknown"
+    return next((piece[len("date="):] for piece in Path(path).parts if piece.startswith("date=")), "unknown")
 
 
 def _marked(cols: pa.Table, seen: set[tuple[Any, Any]], lo: np.ndarray | None, hi: np.ndarray) -> np.ndarray:
@@ -408,10 +400,7 @@ def _marked(cols: pa.Table, seen: set[tuple[Any, Any]], lo: np.ndarray | None, h
 
 @contextmanager
 def written(plan: RunPlan, output: str | os.PathLike[str], *, by_tasks: bool = False) -> Iterator[OutputWriter]:
-    """The run of :func:`reliab.ingest` with ``output`` (see the module doc; ``by_tasks``: a
-    Dask runner's tasks write the tables).
-
-    A run that fails (inside the ``with``) deletes the parts it wrote and commits nothing.
-    """
+    """The Output session of :func:`reliab.ingest` with ``output`` (``by_tasks``: a Dask runner's
+    tasks write the tables); a run that fails inside the ``with`` deletes its parts, commits nothing."""
     with _partitioned.new_run(output) as (out, run):
         yield OutputWriter(plan, out, run, by_tasks)
