@@ -220,25 +220,6 @@ class IngestResult:
         return written
 
 
-class _OnDisk:
-    """The ``signals`` or ``telemetry`` of an :class:`OutputIngestResult`: read when first used.
-
-    A non-data descriptor: the table read is kept in the instance, which then answers.
-    """
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj: OutputIngestResult | None, owner: type | None = None) -> Any:
-        if obj is None:
-            return self
-        from reliab.io._partitioned import read_table
-
-        frame = read_table(obj.output, self.name)
-        obj.__dict__[self.name] = frame
-        return frame
-
-
 @dataclass(frozen=True, repr=False)  # IngestResult's repr: counts, nothing read
 class OutputIngestResult(IngestResult):
     """The result of ``reliab.ingest(..., output=folder)``: the big tables stay in ``folder``.
@@ -262,13 +243,19 @@ class OutputIngestResult(IngestResult):
     output: Path = Path()
     counts: Mapping[str, Any] = field(default_factory=dict)
 
-    signals = _OnDisk()  # type: ignore[assignment]
-    telemetry = _OnDisk()  # type: ignore[assignment]
-
     def __post_init__(self) -> None:
-        for name in ("signals", "telemetry"):  # not given: read when first used
+        for name in ("signals", "telemetry"):  # not given: read when first used (__getattr__)
             if self.__dict__.get(name) is None:
                 self.__dict__.pop(name, None)
+
+    def __getattr__(self, name: str) -> Any:
+        """``signals`` or ``telemetry`` not held yet: read from the folder, then kept."""
+        if name not in ("signals", "telemetry"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        from reliab.io._partitioned import read_table
+
+        frame = self.__dict__[name] = read_table(self.output, name)
+        return frame
 
     def loaded(self) -> tuple[str, ...]:
         """The lazy tables read so far (``signals``, ``telemetry``)."""
