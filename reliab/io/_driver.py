@@ -27,7 +27,7 @@ from reliab.io._discover import Entry
 from reliab.io._forced import forced_notes
 from reliab.io._merge import accounting_of
 from reliab.io._modes import runner_for, sink_for
-from reliab.io._plan import Merged, RunPlan, prepare
+from reliab.io._plan import Merged, Rows, RunPlan, prepare
 from reliab.io._readfile import (
     canonical_result,
     check_arguments,
@@ -202,20 +202,17 @@ def ingest(
     runner = runner_for(engine, client)
     sink = sink_for(store, output, rebuild)
     with sink(plan, runner) as session:
-        results: list[FileResult] = []
-        choices: dict[str, SourceChoice] = {}
+        rows: Rows = []
         advance, done = _progress_bar(len(plan.entries), progress)
         try:
             with runner.reads(plan, read_entry, session, strict=strict) as read:
                 for entry in plan.entries:  # the one loop over the planned inputs, in input order
-                    for result, choice in session.add(plan, entry, strict, read):
-                        results.append(result)
-                        choices[result.path] = choice
+                    rows += session.add(plan, entry, strict, read)
                     advance()
         finally:
             done()
-        merged = session.close(accounting_of(results), attribution)  # the sink's merged tables
-        return session.commit(finish(merged, sources_of(results, choices), **attribution))
+        merged = session.close(accounting_of([r for r, _ in rows]), attribution)  # the sink's merged tables
+        return session.commit(finish(merged, sources_of(rows), **attribution))
 
 
 def _progress_bar(total: int, enabled: bool) -> tuple[Callable[[], None], Callable[[], None]]:
@@ -271,11 +268,11 @@ _EXCLUDED_RUN_KEYS = frozenset({"paths", "source", "recursive", "strict", "manif
 
 def run_keys() -> tuple[str, ...]:
     """Keywords of :func:`ingest` a manifest may set at its top level (``rules``, ``before``…)."""
-    return tuple(p.name for p in inspect.signature(ingest).parameters.values()
-                 if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in _EXCLUDED_RUN_KEYS)
+    return tuple(k for k in _defaults() if k not in _EXCLUDED_RUN_KEYS)
 
 
 def _defaults() -> dict[str, Any]:
+    """The keywords of :func:`ingest` (every one has a default) and their defaults."""
     return {p.name: p.default for p in inspect.signature(ingest).parameters.values()
             if p.default is not inspect.Parameter.empty}
 
@@ -332,11 +329,10 @@ def finish(merged: Merged, sources: dict[str, SourceChoice], **attribution: Any)
                         notes=(outcomes.method, *outcomes.notes, *notes, *not_read_notes(accounting)))
 
 
-def sources_of(results: list[FileResult], choices: dict[str, SourceChoice]) -> dict[str, SourceChoice]:
+def sources_of(rows: Rows) -> dict[str, SourceChoice]:
     """Per path, the source choice with the parser's notes appended to its reason."""
     sources: dict[str, SourceChoice] = {}
-    for r in results:
-        choice = choices[r.path]
+    for r, choice in rows:
         if r.notes:
             choice = dataclasses.replace(choice, reason=f"{choice.reason}; {'; '.join(r.notes)}",
                                          notes=tuple(r.notes))

@@ -178,8 +178,6 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice,
               options: dict[str, Any] | None = None, strict: bool = False) -> FileResult:
     """Read one file with the parser of ``choice``: the per-file step of every driver.
 
-    :func:`ingest` calls it in a loop and its Dask engine (:mod:`reliab.io._tasks`) in
-    its tasks, so both produce the same :class:`FileResult` for the same file.
     Whatever goes wrong inside the reader becomes this file's accounting row (one
     quarantined pseudo-line at ``lineno`` 0 naming the error), unless ``strict``.
 

@@ -210,10 +210,9 @@ class IngestResult:
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         written: dict[str, Path] = {}
-        lives = ("lifetimes",) if len(self.lifetimes) else ()  # written when an inventory was read
-        for name in (*PARQUET_TABLES, *lives):
-            if name == "failures" and not len(self.failures):
-                continue  # written when the input had failure records
+        for name in (*PARQUET_TABLES, "lifetimes"):
+            if name in ("failures", "lifetimes") and not len(getattr(self, name)):
+                continue  # written when the input had failure records, unit lives
             target = out / f"{name}.parquet"
             schema.write_parquet(getattr(self, name), str(target), name)
             written[name] = target
