@@ -24,6 +24,7 @@ deleted by the next run into the folder; readers should read the manifest first.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import uuid
@@ -268,10 +269,8 @@ def _sweep(root: Path, keep: set[str]) -> None:
             if path.is_file() and str(path.relative_to(root)) not in keep:
                 path.unlink(missing_ok=True)
         for sub in sorted((p for p in base.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
-            try:
+            with contextlib.suppress(OSError):
                 sub.rmdir()  # only empty partition folders go
-            except OSError:
-                pass
 
 
 def commit(folder: str | os.PathLike[str], run: str, parts: list[dict[str, Any]], result: Any, **facts: Any) -> Path:

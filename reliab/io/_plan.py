@@ -126,10 +126,8 @@ def prepare(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
     if not items:
         raise ValueError("ingest needs at least one path")
     keys = tuple(run_keys)
-    explicit = None
+    explicit = None if isinstance(manifest, bool) else load_manifest(manifest, run_keys=keys)
     manifests: dict[Path, Manifest] = {}
-    if manifest is not True and manifest is not False:
-        explicit = load_manifest(manifest, run_keys=keys)
 
     def enter(folder: Path) -> None:  # a reliab.toml governs its folder's subtree
         found = find_manifest(folder) if manifest is True else None

@@ -340,8 +340,7 @@ class Store:
             runs.append(self.run)
         if len(runs) > MAX_RUNS:
             runs, parts = self._compact(runs)
-        ledger = self.ledger()
-        arrow = schema.to_arrow(ledger)
+        arrow = schema.to_arrow(self.ledger())
         metadata = {**(arrow.schema.metadata or {}), _RUNS_KEY: json.dumps(runs).encode(),
                     _PARTS_KEY: json.dumps({r: parts[r] for r in runs if r in parts}).encode()}
         with atomic(self.directory / LEDGER) as tmp:

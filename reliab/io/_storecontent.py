@@ -4,6 +4,7 @@ or to its complete lines (:func:`hold_tail`)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -64,24 +65,16 @@ def prefix_digests(path: str, first: int, total: int) -> tuple[str | None, str |
 
     Either is ``None`` if the content is shorter.
     """
-    digest, seen, out = hashlib.sha256(), 0, [None, None]
-    marks = sorted({first, total})
-    try:
-        with open_binary(path) as fh:
-            for mark in marks:
-                while seen < mark:
-                    block = fh.read(min(_BLOCK, mark - seen))
-                    if not block:
-                        break
-                    digest.update(block)
-                    seen += len(block)
-                if seen < mark:
-                    break
-                hexed = digest.hexdigest()
-                out = [hexed if mark == first else out[0], hexed if mark == total else out[1]]
-    except Exception:  # noqa: BLE001 - a broken stream is shorter
-        pass
-    return out[0], out[1]
+    digest, seen, out = hashlib.sha256(), 0, {}
+    with contextlib.suppress(Exception), open_binary(path) as fh:  # a broken stream is shorter
+        for mark in sorted({first, total}):
+            while seen < mark and (block := fh.read(min(_BLOCK, mark - seen))):
+                digest.update(block)
+                seen += len(block)
+            if seen < mark:
+                break
+            out[mark] = digest.hexdigest()
+    return out.get(first), out.get(total)
 
 
 def _line_numbers(origin: pd.Series) -> pd.Series:
