@@ -135,17 +135,12 @@ def write_table(frame: pd.DataFrame, table: str, sources: np.ndarray, folder: st
     """
     root = Path(folder)
     written: list[dict[str, Any]] = []
-    keys = pd.DataFrame({"source": sources, "date": _dates(frame, table)})
-    if table == "quarantine":
-        keys["date"] = ""
+    keys = pd.DataFrame({"source": sources, "date": "" if table == "quarantine" else _dates(frame, table)})
     name = f"part-{run}-{task:06d}" + ("" if piece is None else f"-{piece:06d}")
     schema.validate(frame, table)  # once: each part is a slice of it
     for (source, date), rows in keys.groupby(["source", "date"], sort=True).indices.items():
         rows = np.sort(rows)
-        rel = Path(table) / f"source={source}"
-        if table != "quarantine":
-            rel = rel / f"date={date}"
-        target = root / rel / f"{name}.parquet"
+        target = root / table / f"source={source}" / (f"date={date}" if date else "") / f"{name}.parquet"
         target.parent.mkdir(parents=True, exist_ok=True)
         part = (frame.iloc[rows[0]:rows[-1] + 1] if rows[-1] - rows[0] + 1 == len(rows)  # a slice: no copy
                 else frame.iloc[rows])

@@ -193,10 +193,7 @@ class OutputWriter(Session):
         return self._task - 1
 
     def take(self, result: FileResult) -> FileResult:
-        """Gather (or hold, if it has job records) ``result``'s tables; the result without them.
-
-        Files are gathered until they hold :attr:`batch_rows` rows, then written as one task.
-        """
+        """Gather (or hold, if it has job records) ``result``'s tables; the result without them."""
         if result.quarantine is not None and len(result.quarantine):
             self.quarantine.append(result.quarantine)
         if "jobs" in result.tables and len(part_of(result.tables, "jobs")):
@@ -232,7 +229,6 @@ class OutputWriter(Session):
         for records, _ in sink.pieces:
             for r in records:
                 (Path(self.folder) / r["path"]).unlink(missing_ok=True)
-        sink.pieces.clear()
         self.rows, self.signal_sources = sink.counts
 
     def jobs(self) -> tuple[pd.DataFrame, str | None]:
