@@ -2,10 +2,9 @@
 
 :func:`choose_source` takes the reader named by ``source=`` or the hand-over manifest, else
 sniffs (every registered parser scores the file's name and first lines; the highest score
-wins, ties go to the parser registered first).  :func:`read_file` reads the file with the
-shared line accounting: any failure inside a reader becomes that file's row.  The in-process
-loop of :func:`reliab.ingest`, the incremental store and the Dask tasks all read through it,
-so each gives the same :class:`~reliab.io._registry.FileResult` for the same file.
+wins, ties go to the parser registered first).  The in-process loop of :func:`reliab.ingest`,
+the incremental store and the Dask tasks all read through :func:`read_file`, so each gives
+the same :class:`~reliab.io._registry.FileResult` for the same file.
 """
 
 from __future__ import annotations

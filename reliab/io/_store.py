@@ -384,12 +384,9 @@ class Store:
     def ledger(self) -> pd.DataFrame:
         """The ledger: one row per file content read, with its full line accounting."""
         frame = pd.DataFrame(self.records, columns=list(_LEDGER_COLUMNS))
-        types = {k: v for k, v in _LEDGER_COLUMNS.items() if v != "string"}
-        frame = frame.astype(types)
-        for name, kind in _LEDGER_COLUMNS.items():
-            if kind == "string":
-                frame[name] = schema.as_string(frame[name])  # the one string rule
-        return frame
+        frame = frame.astype({k: v for k, v in _LEDGER_COLUMNS.items() if v != "string"})
+        text = {k: schema.as_string(frame[k]) for k, v in _LEDGER_COLUMNS.items() if v == "string"}
+        return frame.assign(**text)  # the one string rule
 
 
 def _repath(current: pd.Series, value: pd.Series, column: str) -> pd.Series:
