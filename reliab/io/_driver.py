@@ -13,7 +13,8 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -203,28 +204,26 @@ def ingest(
     sink = sink_for(store, output, rebuild)
     with sink(plan, runner) as session:
         rows: Rows = []
-        advance, done = _progress_bar(len(plan.entries), progress)
-        try:
-            with runner.reads(plan, read_entry, session, strict=strict) as read:
-                for entry in plan.entries:  # the one loop over the planned inputs, in input order
-                    rows += session.add(plan, entry, strict, read)
-                    advance()
-        finally:
-            done()
+        with (_progress_bar(len(plan.entries), progress) as advance,
+              runner.reads(plan, read_entry, session, strict=strict) as read):
+            for entry in plan.entries:  # the one loop over the planned inputs, in input order
+                rows += session.add(plan, entry, strict, read)
+                advance()
         merged = session.close(accounting_of([r for r, _ in rows]), attribution)  # the sink's merged tables
         return session.commit(finish(merged, sources_of(rows), **attribution))
 
 
-def _progress_bar(total: int, enabled: bool) -> tuple[Callable[[], None], Callable[[], None]]:
-    """(advance, close) callbacks of an optional rich progress bar."""
+@contextmanager
+def _progress_bar(total: int, enabled: bool) -> Iterator[Callable[[], None]]:
+    """The ``advance`` callback of an optional rich progress bar, shown while the block runs."""
     if not enabled:
-        return (lambda: None), (lambda: None)
+        yield lambda: None
+        return
     from rich.progress import Progress
 
-    bar = Progress(transient=True)
-    task = bar.add_task("ingest", total=total)
-    bar.start()
-    return (lambda: bar.advance(task)), bar.stop
+    with Progress(transient=True) as bar:
+        task = bar.add_task("ingest", total=total)
+        yield lambda: bar.advance(task)
 
 
 def read_entry(plan: RunPlan, entry: Entry, strict: bool) -> list[tuple[FileResult, SourceChoice]]:

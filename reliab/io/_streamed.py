@@ -138,8 +138,7 @@ class OutputWriter(Session):
         self.held: list[tuple[int, list[FileResult]]] = []
         self.rows: Counter[str] = Counter()
         self.signal_sources: Counter[str] = Counter()
-        #: the signals of the held job files, per task, as written: attribution takes its rows
-        #: of those tasks from here instead of reading them back (:meth:`attribution_signals`)
+        #: the signals of the held job files, per task, as written (:meth:`attribution_signals`)
         self.kept: dict[int, pd.DataFrame] = {}
         self.pending: list[FileResult] = []  # consecutive files not yet written, one task
         self._pending_rows = 0
@@ -375,8 +374,7 @@ def _marked(cols: pa.Table, seen: set[tuple[Any, Any]], lo: np.ndarray | None, h
     """
     import pyarrow.compute as pc
 
-    n = cols.num_rows
-    keep = np.zeros(n, dtype=bool)
+    keep = np.zeros(cols.num_rows, dtype=bool)
     if lo is not None:
         t = cols["time"].cast("int64").to_numpy(zero_copy_only=False)
         # inside some window [lo_k, hi_k]: more windows started at or before t than ended before t
