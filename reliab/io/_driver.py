@@ -250,10 +250,8 @@ def read_url(url: str, options: dict[str, Any], strict: bool) -> list[tuple[File
     why = f"live source {scheme}://"
     try:
         results = list(handler.read(url, **options_for(handler.read, {**options, "strict": strict})))
-    except (ReliabError, ValueError, TypeError):  # the source is down or the arguments are wrong
-        raise
     except Exception as exc:  # noqa: BLE001 - a failing chunk is its row, not the run's end
-        if strict:
+        if strict or isinstance(exc, ReliabError | ValueError | TypeError):  # source down, or bad arguments
             raise
         shown = hide_password(url)  # the location's password is for its server only
         results = [failed_file(shown, f"{scheme}://",

@@ -1,9 +1,5 @@
-"""Merging the files' tables: each table's parts concatenated in file order, conformed once.
-
-:class:`TableParts` gathers the tables while the files are read (the in-process engine),
-:func:`file_tables` joins those of a list of results (the store, the Dask engine),
-:func:`accounting_of` gives the run's accounting rows.
-"""
+"""Merging the files' tables: each table's parts concatenated in file order, conformed once
+(:class:`TableParts` while the files are read, :func:`file_tables` for a list of results)."""
 
 from __future__ import annotations
 

@@ -202,12 +202,11 @@ class Store:
             k = int(r["head_bytes"])
             if len(head) < k or _digest(head[:k]) != r["head_sha256"]:
                 continue
-            stored = int(r["bytes"])
             prefix = self._prefix(name, r, size)
             if prefix is False:  # shrank, or the stored prefix changed: not this content
                 rewritten = i if same and rewritten is None else rewritten
                 continue
-            grown = size > stored or (int(r["held"]) > 0 and is_final(name))
+            grown = size > int(r["bytes"]) or (int(r["held"]) > 0 and is_final(name))
             status = ("appended" if grown else "unchanged") if same else "rotated"
             return replace(new, status=status, record=i, read=grown, prefix=prefix if isinstance(prefix, str) else None)
         if rewritten is not None:
