@@ -13,13 +13,13 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
 
-# importing the formats package registers every parser, in a fixed order
 import reliab.io.formats  # noqa: F401
 import reliab.io.sources  # noqa: F401  (registers slurm://, prometheus://, journald://)
 from reliab import schema
@@ -28,7 +28,7 @@ from reliab.io._discover import Entry
 from reliab.io._forced import forced_notes
 from reliab.io._merge import accounting_of
 from reliab.io._modes import runner_for, sink_for
-from reliab.io._plan import Merged, RunPlan, prepare
+from reliab.io._plan import Merged, Rows, RunPlan, prepare
 from reliab.io._readfile import (
     canonical_result,
     check_arguments,
@@ -203,32 +203,27 @@ def ingest(
     runner = runner_for(engine, client)
     sink = sink_for(store, output, rebuild)
     with sink(plan, runner) as session:
-        results: list[FileResult] = []
-        choices: dict[str, SourceChoice] = {}
-        advance, done = _progress_bar(len(plan.entries), progress)
-        try:
-            with runner.reads(plan, read_entry, session, strict=strict) as read:
-                for entry in plan.entries:  # the one loop over the planned inputs, in input order
-                    for result, choice in session.add(plan, entry, strict, read):
-                        results.append(result)
-                        choices[result.path] = choice
-                    advance()
-        finally:
-            done()
-        merged = session.close(accounting_of(results), attribution)  # the sink's merged tables
-        return session.commit(finish(merged, sources_of(results, choices), **attribution))
+        rows: Rows = []
+        with (_progress_bar(len(plan.entries), progress) as advance,
+              runner.reads(plan, read_entry, session, strict=strict) as read):
+            for entry in plan.entries:  # the one loop over the planned inputs, in input order
+                rows += session.add(plan, entry, strict, read)
+                advance()
+        merged = session.close(accounting_of([r for r, _ in rows]), attribution)  # the sink's merged tables
+        return session.commit(finish(merged, sources_of(rows), **attribution))
 
 
-def _progress_bar(total: int, enabled: bool) -> tuple[Callable[[], None], Callable[[], None]]:
-    """(advance, close) callbacks of an optional rich progress bar."""
+@contextmanager
+def _progress_bar(total: int, enabled: bool) -> Iterator[Callable[[], None]]:
+    """The ``advance`` callback of an optional rich progress bar, shown while the block runs."""
     if not enabled:
-        return (lambda: None), (lambda: None)
+        yield lambda: None
+        return
     from rich.progress import Progress
 
-    bar = Progress(transient=True)
-    task = bar.add_task("ingest", total=total)
-    bar.start()
-    return (lambda: bar.advance(task)), bar.stop
+    with Progress(transient=True) as bar:
+        task = bar.add_task("ingest", total=total)
+        yield lambda: bar.advance(task)
 
 
 def read_entry(plan: RunPlan, entry: Entry, strict: bool) -> list[tuple[FileResult, SourceChoice]]:
@@ -255,10 +250,8 @@ def read_url(url: str, options: dict[str, Any], strict: bool) -> list[tuple[File
     why = f"live source {scheme}://"
     try:
         results = list(handler.read(url, **options_for(handler.read, {**options, "strict": strict})))
-    except (ReliabError, ValueError, TypeError):  # the source is down or the arguments are wrong
-        raise
     except Exception as exc:  # noqa: BLE001 - a failing chunk is its row, not the run's end
-        if strict:
+        if strict or isinstance(exc, ReliabError | ValueError | TypeError):  # source down, or bad arguments
             raise
         shown = hide_password(url)  # the location's password is for its server only
         results = [failed_file(shown, f"{scheme}://",
@@ -272,11 +265,11 @@ _EXCLUDED_RUN_KEYS = frozenset({"paths", "source", "recursive", "strict", "manif
 
 def run_keys() -> tuple[str, ...]:
     """Keywords of :func:`ingest` a manifest may set at its top level (``rules``, ``before``…)."""
-    return tuple(p.name for p in inspect.signature(ingest).parameters.values()
-                 if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in _EXCLUDED_RUN_KEYS)
+    return tuple(k for k in _defaults() if k not in _EXCLUDED_RUN_KEYS)
 
 
 def _defaults() -> dict[str, Any]:
+    """The keywords of :func:`ingest` (every one has a default) and their defaults."""
     return {p.name: p.default for p in inspect.signature(ingest).parameters.values()
             if p.default is not inspect.Parameter.empty}
 
@@ -292,11 +285,9 @@ def finish(merged: Merged, sources: dict[str, SourceChoice], **attribution: Any)
     from reliab.taxonomy import classify_failures, job_outcomes
 
     # the signals leave the session's tables: sorted below, they are held once, not twice
-    tables, accounting, notes = merged.tables, merged.accounting, merged.notes
-    jobs, signals, repeated = drop_repeated_jobs(tables["jobs"], tables.pop("signals"))
-    tables = {**tables, "jobs": jobs}
-    notes = (*notes, repeated) if repeated else notes
-    notes = (*notes, *forced_notes(sources))
+    tables, accounting = merged.tables, merged.accounting
+    tables["jobs"], signals, repeated = drop_repeated_jobs(tables["jobs"], tables.pop("signals"))
+    notes = (*merged.notes, *([repeated] if repeated else []), *forced_notes(sources))
     if not signals["time"].is_monotonic_increasing:  # a stable sort keeps sorted rows as they are
         signals = signals.sort_values("time", kind="stable")
     if not (isinstance(signals.index, pd.RangeIndex) and signals.index.start == 0
@@ -335,11 +326,10 @@ def finish(merged: Merged, sources: dict[str, SourceChoice], **attribution: Any)
                         notes=(outcomes.method, *outcomes.notes, *notes, *not_read_notes(accounting)))
 
 
-def sources_of(results: list[FileResult], choices: dict[str, SourceChoice]) -> dict[str, SourceChoice]:
+def sources_of(rows: Rows) -> dict[str, SourceChoice]:
     """Per path, the source choice with the parser's notes appended to its reason."""
     sources: dict[str, SourceChoice] = {}
-    for r in results:
-        choice = choices[r.path]
+    for r, choice in rows:
         if r.notes:
             choice = dataclasses.replace(choice, reason=f"{choice.reason}; {'; '.join(r.notes)}",
                                          notes=tuple(r.notes))

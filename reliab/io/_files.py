@@ -285,13 +285,18 @@ def content_size(path: str | Path) -> int:
         plain = compression_of(path) is None
     except OSError as exc:
         raise InputFileError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    if plain:
-        return Path(path).stat().st_size
-    size = 0
+    return Path(path).stat().st_size if plain else decompressed_end(path)[0]
+
+
+def decompressed_end(path: str | Path) -> tuple[int, bytes]:
+    """Decompressed length of compressed ``path`` in bytes and its last byte (``b""`` if none),
+    streamed once; a broken stream ends with the bytes read before the break."""
+    size, last = 0, b""
     try:
         with open_binary(path) as fh:
             while block := fh.read(1 << 20):
                 size += len(block)
+                last = block[-1:]
     except _decompression_errors():
         pass
-    return size
+    return size, last

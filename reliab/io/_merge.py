@@ -1,9 +1,5 @@
-"""Merging the files' tables: each table's parts concatenated in file order, conformed once.
-
-:class:`TableParts` gathers the tables while the files are read (the in-process engine),
-:func:`file_tables` joins those of a list of results (the store, the Dask engine),
-:func:`accounting_of` gives the run's accounting rows.
-"""
+"""Merging the files' tables: each table's parts concatenated in file order, conformed once
+(:class:`TableParts` while the files are read, :func:`file_tables` for a list of results)."""
 
 from __future__ import annotations
 
@@ -38,12 +34,9 @@ def concat(frames: list[pd.DataFrame | pa.Table], table: str) -> pd.DataFrame:
         if joined is not None:
             return joined
         frames = [f if isinstance(f, pd.DataFrame) else arrow_frame(f, table) for f in frames]
-    if len(frames) == 1 and _conformed(frames[0], table):
-        return frames[0]  # one file's table, conformed by its reader: no copy
     out = frames[0] if len(frames) == 1 else concat_frames(frames)
-    if len(frames) > 1 and _conformed(out, table):  # conformed files' tables, joined: a new frame already
-        return out
-    return schema.conform(out.reset_index(drop=True), table)
+    # a table conformed by its reader, or conformed tables joined (a new frame already): no copy
+    return out if _conformed(out, table) else schema.conform(out.reset_index(drop=True), table)
 
 
 def _concat_arrow(frames: list[pd.DataFrame | pa.Table], table: str) -> pd.DataFrame | None:
@@ -96,7 +89,6 @@ class TableParts:
 
     def take(self, result: FileResult) -> FileResult:
         """Keep ``result``'s tables; the result without them."""
-
         for name in self.NAMES:
             if name in result.tables:
                 self._add(name, pending_part(result.tables, name))
@@ -151,11 +143,9 @@ class TableParts:
 
 
 def file_tables(results: list[FileResult]) -> dict[str, pd.DataFrame]:
-    """Per-file tables concatenated in file order: signals, jobs, telemetry, failures, quarantine."""
+    """Per-file tables concatenated in file order: signals, jobs, telemetry, lifetimes, failures, quarantine."""
     tables = {name: concat([part_of(r.tables, name) for r in results if name in r.tables], name)
-              for name in ("signals", "jobs")}
-    for name in ("telemetry", "lifetimes", "failures"):
-        tables[name] = concat([r.tables[name] for r in results if name in r.tables], name)
+              for name in TableParts.NAMES}
     tables["quarantine"] = concat([r.quarantine for r in results if r.quarantine is not None],
                                    "quarantine")
     return tables

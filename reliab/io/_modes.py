@@ -32,9 +32,7 @@ __all__ = ["Runner", "InProcess", "Dask", "Sink", "memory", "stored", "runner_fo
 
 
 class Runner(Protocol):
-    """Who runs the reads: ``engine`` names it."""
-
-    engine: str
+    """Who runs the reads."""
 
     def reads(self, plan: RunPlan, read: ReadEntry, session: Session, *,
               strict: bool) -> AbstractContextManager[ReadEntry]:
@@ -43,8 +41,6 @@ class Runner(Protocol):
 
 class InProcess:
     """The files read one after the other in this process (``engine="local"``)."""
-
-    engine = "local"
 
     @contextmanager
     def reads(self, plan: RunPlan, read: ReadEntry, session: Session, *, strict: bool) -> Iterator[ReadEntry]:
@@ -57,7 +53,6 @@ class Dask:
     :func:`reliab.io.distributed.read_ahead`."""
 
     client: Any = None
-    engine: str = "dask"
 
     def reads(self, plan: RunPlan, read: ReadEntry, session: Session, *,
               strict: bool) -> AbstractContextManager[ReadEntry]:
@@ -154,9 +149,8 @@ class _Stored(Session):
             (result, choice), = rows
             result = st.add(todo, result, choice)
         else:
-            result, choice = st.skip(todo), st.choice(todo)
-        if todo.read or todo.record is not None:  # the ledger may have changed for its kin
-            self.touched.add(family(entry.path))
+            result, choice = st.skip(todo)
+        self.touched.add(family(entry.path))  # the ledger may have changed for its kin
         self.statuses.append(todo.status)
         return [(result, choice)]
 
@@ -181,4 +175,4 @@ def sink_for(store: str | os.PathLike[str] | None, output: str | os.PathLike[str
         return memory
     from reliab.io._streamed import written
 
-    return lambda plan, runner: written(plan, output, by_tasks=runner.engine == "dask")
+    return lambda plan, runner: written(plan, output, by_tasks=isinstance(runner, Dask))

@@ -14,16 +14,17 @@ The date is the UTC date of ``time``, or of a job's ``end`` (else ``start``, els
 
 ``_reliab_dataset.json`` is the commit point, renamed in last: it lists every part with its
 row count and the positions its rows had in the task's output, so :func:`read_table` gives
-the rows in the order of a one-machine ingest.  The positions are ``runs`` (``[start,
-length]`` pairs) where they form a few runs, else ``steps``: the first position and the
-gaps, zlib-compressed and base64-encoded (1M jobs alternating between end dates made a 73 MB
-manifest of runs).  Parts of a run that did not commit are not in the manifest and are
+the rows in the order of a one-machine ingest.  The positions are ``first`` and ``steps``
+(the gaps, zlib-compressed and base64-encoded: 1M jobs alternating between end dates made a
+73 MB manifest of ``[start, length]`` runs, which manifests of earlier versions hold as
+``runs`` and are still read).  Parts of a run that did not commit are not in the manifest and are
 deleted by the next run into the folder; readers should read the manifest first.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import uuid
@@ -50,8 +51,6 @@ PARTITIONED = ("signals", "jobs", "telemetry", "quarantine")
 DERIVED = ("interruptions", "user_failures", "accounting")
 MANIFEST = "_reliab_dataset.json"
 _UNKNOWN = "unknown"
-#: a part's positions are kept as ``[start, length]`` runs up to this many runs, as ``steps`` beyond
-_MAX_RUNS = 16
 
 
 @contextmanager
@@ -90,23 +89,11 @@ def partition_value(value: object) -> str:
     return text if text and text not in (".", "..") else _UNKNOWN
 
 
-def _runs(positions: np.ndarray) -> list[list[int]]:
-    """``positions`` (sorted) as ``[start, length]`` runs of consecutive integers."""
-    if not len(positions):
-        return []
-    breaks = np.flatnonzero(np.diff(positions) != 1) + 1
-    starts = np.r_[0, breaks]
-    lengths = np.diff(np.r_[starts, len(positions)])
-    return [[int(positions[s]), int(n)] for s, n in zip(starts, lengths, strict=True)]
-
-
 def _located(positions: np.ndarray) -> dict[str, Any]:
-    """The manifest fields giving ``positions`` (increasing): ``runs``, or ``first`` and ``steps``
-    (the gaps, 4-byte where they fit, compressed) where they would make many runs."""
-    if not len(positions) or np.count_nonzero(np.diff(positions) != 1) < _MAX_RUNS:
-        return {"runs": _runs(positions)}
+    """The manifest fields giving ``positions`` (increasing, not empty): the ``first`` and the
+    ``steps`` (the gaps, 4-byte where they fit, compressed)."""
     gaps = np.diff(positions)
-    kind = "<u4" if int(gaps.max()) < 2**32 else "<i8"
+    kind = "<u4" if not gaps.size or int(gaps.max()) < 2**32 else "<i8"
     packed = zlib.compress(gaps.astype(kind).tobytes(), 6)
     return {"first": int(positions[0]), "steps": f"{kind}:{base64.b64encode(packed).decode('ascii')}"}
 
@@ -117,8 +104,8 @@ def write_parts(results: list[FileResult], folder: str, run: str, task: int, *, 
 
     The rows of each table are those of :func:`reliab.io._merge.file_tables` (files in
     order), partitioned by the source that read their file and by date.  Each record holds
-    ``table``, ``path`` (relative to ``folder``), ``rows``, ``task`` and ``runs`` (the
-    positions of the part's rows in the task's table, as ``[start, length]``).  Parts are
+    ``table``, ``path`` (relative to ``folder``), ``rows``, ``task``, ``first`` and ``steps``
+    (the positions of the part's rows in the task's table).  Parts are
     written under a temporary name and renamed.  Tables named in ``skip`` are not written;
     ``written_table(frame, table)`` is called for each table written.
     """
@@ -143,22 +130,17 @@ def write_table(frame: pd.DataFrame, table: str, sources: np.ndarray, folder: st
 
     ``piece`` numbers the pieces of a task written one after the other (the local engine
     writes a large file's rows in batches while it reads it): part names then end in
-    ``-<piece>`` and the records' ``runs`` are positions in the piece, which the caller
+    ``-<piece>`` and the records' positions are those in the piece, which the caller
     maps to positions in the task (:func:`remap`).
     """
     root = Path(folder)
     written: list[dict[str, Any]] = []
-    keys = pd.DataFrame({"source": sources, "date": _dates(frame, table)})
-    if table == "quarantine":
-        keys["date"] = ""
+    keys = pd.DataFrame({"source": sources, "date": "" if table == "quarantine" else _dates(frame, table)})
     name = f"part-{run}-{task:06d}" + ("" if piece is None else f"-{piece:06d}")
     schema.validate(frame, table)  # once: each part is a slice of it
     for (source, date), rows in keys.groupby(["source", "date"], sort=True).indices.items():
         rows = np.sort(rows)
-        rel = Path(table) / f"source={source}"
-        if table != "quarantine":
-            rel = rel / f"date={date}"
-        target = root / rel / f"{name}.parquet"
+        target = root / table / f"source={source}" / (f"date={date}" if date else "") / f"{name}.parquet"
         target.parent.mkdir(parents=True, exist_ok=True)
         part = (frame.iloc[rows[0]:rows[-1] + 1] if rows[-1] - rows[0] + 1 == len(rows)  # a slice: no copy
                 else frame.iloc[rows])
@@ -178,7 +160,7 @@ def atomic(target: Path) -> Iterator[Path]:
 
 
 def positions(record: dict[str, Any]) -> np.ndarray:
-    """The positions of a part's rows (its record's ``runs`` or ``steps`` expanded), in the part's row order."""
+    """The positions of a part's rows (its record's ``steps``, or ``runs``, expanded), in the part's row order."""
     if "steps" in record:
         kind, _, text = record["steps"].partition(":")
         gaps = np.frombuffer(zlib.decompress(base64.b64decode(text)), dtype=kind)
@@ -268,7 +250,7 @@ def _table_order(table: Any, key: np.ndarray) -> np.ndarray:
 
 def remap(record: dict[str, Any], where: np.ndarray) -> dict[str, Any]:
     """``record`` with its row positions ``p`` replaced by ``where[p]`` (``where`` increasing)."""
-    kept = {k: v for k, v in record.items() if k not in ("runs", "first", "steps")}
+    kept = {k: v for k, v in record.items() if k not in ("first", "steps")}
     return {**kept, **_located(where[positions(record)])}
 
 
@@ -282,10 +264,8 @@ def _sweep(root: Path, keep: set[str]) -> None:
             if path.is_file() and str(path.relative_to(root)) not in keep:
                 path.unlink(missing_ok=True)
         for sub in sorted((p for p in base.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
-            try:
+            with contextlib.suppress(OSError):
                 sub.rmdir()  # only empty partition folders go
-            except OSError:
-                pass
 
 
 def commit(folder: str | os.PathLike[str], run: str, parts: list[dict[str, Any]], result: Any, **facts: Any) -> Path:
@@ -332,7 +312,7 @@ def read_table(folder: str | os.PathLike[str], table: str) -> pd.DataFrame:
     """One table of an output folder, rows in the order of a one-machine ingest.
 
     Partitioned tables are read part by part and put back in task order and, within a task,
-    in the order the task produced them (the manifest's runs), signals then sorted by time
+    in the order the task produced them (the manifest's positions), signals then sorted by time
     (stable) as :func:`reliab.ingest` returns them; derived tables are read as is.
     """
     manifest = read_manifest(folder)

@@ -53,15 +53,13 @@ class RunPlan:
     def file_options(self, path: str) -> tuple[str | None, str, dict[str, Any]]:
         """``(forced source, why, reader options)`` for one file."""
         manifest = self.manifest_for(os.path.dirname(path))
-        if manifest is None:
-            return self.source, "forced by source=", dict(self.options)
-        options = manifest.options_for(path)
+        options = {} if manifest is None else manifest.options_for(path)
         options.pop("source", None)
         options.update(self.options)
-        if self.source is not None:
-            return self.source, "forced by source=", options
-        named = manifest.source_for(path)
-        return (named[0], f"set by {named[1]}", options) if named else (None, "", options)
+        named = manifest.source_for(path) if manifest is not None and self.source is None else None
+        if named:
+            return named[0], f"set by {named[1]}", options
+        return self.source, "forced by source=", options  # (why is read only when a source is forced)
 
     def run_values(self, given: dict[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
         """``given`` run keywords with manifest values filled in where the caller kept the default.
@@ -126,10 +124,8 @@ def prepare(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
     if not items:
         raise ValueError("ingest needs at least one path")
     keys = tuple(run_keys)
-    explicit = None
+    explicit = None if isinstance(manifest, bool) else load_manifest(manifest, run_keys=keys)
     manifests: dict[Path, Manifest] = {}
-    if manifest is not True and manifest is not False:
-        explicit = load_manifest(manifest, run_keys=keys)
 
     def enter(folder: Path) -> None:  # a reliab.toml governs its folder's subtree
         found = find_manifest(folder) if manifest is True else None

@@ -2,10 +2,9 @@
 
 :func:`choose_source` takes the reader named by ``source=`` or the hand-over manifest, else
 sniffs (every registered parser scores the file's name and first lines; the highest score
-wins, ties go to the parser registered first).  :func:`read_file` reads the file with the
-shared line accounting: any failure inside a reader becomes that file's row.  The in-process
-loop of :func:`reliab.ingest`, the incremental store and the Dask tasks all read through it,
-so each gives the same :class:`~reliab.io._registry.FileResult` for the same file.
+wins, ties go to the parser registered first).  The in-process loop of :func:`reliab.ingest`,
+the incremental store and the Dask tasks all read through :func:`read_file`, so each gives
+the same :class:`~reliab.io._registry.FileResult` for the same file.
 """
 
 from __future__ import annotations
@@ -178,8 +177,6 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice,
               options: dict[str, Any] | None = None, strict: bool = False) -> FileResult:
     """Read one file with the parser of ``choice``: the per-file step of every driver.
 
-    :func:`ingest` calls it in a loop and its Dask engine (:mod:`reliab.io._tasks`) in
-    its tasks, so both produce the same :class:`FileResult` for the same file.
     Whatever goes wrong inside the reader becomes this file's accounting row (one
     quarantined pseudo-line at ``lineno`` 0 naming the error), unless ``strict``.
 
@@ -206,13 +203,9 @@ def read_file(path: str | os.PathLike[str], choice: SourceChoice,
     try:
         with quarantine_limit((options or {}).get("quarantine_limit")):
             return canonical_result(forced_note(encoding_note(parser.read(name, **kwargs)), choice))
-    except ParseError as exc:
-        if strict:
-            if exc.origin is None:
-                raise ParseError(f"{name}: {exc.message}") from exc
-            raise
-        return failed_file(name, choice.source, str(exc))
-    except InputFileError as exc:
+    except (ParseError, InputFileError) as exc:
+        if strict and isinstance(exc, ParseError) and exc.origin is None:
+            raise ParseError(f"{name}: {exc.message}") from exc
         if strict:
             raise
         return failed_file(name, choice.source, str(exc))

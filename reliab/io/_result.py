@@ -210,33 +210,13 @@ class IngestResult:
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         written: dict[str, Path] = {}
-        lives = ("lifetimes",) if len(self.lifetimes) else ()  # written when an inventory was read
-        for name in (*PARQUET_TABLES, *lives):
-            if name == "failures" and not len(self.failures):
-                continue  # written when the input had failure records
+        for name in (*PARQUET_TABLES, "lifetimes"):
+            if name in ("failures", "lifetimes") and not len(getattr(self, name)):
+                continue  # written when the input had failure records, unit lives
             target = out / f"{name}.parquet"
             schema.write_parquet(getattr(self, name), str(target), name)
             written[name] = target
         return written
-
-
-class _OnDisk:
-    """The ``signals`` or ``telemetry`` of an :class:`OutputIngestResult`: read when first used.
-
-    A non-data descriptor: the table read is kept in the instance, which then answers.
-    """
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj: OutputIngestResult | None, owner: type | None = None) -> Any:
-        if obj is None:
-            return self
-        from reliab.io._partitioned import read_table
-
-        frame = read_table(obj.output, self.name)
-        obj.__dict__[self.name] = frame
-        return frame
 
 
 @dataclass(frozen=True, repr=False)  # IngestResult's repr: counts, nothing read
@@ -262,13 +242,19 @@ class OutputIngestResult(IngestResult):
     output: Path = Path()
     counts: Mapping[str, Any] = field(default_factory=dict)
 
-    signals = _OnDisk()  # type: ignore[assignment]
-    telemetry = _OnDisk()  # type: ignore[assignment]
-
     def __post_init__(self) -> None:
-        for name in ("signals", "telemetry"):  # not given: read when first used
+        for name in ("signals", "telemetry"):  # not given: read when first used (__getattr__)
             if self.__dict__.get(name) is None:
                 self.__dict__.pop(name, None)
+
+    def __getattr__(self, name: str) -> Any:
+        """``signals`` or ``telemetry`` not held yet: read from the folder, then kept."""
+        if name not in ("signals", "telemetry"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        from reliab.io._partitioned import read_table
+
+        frame = self.__dict__[name] = read_table(self.output, name)
+        return frame
 
     def loaded(self) -> tuple[str, ...]:
         """The lazy tables read so far (``signals``, ``telemetry``)."""

@@ -55,7 +55,7 @@ import pyarrow.parquet as pq
 from reliab import schema
 from reliab.errors import InputFileError
 from reliab.io._files import HEAD_BYTES, read_head
-from reliab.io._merge import concat_frames, file_tables
+from reliab.io._merge import concat, file_tables
 from reliab.io._partitioned import atomic
 from reliab.io._registry import FileResult, is_line_format
 from reliab.io._result import SourceChoice
@@ -191,10 +191,10 @@ class Store:
                 return Plan(name, "unchanged", i, False, st.st_size, st.st_mtime_ns)
         try:
             head = read_head(name, HEAD_BYTES)
-            facts = content_facts(name)
+            size, complete = content_facts(name)
         except InputFileError:  # the reader quarantines it
             return Plan(name, "new", None, True, st.st_size, st.st_mtime_ns)
-        new = Plan(name, "new", None, True, st.st_size, st.st_mtime_ns, head, facts.size, facts.complete)
+        new = Plan(name, "new", None, True, st.st_size, st.st_mtime_ns, head, size, complete)
         rewritten = None
         for i in candidates:
             r = self.records[i]
@@ -202,12 +202,11 @@ class Store:
             k = int(r["head_bytes"])
             if len(head) < k or _digest(head[:k]) != r["head_sha256"]:
                 continue
-            stored = int(r["bytes"])
-            prefix = self._prefix(name, r, facts.size)
+            prefix = self._prefix(name, r, size)
             if prefix is False:  # shrank, or the stored prefix changed: not this content
                 rewritten = i if same and rewritten is None else rewritten
                 continue
-            grown = facts.size > stored or (int(r["held"]) > 0 and is_final(name))
+            grown = size > int(r["bytes"]) or (int(r["held"]) > 0 and is_final(name))
             status = ("appended" if grown else "unchanged") if same else "rotated"
             return replace(new, status=status, record=i, read=grown, prefix=prefix if isinstance(prefix, str) else None)
         if rewritten is not None:
@@ -230,29 +229,23 @@ class Store:
         old, whole = prefix_digests(name, stored, size)
         return (whole or True) if old == r["prefix_sha256"] else False
 
-    def choice(self, plan: Plan) -> SourceChoice:
-        """The stored source choice of a planned file that is not read again."""
-        r = self.records[plan.record] if plan.record is not None else {}
-        reason = f"{r.get('reason', '')}; {plan.status}: read by {r.get('run', '?')}"
-        return SourceChoice(str(r.get("source", "empty")), float(r.get("confidence", 0.0)), reason)
-
-    def skip(self, plan: Plan) -> FileResult:
-        """Record that ``plan``'s file was seen (path, size, mtime) and read nothing."""
-        r = self.records[plan.record] if plan.record is not None else {"source": "empty"}
-        if plan.record is not None and (r["path"], r["size"], r["mtime_ns"]) != (
-                plan.path, plan.size, plan.mtime_ns):
+    def skip(self, plan: Plan) -> tuple[FileResult, SourceChoice]:
+        """Record that the file of ``plan`` (not read again: a matched record) was seen (path, size,
+        mtime); its row, which reads nothing, and its stored source choice."""
+        r = self.records[plan.record]
+        if (r["path"], r["size"], r["mtime_ns"]) != (plan.path, plan.size, plan.mtime_ns):
             r.update(path=plan.path, size=plan.size, mtime_ns=plan.mtime_ns)
             self._index(plan.record, plan.path)
             self._dirty = True
-        return FileResult(path=plan.path, source=str(r["source"]), lines=0, parsed=0,
-                          irrelevant=0, malformed=0)
+        reason = f"{r.get('reason', '')}; {plan.status}: read by {r.get('run', '?')}"
+        return (FileResult(path=plan.path, source=str(r["source"]), lines=0, parsed=0, irrelevant=0, malformed=0),
+                SourceChoice(str(r["source"]), float(r.get("confidence", 0.0)), reason))
 
     def add(self, plan: Plan, result: FileResult, choice: SourceChoice) -> FileResult:
         """Keep the new, complete lines of a file read for ``plan``; update its ledger record.
 
-        A rewritten file replaces its record by a new content (the old content's rows are
-        no longer part of the store); a last line without newline is held unless the file
-        is final or not of a line format (Parquet, pickle, JSON: no newline at the end).
+        A last line without newline is held (see the module doc) unless the file is final or
+        not of a line format (Parquet, pickle, JSON: no newline at the end).
 
         Returns
         -------
@@ -279,25 +272,23 @@ class Store:
         }
         if old is not None and result.lines < int(old["lines"]):  # shrank: keep what was read
             record.update({k: old[k] for k in ("lines", "parsed", "irrelevant", "malformed")})
-        if plan.record is None or rewritten:
+        if old is not None:
+            old.update(record)
+        else:  # a new content (a rewritten file's old id disappears: its rows drop out of the store)
             record["id"], self._next_id = self._next_id, self._next_id + 1
-            if rewritten:  # the old content's id disappears: its rows drop out of the store
+            if rewritten:
                 self.records[plan.record] = record
-                self._index(plan.record, plan.path)
             else:
                 self.records.append(record)
-                self._index(len(self.records) - 1, plan.path)
-        else:
-            old.update(record)
-            self._index(plan.record, plan.path)
-        content = int(record["id"] if old is None else old["id"])
+        self._index(len(self.records) - 1 if plan.record is None else plan.record, plan.path)
+        content = int((record if old is None else old)["id"])
         tagged = {name: frame.assign(**{_CONTENT: content}) for name, frame in kept.tables.items()}
         quarantine = None if kept.quarantine is None else kept.quarantine.assign(**{_CONTENT: content})
         self._pending.append(replace(kept, tables=tagged, quarantine=quarantine))
         self._dirty = True
         return kept
 
-    def _live(self, table: str) -> pd.DataFrame | None:
+    def _live(self, table: str) -> pd.DataFrame:
         """The committed parts of ``table`` concatenated in run order, content ids kept, without
         the rows of a content no longer in the ledger (a rewritten file's old content)."""
         frames = []
@@ -309,27 +300,16 @@ class Store:
             except Exception as exc:  # noqa: BLE001 - a damaged part: the same fix as a missing one
                 raise StoreError(f"{self.directory}: part {table}/{part.name} is unreadable"
                                  f" ({type(exc).__name__}); {rebuild_hint(self.directory)}") from None
-        frames = [f for f in frames if len(f)]
-        if not frames:
-            return None
-        frame = frames[0] if len(frames) == 1 else concat_frames(frames)
-        frame = schema.conform(frame.reset_index(drop=True), table)
+        frame = concat(frames, table)
         if _CONTENT in frame.columns:
             live = {int(r["id"]) for r in self.records}
             frame = frame.loc[frame[_CONTENT].isin(live).to_numpy(dtype=bool)].reset_index(drop=True)
         return frame
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """Every committed table, runs concatenated in order, origins pointing at current paths.
-
-        Rows of a content no longer in the ledger (a rewritten file's old content) are left out.
-        """
-        out: dict[str, pd.DataFrame] = {}
-        for table in STORE_TABLES:
-            frame = self._live(table)
-            out[table] = schema.empty(table) if frame is None else schema.conform(
-                self._relocate(frame, "path" if table == "quarantine" else "origin"), table)
-        return out
+        """Every committed table (:meth:`_live`), origins pointing at current paths."""
+        return {t: schema.conform(self._relocate(self._live(t), "path" if t == "quarantine" else "origin"), t)
+                for t in STORE_TABLES}
 
     def _relocate(self, frame: pd.DataFrame, column: str) -> pd.DataFrame:
         """Point ``column`` (origin ``path:line`` or a bare path) at each content's current path."""
@@ -359,8 +339,7 @@ class Store:
             runs.append(self.run)
         if len(runs) > MAX_RUNS:
             runs, parts = self._compact(runs)
-        ledger = self.ledger()
-        arrow = schema.to_arrow(ledger)
+        arrow = schema.to_arrow(self.ledger())
         metadata = {**(arrow.schema.metadata or {}), _RUNS_KEY: json.dumps(runs).encode(),
                     _PARTS_KEY: json.dumps({r: parts[r] for r in runs if r in parts}).encode()}
         with atomic(self.directory / LEDGER) as tmp:
@@ -388,7 +367,7 @@ class Store:
         facts: dict[str, Any] = {}
         for table in STORE_TABLES:
             frame = self._live(table)
-            if frame is not None and len(frame):
+            if len(frame):
                 facts[table] = self._write_part(table, merged, frame)
         return [merged], {merged: facts}
 
@@ -404,12 +383,9 @@ class Store:
     def ledger(self) -> pd.DataFrame:
         """The ledger: one row per file content read, with its full line accounting."""
         frame = pd.DataFrame(self.records, columns=list(_LEDGER_COLUMNS))
-        types = {k: v for k, v in _LEDGER_COLUMNS.items() if v != "string"}
-        frame = frame.astype(types)
-        for name, kind in _LEDGER_COLUMNS.items():
-            if kind == "string":
-                frame[name] = schema.as_string(frame[name])  # the one string rule
-        return frame
+        frame = frame.astype({k: v for k, v in _LEDGER_COLUMNS.items() if v != "string"})
+        text = {k: schema.as_string(frame[k]) for k, v in _LEDGER_COLUMNS.items() if v == "string"}
+        return frame.assign(**text)  # the one string rule
 
 
 def _repath(current: pd.Series, value: pd.Series, column: str) -> pd.Series:

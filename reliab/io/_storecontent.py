@@ -4,16 +4,17 @@ or to its complete lines (:func:`hold_tail`)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
 
-from reliab.io._files import compression_of, open_binary
+from reliab.io._files import compression_of, decompressed_end, open_binary
 from reliab.io._registry import FileResult
 
 _COMPRESSED = re.compile(r"\.(gz|bz2|xz|zst|zstd)$", re.IGNORECASE)
@@ -41,35 +42,21 @@ def is_final(path: str | os.PathLike[str]) -> bool:
     return family(path)[1] != Path(path).name
 
 
-@dataclass(frozen=True)
-class Facts:
-    """Decompressed size of a file and whether its content ends with a newline (or is empty)."""
-
-    size: int
-    complete: bool
-
-
-def content_facts(path: str) -> Facts:
-    """:class:`Facts` of ``path``; plain files from ``stat`` and their last byte.
+def content_facts(path: str) -> tuple[int, bool]:
+    """Decompressed size of ``path`` and whether its content ends with a newline (or is empty);
+    plain files from ``stat`` and their last byte.
 
     A compressed stream that breaks off counts the bytes read before the break.
     """
     if compression_of(path) is None:
         size = os.stat(path).st_size
         if size == 0:
-            return Facts(0, True)
+            return 0, True
         with open(path, "rb") as fh:
             fh.seek(size - 1)
-            return Facts(size, fh.read(1) == b"\n")
-    size, last = 0, b"\n"
-    try:
-        with open_binary(path) as fh:
-            while block := fh.read(_BLOCK):
-                size += len(block)
-                last = block[-1:]
-    except Exception:  # noqa: BLE001 - a broken stream: what was read is the content
-        pass
-    return Facts(size, last == b"\n")
+            return size, fh.read(1) == b"\n"
+    size, last = decompressed_end(path)
+    return size, last in (b"", b"\n")
 
 
 def prefix_digests(path: str, first: int, total: int) -> tuple[str | None, str | None]:
@@ -78,24 +65,16 @@ def prefix_digests(path: str, first: int, total: int) -> tuple[str | None, str |
 
     Either is ``None`` if the content is shorter.
     """
-    digest, seen, out = hashlib.sha256(), 0, [None, None]
-    marks = sorted({first, total})
-    try:
-        with open_binary(path) as fh:
-            for mark in marks:
-                while seen < mark:
-                    block = fh.read(min(_BLOCK, mark - seen))
-                    if not block:
-                        break
-                    digest.update(block)
-                    seen += len(block)
-                if seen < mark:
-                    break
-                hexed = digest.hexdigest()
-                out = [hexed if mark == first else out[0], hexed if mark == total else out[1]]
-    except Exception:  # noqa: BLE001 - a broken stream is shorter
-        pass
-    return out[0], out[1]
+    digest, seen, out = hashlib.sha256(), 0, {}
+    with contextlib.suppress(Exception), open_binary(path) as fh:  # a broken stream is shorter
+        for mark in sorted({first, total}):
+            while seen < mark and (block := fh.read(min(_BLOCK, mark - seen))):
+                digest.update(block)
+                seen += len(block)
+            if seen < mark:
+                break
+            out[mark] = digest.hexdigest()
+    return out.get(first), out.get(total)
 
 
 def _line_numbers(origin: pd.Series) -> pd.Series:
@@ -166,4 +145,4 @@ def hold_tail(result: FileResult) -> FileResult:
                    quarantine=quarantine, notes=(*result.notes, note))
 
 
-__all__ = ["family", "is_final", "Facts", "content_facts", "prefix_digests", "trim", "hold_tail"]
+__all__ = ["family", "is_final", "content_facts", "prefix_digests", "trim", "hold_tail"]

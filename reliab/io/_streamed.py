@@ -1,15 +1,10 @@
 """The Output sink (``ingest(paths, output=folder)``): tables go to partitioned Parquet as they are read.
 
-Each file's tables are written as soon as it is read, in the layout of
-:mod:`reliab.io._partitioned` (one run id, the manifest renamed in last; a run that fails
-deletes its parts and commits nothing), and the rows a large kernel log's bulk parser makes
-are written in batches of :data:`BATCH_ROWS` while the file is read
-(:class:`reliab.io._lines.BulkSink`), so memory does not grow with the file; its per-line
-rows are put at their lines among them when the file ends, through the positions the
-manifest keeps.  Files with job records are held to the end (another input may repeat a
-job record, :mod:`reliab.io._repeats`), then written; their signals stay in memory.  The
-attribution reads back only the signals it can use (:meth:`OutputWriter.attribution_signals`).
-With a Dask runner the tasks write the tables and every table is read back to finish.
+The rows a large kernel log's bulk parser makes are written in batches of :data:`BATCH_ROWS`
+while the file is read (:class:`reliab.io._lines.BulkSink`); its per-line rows are put at
+their lines among them when the file ends, through the positions the manifest keeps
+(:mod:`reliab.io._partitioned`).  The attribution reads back only the signals it can use
+(:meth:`OutputWriter.attribution_signals`).
 """
 
 from __future__ import annotations
@@ -63,7 +58,8 @@ class _FileSink:
         self.task = -1  # given at the first write, after the files gathered before are written
         #: per piece: its manifest records (positions in the piece) and the rows' line numbers
         self.pieces: list[tuple[list[dict[str, Any]], Packed]] = []
-        self.sources: Counter[str] = Counter()  # signal rows per source value, in the pieces
+        #: the writer's row counts before the first piece (back to them if the pieces are deleted)
+        self.counts: tuple[Counter[str], Counter[str]] = (Counter(), Counter())
         self.table = "signals"
         self.result: FileResult | None = None
         self.linenos: list[int] = []
@@ -73,12 +69,11 @@ class _FileSink:
         if self.task < 0:
             self.writer.flush()
             self.task = self.writer._next()
+            self.counts = (Counter(self.writer.rows), Counter(self.writer.signal_sources))
         lineno = rows["_lineno"].to_numpy()
         frame = concat([rows.drop_columns(["_lineno"])], table)
         records = self.writer.write_frame(frame, table, source, self.task, piece=len(self.pieces))
         self.pieces.append((records, _pack(lineno)))
-        if table == "signals":
-            self.sources.update({str(k): int(v) for k, v in frame["source"].value_counts().items()})
 
     def close(self, result: FileResult, linenos: list[int]) -> None:
         self.result, self.linenos = result, linenos
@@ -127,9 +122,10 @@ class OutputWriter(Session):
 
     A task is a run of consecutive small files (written once they hold :attr:`batch_rows`
     rows), a file whose bulk rows were streamed (its pieces), or a run of consecutive files
-    with job records (held to the end).  Keeps what the run's result needs (quarantine,
-    the job files) and the manifest records of the parts written.  With a Dask runner
-    (``by_tasks``) the tasks write the tables and hand their parts to :meth:`written`.
+    with job records (held to the end: another input may repeat a job record,
+    :mod:`reliab.io._repeats`; their signals stay in memory).  Keeps what the run's result
+    needs (quarantine, the job files) and the manifest records of the parts written.  With a
+    Dask runner (``by_tasks``) the tasks write the tables and hand their parts to :meth:`written`.
     """
 
     def __init__(self, plan: RunPlan, out: Path, run: str, by_tasks: bool = False) -> None:
@@ -142,8 +138,7 @@ class OutputWriter(Session):
         self.held: list[tuple[int, list[FileResult]]] = []
         self.rows: Counter[str] = Counter()
         self.signal_sources: Counter[str] = Counter()
-        #: the signals of the held job files, per task, as written: attribution takes its rows
-        #: of those tasks from here instead of reading them back (:meth:`attribution_signals`)
+        #: the signals of the held job files, per task, as written (:meth:`attribution_signals`)
         self.kept: dict[int, pd.DataFrame] = {}
         self.pending: list[FileResult] = []  # consecutive files not yet written, one task
         self._pending_rows = 0
@@ -197,10 +192,7 @@ class OutputWriter(Session):
         return self._task - 1
 
     def take(self, result: FileResult) -> FileResult:
-        """Gather (or hold, if it has job records) ``result``'s tables; the result without them.
-
-        Files are gathered until they hold :attr:`batch_rows` rows, then written as one task.
-        """
+        """Gather (or hold, if it has job records) ``result``'s tables; the result without them."""
         if result.quarantine is not None and len(result.quarantine):
             self.quarantine.append(result.quarantine)
         if "jobs" in result.tables and len(part_of(result.tables, "jobs")):
@@ -236,10 +228,7 @@ class OutputWriter(Session):
         for records, _ in sink.pieces:
             for r in records:
                 (Path(self.folder) / r["path"]).unlink(missing_ok=True)
-                self.rows[r["table"]] -= r["rows"]
-        sink.pieces.clear()
-        self.signal_sources.subtract(sink.sources)
-        self.signal_sources = +self.signal_sources  # (zero counts dropped)
+        self.rows, self.signal_sources = sink.counts
 
     def jobs(self) -> tuple[pd.DataFrame, str | None]:
         """Write the held job files, job records repeated by another input dropped; the jobs table."""
@@ -322,8 +311,7 @@ class OutputWriter(Session):
             return Merged(tables, accounting, plan_notes(self.plan), "output=")
         jobs, repeated = self.jobs()
         release_freed()  # what writing the held job files freed, before the attribution's rows are gathered
-        signals = self.attribution_signals(jobs, attribution.get("before", "10min"),
-                                                  attribution.get("after", "5min"))
+        signals = self.attribution_signals(jobs, attribution["before"], attribution["after"])
         tables = {"signals": signals, "jobs": jobs, "telemetry": schema.empty("telemetry"),
                   "quarantine": concat(self.quarantine, "quarantine")}
         return Merged(tables, accounting, plan_notes(self.plan) + ((repeated,) if repeated else ()), "output=")
@@ -375,10 +363,7 @@ def days_met(lo_ns: np.ndarray, hi_ns: np.ndarray) -> set[str]:
 
 def _date_of(path: str) -> str:
     """The ``date=`` partition of a part's path."""
-    for piece in Path(path).parts:
-        if piece.startswith("date="):
-            return piece[len("date="):]
-    return "unknown"
+    return next((piece[len("date="):] for piece in Path(path).parts if piece.startswith("date=")), "unknown")
 
 
 def _marked(cols: pa.Table, seen: set[tuple[Any, Any]], lo: np.ndarray | None, hi: np.ndarray) -> np.ndarray:
@@ -389,8 +374,7 @@ def _marked(cols: pa.Table, seen: set[tuple[Any, Any]], lo: np.ndarray | None, h
     """
     import pyarrow.compute as pc
 
-    n = cols.num_rows
-    keep = np.zeros(n, dtype=bool)
+    keep = np.zeros(cols.num_rows, dtype=bool)
     if lo is not None:
         t = cols["time"].cast("int64").to_numpy(zero_copy_only=False)
         # inside some window [lo_k, hi_k]: more windows started at or before t than ended before t
@@ -410,10 +394,7 @@ def _marked(cols: pa.Table, seen: set[tuple[Any, Any]], lo: np.ndarray | None, h
 
 @contextmanager
 def written(plan: RunPlan, output: str | os.PathLike[str], *, by_tasks: bool = False) -> Iterator[OutputWriter]:
-    """The run of :func:`reliab.ingest` with ``output`` (see the module doc; ``by_tasks``: a
-    Dask runner's tasks write the tables).
-
-    A run that fails (inside the ``with``) deletes the parts it wrote and commits nothing.
-    """
+    """The Output session of :func:`reliab.ingest` with ``output`` (``by_tasks``: a Dask runner's
+    tasks write the tables); a run that fails inside the ``with`` deletes its parts, commits nothing."""
     with _partitioned.new_run(output) as (out, run):
         yield OutputWriter(plan, out, run, by_tasks)
