@@ -7,8 +7,8 @@ one host group (two hosts) and one of two groups are written, each host's files 
 the middle of an hour with a power step of more than the swing level across each cut, the
 second group sampled irregularly (its runs are reduced again with the group's intervals)
 and one file with repeated timestamps out of order.  On the session's 2-worker cluster the
-host groups' tasks must run (the scheduler's task stream shows them, on both workers, and
-no shuffle), and the windows must equal the in-process route's bit for bit and the pandas
+host groups' tasks must run (the scheduler's task stream shows them, the runs' files read
+on both workers, and no shuffle), and the windows must equal the in-process route's bit for bit and the pandas
 route's on the same rows (to summation order).
 """
 
@@ -76,17 +76,18 @@ def test_few_host_groups_take_the_task_route_on_dask(dask_client: object, tmp_pa
         got = reduce_telemetry(tmp_path, client=dask_client, task_span="1min", **kw)
     ours = [t for t in stream.data if str(t["key"]).startswith("reliab-")]
     assert ours and not [t for t in stream.data if "shuffle" in str(t["key"])]
-    assert len({t["worker"] for t in ours}) == 2  # one group's runs still use both workers
+    reads = {t["worker"] for t in ours if str(t["key"]).startswith("reliab-read-")}
+    assert len(reads) == 2  # the runs' files are read on both workers, while one finishes a run
     local = reduce_telemetry(tmp_path, task_span="1min", workers=2, **kw)
     pd.testing.assert_frame_equal(got, local, check_exact=True)
     rows = pd.concat([pd.read_parquet(f) for f in sorted(files)], ignore_index=True)
     old = reduce_telemetry(rows, **kw)  # the pandas route on the same rows
     pd.testing.assert_frame_equal(got, old, check_exact=False, rtol=1e-12, atol=1e-12)
     assert got.dtypes.to_dict() == old.dtypes.to_dict() and got.attrs == old.attrs
-    for span in ("1h", None):  # other cuts in time: the same windows
+    for span in ("1h", None):  # other cuts in time: the same windows (to summation order)
         pd.testing.assert_frame_equal(reduce_telemetry(tmp_path, client=dask_client, task_span=span, **kw), got,
-                                      check_exact=True)
-    if level == "host":
-        assert got["failures"].sum() == 3
+                                      check_exact=False, rtol=1e-12, atol=1e-12)
+    if level == "host":  # node0 and node1 in both fleets, node2 in the second only
+        assert got["failures"].sum() == (2 if len(groups) == 1 else 3)
         swings = got[got["host"] == "node0"].set_index("window")["power_w_swings"]
         assert (swings.iloc[:2] >= 2).all()  # the steps across the cuts, in the windows after them
