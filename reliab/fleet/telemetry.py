@@ -15,8 +15,8 @@ one task per run (whatever the number of groups; with fewer than two groups per 
 thread a run is read by one task and finished by another, so a single group's runs are read
 on every worker: :mod:`reliab.fleet._chains`), each continuing the run before it
 (:mod:`reliab.fleet._chunk`: the partials of the run's last window, the last sample of
-every series for the swing across the cut), so a task's memory does not grow with the number of days.  These tasks work on
-integer series codes and numpy arrays (:mod:`reliab.fleet._rows`; a window's few samples and
+every series for the swing across the cut), so a task's memory does not grow with the
+number of days.  These tasks work on integer series codes and numpy arrays (:mod:`reliab.fleet._rows`; a window's few samples and
 a host's GPUs are folded as the rows of a grid, :mod:`reliab.fleet._segments`, not sorted or
 ``reduceat``), read only the columns they reduce, and clean (:func:`reliab.align.clean_times`) only a file that needs it
 (missing times or keys, repeated timestamps); their windows equal those of
