@@ -76,7 +76,7 @@ def test_few_host_groups_take_the_task_route_on_dask(dask_client: object, tmp_pa
         got = reduce_telemetry(tmp_path, client=dask_client, task_span="1min", **kw)
     ours = [t for t in stream.data if str(t["key"]).startswith("reliab-")]
     assert ours and not [t for t in stream.data if "shuffle" in str(t["key"])]
-    reads = {t["worker"] for t in ours if str(t["key"]).startswith("reliab-read-")}
+    reads = {t["worker"] for t in ours if str(t["key"]).startswith("reliab-pieces-")}
     assert len(reads) == 2  # the runs' files are read on both workers, while one finishes a run
     local = reduce_telemetry(tmp_path, task_span="1min", workers=2, **kw)
     pd.testing.assert_frame_equal(got, local, check_exact=True)

@@ -6,18 +6,19 @@ Each host group's files are cut into runs that follow each other in time
 chain of tasks per group, the chains of different groups independent.  With at least two
 groups per worker thread the chains keep every thread busy, and a run is one task that
 reads its files and finishes their windows.  With fewer groups (a fleet of one pod on two
-workers: one chain) a run is two tasks: one reads its files and cuts them into partials
+workers is one chain) a run is two tasks: one reads its files and cuts them into partials
 (:func:`reliab.fleet._chunk.file_piece`, which needs nothing of the runs before), one
-finishes them from the read task's pieces and the carry of the run before.  The read tasks
-have no dependencies, so the workers read the next runs while one finishes a run; the
-scheduler runs a finishing task where its pieces lie (they are much larger than a carry:
-a few hundred bytes per series), so pieces do not move between workers.  At most two runs
-per worker thread are submitted and not finished at once (:func:`submit_runs`), so the
-cluster holds the pieces of a few runs, not of the fleet.  The finishing task computes what
+finishes them from those pieces and the carry of the run before.  The runs are dealt to
+the workers' threads in turn and both tasks of a run go to the same worker (another takes
+them if that one leaves), so the pieces, much larger than a carry, never move: while one
+worker finishes a run, the others read the next ones.  A worker is given the next run once
+its run is finished, so the cluster holds the pieces of one run per thread, not of the
+fleet, and a finishing task never waits behind a read.  The finishing task computes what
 the one-task run computes, from the same pieces, so the windows are the same bit for bit.
 
-A group whose runs used sampling intervals other than the group's has those runs reduced
-again with the group's intervals (:func:`reliab.fleet._chunk.check_intervals`).
+The runs' windows and interval sketches come back in one gather; a group whose runs used
+sampling intervals other than the group's has those runs reduced again with the group's
+intervals (:func:`reliab.fleet._chunk.check_intervals`).
 """
 
 from __future__ import annotations
@@ -40,37 +41,45 @@ def read_run(files: list[str], spec: Spec) -> list[tuple[list[Key], Rows]]:
     return [file_piece(path, spec) for path in files]
 
 
-def _interval_part(result: dict[str, Any]) -> dict[str, Any]:
-    return {k: result[k] for k in ("names", "per", "gaps", "used")}
+def _outcome(result: dict[str, Any]) -> dict[str, Any]:
+    """What the client needs of a run: its windows and the values of its interval check."""
+    return {k: result[k] for k in ("windows", "names", "per", "gaps", "used")}
 
 
-def _check(parts: list[dict[str, Any]]) -> tuple[dict, list[int]]:
-    return check_intervals(parts)
+def _places(client: Any) -> list[str | None]:
+    """A worker address per thread of the cluster (a worker of n threads n times), sorted."""
+    threads = client.nthreads()
+    return [w for w in sorted(threads) for _ in range(threads[w])] or [None]
 
 
-def submit_runs(client: Any, cut: list[list[list[str]]], spec: Spec, folder: Path | None, token: str,
-                split: bool) -> list[list[Submitted]]:
-    """Submit every group's runs, each continuing the one before; with ``split``, a run's read
-    and its finishing as two tasks, runs submitted a round of groups at a time (every group's
-    first run, then every group's second, ...) and at most two per worker thread unfinished."""
+def _submit(client: Any, cut: list[list[list[str]]], spec: Spec, folder: Path | None, token: str,
+            split: bool) -> list[list[Submitted]]:
+    """Submit every group's runs, each continuing the one before; with ``split`` (see the
+    module doc) a run's read and its finishing as two tasks on one worker, runs dealt a round
+    of groups at a time (every group's first run, then every group's second, ...)."""
     from distributed import wait
 
     runs: list[list[Submitted]] = [[] for _ in cut]
     carries: list[Any] = [None] * len(cut)
-    order = sorted((r, g) for g, group in enumerate(cut) for r in range(len(group))) if split else \
-        [(r, g) for g, group in enumerate(cut) for r in range(len(group))]
-    limit = 2 * max(1, sum(client.nthreads().values()))
+    order = [(r, g) for g, group in enumerate(cut) for r in range(len(group))]
+    places = _places(client)
     unfinished: list[Any] = []
-    for r, g in order:
+    for i, (r, g) in enumerate(sorted(order) if split else order):
         run, last = cut[g][r], r == len(cut[g]) - 1
         target = None if folder is None else str(folder / f"part-{g:05d}-{r:04d}.parquet")
-        pieces = None
+        pieces, where = None, {}
         if split:
-            if len(unfinished) >= limit:
+            if len(unfinished) >= len(places):
                 unfinished = list(wait(unfinished, return_when="FIRST_COMPLETED").not_done)
-            pieces = client.submit(read_run, run, spec, key=f"reliab-read-{g}-{r}-{token}", pure=False)
+            place = places[i % len(places)]
+            # tasks submitted within the scheduler's FIFO timeout share a priority: a falling
+            # one makes a worker run them as submitted, a run's finishing before the next read
+            where = {"priority": -2 * i} if place is None else \
+                {"workers": [place], "allow_other_workers": True, "priority": -2 * i}
+            pieces = client.submit(read_run, run, spec, key=f"reliab-pieces-{g}-{r}-{token}", pure=False, **where)
+            where["priority"] = -2 * i - 1
         fut = client.submit(reduce_run, run, carries[g], spec, last=last, output=target, pieces=pieces,
-                            key=f"reliab-windows-{g}-{r}-{token}", pure=False)
+                            key=f"reliab-windows-{g}-{r}-{token}", pure=False, **where)
         runs[g].append((run, carries[g], fut, target))
         unfinished.append(fut)
         if not last:
@@ -85,23 +94,29 @@ def run_groups_on_dask(client: Any, groups: list[list[str]], spans: dict[str, tu
     """The windows of every run (frames, or output paths with ``folder``), host groups in order
     and a group's runs in time order; ``None`` for a run without finished windows.
 
-    Runs are read and finished by separate tasks when there are fewer than two host groups
+    A run is read and finished by separate tasks when there are fewer than two host groups
     per worker thread (see the module doc); ``direct`` is passed to ``client.gather``.
     """
     token = uuid.uuid4().hex[:8]
     cut = [time_runs(files, [spans[f] for f in files], span_ns) for files in groups]
-    split = len(groups) < 2 * max(1, sum(client.nthreads().values()))
-    runs = submit_runs(client, cut, spec, folder, token, split)
-    checks = {g: client.submit(_check, [client.submit(_interval_part, fut, key=f"reliab-sketch-{g}-{r}-{token}")
-                                        for r, (_, _, fut, _) in enumerate(plan)],
-                               key=f"reliab-intervals-{g}-{token}", pure=False)
-              for g, plan in enumerate(runs) if len(plan) > 1}
-    for g, (intervals, redo) in zip(checks, client.gather(list(checks.values())), strict=True):
+    runs = _submit(client, cut, spec, folder, token, split=len(groups) < 2 * len(_places(client)))
+    outcomes = client.gather([client.submit(_outcome, fut, key=f"reliab-output-{g}-{r}-{token}")
+                              for g, plan in enumerate(runs) for r, (_, _, fut, _) in enumerate(plan)], direct=direct)
+    first = [0]
+    for plan in runs:
+        first.append(first[-1] + len(plan))
+    again = []
+    for g, plan in enumerate(runs):
+        if len(plan) < 2:
+            continue
+        intervals, redo = check_intervals(outcomes[first[g]:first[g + 1]])
         for r in redo:
-            run, carry, _, target = runs[g][r]
-            fut = client.submit(reduce_run, run, carry, spec, last=r == len(runs[g]) - 1, given=intervals,
+            run, carry, _, target = plan[r]
+            fut = client.submit(reduce_run, run, carry, spec, last=r == len(plan) - 1, given=intervals,
                                 output=target, key=f"reliab-windows-{g}-{r}-again-{token}", pure=False)
-            runs[g][r] = (run, carry, fut, target)
-    return client.gather([client.submit(operator.getitem, fut, "windows", key=f"reliab-output-{g}-{r}-{token}")
-                          for g, plan in enumerate(runs) for r, (_, _, fut, _) in enumerate(plan)],
-                         direct=direct)
+            again.append((first[g] + r, client.submit(operator.getitem, fut, "windows",
+                                                      key=f"reliab-output-{g}-{r}-again-{token}")))
+    windows = [o["windows"] for o in outcomes]
+    for i, w in zip([i for i, _ in again], client.gather([f for _, f in again], direct=direct), strict=True):
+        windows[i] = w
+    return windows
