@@ -16,9 +16,9 @@ its run is finished, so the cluster holds the pieces of one run per thread, not 
 fleet, and a finishing task never waits behind a read.  The finishing task computes what
 the one-task run computes, from the same pieces, so the windows are the same bit for bit.
 
-The runs' windows and interval sketches come back in one gather; a group whose runs used
-sampling intervals other than the group's has those runs reduced again with the group's
-intervals (:func:`reliab.fleet._chunk.check_intervals`).
+A group whose runs used sampling intervals other than the group's has those runs reduced
+again with the group's intervals (:func:`reliab.fleet._chunk.check_intervals`, a task per
+group); the runs' windows and the groups' checks come back in one gather.
 """
 
 from __future__ import annotations
@@ -41,9 +41,15 @@ def read_run(files: list[str], spec: Spec) -> list[tuple[list[Key], Rows]]:
     return [file_piece(path, spec) for path in files]
 
 
-def _outcome(result: dict[str, Any]) -> dict[str, Any]:
-    """What the client needs of a run: its windows and the values of its interval check."""
-    return {k: result[k] for k in ("windows", "names", "per", "gaps", "used")}
+def _interval_part(result: dict[str, Any]) -> dict[str, Any]:
+    return {k: result[k] for k in ("names", "per", "gaps", "used")}
+
+
+def _check(parts: list[dict[str, Any]]) -> tuple[dict[Key, float] | None, list[int]]:
+    """:func:`reliab.fleet._chunk.check_intervals` of a group's runs; the intervals only when
+    a run is to be reduced again (else they need not travel)."""
+    intervals, redo = check_intervals(parts)
+    return (intervals if redo else None), redo
 
 
 def _places(client: Any) -> list[str | None]:
@@ -100,23 +106,24 @@ def run_groups_on_dask(client: Any, groups: list[list[str]], spans: dict[str, tu
     token = uuid.uuid4().hex[:8]
     cut = [time_runs(files, [spans[f] for f in files], span_ns) for files in groups]
     runs = _submit(client, cut, spec, folder, token, split=len(groups) < 2 * len(_places(client)))
-    outcomes = client.gather([client.submit(_outcome, fut, key=f"reliab-output-{g}-{r}-{token}")
-                              for g, plan in enumerate(runs) for r, (_, _, fut, _) in enumerate(plan)], direct=direct)
-    first = [0]
+    checks = {g: client.submit(_check, [client.submit(_interval_part, fut, key=f"reliab-sketch-{g}-{r}-{token}")
+                                        for r, (_, _, fut, _) in enumerate(plan)],
+                               key=f"reliab-intervals-{g}-{token}", pure=False)
+              for g, plan in enumerate(runs) if len(plan) > 1}
+    outputs = [client.submit(operator.getitem, fut, "windows", key=f"reliab-output-{g}-{r}-{token}")
+               for g, plan in enumerate(runs) for r, (_, _, fut, _) in enumerate(plan)]
+    got = client.gather([*checks.values(), *outputs], direct=direct)  # one round trip
+    windows, first = got[len(checks):], [0]
     for plan in runs:
         first.append(first[-1] + len(plan))
     again = []
-    for g, plan in enumerate(runs):
-        if len(plan) < 2:
-            continue
-        intervals, redo = check_intervals(outcomes[first[g]:first[g + 1]])
+    for g, (intervals, redo) in zip(checks, got[:len(checks)], strict=True):
         for r in redo:
-            run, carry, _, target = plan[r]
-            fut = client.submit(reduce_run, run, carry, spec, last=r == len(plan) - 1, given=intervals,
+            run, carry, _, target = runs[g][r]
+            fut = client.submit(reduce_run, run, carry, spec, last=r == len(runs[g]) - 1, given=intervals,
                                 output=target, key=f"reliab-windows-{g}-{r}-again-{token}", pure=False)
             again.append((first[g] + r, client.submit(operator.getitem, fut, "windows",
                                                       key=f"reliab-output-{g}-{r}-again-{token}")))
-    windows = [o["windows"] for o in outcomes]
     for i, w in zip([i for i, _ in again], client.gather([f for _, f in again], direct=direct), strict=True):
         windows[i] = w
     return windows
