@@ -32,6 +32,9 @@ from reliab.fleet._chunk import Key, Rows, Spec, check_intervals, file_piece, re
 
 __all__ = ["read_run", "run_groups_on_dask"]
 
+#: host groups per worker thread from which a run is one task (fewer: a read task and a finishing task)
+GROUPS_PER_THREAD = 2
+
 #: a run as submitted: its files, the carry future it continues, its task's future, its output file
 Submitted = tuple[list[str], Any, Any, "str | None"]
 
@@ -105,7 +108,7 @@ def run_groups_on_dask(client: Any, groups: list[list[str]], spans: dict[str, tu
     """
     token = uuid.uuid4().hex[:8]
     cut = [time_runs(files, [spans[f] for f in files], span_ns) for files in groups]
-    runs = _submit(client, cut, spec, folder, token, split=len(groups) < 2 * len(_places(client)))
+    runs = _submit(client, cut, spec, folder, token, split=len(groups) < GROUPS_PER_THREAD * len(_places(client)))
     checks = {g: client.submit(_check, [client.submit(_interval_part, fut, key=f"reliab-sketch-{g}-{r}-{token}")
                                         for r, (_, _, fut, _) in enumerate(plan)],
                                key=f"reliab-intervals-{g}-{token}", pure=False)
