@@ -180,6 +180,27 @@ cast, key codes, order check) 0.28 / 0.27, per-file partials 0.52 / 0.51, finish
 (intervals, fold to hosts, frame, events) 0.74 / 0.67, joining the windows 0.10 / 0.08,
 the rest (footers, keys, carries, interval check) 0.26 / 0.20: total 2.67 / 2.5.  Threads
 add 0.2-0.3 x of CPU (two threads on two cores; 5 times the page faults of one thread).
+
+Round 7, measured 2026-12-06 (``benchmarks/results/2026-12-06-fleet-windows-inprocess.md``),
+7 interleaved rounds per variant, started from /tmp with PYTHONPATH set, against commit
+e9095d1 ("before").  On Dask, Parquet files with host ranges now take the host groups'
+tasks whatever the number of groups (before: only with two groups per worker thread, else
+the shuffle of pandas partials by host).  Dask, wall / CPU ratio to the read:
+
+===============================  ===========  =============  ===========  =============
+fleet                            load         Dask before    Dask now     in process
+===============================  ===========  =============  ===========  =============
+8,192 GPUs x 14 days (4 pods)    4.0 -> 3.3   3.31 / 3.62    3.14 / 3.53  2.94 / 3.02
+2,048 GPUs x 30 days (1 pod)     1.8 -> 4.0   85.9 / 98.3    3.43 / 3.42  2.93 / 2.95
+512 GPUs x 60 days (64 hosts)    3.3 -> 2.5   38.9 / 68.2    2.93 / 3.08  2.39 / 2.60
+===============================  ===========  =============  ===========  =============
+
+8,192 x 14 runs the same tasks as before (unchanged within the noise).  A run split into a
+read task and a finishing task on one worker, the runs dealt to the workers in turn, lost
+to the single chain on every fleet tried at load 3-3.5 (A/B in one process, 9 rounds:
+2,048 x 30 3.83 against 2.96 in wall time, 512 x 60 4.38 against 3.29, 4,096 x 21 3.30-3.63
+against 3.10-3.13, 8,192 x 14 3.30 against 3.14): the other jobs held about one of the two
+cores, which two reading workers then shared; it was dropped.
 """
 
 from __future__ import annotations

@@ -11,10 +11,10 @@ input is Parquet files whose footers give each file's host range (telemetry writ
 host, rack or pod, any number of days per file), the files are first cut into groups that
 share no host (:func:`host_groups`): no shuffle at all.  Each group's files are reduced in
 runs of ``task_span`` (a week by default; the time range of each file is in its footer),
-one task per run, each continuing the run before it (:mod:`reliab.fleet._chunk`: the
-partials of the run's last window, the last sample of every series for the swing across
-the cut), so a task's memory does not grow with the number of days.  These tasks work on
-integer series codes and numpy arrays (:mod:`reliab.fleet._rows`; a window's few samples and
+one task per run whatever the number of groups (:mod:`reliab.fleet._chains`), each
+continuing the run before it (:mod:`reliab.fleet._chunk`: the partials of the run's last
+window, the last sample of every series for the swing across the cut), so a task's memory does not grow with the
+number of days.  These tasks work on integer series codes and numpy arrays (:mod:`reliab.fleet._rows`; a window's few samples and
 a host's GPUs are folded as the rows of a grid, :mod:`reliab.fleet._segments`, not sorted or
 ``reduceat``), read only the columns they reduce, and clean (:func:`reliab.align.clean_times`) only a file that needs it
 (missing times or keys, repeated timestamps); their windows equal those of
@@ -42,9 +42,7 @@ duplicates split across partitions (files) are not.
 
 from __future__ import annotations
 
-import operator
 import os
-import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -53,9 +51,10 @@ import numpy as np
 import pandas as pd
 
 from reliab.align import key_codes
-from reliab.fleet._chunk import Spec, check_intervals, footer_ranges, reduce_run, time_runs
+from reliab.fleet._chains import run_groups_on_dask
+from reliab.fleet._chunk import Spec, footer_ranges
 from reliab.fleet._frames import Source, as_dask
-from reliab.fleet._local import Plan, default_workers, plan, run_groups
+from reliab.fleet._local import default_workers, plan, run_groups
 from reliab.fleet._local import group_by_hosts as _group_by_hosts
 from reliab.fleet._partials import FIRST, LAST, STEPS, telemetry_partials
 from reliab.fleet._rows import OverlapError
@@ -171,43 +170,16 @@ def _spec(first_file: str, kw: dict[str, Any], level: str) -> Spec:
 def _by_host_groups(client: Any, groups: list[list[str]], spans: dict[str, tuple[int, int] | None],
                     kw: dict[str, Any], level: str, output: str | os.PathLike[str] | None,
                     task_span: str | None) -> list[pd.DataFrame] | Path:
-    """Tasks of a host group and a run of its files in time, each continuing the one before;
-    runs whose sampling intervals differ from their group's are reduced again (see
-    :mod:`reliab.fleet._chunk`)."""
+    """Tasks of a host group and a run of its files in time, each continuing the one before
+    (:mod:`reliab.fleet._chains`)."""
     # the spec (a few hundred bytes) travels with each task rather than scattered: scattered data
     # is lost with a worker that dies, and no task could then run ("lost dependencies")
     spec = _spec(groups[0][0], kw, level)
     span_ns = None if task_span is None else pd.Timedelta(task_span).value
-    token = uuid.uuid4().hex[:8]
     folder = None if output is None else Path(output)
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
-    runs: list[list[tuple[list[str], Any, Any, str | None]]] = []
-    for g, files in enumerate(groups):
-        carry, plan = None, []
-        cut = time_runs(files, [spans[f] for f in files], span_ns)
-        for r, run in enumerate(cut):
-            last = r == len(cut) - 1
-            target = None if folder is None else str(folder / f"part-{g:05d}-{r:04d}.parquet")
-            fut = client.submit(reduce_run, run, carry, spec, last=last, output=target,
-                                key=f"reliab-windows-{g}-{r}-{token}", pure=False)
-            plan.append((run, carry, fut, target))
-            if not last:
-                carry = client.submit(operator.getitem, fut, "carry", key=f"reliab-carry-{g}-{r}-{token}", pure=False)
-        runs.append(plan)
-    checks = {g: client.submit(_check, [client.submit(_interval_part, fut, key=f"reliab-sketch-{g}-{r}-{token}")
-                                        for r, (_, _, fut, _) in enumerate(plan)],
-                               key=f"reliab-intervals-{g}-{token}", pure=False)
-              for g, plan in enumerate(runs) if len(plan) > 1}
-    for g, (intervals, redo) in zip(checks, client.gather(list(checks.values())), strict=True):
-        for r in redo:
-            run, carry, _, target = runs[g][r]
-            fut = client.submit(reduce_run, run, carry, spec, last=r == len(runs[g]) - 1, given=intervals,
-                                output=target, key=f"reliab-windows-{g}-{r}-again-{token}", pure=False)
-            runs[g][r] = (run, carry, fut, target)
-    done = client.gather([client.submit(operator.getitem, fut, "windows", key=f"reliab-output-{g}-{r}-{token}")
-                          for g, plan in enumerate(runs) for r, (_, _, fut, _) in enumerate(plan)],
-                         direct=_direct(client))
+    done = run_groups_on_dask(client, groups, spans, spec, span_ns, folder, _direct(client))
     if folder is not None:
         return folder
     return [d for d in done if d is not None]
@@ -269,14 +241,6 @@ def _in_order(frames: list[pd.DataFrame]) -> pd.DataFrame:
     out = out.take(order)
     out.index = pd.RangeIndex(len(out))
     return out
-
-
-def _interval_part(result: dict[str, Any]) -> dict[str, Any]:
-    return {k: result[k] for k in ("names", "per", "gaps", "used")}
-
-
-def _check(parts: list[dict[str, Any]]) -> tuple[dict, list[int]]:
-    return check_intervals(parts)
 
 
 def reduce_telemetry(
@@ -376,7 +340,7 @@ def reduce_telemetry(
                               event_name=event_name)
         out.attrs = attrs
         return out
-    found = _groups_of(telemetry, client)
+    found = plan(telemetry)  # Parquet files with host ranges: the host groups' tasks, whatever their number
     if found is not None:
         groups, spans = found
         got = _by_host_groups(client, groups, spans, kw, level, output, task_span)
@@ -391,10 +355,3 @@ def reduce_telemetry(
     out.attrs = attrs
     return out
 
-
-def _groups_of(telemetry: Source, client: Any) -> Plan | None:
-    """Host groups of Parquet input worth one task each (at least two per worker thread) and
-    each file's time range, else ``None``."""
-    found = plan(telemetry)
-    threads = max(1, sum(client.nthreads().values())) if found is not None else 1
-    return found if found is not None and len(found[0]) >= 2 * threads else None
