@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from reliab.fleet import _chunk as chunk
+from reliab.fleet import _local as fleet_local
 from reliab.fleet import reduce_telemetry
 from reliab.fleet import telemetry as fleet_telemetry
 from reliab.fleet._chunk import check_intervals, footer_ranges, reduce_run, time_runs
@@ -70,6 +72,40 @@ def test_runs_follow_each_other_in_time(files: tuple[Path, pd.DataFrame]) -> Non
     assert [len(r) for r in time_runs(group, spans, pd.Timedelta("1h").value)] == [2, 1]
     assert time_runs(group, spans, None) == [group]
     assert time_runs(group, [None, *spans[1:]], 1) == [group]  # a footer without times: one run
+
+
+def test_runs_end_at_a_bound_on_samples(files: tuple[Path, pd.DataFrame], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of a long task span still ends once it holds RUN_ROWS samples (never inside a file)."""
+    folder, _ = files
+    group = sorted(str(p) for p in folder.glob("node0-*.parquet"))
+    spans = [footer_ranges(f)[1] for f in group]
+    rows = [footer_ranges(f)[2] for f in group]
+    assert rows == [len(pd.read_parquet(f)) for f in group]
+    week = pd.Timedelta("7D").value
+    assert time_runs(group, spans, week, rows) == [group]  # 3 h of 3 GPUs: far below the bound
+    monkeypatch.setattr(chunk, "RUN_ROWS", rows[0] + 1)  # the first file alone stays below it
+    assert [len(r) for r in time_runs(group, spans, week, rows)] == [2, 1]
+    monkeypatch.setattr(chunk, "RUN_ROWS", 1)  # every file is over it: a run per file, none split
+    assert time_runs(group, spans, week, rows) == [[f] for f in group]
+
+
+def test_runs_cut_by_samples_equal_uncut(files: tuple[Path, pd.DataFrame], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bounded runs on a long span reduce to the windows of one run per group, in process."""
+    folder, _ = files
+    kw = {"thresholds": THRESHOLDS, "swings": SWINGS, "workers": 2}
+    uncut = reduce_telemetry(folder, task_span=None, **kw)
+    runs = []
+    real = chunk.reduce_run
+
+    def counted(run: list[str], *args: object, **kwargs: object) -> object:
+        runs.append(len(run))
+        return real(run, *args, **kwargs)
+
+    monkeypatch.setattr(chunk, "RUN_ROWS", 1)
+    monkeypatch.setattr(fleet_local, "reduce_run", counted)
+    bounded = reduce_telemetry(folder, task_span="30D", **kw)
+    assert runs and max(runs) == 1  # every run was one file, though 30 days would hold them all
+    pd.testing.assert_frame_equal(bounded, uncut, check_exact=False, rtol=1e-12, atol=1e-12)
 
 
 def test_cut_by_time_equals_uncut_and_local(dask_client: object, files: tuple[Path, pd.DataFrame]) -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from reliab.fleet._chunk import Key, Spec, check_intervals, reduce_run, time_runs
+from reliab.fleet._local import Plan
 
 __all__ = ["run_groups_on_dask"]
 
@@ -62,14 +63,14 @@ def _submit(client: Any, cut: list[list[list[str]]], spec: Spec, folder: Path | 
     return runs
 
 
-def run_groups_on_dask(client: Any, groups: list[list[str]], spans: dict[str, tuple[int, int] | None],
-                       spec: Spec, span_ns: int | None, folder: Path | None,
+def run_groups_on_dask(client: Any, found: Plan, spec: Spec, span_ns: int | None, folder: Path | None,
                        direct: bool | None) -> list[Any]:
     """The windows of every run (frames, or output paths with ``folder``), host groups in order
     and a group's runs in time order; ``None`` for a run without finished windows
     (``direct`` is passed to ``client.gather``)."""
     token = uuid.uuid4().hex[:8]
-    cut = [time_runs(files, [spans[f] for f in files], span_ns) for files in groups]
+    groups, spans, rows = found
+    cut = [time_runs(files, [spans[f] for f in files], span_ns, [rows[f] for f in files]) for files in groups]
     runs = _submit(client, cut, spec, folder, token)
     checks = {g: client.submit(_check, [client.submit(_interval_part, fut, key=f"reliab-sketch-{g}-{r}-{token}")
                                         for r, (_, _, fut, _) in enumerate(plan)],

@@ -36,6 +36,11 @@ from reliab.fleet._rows import Rows
 
 __all__ = ["Carry", "Spec", "reduce_run", "file_piece", "check_intervals", "time_runs", "footer_ranges"]
 
+#: samples a task's run holds at most, unless one file holds more (a file is never split):
+#: ~100 bytes a sample while it is reduced, so about 0.8 GB; a pod of 256 hosts sends ~1.4M
+#: samples a week, a fleet-wide daily file of 100,000 GPUs 9.6M
+RUN_ROWS = 8_000_000
+
 Key = tuple[str, "str | None"]
 
 
@@ -66,8 +71,8 @@ class Carry:
     prev_first: np.ndarray = field(default_factory=lambda: np.zeros(0))  # s; NaN none
 
 
-def footer_ranges(path: str) -> tuple[tuple[str, str] | None, tuple[int, int] | None]:
-    """(smallest, largest host) and (first, last time in ns) of a Parquet file from its footer."""
+def footer_ranges(path: str) -> tuple[tuple[str, str] | None, tuple[int, int] | None, int]:
+    """(smallest, largest host), (first, last time in ns) and the rows of a Parquet file, from its footer."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -94,28 +99,34 @@ def footer_ranges(path: str) -> tuple[tuple[str, str] | None, tuple[int, int] | 
     if times and kind is not None and pa.types.is_timestamp(kind):
         scale = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}[kind.unit]
         span = (min(int(a) for a, _ in times) * scale, max(int(b) for _, b in times) * scale)
-    return host, span
+    return host, span, meta.num_rows
 
 
-def time_runs(files: Sequence[str], spans: Sequence[tuple[int, int] | None], span_ns: int | None) -> list[list[str]]:
+def time_runs(files: Sequence[str], spans: Sequence[tuple[int, int] | None], span_ns: int | None,
+              rows: Sequence[int] | None = None) -> list[list[str]]:
     """``files`` of one host group cut into runs of about ``span_ns`` that do not overlap in time.
 
-    A run ends once it covers ``span_ns`` and the next file starts after every file of the
-    run has ended; without the time range of every file (or ``span_ns`` None): one run.
+    A run ends once it covers ``span_ns`` or holds :data:`RUN_ROWS` samples (``rows``: each
+    file's, from its footer) and the next file starts after every file of the run has ended,
+    so a task holds a bounded number of samples even where one file covers the whole fleet;
+    without the time range of every file (or ``span_ns`` None): one run.
     """
     if span_ns is None or any(s is None for s in spans) or len(files) < 2:
         return [sorted(files)]
     order = sorted(range(len(files)), key=lambda i: (spans[i], files[i]))  # type: ignore[arg-type, return-value]
     runs: list[list[str]] = [[]]
     start = end = None
+    held = 0
     for i in order:
         lo, hi = spans[i]  # type: ignore[misc]
-        if runs[-1] and end is not None and start is not None and end - start >= span_ns and lo > end:
+        if runs[-1] and lo > end and (end - start >= span_ns or held >= RUN_ROWS):  # type: ignore[operator]
             runs.append([])
             start = end = None
+            held = 0
         runs[-1].append(files[i])
         start = lo if start is None else start
         end = hi if end is None else max(end, hi)
+        held += 0 if rows is None else rows[i]
     return runs
 
 

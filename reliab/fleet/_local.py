@@ -38,8 +38,8 @@ from reliab.fleet._frames import parquet_files
 
 __all__ = ["group_by_hosts", "plan", "run_groups", "default_workers", "Plan"]
 
-#: host groups of files, and each file's time range (ns) from its footer
-Plan = tuple[list[list[str]], dict[str, "tuple[int, int] | None"]]
+#: host groups of files, each file's time range (ns) and its rows, from its footer
+Plan = tuple[list[list[str]], dict[str, "tuple[int, int] | None"], dict[str, int]]
 
 
 def group_by_hosts(files: Sequence[str], ranges: Sequence[tuple[str, str]]) -> list[list[str]]:
@@ -68,10 +68,10 @@ def plan(telemetry: Any) -> Plan | None:
         ranges = {f: footer_ranges(f) for f in files}
     except Exception:  # noqa: BLE001 - unreadable footers: the other routes read the data itself
         return None
-    if any(h is None for h, _ in ranges.values()):
+    if any(h is None for h, _, _ in ranges.values()):
         return None
     groups = group_by_hosts(files, [ranges[f][0] for f in files])  # type: ignore[misc]
-    return groups, {f: r[1] for f, r in ranges.items()}
+    return groups, {f: r[1] for f, r in ranges.items()}, {f: r[2] for f, r in ranges.items()}
 
 
 def default_workers() -> int:
@@ -114,8 +114,8 @@ def run_groups(found: Plan, spec: Spec, span_ns: int | None, workers: int) -> li
     runs, not the fleet.  A single host group's runs so overlap too: the next runs are read
     while one is finished.
     """
-    groups, spans = found
-    cut = [time_runs(files, [spans[f] for f in files], span_ns) for files in groups]
+    groups, spans, rows = found
+    cut = [time_runs(files, [spans[f] for f in files], span_ns, [rows[f] for f in files]) for files in groups]
     if workers <= 1:
         return [w for runs in cut for w in _group(runs, spec)]
     order = sorted(((r, g) for g, runs in enumerate(cut) for r in range(len(runs))))

@@ -54,7 +54,7 @@ from reliab.align import key_codes
 from reliab.fleet._chains import run_groups_on_dask
 from reliab.fleet._chunk import Spec, footer_ranges
 from reliab.fleet._frames import Source, as_dask
-from reliab.fleet._local import default_workers, plan, run_groups
+from reliab.fleet._local import Plan, default_workers, plan, run_groups
 from reliab.fleet._local import group_by_hosts as _group_by_hosts
 from reliab.fleet._partials import FIRST, LAST, STEPS, telemetry_partials
 from reliab.fleet._rows import OverlapError
@@ -167,19 +167,18 @@ def _spec(first_file: str, kw: dict[str, Any], level: str) -> Spec:
                 event_name=kw["event_name"], events=events)
 
 
-def _by_host_groups(client: Any, groups: list[list[str]], spans: dict[str, tuple[int, int] | None],
-                    kw: dict[str, Any], level: str, output: str | os.PathLike[str] | None,
+def _by_host_groups(client: Any, found: Plan, kw: dict[str, Any], level: str, output: str | os.PathLike[str] | None,
                     task_span: str | None) -> list[pd.DataFrame] | Path:
     """Tasks of a host group and a run of its files in time, each continuing the one before
     (:mod:`reliab.fleet._chains`)."""
     # the spec (a few hundred bytes) travels with each task rather than scattered: scattered data
     # is lost with a worker that dies, and no task could then run ("lost dependencies")
-    spec = _spec(groups[0][0], kw, level)
+    spec = _spec(found[0][0][0], kw, level)
     span_ns = None if task_span is None else pd.Timedelta(task_span).value
     folder = None if output is None else Path(output)
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
-    done = run_groups_on_dask(client, groups, spans, spec, span_ns, folder, _direct(client))
+    done = run_groups_on_dask(client, found, spec, span_ns, folder, _direct(client))
     if folder is not None:
         return folder
     return [d for d in done if d is not None]
@@ -296,7 +295,9 @@ def reduce_telemetry(
         With Parquet files of disjoint host groups: each task reduces this much time of one
         group (files that follow each other in time, from their footers), continuing the
         task before it, so a task's memory does not grow with the days (``None``: one task
-        per group).  The result does not depend on it.
+        per group); a task also ends at :data:`reliab.fleet._chunk.RUN_ROWS` samples, so files
+        that each cover the whole fleet are not held a week at a time.  The result does
+        not depend on it.
     workers : int, optional
         Without ``client``: threads that reduce the host groups of Parquet files (default:
         the cores this process may use).  The result does not depend on it.
@@ -342,8 +343,7 @@ def reduce_telemetry(
         return out
     found = plan(telemetry)  # Parquet files with host ranges: the host groups' tasks, whatever their number
     if found is not None:
-        groups, spans = found
-        got = _by_host_groups(client, groups, spans, kw, level, output, task_span)
+        got = _by_host_groups(client, found, kw, level, output, task_span)
         return got if isinstance(got, Path) else _joined(got, level, attrs)
     keys = ["host", "gpu"] if level == "gpu" else ["host"]
     windows = _dask_reduce(as_dask(telemetry, columns=None), kw, level, partitions)
