@@ -7,8 +7,8 @@ one host group (two hosts) and one of two groups are written, each host's files 
 the middle of an hour with a power step of more than the swing level across each cut, the
 second group sampled irregularly (its runs are reduced again with the group's intervals)
 and one file with repeated timestamps out of order.  On the session's 2-worker cluster the
-host groups' tasks must run (the scheduler's task stream shows a task per group and run
-of its files, and no shuffle), and the windows must equal the in-process route's bit for bit and the pandas
+host groups' tasks must run (the scheduler's task stream shows them, the runs' files read
+on both workers, and no shuffle), and the windows must equal the in-process route's bit for bit and the pandas
 route's on the same rows (to summation order).
 """
 
@@ -74,10 +74,10 @@ def test_few_host_groups_take_the_task_route_on_dask(dask_client: object, tmp_pa
           **({"events": EVENTS} if level == "host" else {})}
     with get_task_stream(dask_client) as stream:  # type: ignore[arg-type]
         got = reduce_telemetry(tmp_path, client=dask_client, task_span="1min", **kw)
-    keys = [str(t["key"]).split("-") for t in stream.data]
-    runs = {(int(k[2]), int(k[3])) for k in keys if k[:2] == ["reliab", "windows"]}
-    assert runs == {(g, r) for g in range(len(groups)) for r in range(4)}  # a task per group and file (run)
-    assert not [k for k in keys if "shuffle" in "-".join(k)]
+    ours = [t for t in stream.data if str(t["key"]).startswith("reliab-")]
+    assert ours and not [t for t in stream.data if "shuffle" in str(t["key"])]
+    reads = {t["worker"] for t in ours if str(t["key"]).startswith("reliab-pieces-")}
+    assert len(reads) == 2  # the runs' files are read on both workers, while one finishes a run
     local = reduce_telemetry(tmp_path, task_span="1min", workers=2, **kw)
     pd.testing.assert_frame_equal(got, local, check_exact=True)
     rows = pd.concat([pd.read_parquet(f) for f in sorted(files)], ignore_index=True)

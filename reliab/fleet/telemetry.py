@@ -11,8 +11,9 @@ input is Parquet files whose footers give each file's host range (telemetry writ
 host, rack or pod, any number of days per file), the files are first cut into groups that
 share no host (:func:`host_groups`): no shuffle at all.  Each group's files are reduced in
 runs of ``task_span`` (a week by default; the time range of each file is in its footer),
-one task per run whatever the number of groups (:mod:`reliab.fleet._chains`), each
-continuing the run before it (:mod:`reliab.fleet._chunk`: the partials of the run's last
+one task per run (whatever the number of groups; with fewer than two groups per worker
+thread a run is read by one task and finished by another, so a single group's runs are read
+on every worker: :mod:`reliab.fleet._chains`), each continuing the run before it (:mod:`reliab.fleet._chunk`: the partials of the run's last
 window, the last sample of every series for the swing across the cut), so a task's memory does not grow with the
 number of days.  These tasks work on integer series codes and numpy arrays (:mod:`reliab.fleet._rows`; a window's few samples and
 a host's GPUs are folded as the rows of a grid, :mod:`reliab.fleet._segments`, not sorted or
