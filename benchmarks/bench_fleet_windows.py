@@ -201,6 +201,21 @@ to the single chain on every fleet tried at load 3-3.5 (A/B in one process, 9 ro
 2,048 x 30 3.83 against 2.96 in wall time, 512 x 60 4.38 against 3.29, 4,096 x 21 3.30-3.63
 against 3.10-3.13, 8,192 x 14 3.30 against 3.14): the other jobs held about one of the two
 cores, which two reading workers then shared; it was dropped.
+
+Round 8, on an idle machine (no other jobs, load 1.6-1.9 with the benchmark itself), the
+split measured again and kept for fewer than two host groups per worker thread (wall / CPU
+ratio to the read, 7 rounds; the chain figures from the same hour at commit 3a74d3d):
+
+===============================  =============  =============  =============
+fleet                            in process     Dask, chain    Dask, final
+===============================  =============  =============  =============
+8,192 GPUs x 14 days (4 pods)    2.78 / 3.04    2.07 / 3.56    2.03 / 3.50
+2,048 GPUs x 30 days (1 pod)     2.77 / 2.95    3.27 / 3.37    2.31 / 3.68
+512 GPUs x 60 days (64 hosts)    2.36 / 2.58    3.08 / 3.38    2.37 / 3.84
+===============================  =============  =============  =============
+
+Every shape is within 3x of the read in wall time, in process and on Dask, when the two
+cores are free; the split costs CPU (+0.3-0.5x of the read) and loses when they are not.
 """
 
 from __future__ import annotations
