@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _fleet_series import gpu_series
 
 from reliab.fleet import reduce_telemetry
 
@@ -30,26 +31,13 @@ EVENTS = pd.DataFrame({"time": pd.to_datetime(["2024-03-01T00:37:12Z", "2024-03-
                        "hosts": ["node0,node2", "node1"]})
 
 
-def _series(rng: np.random.Generator, host: str, gpu: str, regular: bool) -> pd.DataFrame:
-    step = np.full(3 * 720, 5.0) if regular else rng.uniform(2.0, 8.0, 3 * 720)
-    t = pd.Timestamp("2024-03-01T00:00:00.25Z") + pd.to_timedelta(np.cumsum(step), unit="s")
-    t = t[t < pd.Timestamp("2024-03-01T03:00:00Z")]
-    power = np.where(np.arange(len(t)) % 180 < 4, 150.0, 650.0) + rng.normal(0, 10, len(t))
-    for cut in CUTS:  # low just before each cut, high after: a swing across the cut
-        power[(t < cut) & (t >= cut - pd.Timedelta(seconds=12))] = 100.0
-    temp = 62 + 3 * np.sin(np.arange(len(t)) / 100) + rng.normal(0, 0.5, len(t))
-    frame = pd.DataFrame({"time": t, "host": host, "gpu": gpu, "gpu_temp_c": temp.round(), "power_w": power})
-    frame.loc[rng.random(len(t)) < 0.01, "gpu_temp_c"] = np.nan
-    return frame
-
-
 def _write(folder: Path, groups: list[list[str]]) -> list[Path]:
     """Each group's hosts (two GPUs each) in four files cut at :data:`CUTS`; the second group
     sampled irregularly, its second file with repeated timestamps out of order."""
     rng = np.random.default_rng(23)
     files = []
     for g, hosts in enumerate(groups):
-        frame = pd.concat([_series(rng, h, x, regular=g == 0) for h in hosts for x in ("0", "1")],
+        frame = pd.concat([gpu_series(rng, h, x, regular=g == 0, cuts=CUTS) for h in hosts for x in ("0", "1")],
                           ignore_index=True)
         edges = [frame["time"].min(), *CUTS, frame["time"].max() + pd.Timedelta(seconds=1)]
         for i, (lo, hi) in enumerate(zip(edges[:-1], edges[1:], strict=True)):

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _fleet_series import gpu_series
 
 from reliab.fleet import _chunk, reduce_telemetry
 from reliab.fleet import telemetry as fleet_telemetry
@@ -30,19 +31,6 @@ EVENTS = pd.DataFrame({"time": pd.to_datetime(["2024-03-01T00:37:12Z", "2024-03-
                        "hosts": ["node0,node3", "node6"]})
 
 
-def _series(rng: np.random.Generator, host: str, gpu: str | None, regular: bool) -> pd.DataFrame:
-    step = np.full(3 * 720, 5.0) if regular else rng.uniform(2.0, 8.0, 3 * 720)
-    t = pd.Timestamp("2024-03-01T00:00:00.25Z") + pd.to_timedelta(np.cumsum(step), unit="s")
-    t = t[t < pd.Timestamp("2024-03-01T03:00:00Z")]
-    power = np.where(np.arange(len(t)) % 180 < 4, 150.0, 650.0) + rng.normal(0, 10, len(t))
-    for cut in CUTS:  # low just before each cut, high after: a swing across the cut
-        power[(t < cut) & (t >= cut - pd.Timedelta(seconds=12))] = 100.0
-    temp = 62 + 3 * np.sin(np.arange(len(t)) / 100) + rng.normal(0, 0.5, len(t))
-    frame = pd.DataFrame({"time": t, "host": host, "gpu": gpu, "gpu_temp_c": temp.round(), "power_w": power})
-    frame.loc[rng.random(len(t)) < 0.01, "gpu_temp_c"] = np.nan
-    return frame if gpu is not None else frame.drop(columns="gpu")
-
-
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
     """Four host groups (node0-1 … node6-7) x three files each, cut mid-hour."""
@@ -52,7 +40,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
     for g in range(4):
         hosts = [f"node{2 * g}", f"node{2 * g + 1}"]
         gpus = [None] if g == 1 else ["0", "1"]  # group 1 has no GPU column
-        frame = pd.concat([_series(rng, h, x, regular=g != 2) for h in hosts for x in gpus], ignore_index=True)
+        frame = pd.concat([gpu_series(rng, h, x, regular=g != 2, cuts=CUTS) for h in hosts for x in gpus], ignore_index=True)
         edges = [frame["time"].min(), *CUTS, frame["time"].max() + pd.Timedelta(seconds=1)]
         for i, (lo, hi) in enumerate(zip(edges[:-1], edges[1:], strict=True)):
             part = frame[(frame["time"] >= lo) & (frame["time"] < hi)]
@@ -118,7 +106,7 @@ def test_overlapping_series_fall_back_to_the_pandas_route(tmp_path: Path, routes
     """A series split over files that overlap in time cannot take power swings per task; the
     in-process reduction then reads all rows at once, as before."""
     rng = np.random.default_rng(5)
-    frame = _series(rng, "node0", "0", regular=True)
+    frame = gpu_series(rng, "node0", "0", regular=True, cuts=CUTS)
     frame.iloc[::2].to_parquet(tmp_path / "a.parquet", index=False)
     frame.iloc[1::2].to_parquet(tmp_path / "b.parquet", index=False)
     got = reduce_telemetry(tmp_path, swings=SWINGS)
@@ -136,7 +124,7 @@ def test_a_bad_file_stops_the_threads_with_its_name(tmp_path: Path) -> None:
     reader's error naming the file (no hang, no half result)."""
     rng = np.random.default_rng(9)
     for g in range(3):
-        frame = _series(rng, f"node{g}", "0", regular=True)
+        frame = gpu_series(rng, f"node{g}", "0", regular=True, cuts=CUTS)
         for i, day in enumerate((frame.iloc[:800], frame.iloc[800:])):
             (day.drop(columns="power_w") if (g, i) == (1, 1) else day).to_parquet(tmp_path / f"n{g}-{i}.parquet",
                                                                                   index=False)
