@@ -132,6 +132,48 @@ def median_child(cmd: list[str], runs: int = 3, env: dict[str, str] | None = Non
     return statistics.median(w for w, _ in results), (max(rss) if rss else None), outs
 
 
+def grep_cpu(words: tuple[str, ...] | list[str], path: Path) -> tuple[float, int]:
+    """CPU seconds of one ``grep -c -F -e word …`` child over ``path``, and its count."""
+    import resource
+
+    grep = ["grep", "-c", "-F", *(x for w in words for x in ("-e", w)), str(path)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run(grep, capture_output=True, text=True, check=False).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), int(out.split()[0])
+
+
+_COUNTED = """
+import resource, sys
+from reliab.io.formats import {module} as m
+full, n = m.{parser}, [0]
+def counted(text, ctx):
+    n[0] += 1
+    return full(text, ctx)
+m.{parser} = counted
+cpu = lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
+c = cpu()
+r = m.{reader}(sys.argv[1], year={year})
+print(cpu() - c, len(r.tables["signals"]), n[0])
+"""
+
+
+def counted_reader_cpu(module: str, parser: str, reader: str, year: int, path: Path, cwd: Path,
+                       base: str | None = None) -> tuple[float, int, int]:
+    """CPU seconds of ``reliab.io.formats.<module>.<reader>(path, year=year)`` in a fresh child,
+    its signal rows, and the lines its per-line parser ``<parser>`` took.
+
+    ``base``: the checkout whose ``reliab`` the child imports (default this one); ``cwd`` is
+    the child's working directory (a ``-c`` child puts it first on ``sys.path``: keep it out
+    of any checkout).
+    """
+    code = _COUNTED.format(module=module, parser=parser, reader=reader, year=year)
+    env = dict(os.environ, PYTHONPATH=base or str(Path(__file__).resolve().parents[1]))
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True,
+                         check=True, cwd=cwd, env=env).stdout.split()
+    return float(out[0]), int(out[1]), int(out[2])
+
+
 def machine() -> dict[str, Any]:
     """CPU model, cores, memory, load averages, Python and library versions."""
     cpu = ""

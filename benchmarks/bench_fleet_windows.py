@@ -235,8 +235,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._suite import WORK  # noqa: E402
 
 _READ = """
-import pathlib, sys, time
+import pathlib, resource, sys, time
 import pyarrow.parquet as pq
+def cpu():  # user + system seconds of this process, every thread
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime
 def read():
     files = sorted(pathlib.Path(sys.argv[1], "telemetry").rglob("*.parquet"))
     t, c = time.perf_counter(), time.process_time()
@@ -274,12 +277,8 @@ for _ in range(int(sys.argv[2])):
 """
 
 _PUBLIC = _READ + """
-import resource
 import pandas as pd
 from reliab.fleet import reduce_telemetry
-def cpu():  # user + system seconds of this process, every thread
-    use = resource.getrusage(resource.RUSAGE_SELF)
-    return use.ru_utime + use.ru_stime
 root = pathlib.Path(sys.argv[1])
 ev = pd.read_csv(root / "truth" / "failures.csv")
 events = pd.DataFrame({"time": pd.to_datetime(ev["time"], utc=True), "host": ev["host"]})
@@ -294,13 +293,10 @@ for _ in range(int(sys.argv[2])):
 """
 
 _DASK = _READ + """
-import logging, pathlib, resource, sys, time
+import logging
 import pandas as pd
 from reliab.fleet import reduce_telemetry
 from reliab.io import dask_client
-def cpu():  # user + system seconds of this process, every thread
-    use = resource.getrusage(resource.RUSAGE_SELF)
-    return use.ru_utime + use.ru_stime
 def reduce():
     t, c, w = time.perf_counter(), cpu(), client.run(cpu)
     out = reduce_telemetry(root / "telemetry", client=client, thresholds={"gpu_temp_c": 70.0},

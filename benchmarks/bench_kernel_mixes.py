@@ -37,7 +37,6 @@ parser.
 from __future__ import annotations
 
 import argparse
-import resource
 import statistics
 import subprocess
 import sys
@@ -46,7 +45,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._kernel_mixes import write_mix  # noqa: E402
-from benchmarks._suite import WORK, Figure, report  # noqa: E402
+from benchmarks._suite import WORK, Figure, grep_cpu, report  # noqa: E402
 from benchmarks.bench_ingest_kernel import _literals, write_realistic_log  # noqa: E402
 
 SECTION = "kernel mixes"
@@ -107,14 +106,6 @@ def _path(mix: str, lines: int, seed: int) -> Path:
     return path
 
 
-def _grep_cpu(grep: list[str], path: Path) -> tuple[float, int]:
-    """CPU seconds of one ``grep -c -F`` child and its count."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run([*grep, str(path)], capture_output=True, text=True, check=False).stdout
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), int(out.split()[0])
-
-
 def _child(code: str, path: Path, *args: str) -> list[float]:
     # (run in WORK: a "-c" child puts its working directory first on sys.path, before PYTHONPATH)
     out = subprocess.run([sys.executable, "-c", code, str(path), *args], capture_output=True, text=True,
@@ -124,13 +115,13 @@ def _child(code: str, path: Path, *args: str) -> list[float]:
 
 def run(lines: int = 1_000_000, repeat: int = 5, seed: int = 7, mixes: tuple[str, ...] = MIXES) -> list[Figure]:
     """One figure per mix: the reader's CPU seconds beside grep's, per candidate line, per-line share."""
-    grep = ["grep", "-c", "-F", *(x for lit in _literals() for x in ("-e", lit))]
+    literals = _literals()
     figures = []
     for mix in mixes:
         path = _path(mix, lines, seed)
         greps, reads, scans = [], [], []
         for _ in range(repeat):  # interleaved: each round sees the same state of the machine
-            greps.append(_grep_cpu(grep, path))
+            greps.append(grep_cpu(literals, path))
             reads.append(_child(_READER, path, "none" if mix in _NO_YEAR else "2024"))
             scans.append(_child(_SCAN, path))
         g = statistics.median(x[0] for x in greps)

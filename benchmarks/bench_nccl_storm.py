@@ -18,11 +18,8 @@ checkout (``DIR`` on ``PYTHONPATH``) in the same rounds, for before/after figure
 from __future__ import annotations
 
 import argparse
-import os
 import random
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -30,25 +27,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._nccl_mixes import MIXES, write_mix  # noqa: E402
-from benchmarks._suite import Figure, report  # noqa: E402
+from benchmarks._suite import Figure, counted_reader_cpu, grep_cpu, report  # noqa: E402
 
 SECTION = "nccl storm"
 WORK = Path(tempfile.gettempdir()) / "reliab-bench-nccl"
 #: the reader's literal words (``reliab.io.formats._nccl_quiet._WORDS``)
 _WORDS = ("atchdog", "rror", "NCCL WARN", "Timeout at NCCL work", "heckpoint", "global step", "state loaded")
-_READER = """
-import resource, sys
-from reliab.io.formats import nccl
-full, n = nccl.parse_line_fully, [0]
-def counted(text, ctx):
-    n[0] += 1
-    return full(text, ctx)
-nccl.parse_line_fully = counted
-cpu = lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
-c = cpu()
-r = nccl.read_nccl(sys.argv[1], year=2024)
-print(cpu() - c, len(r.tables["signals"]), n[0])
-"""
+#: the reader in a child (module, per-line parser counted, reader, year=)
+_COUNTED = ("nccl", "parse_line_fully", "read_nccl", 2024)
 
 
 def write_storm(path: Path, lines: int, seed: int) -> None:
@@ -72,23 +58,6 @@ def write_storm(path: Path, lines: int, seed: int) -> None:
             out.append(f"I{stamp} {1000 + rank} ProcessGroupNCCL.cpp:{800 + rank}] [Rank {rank}]"
                        " ProcessGroupNCCL initialization options: size: 8")
     path.write_text("\n".join(out) + "\n")
-
-
-def _grep_cpu(path: Path) -> tuple[float, int]:
-    grep = ["grep", "-c", "-F", *(x for w in _WORDS for x in ("-e", w)), str(path)]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run(grep, capture_output=True, text=True, check=False).stdout
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), int(out.split()[0])
-
-
-def _reader_cpu(path: Path, base: str | None = None) -> tuple[float, int, int]:
-    """CPU seconds of ``read_nccl`` in a child, its signals, the lines its per-line parser took
-    (``base``: the checkout whose ``reliab`` the child imports, else this one)."""
-    env = dict(os.environ, PYTHONPATH=base or str(Path(__file__).resolve().parents[1]))
-    out = subprocess.run([sys.executable, "-c", _READER, str(path)], capture_output=True, text=True,
-                         check=True, cwd=WORK, env=env).stdout.split()
-    return float(out[0]), int(out[1]), int(out[2])
 
 
 def _figure(label: str, reads: list[tuple[float, int, int]], greps: list[tuple[float, int]], lines: int,
@@ -117,10 +86,10 @@ def run(lines: int = 300_000, repeat: int = 5, seed: int = 7, base: str | None =
             write_mix(path, lines, seed, mix)
     greps, reads, before = [], [], []
     for _ in range(repeat):
-        greps.append(_grep_cpu(path))
+        greps.append(grep_cpu(_WORDS, path))
         if base is not None:
-            before.append(_reader_cpu(path, base))
-        reads.append(_reader_cpu(path))
+            before.append(counted_reader_cpu(*_COUNTED, path, WORK, base))
+        reads.append(counted_reader_cpu(*_COUNTED, path, WORK))
     figures = [_figure(f" ({base})", before, greps, lines, mix)] if base is not None else []
     return figures + [_figure("", reads, greps, lines, mix)]
 

@@ -21,18 +21,15 @@ bulk route (``reliab/io/formats/_sel_syslog_bulk.py``) or dropped by the line pr
 from __future__ import annotations
 
 import argparse
-import os
 import random
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._suite import Figure, report  # noqa: E402
+from benchmarks._suite import Figure, counted_reader_cpu, grep_cpu, report  # noqa: E402
 
 SECTION = "sel syslog"
 WORK = Path(tempfile.gettempdir()) / "reliab-bench-sel"
@@ -40,20 +37,9 @@ _REAL = Path(__file__).resolve().parents[1] / "tests" / "reference" / "real_worl
 _SEL = ("openbmc-ml-2020-04-sel-logger-journal-thresholds.log", "openbmc-ml-2020-04-ipmi-sel-rsyslog-thresholds.log",
         "nvidia-bluefield-bmc-rsyslog-sel-voltage.log")
 _WORDS = ("|", ",", "sensor crossed a ")
+#: the reader in a child (module, per-line parser counted, reader, year=)
+_COUNTED = ("sel", "parse_sel_line", "read_sel", 2020)
 MIXES = ("storm", "syslog")
-_READER = """
-import resource, sys
-from reliab.io.formats import sel
-full, n = sel.parse_sel_line, [0]
-def counted(text, ctx):
-    n[0] += 1
-    return full(text, ctx)
-sel.parse_sel_line = counted
-cpu = lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
-c = cpu()
-r = sel.read_sel(sys.argv[1], year=2020)
-print(cpu() - c, len(r.tables["signals"]), n[0])
-"""
 
 
 def _lines(paths: list[Path]) -> list[str]:
@@ -71,21 +57,6 @@ def write_mix(path: Path, n: int, seed: int, mix: str) -> None:
             fh.write(rng.choice(pool) + "\n")
 
 
-def _grep_cpu(path: Path) -> tuple[float, int]:
-    grep = ["grep", "-c", "-F", *(x for w in _WORDS for x in ("-e", w)), str(path)]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run(grep, capture_output=True, text=True, check=False).stdout
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), int(out.split()[0])
-
-
-def _reader_cpu(path: Path) -> tuple[float, int, int]:
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-    out = subprocess.run([sys.executable, "-c", _READER, str(path)], capture_output=True, text=True,
-                         check=True, cwd=WORK, env=env).stdout.split()
-    return float(out[0]), int(out[1]), int(out[2])
-
-
 def run(lines: int = 1_000_000, repeat: int = 5, seed: int = 7) -> list[Figure]:
     """The reader's CPU seconds on each mix beside grep's, medians of interleaved rounds."""
     WORK.mkdir(exist_ok=True)
@@ -96,8 +67,8 @@ def run(lines: int = 1_000_000, repeat: int = 5, seed: int = 7) -> list[Figure]:
             write_mix(path, lines, seed, mix)
         greps, reads = [], []
         for _ in range(repeat):
-            greps.append(_grep_cpu(path))
-            reads.append(_reader_cpu(path))
+            greps.append(grep_cpu(_WORDS, path))
+            reads.append(counted_reader_cpu(*_COUNTED, path, WORK))
         g, cpu = statistics.median(x[0] for x in greps), statistics.median(x[0] for x in reads)
         cand = greps[0][1]
         figures.append(Figure(

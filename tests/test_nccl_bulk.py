@@ -16,8 +16,8 @@ import gzip
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import pytest
+from _routes import assert_same_reads
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -65,12 +65,7 @@ def _result(path: Path, bulk: bool, monkeypatch: pytest.MonkeyPatch, year: int |
 def _assert_same(path: Path, monkeypatch: pytest.MonkeyPatch, year: int | None = 2024) -> tuple[Any, ...]:
     fast = _result(path, True, monkeypatch, year)
     slow = _result(path, False, monkeypatch, year)
-    assert fast[0] == slow[0], path
-    pd.testing.assert_frame_equal(fast[1], slow[1], check_exact=True)
-    if fast[2] is None or slow[2] is None:
-        assert fast[2] is slow[2]
-    else:
-        pd.testing.assert_frame_equal(fast[2], slow[2])
+    assert_same_reads(fast, slow, path)
     return fast
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from _routes import assert_same_reads
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -78,12 +79,7 @@ def _read(path: Path, bulk: bool, monkeypatch: pytest.MonkeyPatch, **options: An
 
 def _assert_same(path: Path, monkeypatch: pytest.MonkeyPatch, **options: Any) -> pd.DataFrame:
     fast, slow = _read(path, True, monkeypatch, **options), _read(path, False, monkeypatch, **options)
-    assert fast[0] == slow[0], path
-    pd.testing.assert_frame_equal(fast[1], slow[1], check_exact=True)
-    if fast[2] is None or slow[2] is None:
-        assert fast[2] is slow[2]
-    else:
-        pd.testing.assert_frame_equal(fast[2], slow[2])
+    assert_same_reads(fast, slow, path)
     return fast[1]
 
 
